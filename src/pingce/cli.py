@@ -1,0 +1,299 @@
+"""The ``pingce`` command line: run, metrics, suites, demo."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from ._version import __version__
+from .errors import PingceError
+from .metrics.base import metric_registry, table_registry
+from .report import print_result, write_outputs
+from .results import EvaluationResult
+from .runner import ProgressHook, RunOptions, evaluate_suite
+from .suites.spec import builtin_suites
+
+__all__ = ["main"]
+
+EXIT_INPUT = 2
+EXIT_JUDGE_FAILURES = 3
+
+
+@contextmanager
+def _progress(console: Console, enabled: bool) -> Iterator[ProgressHook]:
+    progress = Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+        console=console,
+        transient=True,
+        disable=not enabled,
+    )
+
+    def hook(description: str, total: float | None) -> Callable[[float], None]:
+        task = progress.add_task(description, total=total)
+
+        def advance(amount: float) -> None:
+            progress.advance(task, amount)
+
+        return advance
+
+    with progress:
+        yield hook
+
+
+def _default_out(suite: str) -> Path:
+    name = Path(suite).stem if suite.endswith((".yaml", ".yml")) else suite
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = Path("pingce-out") / f"{name}-{stamp}"
+    suffix = 1
+    while out.exists():
+        suffix += 1
+        out = Path("pingce-out") / f"{name}-{stamp}-{suffix}"
+    return out
+
+
+def _fail(message: str) -> None:
+    click.echo(f"pingce: error: {message}", err=True)
+    sys.exit(EXIT_INPUT)
+
+
+def _zero_division(text: str | None) -> float | str | None:
+    if text is None:
+        return "suite"
+    if text in ("null", "none"):
+        return None
+    return float(text)
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="pingce")
+def cli() -> None:
+    """pingce (评测): evaluate LLM applications against ground truth."""
+
+
+@cli.command()
+@click.argument("suite")
+@click.option(
+    "--data", "data", required=True, type=click.Path(dir_okay=False), help="Records: JSONL or CSV."
+)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(file_okay=False),
+    help="Output folder [default: pingce-out/<suite>-<time>].",
+)
+@click.option(
+    "--similarity",
+    default="lexical",
+    show_default=True,
+    help="Similarity backend for semantic metrics.",
+)
+@click.option(
+    "--base-url",
+    default=None,
+    help="OpenAI-compatible endpoint for openai:/embedding: backends (or PINGCE_BASE_URL).",
+)
+@click.option(
+    "--sample", type=int, default=None, help="Evaluate N records drawn at random (seeded)."
+)
+@click.option(
+    "--stratify", default=None, help="Draw --sample N with equal numbers per value of this field."
+)
+@click.option(
+    "--allocation",
+    type=click.Choice(["equal", "proportional"]),
+    default="equal",
+    show_default=True,
+    help="How --stratify splits N over strata.",
+)
+@click.option(
+    "--short-strata",
+    type=click.Choice(["error", "take-all"]),
+    default="error",
+    show_default=True,
+    help="A stratum with fewer records than its quota: stop, or take all it has.",
+)
+@click.option(
+    "--seed",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Seed of every random choice (sampling, bootstrap).",
+)
+@click.option(
+    "--bootstrap",
+    type=int,
+    default=1000,
+    show_default=True,
+    help="Bootstrap resamples for intervals; 0 turns them off.",
+)
+@click.option(
+    "--ci-method",
+    type=click.Choice(["bca", "percentile", "basic"]),
+    default="bca",
+    show_default=True,
+    help="Bootstrap interval method.",
+)
+@click.option(
+    "--ci-level",
+    type=float,
+    default=0.95,
+    show_default=True,
+    help="Confidence level of the intervals.",
+)
+@click.option(
+    "--slice",
+    "slices",
+    multiple=True,
+    help="Also report metrics per value of this field (repeatable).",
+)
+@click.option(
+    "--zero-division",
+    type=click.Choice(["null", "0", "1"]),
+    default=None,
+    help="Value of 0/0 ratios [default: the suite's, null].",
+)
+@click.option("--quiet", is_flag=True, help="Print only where the outputs are.")
+@click.option("--no-progress", is_flag=True, help="Never show progress bars.")
+def run(
+    suite: str,
+    data: str,
+    out: str | None,
+    similarity: str,
+    base_url: str | None,
+    sample: int | None,
+    stratify: str | None,
+    allocation: Any,
+    short_strata: Any,
+    seed: int,
+    bootstrap: int,
+    ci_method: Any,
+    ci_level: float,
+    slices: tuple[str, ...],
+    zero_division: str | None,
+    quiet: bool,
+    no_progress: bool,
+) -> None:
+    """Evaluate the records in --data with SUITE (a built-in name or a suite YAML file)."""
+    console = Console(stderr=False)
+    err_console = Console(stderr=True)
+    options = RunOptions(
+        similarity=similarity,
+        sample=sample,
+        stratify=stratify,
+        allocation=allocation,
+        short_strata=short_strata,
+        seed=seed,
+        bootstrap=bootstrap,
+        ci_method=ci_method,
+        ci_level=ci_level,
+        slices=slices,
+        zero_division=_zero_division(zero_division),
+    )
+    try:
+        with _progress(
+            err_console, enabled=not (quiet or no_progress) and err_console.is_terminal
+        ) as hook:
+            result = evaluate_suite(suite, data, options, progress=hook)
+        target = Path(out) if out else _default_out(result.suite)
+        paths = write_outputs(result, target)
+    except PingceError as exc:
+        _fail(str(exc))
+        return
+    if not quiet:
+        print_result(result, console)
+    console.print(f"outputs: {target}/ ({', '.join(paths)})")
+    if result.failures.judge:
+        sys.exit(EXIT_JUDGE_FAILURES)
+
+
+@cli.command()
+def metrics() -> None:
+    """List every registered metric with a one-line definition."""
+    console = Console()
+    table = Table(title="metrics", title_justify="left")
+    table.add_column("name", style="bold")
+    table.add_column("kind")
+    table.add_column("definition", overflow="fold")
+    table.add_column("parameters", overflow="fold")
+    for registry in (metric_registry(), table_registry()):
+        for name, info in registry.items():
+            params = ", ".join(p for p in info.parameters if p != "scale")
+            table.add_row(name, info.kind, info.definition, params)
+    console.print(table)
+
+
+@cli.command()
+def suites() -> None:
+    """List the built-in suites."""
+    console = Console()
+    table = Table(title="built-in suites", title_justify="left")
+    table.add_column("suite", style="bold")
+    table.add_column("description", overflow="fold")
+    for name, description in builtin_suites().items():
+        table.add_row(name, description)
+    console.print(table)
+
+
+@cli.command()
+@click.option(
+    "--examples",
+    "examples",
+    default="examples",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Folder with <suite>/records.jsonl examples.",
+)
+@click.option(
+    "--out",
+    "out",
+    default="demo-out",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Where the outputs go.",
+)
+def demo(examples: str, out: str) -> None:
+    """Run every built-in suite on its bundled example records."""
+    console = Console()
+    ran = 0
+    for name in builtin_suites():
+        data = Path(examples) / name.replace("-", "_") / "records.jsonl"
+        if not data.is_file():
+            continue
+        console.rule(f"[bold]{name}[/bold]: {data}")
+        try:
+            result: EvaluationResult = evaluate_suite(name, data, RunOptions())
+            paths = write_outputs(result, Path(out) / name)
+        except PingceError as exc:
+            _fail(str(exc))
+            return
+        print_result(result, console)
+        console.print(f"outputs: {Path(out) / name}/ ({', '.join(paths)})\n")
+        ran += 1
+    if not ran:
+        _fail(f"no example records found under {examples}/<suite>/records.jsonl")
+    console.print(f"ran {ran} example suite(s); outputs under {out}/")
+
+
+def main() -> None:
+    """Entry point of the ``pingce`` command."""
+    cli(prog_name="pingce")

@@ -1,0 +1,81 @@
+"""One exception hierarchy for pingce.
+
+Every error a user can cause derives from :class:`PingceError`; the command line turns those into
+exit status 2 with the message on stderr. :class:`InputError` carries the file, line, field and
+offending value, so a message always says where to look.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["InputError", "OptionError", "PingceError", "SuiteError", "show_value"]
+
+
+def show_value(value: Any, limit: int = 80) -> str:
+    """Render an offending value for an error message: JSON-like, shortened when long."""
+    if isinstance(value, str):
+        text = repr(value)
+        if text.startswith("'") and '"' not in value:
+            text = '"' + text[1:-1] + '"'
+    elif value is None:
+        text = "null"
+    elif isinstance(value, bool):
+        text = "true" if value else "false"
+    else:
+        text = repr(value)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return text
+
+
+class PingceError(Exception):
+    """Base class of every error pingce raises on purpose."""
+
+
+class OptionError(PingceError):
+    """A command-line option or a keyword argument of :func:`pingce.evaluate` is invalid."""
+
+
+class SuiteError(PingceError):
+    """A suite file is invalid; the message names the file and the key."""
+
+    def __init__(self, message: str, *, source: str | None = None, key: str | None = None):
+        self.source = source
+        self.key = key
+        where = source or "suite"
+        if key:
+            where += f": key '{key}'"
+        super().__init__(f"{where}: {message}")
+
+
+class InputError(PingceError):
+    """A record is invalid. Names the file, the 1-based line, the field and the value."""
+
+    _MISSING = object()
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+        value: Any = _MISSING,
+    ):
+        self.source = source
+        self.line = line
+        self.field = field
+        self.value = None if value is InputError._MISSING else value
+        self.reason = message
+        parts = []
+        location = source or "<records>"
+        if line is not None:
+            location += f":{line}"
+        parts.append(location)
+        if field is not None:
+            parts.append(f"field '{field}'")
+        text = ": ".join(parts) + ": " + message
+        if value is not InputError._MISSING:
+            text += f" (got {show_value(value)})"
+        super().__init__(text)

@@ -1,0 +1,32 @@
+"""Metrics: the protocol and registry (``base``) and one module per family."""
+
+from . import classification, timing
+from .base import (
+    Metric,
+    MetricInfo,
+    StatBlock,
+    Statistic,
+    TableMetric,
+    create_metric,
+    create_table,
+    metric_registry,
+    register_metric,
+    register_table,
+    table_registry,
+)
+
+__all__ = [
+    "Metric",
+    "MetricInfo",
+    "StatBlock",
+    "Statistic",
+    "TableMetric",
+    "classification",
+    "create_metric",
+    "create_table",
+    "metric_registry",
+    "register_metric",
+    "register_table",
+    "table_registry",
+    "timing",
+]

@@ -1,0 +1,468 @@
+"""Classification metrics on an ordered label scale, all computed from one confusion matrix.
+
+Every metric here reads the same statistic: each record adds 1 to cell ``(gold, predicted)`` of a
+``k x k`` confusion matrix (rows gold, columns predicted, labels in scale order). Summed, that
+matrix is all that accuracy, weighted accuracy, precision/recall/F1 in every averaging mode and
+Cohen's kappa (unweighted, linear, quadratic) need, so a bootstrap resample costs one
+``np.bincount``. Definitions and the zero-division policy follow scikit-learn's, and the tests
+check every value against it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any, Literal
+
+import numpy as np
+
+from ..labels import RISK_LEVELS, LabelScale
+from ..records import FieldSpec, Table
+from .base import (
+    Metric,
+    StatBlock,
+    Statistic,
+    TableMetric,
+    ZeroDivision,
+    register_metric,
+    register_table,
+)
+
+__all__ = [
+    "Accuracy",
+    "CohenKappa",
+    "ConfusionMatrixTable",
+    "ConfusionStatistic",
+    "PerClassTable",
+    "PrecisionRecallF1",
+    "WeightedAccuracy",
+]
+
+Average = Literal["binary", "macro", "micro", "weighted"]
+KappaWeights = Literal["none", "linear", "quadratic"]
+
+
+class ConfusionStatistic(Statistic):
+    """Each record is one cell ``gold * k + pred`` of the flattened confusion matrix."""
+
+    def __init__(self, gold: str, pred: str, scale: LabelScale):
+        self.gold = gold
+        self.pred = pred
+        self.scale = scale
+
+    @property
+    def key(self) -> Hashable:
+        return ("confusion", self.gold, self.pred, self.scale.labels)
+
+    def fields(self) -> list[FieldSpec]:
+        return [
+            FieldSpec(self.gold, "label", scale=self.scale),
+            FieldSpec(self.pred, "label", scale=self.scale),
+        ]
+
+    def compute(self, table: Table) -> StatBlock:
+        k = self.scale.k
+        gold = table.column(self.gold).astype(np.int64)
+        pred = table.column(self.pred).astype(np.int64)
+        return StatBlock(width=k * k, codes=gold * k + pred)
+
+
+def _divide(num: np.ndarray, den: np.ndarray, zero_division: ZeroDivision) -> np.ndarray:
+    """``num / den`` elementwise; where ``den == 0`` the policy value (NaN for null)."""
+    num = np.asarray(num, dtype=np.float64)
+    den = np.asarray(den, dtype=np.float64)
+    fill = np.nan if zero_division is None else float(zero_division)
+    safe = np.where(den == 0, 1.0, den)
+    return np.asarray(np.where(den == 0, fill, num / safe), dtype=np.float64)
+
+
+def _nanmean(values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """Mean over the last axis ignoring NaN (scikit-learn's ``_nanaverage``); all-NaN gives NaN.
+
+    With weights, NaN entries drop out with their weights; if the remaining weights sum to 0
+    the plain mean of the remaining values is used, as scikit-learn does.
+    """
+    valid = ~np.isnan(values)
+    filled = np.where(valid, values, 0.0)
+    count = valid.sum(axis=-1)
+    plain = _divide(filled.sum(axis=-1), count, None)
+    if weights is None:
+        return plain
+    w = np.where(valid, weights, 0.0)
+    wsum = w.sum(axis=-1)
+    weighted = _divide((filled * w).sum(axis=-1), wsum, None)
+    return np.asarray(np.where(wsum > 0, weighted, plain), dtype=np.float64)
+
+
+class _ConfusionMetric(Metric):
+    """Base of the metrics computed from the confusion matrix."""
+
+    def __init__(self, gold: str, pred: str, scale: LabelScale):
+        self.gold = gold
+        self.pred = pred
+        self.scale = scale
+        self.k = scale.k
+
+    def statistic(self) -> Statistic:
+        return ConfusionStatistic(self.gold, self.pred, self.scale)
+
+    def matrix(self, summed: np.ndarray) -> np.ndarray:
+        summed = np.asarray(summed, dtype=np.float64)
+        return summed.reshape(*summed.shape[:-1], self.k, self.k)
+
+    def total(self, summed: np.ndarray) -> np.ndarray:
+        total: np.ndarray = np.asarray(summed, dtype=np.float64).sum(axis=-1)
+        return total
+
+    def count(self, summed: np.ndarray) -> np.ndarray:
+        return self.total(summed)
+
+    def undefined_reason(self, summed: np.ndarray) -> str:
+        return "no records"
+
+    def _pair_text(self, table: Table) -> tuple[list[str], list[str], np.ndarray]:
+        gold = table.column(self.gold).astype(np.int64)
+        pred = table.column(self.pred).astype(np.int64)
+        return self.scale.names(gold), self.scale.names(pred), np.abs(gold - pred)
+
+
+@register_metric("accuracy")
+class Accuracy(_ConfusionMetric):
+    """Share of records whose predicted label equals the gold label."""
+
+    definition = "correct / total: share of records whose predicted label equals the gold label"
+
+    def __init__(
+        self,
+        gold: str = "gold",
+        pred: str = "pred",
+        scale: LabelScale = RISK_LEVELS,
+        zero_division: ZeroDivision = None,
+    ):
+        super().__init__(gold, pred, scale)
+        self.zero_division = zero_division
+
+    def compute(self, summed: np.ndarray) -> np.ndarray:
+        c = self.matrix(summed)
+        return _divide(np.trace(c, axis1=-2, axis2=-1), self.total(summed), self.zero_division)
+
+    def explain_miss(self, table: Table, values: np.ndarray) -> list[str | None]:
+        gold, pred, _ = self._pair_text(table)
+        return [
+            None if v == 1.0 else f"gold {g}, predicted {p}"
+            for v, g, p in zip(values, gold, pred, strict=True)
+        ]
+
+
+@register_metric("weighted_accuracy")
+class WeightedAccuracy(_ConfusionMetric):
+    """Mean of 1 - |gold - pred| / (k - 1) over records: 1 / 0.5 / 0 on a three-level scale."""
+
+    definition = (
+        "mean of 1 - |gold - pred|/(k - 1) over records (three levels: exact 1, one apart 0.5, "
+        "two apart 0)"
+    )
+
+    def __init__(
+        self,
+        gold: str = "gold",
+        pred: str = "pred",
+        scale: LabelScale = RISK_LEVELS,
+        zero_division: ZeroDivision = None,
+    ):
+        super().__init__(gold, pred, scale)
+        self.zero_division = zero_division
+        idx = np.arange(self.k)
+        self.credit = 1.0 - np.abs(idx[:, None] - idx[None, :]) / (self.k - 1)
+
+    def compute(self, summed: np.ndarray) -> np.ndarray:
+        c = self.matrix(summed)
+        return _divide((c * self.credit).sum(axis=(-2, -1)), self.total(summed), self.zero_division)
+
+    def explain_miss(self, table: Table, values: np.ndarray) -> list[str | None]:
+        gold, pred, distance = self._pair_text(table)
+        out: list[str | None] = []
+        for v, g, p, d in zip(values, gold, pred, distance, strict=True):
+            if v == 1.0:
+                out.append(None)
+            else:
+                apart = "one level apart" if d == 1 else f"{d} levels apart"
+                out.append(f"gold {g}, predicted {p}: {apart} (credit {v:g})")
+        return out
+
+
+class PrecisionRecallF1(_ConfusionMetric):
+    """Precision, recall or F1: of the positive labels (binary) or averaged over classes."""
+
+    per_record = False
+
+    def __init__(
+        self,
+        gold: str = "gold",
+        pred: str = "pred",
+        scale: LabelScale = RISK_LEVELS,
+        average: Average = "binary",
+        positive: Sequence[str] | None = None,
+        zero_division: ZeroDivision = None,
+        kind: Literal["precision", "recall", "f1"] = "precision",
+    ):
+        super().__init__(gold, pred, scale)
+        if average not in ("binary", "macro", "micro", "weighted"):
+            raise ValueError(
+                f"average must be one of binary, macro, micro, weighted; got {average!r}"
+            )
+        if kind not in ("precision", "recall", "f1"):
+            raise ValueError(f"kind must be precision, recall or f1; got {kind!r}")
+        self.average = average
+        self.kind = kind
+        self.zero_division = zero_division
+        if positive is None:
+            positive = list(scale.labels[:-1])
+        if isinstance(positive, str):
+            positive = [positive]
+        codes = []
+        for label in positive:
+            code = scale.code(label)
+            if code is None:
+                raise ValueError(f"positive label {label!r} is not {scale.describe()}")
+            codes.append(code)
+        if not codes or len(set(codes)) == self.k:
+            raise ValueError(
+                f"positive labels must be a non-empty proper subset of {list(scale.labels)}, "
+                f"got {list(positive)}"
+            )
+        self.positive = sorted(set(codes))
+        self.positive_names = [scale.labels[c] for c in self.positive]
+        mask = np.zeros(self.k, dtype=bool)
+        mask[self.positive] = True
+        self.mask = mask
+
+    def _binary_counts(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        m = self.mask
+        tp = c[..., m, :][..., :, m].sum(axis=(-2, -1))
+        pred_pos = c[..., :, m].sum(axis=(-2, -1))
+        true_pos = c[..., m, :].sum(axis=(-2, -1))
+        return tp, pred_pos, true_pos
+
+    def _score(self, tp: np.ndarray, pred: np.ndarray, true: np.ndarray) -> np.ndarray:
+        zd = self.zero_division
+        if self.kind == "precision":
+            return _divide(tp, pred, zd)
+        if self.kind == "recall":
+            return _divide(tp, true, zd)
+        return _divide(2 * tp, pred + true, zd)
+
+    def compute(self, summed: np.ndarray) -> np.ndarray:
+        c = self.matrix(summed)
+        if self.average == "binary":
+            return self._score(*self._binary_counts(c))
+        tp = np.diagonal(c, axis1=-2, axis2=-1)
+        pred = c.sum(axis=-2)
+        true = c.sum(axis=-1)
+        if self.average == "micro":
+            return self._score(tp.sum(axis=-1), pred.sum(axis=-1), true.sum(axis=-1))
+        per_class = self._score(tp, pred, true)
+        if self.average == "macro":
+            return _nanmean(per_class)
+        return _nanmean(per_class, weights=true)
+
+    def count(self, summed: np.ndarray) -> np.ndarray:
+        if self.average != "binary":
+            return self.total(summed)
+        tp, pred, true = self._binary_counts(self.matrix(summed))
+        if self.kind == "precision":
+            return pred
+        if self.kind == "recall":
+            return true
+        involved: np.ndarray = pred + true - tp
+        return involved
+
+    def undefined_reason(self, summed: np.ndarray) -> str:
+        pos = "/".join(self.positive_names)
+        if self.average == "binary":
+            if self.kind == "precision":
+                return f"no record was predicted positive ({pos}): precision is 0/0"
+            if self.kind == "recall":
+                return f"no gold positive ({pos}) records: recall is 0/0"
+            return f"no gold or predicted positive ({pos}) records: F1 is 0/0"
+        if float(self.total(summed)) == 0:
+            return "no records"
+        return f"{self.kind} is 0/0 for every class"
+
+
+_KIND_TEXT = {
+    "precision": "TP / (TP + FP)",
+    "recall": "TP / (TP + FN)",
+    "f1": "2TP / (2TP + FP + FN)",
+}
+_AVERAGE_TEXT = {
+    "macro": "per class, unweighted mean over the classes where it is defined",
+    "micro": "from TP, FP, FN summed over classes (equals accuracy for single-label data)",
+    "weighted": "per class, mean weighted by gold support",
+}
+
+
+def _binary_factory(kind: Literal["precision", "recall", "f1"]) -> Any:
+    def factory(
+        gold: str = "gold",
+        pred: str = "pred",
+        scale: LabelScale = RISK_LEVELS,
+        average: Average = "binary",
+        positive: Sequence[str] | None = None,
+        zero_division: ZeroDivision = None,
+    ) -> PrecisionRecallF1:
+        return PrecisionRecallF1(gold, pred, scale, average, positive, zero_division, kind)
+
+    return factory
+
+
+def _averaged_factory(kind: Literal["precision", "recall", "f1"], average: Average) -> Any:
+    def factory(
+        gold: str = "gold",
+        pred: str = "pred",
+        scale: LabelScale = RISK_LEVELS,
+        zero_division: ZeroDivision = None,
+    ) -> PrecisionRecallF1:
+        return PrecisionRecallF1(gold, pred, scale, average, None, zero_division, kind)
+
+    return factory
+
+
+for _kind in ("precision", "recall", "f1"):
+    register_metric(
+        _kind,
+        definition=f"{_KIND_TEXT[_kind]} with the positive labels as one class (default: every "
+        "label but the last, i.e. 高 and 中), or averaged over classes with `average`",
+    )(_binary_factory(_kind))
+    for _average in ("macro", "micro", "weighted"):
+        register_metric(
+            f"{_average}_{_kind}",
+            definition=f"{_kind} {_AVERAGE_TEXT[_average]}",
+        )(_averaged_factory(_kind, _average))
+
+
+@register_metric("cohen_kappa")
+class CohenKappa(_ConfusionMetric):
+    """Cohen's kappa 1 - sum(w*O)/sum(w*E); weights none, linear |i-j| or quadratic (i-j)^2."""
+
+    per_record = False
+    definition = (
+        "Cohen's kappa: 1 - sum(w*O)/sum(w*E), O observed and E chance confusion; weights none, "
+        "linear |i-j| or quadratic (i-j)^2 over scale positions"
+    )
+
+    def __init__(
+        self,
+        gold: str = "gold",
+        pred: str = "pred",
+        scale: LabelScale = RISK_LEVELS,
+        weights: KappaWeights = "none",
+    ):
+        super().__init__(gold, pred, scale)
+        if weights not in ("none", "linear", "quadratic"):
+            raise ValueError(f"weights must be none, linear or quadratic; got {weights!r}")
+        self.weights = weights
+        idx = np.arange(self.k, dtype=np.float64)
+        diff = idx[None, :] - idx[:, None]
+        if weights == "none":
+            self.w = (diff != 0).astype(np.float64)
+        elif weights == "linear":
+            self.w = np.abs(diff)
+        else:
+            self.w = diff**2
+
+    def _parts(self, summed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        c = self.matrix(summed)
+        n = c.sum(axis=(-2, -1))
+        pred = c.sum(axis=-2)
+        true = c.sum(axis=-1)
+        expected = _divide(pred[..., :, None] * true[..., None, :], n[..., None, None], 0.0)
+        observed_w = (self.w * c).sum(axis=(-2, -1))
+        expected_w = (self.w * expected).sum(axis=(-2, -1))
+        return observed_w, expected_w
+
+    def compute(self, summed: np.ndarray) -> np.ndarray:
+        observed_w, expected_w = self._parts(summed)
+        return 1.0 - _divide(observed_w, expected_w, None)
+
+    def undefined_reason(self, summed: np.ndarray) -> str:
+        if float(self.total(summed)) == 0:
+            return "no records"
+        return (
+            "chance disagreement is 0 (gold and predictions all use the same single label): "
+            "kappa is 0/0"
+        )
+
+
+@register_metric("qwk")
+def qwk(gold: str = "gold", pred: str = "pred", scale: LabelScale = RISK_LEVELS) -> CohenKappa:
+    """Quadratic weighted kappa: Cohen's kappa with weights (i-j)^2 over scale positions."""
+    return CohenKappa(gold, pred, scale, "quadratic")
+
+
+@register_metric("linear_kappa")
+def linear_kappa(
+    gold: str = "gold", pred: str = "pred", scale: LabelScale = RISK_LEVELS
+) -> CohenKappa:
+    """Linear weighted kappa: Cohen's kappa with weights |i-j| over scale positions."""
+    return CohenKappa(gold, pred, scale, "linear")
+
+
+@register_table("confusion_matrix")
+class ConfusionMatrixTable(TableMetric):
+    """Counts of (gold, predicted) pairs; rows gold, columns predicted, in scale order."""
+
+    def __init__(self, gold: str = "gold", pred: str = "pred", scale: LabelScale = RISK_LEVELS):
+        self.gold = gold
+        self.pred = pred
+        self.scale = scale
+
+    def statistic(self) -> Statistic:
+        return ConfusionStatistic(self.gold, self.pred, self.scale)
+
+    def build(self, summed: np.ndarray) -> dict[str, Any]:
+        k = self.scale.k
+        matrix = np.asarray(summed).reshape(k, k)
+        return {
+            "labels": list(self.scale.labels),
+            "matrix": [[round(float(x)) for x in row] for row in matrix],
+        }
+
+
+@register_table("per_class")
+class PerClassTable(TableMetric):
+    """Precision, recall, F1 and gold support of each label (one-vs-rest)."""
+
+    def __init__(
+        self,
+        gold: str = "gold",
+        pred: str = "pred",
+        scale: LabelScale = RISK_LEVELS,
+        zero_division: ZeroDivision = None,
+    ):
+        self.gold = gold
+        self.pred = pred
+        self.scale = scale
+        self.zero_division = zero_division
+
+    def statistic(self) -> Statistic:
+        return ConfusionStatistic(self.gold, self.pred, self.scale)
+
+    def build(self, summed: np.ndarray) -> dict[str, Any]:
+        k = self.scale.k
+        c = np.asarray(summed, dtype=np.float64).reshape(k, k)
+        tp = np.diag(c)
+        pred = c.sum(axis=0)
+        true = c.sum(axis=1)
+        zd = self.zero_division
+
+        def clean(values: np.ndarray) -> list[float | None]:
+            return [None if np.isnan(v) else float(v) for v in values]
+
+        return {
+            "labels": list(self.scale.labels),
+            "precision": clean(_divide(tp, pred, zd)),
+            "recall": clean(_divide(tp, true, zd)),
+            "f1": clean(_divide(2 * tp, pred + true, zd)),
+            "support": [int(x) for x in true],
+            "predicted": [int(x) for x in pred],
+        }

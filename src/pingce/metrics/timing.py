@@ -1,0 +1,179 @@
+"""Latency metrics: the mean (decomposable) and percentiles (not decomposable).
+
+Records without a latency are left out of these metrics (``n`` says how many had one).
+Percentiles use numpy's default ("linear") definition; under resampling they are computed from
+per-record counts on a sort made once, so a bootstrap resample costs no sort.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+
+import numpy as np
+
+from ..records import FieldSpec, Table
+from .base import Metric, StatBlock, Statistic, register_metric
+
+__all__ = ["LatencyMean", "LatencyPercentile", "LatencyStatistic"]
+
+
+class LatencyStatistic(Statistic):
+    """Per record ``[latency, 1]``, or ``[0, 0]`` without a latency (``raw``: the latency/NaN)."""
+
+    def __init__(self, field: str, raw: bool = False):
+        self.field = field
+        self.raw = raw
+
+    @property
+    def key(self) -> Hashable:
+        return ("latency", self.field, self.raw)
+
+    def fields(self) -> list[FieldSpec]:
+        return [FieldSpec(self.field, "number", required=False, minimum=0.0)]
+
+    def compute(self, table: Table) -> StatBlock:
+        values = np.asarray(table.column(self.field), dtype=np.float64)
+        if self.raw:
+            return StatBlock(width=1, rows=values[:, None], decomposable=False)
+        present = ~np.isnan(values)
+        rows = np.stack([np.where(present, values, 0.0), present.astype(np.float64)], axis=1)
+        return StatBlock(width=2, rows=rows)
+
+
+@register_metric("avg_latency_sec")
+class LatencyMean(Metric):
+    """Mean latency in seconds over the records that report one."""
+
+    definition = "mean of latency_sec over the records that have one"
+    higher_is_better = False
+
+    def __init__(self, latency: str = "latency_sec"):
+        self.field = latency
+
+    def statistic(self) -> Statistic:
+        return LatencyStatistic(self.field)
+
+    def compute(self, summed: np.ndarray) -> np.ndarray:
+        summed = np.asarray(summed, dtype=np.float64)
+        total, count = summed[..., 0], summed[..., 1]
+        return np.where(count > 0, total / np.where(count > 0, count, 1.0), np.nan)
+
+    def count(self, summed: np.ndarray) -> np.ndarray:
+        return np.asarray(summed, dtype=np.float64)[..., 1]
+
+    def undefined_reason(self, summed: np.ndarray) -> str:
+        return f"no record has {self.field}"
+
+
+class LatencyPercentile(Metric):
+    """The q-th percentile of latency (numpy's linear interpolation)."""
+
+    decomposable = False
+    per_record = False
+    higher_is_better = False
+
+    def __init__(self, latency: str = "latency_sec", q: float = 95.0):
+        if not 0.0 <= q <= 100.0:
+            raise ValueError(f"q must be within [0, 100], got {q}")
+        self.field = latency
+        self.q = float(q)
+        self._sorted_for: np.ndarray | None = None
+        self._order = np.empty(0, dtype=np.int64)
+        self._sorted = np.empty(0)
+
+    def statistic(self) -> Statistic:
+        return LatencyStatistic(self.field, raw=True)
+
+    def _prepare(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Indices of the records with a latency, sorted by it, and the sorted values."""
+        if self._sorted_for is not rows:
+            values = rows[:, 0]
+            finite = np.flatnonzero(~np.isnan(values))
+            order = finite[np.argsort(values[finite], kind="stable")]
+            self._sorted_for, self._order, self._sorted = rows, order, values[order]
+        return self._order, self._sorted
+
+    def _at(self, sorted_values: np.ndarray, cumulative: np.ndarray, position: float) -> float:
+        """Value at 0-based ``position`` of the expanded sorted sample (``cumulative`` counts)."""
+        lo = math.floor(position)
+        frac = position - lo
+        i = int(np.searchsorted(cumulative, lo, side="right"))
+        a = float(sorted_values[i])
+        if frac == 0.0:
+            return a
+        j = int(np.searchsorted(cumulative, lo + 1, side="right"))
+        b = float(sorted_values[j])
+        return _lerp(a, b, frac)
+
+    def compute_rows(self, rows: np.ndarray, weights: np.ndarray | None = None) -> float:
+        order, sorted_values = self._prepare(rows)
+        counts = np.ones(order.shape[0]) if weights is None else weights[order]
+        cumulative = np.cumsum(counts)
+        m = float(cumulative[-1]) if cumulative.size else 0.0
+        if m == 0:
+            return math.nan
+        return self._at(sorted_values, cumulative, self.q / 100.0 * (m - 1))
+
+    def count_rows(self, rows: np.ndarray) -> int:
+        return int(np.count_nonzero(~np.isnan(rows[:, 0])))
+
+    def undefined_rows_reason(self, rows: np.ndarray) -> str:
+        return f"no record has {self.field}"
+
+    def jackknife_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Leaving out one record changes the percentile in at most three ways (closed form)."""
+        _, a = self._prepare(rows)
+        m = a.shape[0]
+        n = rows.shape[0]
+        full = self.compute_rows(rows)
+        values: list[float] = []
+        counts: list[float] = []
+        if n - m:
+            values.append(full)
+            counts.append(float(n - m))
+        if m <= 1:
+            values.append(math.nan)
+            counts.append(float(m))
+            return np.asarray(values), np.asarray(counts)
+        h = self.q / 100.0 * (m - 2)
+        lo = math.floor(h)
+        frac = h - lo
+
+        def without(r: int) -> float:
+            def at(j: int) -> float:
+                return float(a[j] if j < r else a[j + 1])
+
+            if frac == 0.0:
+                return at(lo)
+            return _lerp(at(lo), at(lo + 1), frac)
+
+        groups = [(0, lo + 1), (lo + 1, 1), (lo + 2, m - lo - 2)]
+        for r, c in groups:
+            if c > 0 and r < m:
+                values.append(without(r))
+                counts.append(float(c))
+        return np.asarray(values), np.asarray(counts)
+
+
+def _lerp(a: float, b: float, t: float) -> float:
+    """numpy's interpolation, including its form for t >= 0.5."""
+    diff = b - a
+    return b - diff * (1.0 - t) if t >= 0.5 else a + diff * t
+
+
+def _percentile_factory(q: float) -> type[LatencyPercentile]:
+    class _Percentile(LatencyPercentile):
+        def __init__(self, latency: str = "latency_sec"):
+            super().__init__(latency, q)
+
+    _Percentile.__name__ = f"LatencyP{int(q)}"
+    _Percentile.__doc__ = f"The {int(q)}th percentile of latency_sec (numpy linear interpolation)."
+    return _Percentile
+
+
+register_metric(
+    "latency_percentile", "the q-th percentile of latency_sec (numpy's linear interpolation)"
+)(LatencyPercentile)
+for _q in (50, 95, 99):
+    register_metric(f"p{_q}_latency_sec")(_percentile_factory(_q))

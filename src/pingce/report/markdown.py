@@ -1,0 +1,136 @@
+"""report.md: the result as a document a person can read and share."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..results import EvaluationResult, MetricResult
+from .format import fmt_interval, fmt_number, fmt_value
+
+__all__ = ["render_markdown"]
+
+
+def _cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _metric_rows(metrics: dict[str, MetricResult], definitions: dict[str, str]) -> list[str]:
+    rows = []
+    for name, m in metrics.items():
+        note = m.undefined_reason or m.ci_note or ""
+        rows.append(
+            f"| `{name}` | {fmt_value(m)} | {fmt_interval(m)} | {m.n} | "
+            f"{_cell(definitions.get(name, ''))} | {_cell(note)} |"
+        )
+    return rows
+
+
+def _table_md(name: str, table: dict[str, Any]) -> list[str]:
+    if "matrix" in table:
+        labels = table["labels"]
+        lines = [
+            f"**{name}** (rows gold, columns predicted)",
+            "",
+            "| gold \\ predicted | " + " | ".join(labels) + " | total |",
+            "|---" * (len(labels) + 2) + "|",
+        ]
+        for label, row in zip(labels, table["matrix"], strict=True):
+            lines.append(f"| **{label}** | " + " | ".join(str(x) for x in row) + f" | {sum(row)} |")
+        return [*lines, ""]
+    columns = [key for key in table if key != "labels"]
+    lines = [
+        f"**{name}**",
+        "",
+        "| label | " + " | ".join(columns) + " |",
+        "|---" * (len(columns) + 1) + "|",
+    ]
+    for i, label in enumerate(table["labels"]):
+        cells = []
+        for key in columns:
+            value = table[key][i]
+            cells.append(
+                fmt_number(value) if isinstance(value, float) or value is None else str(value)
+            )
+        lines.append(f"| **{label}** | " + " | ".join(cells) + " |")
+    return [*lines, ""]
+
+
+def render_markdown(result: EvaluationResult) -> str:
+    """The whole report as Markdown."""
+    sig = result.signature
+    lines = [
+        f"# pingce report: {result.suite}",
+        "",
+        f"- Data: `{result.data.source}`: {result.data.n_loaded} records loaded, "
+        f"{result.n_records} evaluated",
+    ]
+    if sig.bootstrap:
+        lines.append(
+            f"- Intervals: {sig.ci_level:.0%} {sig.ci_method} bootstrap, "
+            f"{sig.bootstrap} resamples, seed {sig.seed}"
+        )
+    else:
+        lines.append("- Intervals: off (`--bootstrap 0`)")
+    lines.append(f"- Failures: judge {result.failures.judge}, parse {result.failures.parse}")
+    lines.append(f"- pingce {result.pingce_version}")
+    if result.sampling is not None:
+        s = result.sampling
+        lines += ["", "## Sampling", ""]
+        if s.method == "random":
+            lines.append(
+                f"Simple random sample of {s.n_sampled} of {s.n_population} records "
+                f"(seed {s.seed})."
+            )
+        else:
+            lines += [
+                f"Stratified by `{s.field}`, {s.allocation} allocation, {s.n_sampled} of "
+                f"{s.n_population} records (seed {s.seed}).",
+                "",
+                "| stratum | population | quota | sampled |",
+                "|---|---|---|---|",
+            ]
+            lines += [f"| {c.value} | {c.population} | {c.quota} | {c.sampled} |" for c in s.strata]
+        for note in s.notes:
+            lines.append(f"\n> {note}")
+    ci_head = f"{sig.ci_level:.0%} CI"
+    lines += [
+        "",
+        "## Metrics",
+        "",
+        f"| metric | value | {ci_head} | n | definition | note |",
+        "|---|---|---|---|---|---|",
+        *_metric_rows(result.metrics, result.definitions),
+        "",
+    ]
+    if result.tables:
+        lines += ["## Tables", ""]
+        for name, table in result.tables.items():
+            lines += _table_md(name, table)
+    if result.slices:
+        lines += ["## Slices", ""]
+        names = list(result.metrics)
+        lines += [
+            "Each cell: value [CI].",
+            "",
+            "| slice | records | " + " | ".join(f"`{n}`" for n in names) + " |",
+            "|---" * (len(names) + 2) + "|",
+        ]
+        for key, sl in result.slices.items():
+            cells = []
+            for name in names:
+                m = sl.metrics[name]
+                cell = fmt_value(m)
+                if m.ci_low is not None:
+                    cell += f" {fmt_interval(m)}"
+                cells.append(cell)
+            lines.append(f"| {_cell(key)} | {sl.n_records} | " + " | ".join(cells) + " |")
+        lines.append("")
+    lines += [
+        "## Reproduce",
+        "",
+        "```json",
+        sig.model_dump_json(indent=2),
+        "```",
+        "",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,371 @@
+"""The pipeline: load -> sample -> statistics -> values, intervals, slices -> result.
+
+Each statistic is computed once and shared by every metric that reads it; corpus values,
+per-record values, slices and bootstrap intervals are all finalisations of the same blocks.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import platform
+import re
+import zlib
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._version import __version__
+from .errors import OptionError
+from .metrics.base import Metric, StatBlock
+from .records import FieldSpec, Table, load_records, parse_path
+from .results import (
+    DataInfo,
+    EvaluationResult,
+    MetricResult,
+    Signature,
+    SliceResult,
+)
+from .sampling import Allocation, SamplingInfo, Shortfall, sample_indices
+from .stats import CIMethod, Interval, bootstrap_intervals
+from .suites.spec import BuiltSuite, DefaultsSpec, SuiteSpec, load_suite
+
+__all__ = ["ProgressHook", "RunOptions", "evaluate_suite"]
+
+ProgressHook = Callable[[str, float | None], Callable[[float], None]]
+"""``hook(description, total)`` starts a progress task and returns its ``advance(amount)``."""
+
+_SIMILARITY = re.compile(r"^(exact|levenshtein|lexical(:[\w.-]+)?|embedding:.+|openai:.+)$")
+
+
+def _no_progress(description: str, total: float | None) -> Callable[[float], None]:
+    return lambda amount: None
+
+
+@dataclass
+class RunOptions:
+    """Options of a run (the command line's, with the same defaults)."""
+
+    similarity: str = "lexical"
+    sample: int | None = None
+    stratify: str | None = None
+    allocation: Allocation = "equal"
+    short_strata: Shortfall = "error"
+    seed: int = 0
+    bootstrap: int = 1000
+    ci_method: CIMethod = "bca"
+    ci_level: float = 0.95
+    slices: tuple[str, ...] = ()
+    zero_division: float | str | None = "suite"
+
+    def validate(self) -> None:
+        """Reject invalid options with a message naming the option."""
+        if not _SIMILARITY.match(self.similarity):
+            raise OptionError(
+                f"--similarity {self.similarity!r}: expected exact, levenshtein, lexical, "
+                "embedding:<model> or openai:<model>"
+            )
+        if self.sample is not None and self.sample <= 0:
+            raise OptionError(f"--sample must be a positive number of records, got {self.sample}")
+        if self.stratify is not None and self.sample is None:
+            raise OptionError("--stratify needs --sample N (how many records to draw)")
+        if self.bootstrap < 0:
+            raise OptionError(
+                f"--bootstrap must be 0 (off) or a positive count, got {self.bootstrap}"
+            )
+        if self.bootstrap == 1:
+            raise OptionError("--bootstrap 1 cannot give an interval; use 0 (off) or at least 2")
+        if not 0.0 < self.ci_level < 1.0:
+            raise OptionError(f"--ci-level must be between 0 and 1, got {self.ci_level}")
+        if self.ci_method not in ("bca", "percentile", "basic"):
+            raise OptionError(
+                f"--ci-method must be bca, percentile or basic, got {self.ci_method!r}"
+            )
+        if self.allocation not in ("equal", "proportional"):
+            raise OptionError(
+                f"--allocation must be equal or proportional, got {self.allocation!r}"
+            )
+        if self.short_strata not in ("error", "take-all"):
+            raise OptionError(
+                f"--short-strata must be error or take-all, got {self.short_strata!r}"
+            )
+        if self.zero_division not in ("suite", None, 0.0, 1.0):
+            raise OptionError(f"--zero-division must be null, 0 or 1, got {self.zero_division!r}")
+        for path in [*self.slices, *([self.stratify] if self.stratify else [])]:
+            try:
+                parse_path(path)
+            except ValueError as exc:
+                raise OptionError(str(exc)) from None
+
+
+class RecordValues:
+    """Per-record values and miss reasons, by column; iterated lazily into records.jsonl rows."""
+
+    def __init__(
+        self,
+        table: Table,
+        scale_fields: Mapping[str, list[str]],
+        values: dict[str, np.ndarray],
+        misses: dict[str, list[str | None]],
+    ):
+        self.table = table
+        self.scale_fields = scale_fields
+        self.values = values
+        self.misses = misses
+
+    def iter_rows(self) -> Iterator[dict[str, Any]]:
+        """One dictionary per record: id, line, the fields read, values and miss reasons."""
+        table = self.table
+        field_columns: list[tuple[str, Any]] = []
+        for path, column in table.columns.items():
+            if path in self.scale_fields:
+                labels = np.asarray(self.scale_fields[path], dtype=object)
+                field_columns.append((path, labels[column]))
+            else:
+                field_columns.append((path, column))
+        for i in range(table.n):
+            fields: dict[str, Any] = {}
+            for path, column in field_columns:
+                value = column[i]
+                if isinstance(value, float | np.floating):
+                    value = None if math.isnan(value) else float(value)
+                elif isinstance(value, np.integer):
+                    value = int(value)
+                fields[path] = value
+            values: dict[str, float | None] = {}
+            for name, column in self.values.items():
+                v = float(column[i])
+                values[name] = None if math.isnan(v) else v
+            row: dict[str, Any] = {
+                "id": table.ids[i],
+                "line": int(table.lines[i]),
+                "fields": fields,
+                "values": values,
+            }
+            misses = {name: reasons[i] for name, reasons in self.misses.items() if reasons[i]}
+            if misses:
+                row["misses"] = misses
+            yield row
+
+
+def _versions() -> dict[str, str]:
+    import scipy
+
+    return {
+        "pingce": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+    }
+
+
+def _value(metric: Metric, block: StatBlock) -> MetricResult:
+    """A metric's corpus value on a block, with n and the reason when undefined."""
+    if metric.decomposable:
+        summed = block.total()
+        value = float(metric.compute(summed[None, :])[0])
+        n = round(float(metric.count(summed[None, :])[0]))
+        reason = metric.undefined_reason(summed) if math.isnan(value) else None
+    else:
+        assert block.rows is not None
+        value = metric.compute_rows(block.rows)
+        n = metric.count_rows(block.rows)
+        reason = metric.undefined_rows_reason(block.rows) if math.isnan(value) else None
+    return MetricResult(value=None if math.isnan(value) else value, n=n, undefined_reason=reason)
+
+
+class _Evaluator:
+    """Computes values, intervals and tables of one suite over one set of records."""
+
+    def __init__(self, suite: BuiltSuite, options: RunOptions, progress: ProgressHook):
+        self.suite = suite
+        self.options = options
+        self.progress = progress
+        self.keys: dict[str, Hashable] = {}
+        for name, item in suite.items().items():
+            self.keys[name] = item.statistic().key
+
+    def blocks(self, table: Table) -> dict[Hashable, StatBlock]:
+        blocks: dict[Hashable, StatBlock] = {}
+        for item in self.suite.items().values():
+            statistic = item.statistic()
+            if statistic.key not in blocks:
+                blocks[statistic.key] = statistic.compute(table)
+        return blocks
+
+    def evaluate(
+        self, blocks: Mapping[Hashable, StatBlock], seed: int | list[int], label: str
+    ) -> tuple[dict[str, MetricResult], dict[str, dict[str, Any]]]:
+        metrics = self.suite.metrics
+        results = {name: _value(m, blocks[self.keys[name]]) for name, m in metrics.items()}
+        intervals: dict[str, Interval] = {}
+        if self.options.bootstrap > 0:
+            advance = self.progress(f"bootstrap {label}", float(self.options.bootstrap))
+            intervals = bootstrap_intervals(
+                blocks,
+                {name: (m, self.keys[name]) for name, m in metrics.items()},
+                {name: r.value for name, r in results.items()},
+                resamples=self.options.bootstrap,
+                seed=seed,
+                method=self.options.ci_method,
+                level=self.options.ci_level,
+                progress=advance,
+            )
+        for name, interval in intervals.items():
+            results[name] = results[name].model_copy(
+                update={"ci_low": interval.low, "ci_high": interval.high, "ci_note": interval.note}
+            )
+        tables = {
+            name: t.build(blocks[self.keys[name]].total()) for name, t in self.suite.tables.items()
+        }
+        return results, tables
+
+    def record_values(self, table: Table, blocks: Mapping[Hashable, StatBlock]) -> RecordValues:
+        values: dict[str, np.ndarray] = {}
+        misses: dict[str, list[str | None]] = {}
+        for name, metric in self.suite.metrics.items():
+            if not (metric.per_record and metric.decomposable):
+                continue
+            block = blocks[self.keys[name]]
+            if block.codes is not None:
+                per_cell = np.asarray(metric.compute(np.eye(block.width)), dtype=np.float64)
+                column = per_cell[block.codes]
+            else:
+                column = np.asarray(metric.compute(block.per_record()), dtype=np.float64)
+            values[name] = column
+            reasons = metric.explain_miss(table, column)
+            if reasons is not None:
+                misses[name] = reasons
+        scale = self.suite.scale
+        label_fields = (
+            {path: list(scale.labels) for path in self.suite.label_fields()}
+            if scale is not None
+            else {}
+        )
+        return RecordValues(table, label_fields, values, misses)
+
+
+def _slice_keys(table: Table, path: str, suite: BuiltSuite) -> list[str]:
+    column = table.column(path)
+    if path in suite.label_fields() and suite.scale is not None:
+        return suite.scale.names(np.asarray(column, dtype=np.int64))
+    return ["(missing)" if v is None else str(v) for v in column]
+
+
+def _stable_hash(text: str) -> int:
+    return zlib.crc32(text.encode("utf-8"))
+
+
+def evaluate_suite(
+    suite: str | os.PathLike[str] | SuiteSpec | BuiltSuite,
+    data: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
+    options: RunOptions | None = None,
+    *,
+    progress: ProgressHook | None = None,
+) -> EvaluationResult:
+    """Run ``suite`` over ``data`` and return the result (per-record values attached)."""
+    options = options or RunOptions()
+    options.validate()
+    progress = progress or _no_progress
+    built = suite if isinstance(suite, BuiltSuite) else load_suite(suite)
+    if options.zero_division != "suite":
+        spec = built.spec.model_copy(
+            update={"defaults": DefaultsSpec(zero_division=options.zero_division)}
+        )
+        built = load_suite(spec)
+    evaluator = _Evaluator(built, options, progress)
+
+    fields = built.fields()
+    known = {f.path for f in fields}
+    extra = [options.stratify] if options.stratify else []
+    extra += list(options.slices)
+    for path in extra:
+        if path not in known:
+            fields.append(FieldSpec(path, "value", required=False))
+            known.add(path)
+
+    total_bytes: float | None = None
+    if isinstance(data, str | os.PathLike) and os.path.isfile(data):
+        total_bytes = float(os.path.getsize(data))
+    advance = progress("loading records", total_bytes)
+    table = load_records(
+        data,
+        fields,
+        id_path=built.spec.id_field,
+        progress=advance if total_bytes is not None else None,
+    )
+    n_loaded = table.n
+
+    sampling: SamplingInfo | None = None
+    if options.sample is not None:
+        keys = None
+        order = None
+        if options.stratify:
+            keys = _slice_keys(table, options.stratify, built)
+            if options.stratify in built.label_fields() and built.scale is not None:
+                order = list(built.scale.labels)
+        index, sampling = sample_indices(
+            keys,
+            table.n,
+            options.sample,
+            seed=options.seed,
+            allocation=options.allocation,
+            short=options.short_strata,
+            field=options.stratify,
+            order=order,
+        )
+        table = table.take(index)
+
+    blocks = evaluator.blocks(table)
+    metrics, tables = evaluator.evaluate(blocks, options.seed, "")
+
+    slices: dict[str, SliceResult] = {}
+    for path in options.slices:
+        keys_list = _slice_keys(table, path, built)
+        values, inverse = np.unique(
+            np.asarray(keys_list, dtype=object).astype(str), return_inverse=True
+        )
+        order_names = [str(v) for v in values]
+        if path in built.label_fields() and built.scale is not None:
+            rank = {label: i for i, label in enumerate(built.scale.labels)}
+            order_idx = sorted(range(len(order_names)), key=lambda i: rank.get(order_names[i], 0))
+        else:
+            order_idx = list(range(len(order_names)))
+        for i in order_idx:
+            key = f"{path}={order_names[i]}"
+            rows = np.flatnonzero(inverse == i)
+            sub = {k: b.take(rows) for k, b in blocks.items()}
+            sub_metrics, sub_tables = evaluator.evaluate(
+                sub, [options.seed, 2, _stable_hash(key)], key
+            )
+            slices[key] = SliceResult(
+                n_records=int(rows.shape[0]), metrics=sub_metrics, tables=sub_tables
+            )
+
+    signature = Signature(
+        seed=options.seed,
+        bootstrap=options.bootstrap,
+        ci_method=options.ci_method,
+        ci_level=options.ci_level,
+        similarity=None,
+        zero_division=built.spec.defaults.zero_division,
+        labels=list(built.scale.labels) if built.scale is not None else None,
+        metrics={name: item.describe() for name, item in built.items().items()},
+        versions=_versions(),
+    )
+    result = EvaluationResult(
+        pingce_version=__version__,
+        suite=built.spec.name,
+        n_records=table.n,
+        metrics=metrics,
+        tables=tables,
+        slices=slices,
+        signature=signature,
+        data=DataInfo(source=table.source, n_loaded=n_loaded, id_field=built.spec.id_field),
+        sampling=sampling,
+        definitions={name: item.definition for name, item in built.items().items()},
+    )
+    result._records = evaluator.record_values(table, blocks)
+    return result

@@ -1,0 +1,234 @@
+"""Suites are data: a YAML file names the fields, the label scale and the metrics with their
+arguments. This module validates it (an error names the key that is wrong) and builds the metric
+objects from the registry.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..errors import SuiteError
+from ..labels import LabelScale
+from ..metrics.base import (
+    Metric,
+    TableMetric,
+    ZeroDivision,
+    create_metric,
+    create_table,
+    metric_registry,
+    table_registry,
+)
+from ..records import FieldSpec, parse_path
+
+__all__ = ["BuiltSuite", "SuiteSpec", "builtin_suites", "load_suite"]
+
+
+class LabelsSpec(BaseModel):
+    """The ordered label scale of a suite."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    values: list[str | int] = Field(min_length=2)
+    aliases: dict[str, str] = {}
+    case_insensitive: bool = True
+
+
+class DefaultsSpec(BaseModel):
+    """Defaults applied to every metric that takes the parameter."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    zero_division: ZeroDivision = None
+
+    @field_validator("zero_division")
+    @classmethod
+    def _policy(cls, value: ZeroDivision) -> ZeroDivision:
+        if value is not None and value not in (0.0, 1.0):
+            raise ValueError("zero_division must be null, 0 or 1")
+        return value
+
+
+class SuiteSpec(BaseModel):
+    """A suite file, validated."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = ""
+    id_field: str = "id"
+    labels: LabelsSpec | None = None
+    inputs: dict[str, str] = {}
+    defaults: DefaultsSpec = DefaultsSpec()
+    metrics: dict[str, dict[str, Any]] = Field(min_length=1)
+    tables: dict[str, dict[str, Any]] = {}
+
+    @field_validator("id_field")
+    @classmethod
+    def _path(cls, value: str) -> str:
+        parse_path(value)
+        return value
+
+    @field_validator("inputs")
+    @classmethod
+    def _paths(cls, value: dict[str, str]) -> dict[str, str]:
+        for path in value.values():
+            parse_path(path)
+        return value
+
+    @field_validator("metrics", "tables", mode="before")
+    @classmethod
+    def _entries(cls, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: ({} if v is None else v) for k, v in value.items()}
+        return value
+
+
+@dataclass
+class BuiltSuite:
+    """A suite ready to run: its spec, scale, metric objects and the fields they read."""
+
+    spec: SuiteSpec
+    source: str
+    scale: LabelScale | None
+    metrics: dict[str, Metric]
+    tables: dict[str, TableMetric]
+
+    def items(self) -> dict[str, Metric | TableMetric]:
+        """Every metric and table by result name."""
+        return {**self.metrics, **self.tables}
+
+    def fields(self) -> list[FieldSpec]:
+        """Every field any metric or table reads, each once."""
+        seen: dict[str, FieldSpec] = {}
+        for item in self.items().values():
+            for spec in item.statistic().fields():
+                seen.setdefault(spec.path, spec)
+        return list(seen.values())
+
+    def label_fields(self) -> set[str]:
+        """Paths of the fields read as labels."""
+        return {f.path for f in self.fields() if f.kind == "label"}
+
+
+def builtin_suites() -> dict[str, str]:
+    """Built-in suite names and their one-line descriptions."""
+    out = {}
+    for entry in sorted(resources.files("pingce.suites").iterdir(), key=lambda p: p.name):
+        if entry.name.endswith(".yaml"):
+            data = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
+            out[entry.name[: -len(".yaml")]] = str(data.get("description", "")).strip()
+    return out
+
+
+def _format_loc(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+def _build(
+    kind: str,
+    name: str,
+    entry: dict[str, Any],
+    spec: SuiteSpec,
+    scale: LabelScale | None,
+    source: str,
+) -> Any:
+    args = dict(entry)
+    registered = args.pop("metric", name) if kind == "metric" else args.pop("table", name)
+    registry = metric_registry() if kind == "metric" else table_registry()
+    info = registry.get(str(registered))
+    key = f"{kind}s.{name}"
+    if info is None:
+        raise SuiteError(
+            f"unknown {kind} {registered!r}; `pingce metrics` lists them: "
+            + ", ".join(sorted(registry)),
+            source=source,
+            key=key,
+        )
+    params = inspect.signature(info.factory).parameters
+    for param, path in spec.inputs.items():
+        if param in params and param not in args:
+            args[param] = path
+    if "scale" in params:
+        if "scale" in args:
+            raise SuiteError(
+                "the label scale is set by the suite's `labels`", source=source, key=key
+            )
+        if scale is None:
+            raise SuiteError(
+                f"{kind} {registered!r} needs the suite's `labels`", source=source, key=key
+            )
+        args["scale"] = scale
+    if "zero_division" in params and "zero_division" not in args:
+        args["zero_division"] = spec.defaults.zero_division
+    try:
+        item = (create_metric if kind == "metric" else create_table)(str(registered), **args)
+    except SuiteError as exc:
+        message = str(exc).split(": ", 1)[-1]
+        raise SuiteError(message, source=source, key=key) from None
+    item.name = name
+    item.args.pop("scale", None)
+    return item
+
+
+def load_suite(suite: str | os.PathLike[str] | SuiteSpec) -> BuiltSuite:
+    """Load a built-in suite by name, a suite YAML file by path, or a :class:`SuiteSpec`."""
+    if isinstance(suite, SuiteSpec):
+        spec, source = suite, f"<suite {suite.name}>"
+    else:
+        text, source = _read(suite)
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise SuiteError(f"not valid YAML: {exc}", source=source) from None
+        if not isinstance(data, dict):
+            raise SuiteError("a suite file must be a mapping of keys", source=source)
+        try:
+            spec = SuiteSpec.model_validate(data)
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            raise SuiteError(
+                f"{first['msg']} (got {first.get('input')!r})"
+                if first["type"] != "missing"
+                else "required key is missing",
+                source=source,
+                key=_format_loc(first["loc"]),
+            ) from None
+    scale = None
+    if spec.labels is not None:
+        try:
+            scale = LabelScale.from_spec(
+                spec.labels.values, spec.labels.aliases, spec.labels.case_insensitive
+            )
+        except ValueError as exc:
+            raise SuiteError(str(exc), source=source, key="labels") from None
+    metrics = {
+        name: _build("metric", name, entry, spec, scale, source)
+        for name, entry in spec.metrics.items()
+    }
+    tables = {
+        name: _build("table", name, entry, spec, scale, source)
+        for name, entry in spec.tables.items()
+    }
+    return BuiltSuite(spec=spec, source=source, scale=scale, metrics=metrics, tables=tables)
+
+
+def _read(suite: str | os.PathLike[str]) -> tuple[str, str]:
+    text_name = os.fspath(suite)
+    builtins = builtin_suites()
+    if text_name in builtins:
+        resource = resources.files("pingce.suites") / f"{text_name}.yaml"
+        return resource.read_text(encoding="utf-8"), f"built-in suite {text_name}"
+    path = Path(text_name)
+    if path.is_file():
+        return path.read_text(encoding="utf-8"), text_name
+    raise SuiteError(
+        f"no built-in suite or suite file {text_name!r}; built-in suites: {', '.join(builtins)}"
+    )
