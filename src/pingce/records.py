@@ -10,7 +10,6 @@ that names the file, the line, the field and the value.
 from __future__ import annotations
 
 import csv
-import math
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -126,68 +125,134 @@ class Table:
         )
 
 
+_CHUNK = 65536
+
+
 class _Column:
-    """Accumulates one field's values while the file streams by."""
+    """One field's values: raw values are buffered while the file streams by, then checked and
+    converted a chunk at a time (a tight loop per chunk instead of a method call per value)."""
 
     def __init__(self, spec: FieldSpec):
         self.spec = spec
         self.parts = parse_path(spec.path)
-        self.values: Any
-        if spec.kind == "label":
-            self.values = bytearray() if spec.scale is not None and spec.scale.k < 128 else []
-        elif spec.kind == "number":
-            self.values = []
-        else:
-            self.values = []
+        self.key = self.parts[0] if len(self.parts) == 1 else None
+        self.buffer: list[Any] = []
+        self.chunks: list[Any] = []
+        self.lookup: dict[str, int] = {}
+        if spec.scale is not None:
+            self.lookup = {label: spec.scale.code(label) or 0 for label in spec.scale.labels}
+            for alias in spec.scale.aliases:
+                code = spec.scale.code(alias)
+                assert code is not None
+                self.lookup[alias] = code
 
-    def add(self, record: Mapping[str, Any], fail: Callable[..., InputError]) -> None:
-        spec = self.spec
-        raw = _get(record, self.parts)
-        if raw is _MISSING or raw is None:
-            if spec.required:
-                what = "is missing" if raw is _MISSING else "is null"
-                raise fail(f"required field {what}", spec.path)
-            if spec.kind == "number":
-                self.values.append(math.nan)
-            elif spec.kind == "label":
-                raise fail("a label field cannot be optional", spec.path)
-            else:
-                self.values.append(None)
-            return
-        if spec.kind == "label":
-            assert spec.scale is not None
-            code = spec.scale.code(raw)
-            if code is None:
-                raise fail(f"unknown label; expected {spec.scale.describe()}", spec.path, raw)
-            self.values.append(code)
-        elif spec.kind == "number":
-            if isinstance(raw, bool) or not isinstance(raw, int | float):
-                raise fail("expected a number", spec.path, raw)
-            number = float(raw)
-            if not math.isfinite(number):
-                raise fail("expected a finite number", spec.path, raw)
-            if spec.minimum is not None and number < spec.minimum:
-                raise fail(f"expected a number >= {spec.minimum:g}", spec.path, raw)
-            self.values.append(number)
-        elif spec.kind == "string":
-            if not isinstance(raw, str):
-                raise fail("expected a string", spec.path, raw)
-            self.values.append(raw)
+    def get(self, record: dict[str, Any]) -> Any:
+        if self.key is not None:
+            return record.get(self.key, _MISSING)  # type: ignore[arg-type]
+        return _get(record, self.parts)
+
+    def flush(self) -> tuple[int, str, Any] | None:
+        """Convert the buffer; on the first bad value return (position, message, value)."""
+        buffer = self.buffer[:]
+        self.buffer.clear()  # the same list: the loader holds its bound ``append``
+        if not buffer:
+            return None
+        kind = self.spec.kind
+        if kind == "label":
+            converted, bad = self._labels(buffer)
+        elif kind == "number":
+            converted, bad = self._numbers(buffer)
         else:
-            if isinstance(raw, dict | list):
-                raise fail("expected a single value (string, number or boolean)", spec.path, raw)
-            self.values.append(_scalar_text(raw))
+            converted, bad = self._texts(buffer)
+        if bad is not None:
+            return bad
+        self.chunks.append(converted)
+        return None
+
+    def _missing(self, position: int, raw: Any) -> tuple[int, str, Any] | None:
+        if self.spec.required or self.spec.kind == "label":
+            what = "is missing" if raw is _MISSING else "is null"
+            return (position, f"required field {what}", InputError._MISSING)
+        return None
+
+    def _labels(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
+        lookup = self.lookup
+        try:
+            return np.fromiter((lookup[r] for r in buffer), np.int16, len(buffer)), None
+        except (KeyError, TypeError):
+            pass
+        scale = self.spec.scale
+        assert scale is not None
+        codes = np.empty(len(buffer), dtype=np.int16)
+        for i, raw in enumerate(buffer):
+            if raw is _MISSING or raw is None:
+                missing = self._missing(i, raw)
+                assert missing is not None
+                return None, missing
+            code = lookup.get(raw) if type(raw) is str else None
+            if code is None:
+                code = scale.code(raw)
+                if code is None:
+                    return None, (i, f"unknown label; expected {scale.describe()}", raw)
+                if type(raw) is str:
+                    lookup[raw] = code
+            codes[i] = code
+        return codes, None
+
+    def _numbers(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
+        spec = self.spec
+        if set(map(type, buffer)) <= {float, int}:
+            values = np.asarray(buffer, dtype=np.float64)
+        else:
+            values = np.empty(len(buffer), dtype=np.float64)
+            for i, raw in enumerate(buffer):
+                if raw is _MISSING or raw is None:
+                    missing = self._missing(i, raw)
+                    if missing is not None:
+                        return None, missing
+                    values[i] = np.nan
+                elif type(raw) is float or type(raw) is int:
+                    values[i] = raw
+                else:
+                    return None, (i, "expected a number", raw)
+        present = ~np.isnan(values)
+        bad = present & ~np.isfinite(values)
+        if spec.minimum is not None:
+            bad |= present & (values < spec.minimum)
+        if bad.any():
+            i = int(np.flatnonzero(bad)[0])
+            what = (
+                "a finite number" if not np.isfinite(values[i]) else f"a number >= {spec.minimum:g}"
+            )
+            return None, (i, f"expected {what}", buffer[i])
+        return values, None
+
+    def _texts(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
+        string = self.spec.kind == "string"
+        if set(map(type, buffer)) == {str}:
+            return buffer, None
+        out: list[Any] = []
+        for i, raw in enumerate(buffer):
+            if raw is _MISSING or raw is None:
+                missing = self._missing(i, raw)
+                if missing is not None:
+                    return None, missing
+                out.append(None)
+            elif string:
+                if not isinstance(raw, str):
+                    return None, (i, "expected a string", raw)
+                out.append(raw)
+            elif isinstance(raw, dict | list):
+                return None, (i, "expected a single value (string, number or boolean)", raw)
+            else:
+                out.append(_scalar_text(raw))
+        return out, None
 
     def finish(self) -> Any:
-        if self.spec.kind == "label":
-            return (
-                np.frombuffer(bytes(self.values), dtype=np.int8).astype(np.int16)
-                if isinstance(self.values, bytearray)
-                else np.asarray(self.values, dtype=np.int16)
-            )
-        if self.spec.kind == "number":
-            return np.asarray(self.values, dtype=np.float64)
-        return self.values
+        if self.spec.kind in ("label", "number"):
+            empty = np.empty(0, dtype=np.int16 if self.spec.kind == "label" else np.float64)
+            return np.concatenate(self.chunks) if self.chunks else empty
+        return [value for chunk in self.chunks for value in chunk]
 
 
 def _scalar_text(raw: Any) -> str:
@@ -212,10 +277,16 @@ def _csv_value(text: str, spec: FieldSpec) -> Any:
 
 def _iter_jsonl(path: Path, progress: Callable[[int], None] | None) -> Iterator[tuple[int, Any]]:
     source = str(path)
+    pending = 0
     with open(path, "rb") as handle:
         for number, line in enumerate(handle, start=1):
             if progress is not None:
-                progress(len(line))
+                pending += len(line)
+                if number % 16384 == 0:
+                    progress(pending)
+                    pending = 0
+            if number == 1 and line.startswith(b"\xef\xbb\xbf"):
+                line = line[3:]  # a UTF-8 byte-order mark
             if not line.strip():
                 continue
             try:
@@ -229,6 +300,8 @@ def _iter_jsonl(path: Path, progress: Callable[[int], None] | None) -> Iterator[
                     value=snippet,
                 ) from None
             yield number, record
+    if progress is not None and pending:
+        progress(pending)
 
 
 def _iter_csv(
@@ -239,9 +312,13 @@ def _iter_csv(
         reader = csv.DictReader(handle)
         if reader.fieldnames is None:
             return
+        pending = 0
         for row in reader:
             if progress is not None:
-                progress(sum(len(v) + 1 for v in row.values() if isinstance(v, str)))
+                pending += sum(len(v) + 1 for v in row.values() if isinstance(v, str))
+                if reader.line_num % 16384 == 0:
+                    progress(pending)
+                    pending = 0
             record: dict[str, Any] = {}
             for key, text in row.items():
                 if key is None or text is None:
@@ -249,6 +326,8 @@ def _iter_csv(
                 spec = by_name.get(key)
                 record[key] = _csv_value(text, spec) if spec else text
             yield reader.line_num, record
+        if progress is not None and pending:
+            progress(pending)
 
 
 def load_records(
@@ -286,40 +365,82 @@ def load_records(
         records = enumerate(source, start=1)
 
     id_parts = parse_path(id_path)
+    id_key = id_parts[0] if len(id_parts) == 1 else None
     columns = [_Column(spec) for spec in specs]
     ids: list[str] = []
     lines: list[int] = []
-    seen: dict[str, int] = {}
+    chunk_start = 0  # index in ids of the first record of the pending chunk
+    appenders = [(column.buffer.append, column.key, column) for column in columns]
 
-    for number, record in records:
+    def flush() -> None:
+        nonlocal chunk_start
+        failures = []
+        for order, column in enumerate(columns):
+            bad = column.flush()
+            if bad is not None:
+                failures.append((bad[0], order, column.spec.path, bad[1], bad[2]))
+        if failures:
+            position, _, field, message, value = min(failures, key=lambda f: (f[0], f[1]))
+            raise InputError(
+                message,
+                source=label,
+                line=lines[chunk_start + position],
+                field=field,
+                value=value,
+            )
+        chunk_start = len(ids)
 
-        def fail(
-            message: str,
-            field: str | None = None,
-            value: Any = InputError._MISSING,
-            number: int = number,
-        ) -> InputError:
-            return InputError(message, source=label, line=number, field=field, value=value)
-
-        if not isinstance(record, dict):
-            raise fail("each record must be a JSON object", value=record)
-        raw_id = _get(record, id_parts)
-        if raw_id is _MISSING or raw_id is None:
-            record_id = f"line-{number}"
-        elif isinstance(raw_id, str | int) and not isinstance(raw_id, bool):
-            record_id = str(raw_id)
-        else:
-            raise fail("an id must be a string or an integer", id_path, raw_id)
-        first = seen.setdefault(record_id, number)
-        if first != number:
-            raise fail(f"duplicate id; first seen on line {first}", id_path, record_id)
-        for column in columns:
-            column.add(record, fail)
-        ids.append(record_id)
-        lines.append(number)
+    try:
+        for number, record in records:
+            if type(record) is not dict and isinstance(record, Mapping):
+                record = dict(record)
+            if not isinstance(record, dict):
+                flush()
+                raise InputError(
+                    "each record must be a JSON object", source=label, line=number, value=record
+                )
+            raw_id = record.get(id_key, _MISSING) if id_key else _get(record, id_parts)
+            if type(raw_id) is str:
+                record_id = raw_id
+            elif raw_id is _MISSING or raw_id is None:
+                record_id = f"line-{number}"
+            elif type(raw_id) is int:
+                record_id = str(raw_id)
+            else:
+                flush()
+                raise InputError(
+                    "an id must be a string or an integer",
+                    source=label,
+                    line=number,
+                    field=id_path,
+                    value=raw_id,
+                )
+            ids.append(record_id)
+            lines.append(number)
+            for append, key, column in appenders:
+                append(record.get(key, _MISSING) if key is not None else column.get(record))
+            if len(ids) - chunk_start >= _CHUNK:
+                flush()
+    except InputError:
+        if len(ids) > chunk_start:
+            flush()  # an earlier record of this chunk may be the first bad one
+        raise
+    flush()
 
     if not ids:
         raise InputError("no records: the input is empty", source=label)
+    if len(set(ids)) != len(ids):
+        seen: dict[str, int] = {}
+        for record_id, number in zip(ids, lines, strict=True):
+            first = seen.setdefault(record_id, number)
+            if first != number:
+                raise InputError(
+                    f"duplicate id; first seen on line {first}",
+                    source=label,
+                    line=number,
+                    field=id_path,
+                    value=record_id,
+                )
     return Table(
         source=label,
         ids=ids,

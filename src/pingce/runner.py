@@ -101,53 +101,64 @@ class RunOptions:
 
 
 class RecordValues:
-    """Per-record values and miss reasons, by column; iterated lazily into records.jsonl rows."""
+    """Per-record values and miss reasons; rows for records.jsonl are made lazily, a chunk at a
+    time, so a million records never sit in memory as a million dictionaries."""
+
+    CHUNK = 65536
 
     def __init__(
         self,
         table: Table,
-        scale_fields: Mapping[str, list[str]],
+        label_fields: Mapping[str, list[str]],
         values: dict[str, np.ndarray],
-        misses: dict[str, list[str | None]],
+        explainers: dict[str, Metric],
     ):
         self.table = table
-        self.scale_fields = scale_fields
+        self.label_fields = label_fields
         self.values = values
-        self.misses = misses
+        self.explainers = explainers
 
     def iter_rows(self) -> Iterator[dict[str, Any]]:
         """One dictionary per record: id, line, the fields read, values and miss reasons."""
         table = self.table
-        field_columns: list[tuple[str, Any]] = []
-        for path, column in table.columns.items():
-            if path in self.scale_fields:
-                labels = np.asarray(self.scale_fields[path], dtype=object)
-                field_columns.append((path, labels[column]))
-            else:
-                field_columns.append((path, column))
-        for i in range(table.n):
-            fields: dict[str, Any] = {}
-            for path, column in field_columns:
-                value = column[i]
-                if isinstance(value, float | np.floating):
-                    value = None if math.isnan(value) else float(value)
-                elif isinstance(value, np.integer):
-                    value = int(value)
-                fields[path] = value
-            values: dict[str, float | None] = {}
-            for name, column in self.values.items():
-                v = float(column[i])
-                values[name] = None if math.isnan(v) else v
-            row: dict[str, Any] = {
-                "id": table.ids[i],
-                "line": int(table.lines[i]),
-                "fields": fields,
-                "values": values,
-            }
-            misses = {name: reasons[i] for name, reasons in self.misses.items() if reasons[i]}
-            if misses:
-                row["misses"] = misses
-            yield row
+        for start in range(0, table.n, self.CHUNK):
+            index = np.arange(start, min(start + self.CHUNK, table.n))
+            chunk = table.take(index)
+            fields: list[tuple[str, list[Any]]] = []
+            for path, column in chunk.columns.items():
+                if path in self.label_fields:
+                    labels = np.asarray(self.label_fields[path], dtype=object)
+                    fields.append((path, list(labels[column])))
+                elif isinstance(column, np.ndarray):
+                    fields.append((path, _nullable(column)))
+                else:
+                    fields.append((path, column))
+            values = [(name, _nullable(column[index])) for name, column in self.values.items()]
+            misses: list[tuple[str, list[str | None]]] = []
+            for name, metric in self.explainers.items():
+                reasons = metric.explain_miss(chunk, self.values[name][index])
+                if reasons is not None:
+                    misses.append((name, reasons))
+            for i in range(index.shape[0]):
+                row: dict[str, Any] = {
+                    "id": chunk.ids[i],
+                    "line": int(chunk.lines[i]),
+                    "fields": {path: column[i] for path, column in fields},
+                    "values": {name: column[i] for name, column in values},
+                }
+                missed = {name: reasons[i] for name, reasons in misses if reasons[i]}
+                if missed:
+                    row["misses"] = missed
+                yield row
+
+
+def _nullable(values: np.ndarray) -> list[Any]:
+    """A numeric array as a list with NaN as None."""
+    out: list[Any] = values.tolist()
+    if values.dtype.kind == "f":
+        for i in np.flatnonzero(np.isnan(values)):
+            out[i] = None
+    return out
 
 
 def _versions() -> dict[str, str]:
@@ -224,7 +235,7 @@ class _Evaluator:
 
     def record_values(self, table: Table, blocks: Mapping[Hashable, StatBlock]) -> RecordValues:
         values: dict[str, np.ndarray] = {}
-        misses: dict[str, list[str | None]] = {}
+        explainers: dict[str, Metric] = {}
         for name, metric in self.suite.metrics.items():
             if not (metric.per_record and metric.decomposable):
                 continue
@@ -235,16 +246,14 @@ class _Evaluator:
             else:
                 column = np.asarray(metric.compute(block.per_record()), dtype=np.float64)
             values[name] = column
-            reasons = metric.explain_miss(table, column)
-            if reasons is not None:
-                misses[name] = reasons
+            explainers[name] = metric
         scale = self.suite.scale
         label_fields = (
             {path: list(scale.labels) for path in self.suite.label_fields()}
             if scale is not None
             else {}
         )
-        return RecordValues(table, label_fields, values, misses)
+        return RecordValues(table, label_fields, values, explainers)
 
 
 def _slice_keys(table: Table, path: str, suite: BuiltSuite) -> list[str]:

@@ -61,9 +61,10 @@ class ConfusionStatistic(Statistic):
 
     def compute(self, table: Table) -> StatBlock:
         k = self.scale.k
-        gold = table.column(self.gold).astype(np.int64)
-        pred = table.column(self.pred).astype(np.int64)
-        return StatBlock(width=k * k, codes=gold * k + pred)
+        dtype = np.int8 if k * k <= 127 else np.int16 if k * k <= 32767 else np.int64
+        gold = table.column(self.gold).astype(dtype)
+        pred = table.column(self.pred).astype(dtype)
+        return StatBlock(width=k * k, codes=gold * dtype(k) + pred)
 
 
 def _divide(num: np.ndarray, den: np.ndarray, zero_division: ZeroDivision) -> np.ndarray:

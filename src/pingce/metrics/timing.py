@@ -78,21 +78,19 @@ class LatencyPercentile(Metric):
             raise ValueError(f"q must be within [0, 100], got {q}")
         self.field = latency
         self.q = float(q)
-        self._sorted_for: np.ndarray | None = None
-        self._order = np.empty(0, dtype=np.int64)
-        self._sorted = np.empty(0)
 
     def statistic(self) -> Statistic:
         return LatencyStatistic(self.field, raw=True)
 
     def _prepare(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Indices of the records with a latency, sorted by it, and the sorted values."""
-        if self._sorted_for is not rows:
-            values = rows[:, 0]
-            finite = np.flatnonzero(~np.isnan(values))
-            order = finite[np.argsort(values[finite], kind="stable")]
-            self._sorted_for, self._order, self._sorted = rows, order, values[order]
-        return self._order, self._sorted
+        return _SORTS.get(rows)
+
+    def _cumulative(self, rows: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
+        order, _ = self._prepare(rows)
+        if weights is None:
+            return np.arange(1, order.shape[0] + 1, dtype=np.float64)
+        return _CUMULATIVE.get(rows, weights, order)
 
     def _at(self, sorted_values: np.ndarray, cumulative: np.ndarray, position: float) -> float:
         """Value at 0-based ``position`` of the expanded sorted sample (``cumulative`` counts)."""
@@ -107,9 +105,8 @@ class LatencyPercentile(Metric):
         return _lerp(a, b, frac)
 
     def compute_rows(self, rows: np.ndarray, weights: np.ndarray | None = None) -> float:
-        order, sorted_values = self._prepare(rows)
-        counts = np.ones(order.shape[0]) if weights is None else weights[order]
-        cumulative = np.cumsum(counts)
+        _, sorted_values = self._prepare(rows)
+        cumulative = self._cumulative(rows, weights)
         m = float(cumulative[-1]) if cumulative.size else 0.0
         if m == 0:
             return math.nan
@@ -154,6 +151,40 @@ class LatencyPercentile(Metric):
                 values.append(without(r))
                 counts.append(float(c))
         return np.asarray(values), np.asarray(counts)
+
+
+class _SortCache:
+    """The sort of the latest raw rows, shared by every percentile metric (one argsort a run)."""
+
+    def __init__(self) -> None:
+        self.rows: np.ndarray | None = None
+        self.result = (np.empty(0, dtype=np.int64), np.empty(0))
+
+    def get(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        if self.rows is not rows:
+            values = rows[:, 0]
+            finite = np.flatnonzero(~np.isnan(values))
+            order = finite[np.argsort(values[finite], kind="stable")]
+            self.rows, self.result = rows, (order, values[order])
+        return self.result
+
+
+class _CumulativeCache:
+    """Cumulative resample counts in sorted order for the latest (rows, weights): p50, p95 and
+    p99 of one bootstrap resample share one gather and one cumsum."""
+
+    def __init__(self) -> None:
+        self.key: tuple[np.ndarray, np.ndarray] | None = None
+        self.value = np.empty(0)
+
+    def get(self, rows: np.ndarray, weights: np.ndarray, order: np.ndarray) -> np.ndarray:
+        if self.key is None or self.key[0] is not rows or self.key[1] is not weights:
+            self.key, self.value = (rows, weights), np.cumsum(weights[order])
+        return self.value
+
+
+_SORTS = _SortCache()
+_CUMULATIVE = _CumulativeCache()
 
 
 def _lerp(a: float, b: float, t: float) -> float:

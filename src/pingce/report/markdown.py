@@ -14,14 +14,11 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _metric_rows(metrics: dict[str, MetricResult], definitions: dict[str, str]) -> list[str]:
+def _metric_rows(metrics: dict[str, MetricResult]) -> list[str]:
     rows = []
     for name, m in metrics.items():
         note = m.undefined_reason or m.ci_note or ""
-        rows.append(
-            f"| `{name}` | {fmt_value(m)} | {fmt_interval(m)} | {m.n} | "
-            f"{_cell(definitions.get(name, ''))} | {_cell(note)} |"
-        )
+        rows.append(f"| `{name}` | {fmt_value(m)} | {fmt_interval(m)} | {m.n} | {_cell(note)} |")
     return rows
 
 
@@ -97,9 +94,9 @@ def render_markdown(result: EvaluationResult) -> str:
         "",
         "## Metrics",
         "",
-        f"| metric | value | {ci_head} | n | definition | note |",
-        "|---|---|---|---|---|---|",
-        *_metric_rows(result.metrics, result.definitions),
+        f"| metric | value | {ci_head} | n | note |",
+        "|---|---|---|---|---|",
+        *_metric_rows(result.metrics),
         "",
     ]
     if result.tables:
@@ -124,6 +121,10 @@ def render_markdown(result: EvaluationResult) -> str:
                     cell += f" {fmt_interval(m)}"
                 cells.append(cell)
             lines.append(f"| {_cell(key)} | {sl.n_records} | " + " | ".join(cells) + " |")
+        lines.append("")
+    if result.definitions:
+        lines += ["## Definitions", ""]
+        lines += [f"- `{name}`: {text}" for name, text in result.definitions.items()]
         lines.append("")
     lines += [
         "## Reproduce",
