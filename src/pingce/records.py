@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import os
 import re
+from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -368,7 +369,7 @@ def load_records(
     id_key = id_parts[0] if len(id_parts) == 1 else None
     columns = [_Column(spec) for spec in specs]
     ids: list[str] = []
-    lines: list[int] = []
+    lines = array("q")  # 8 bytes a record, not a Python int object each
     chunk_start = 0  # index in ids of the first record of the pending chunk
     appenders = [(column.buffer.append, column.key, column) for column in columns]
 
@@ -444,7 +445,7 @@ def load_records(
     return Table(
         source=label,
         ids=ids,
-        lines=np.asarray(lines, dtype=np.int64),
+        lines=np.frombuffer(lines, dtype=np.int64).copy(),
         columns={column.spec.path: column.finish() for column in columns},
         specs={spec.path: spec for spec in specs},
     )

@@ -213,7 +213,7 @@ class _Evaluator:
         results = {name: _value(m, blocks[self.keys[name]]) for name, m in metrics.items()}
         intervals: dict[str, Interval] = {}
         if self.options.bootstrap > 0:
-            advance = self.progress(f"bootstrap {label}", float(self.options.bootstrap))
+            advance = self.progress(f"bootstrap {label}".strip(), float(self.options.bootstrap))
             intervals = bootstrap_intervals(
                 blocks,
                 {name: (m, self.keys[name]) for name, m in metrics.items()},

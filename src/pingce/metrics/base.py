@@ -34,6 +34,7 @@ __all__ = [
     "Statistic",
     "TableMetric",
     "ZeroDivision",
+    "check_zero_division",
     "create_metric",
     "create_table",
     "metric_registry",
@@ -44,6 +45,15 @@ __all__ = [
 
 ZeroDivision = float | None
 """What a ratio whose denominator is 0 becomes: ``None`` (null with a reason), 0.0 or 1.0."""
+
+
+def check_zero_division(value: object) -> ZeroDivision:
+    """Validate a zero-division policy: None (null), 0 or 1."""
+    if value is None:
+        return None
+    if isinstance(value, int | float) and not isinstance(value, bool) and value in (0, 1):
+        return float(value)
+    raise ValueError(f"zero_division must be null, 0 or 1, got {value!r}")
 
 
 @dataclass

@@ -23,6 +23,7 @@ from .base import (
     Statistic,
     TableMetric,
     ZeroDivision,
+    check_zero_division,
     register_metric,
     register_table,
 )
@@ -140,7 +141,7 @@ class Accuracy(_ConfusionMetric):
         zero_division: ZeroDivision = None,
     ):
         super().__init__(gold, pred, scale)
-        self.zero_division = zero_division
+        self.zero_division = check_zero_division(zero_division)
 
     def compute(self, summed: np.ndarray) -> np.ndarray:
         c = self.matrix(summed)
@@ -171,7 +172,7 @@ class WeightedAccuracy(_ConfusionMetric):
         zero_division: ZeroDivision = None,
     ):
         super().__init__(gold, pred, scale)
-        self.zero_division = zero_division
+        self.zero_division = check_zero_division(zero_division)
         idx = np.arange(self.k)
         self.credit = 1.0 - np.abs(idx[:, None] - idx[None, :]) / (self.k - 1)
 
@@ -215,7 +216,7 @@ class PrecisionRecallF1(_ConfusionMetric):
             raise ValueError(f"kind must be precision, recall or f1; got {kind!r}")
         self.average = average
         self.kind = kind
-        self.zero_division = zero_division
+        self.zero_division = check_zero_division(zero_division)
         if positive is None:
             positive = list(scale.labels[:-1])
         if isinstance(positive, str):
@@ -443,7 +444,7 @@ class PerClassTable(TableMetric):
         self.gold = gold
         self.pred = pred
         self.scale = scale
-        self.zero_division = zero_division
+        self.zero_division = check_zero_division(zero_division)
 
     def statistic(self) -> Statistic:
         return ConfusionStatistic(self.gold, self.pred, self.scale)
