@@ -51,12 +51,13 @@ def _quotas(sizes: np.ndarray, n: int, allocation: Allocation) -> np.ndarray:
         quotas = np.full(strata, n // strata, dtype=np.int64)
         quotas[: n % strata] += 1
         return np.asarray(quotas, dtype=np.int64)
-    exact = n * sizes / sizes.sum()
-    quotas = np.floor(exact).astype(np.int64)
-    remainder = n - int(quotas.sum())
-    fractions = exact - quotas
-    order = np.lexsort((np.arange(strata), -fractions))  # largest fraction first, then order
-    quotas[order[:remainder]] += 1
+    # Integer arithmetic: n * size / total as quotient and remainder, so equal fractions tie
+    # exactly and the tie goes to the earlier stratum (floating point would decide it by noise).
+    counts = np.asarray(sizes, dtype=np.int64)
+    quotas, remainders = np.divmod(n * counts, int(counts.sum()))
+    left = n - int(quotas.sum())
+    order = np.lexsort((np.arange(strata), -remainders))  # largest remainder first, then order
+    quotas[order[:left]] += 1
     return np.asarray(quotas, dtype=np.int64)
 
 
@@ -96,7 +97,7 @@ def sample_indices(
     else:
         perm = list(range(len(names)))
     sizes = np.bincount(inverse, minlength=len(names))[perm]
-    quotas = _quotas(sizes.astype(np.float64), n, allocation)
+    quotas = _quotas(sizes, n, allocation)
     strata: list[StratumCount] = []
     notes: list[str] = []
     short_strata = [

@@ -32,7 +32,7 @@ def print_result(result: EvaluationResult, console: Console) -> None:
     console.print(table)
     for name, data in result.tables.items():
         if "matrix" in data:
-            cm = Table(title=f"{name} (rows gold, columns predicted)", title_justify="left")
+            cm = Table(title=name, title_justify="left", caption="rows gold, columns predicted")
             cm.add_column("gold \\ pred", style="bold")
             for label in data["labels"]:
                 cm.add_column(label, justify="right")
