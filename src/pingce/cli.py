@@ -231,7 +231,7 @@ def metrics() -> None:
     """List every registered metric with a one-line definition."""
     console = Console()
     table = Table(title="metrics", title_justify="left")
-    table.add_column("name", style="bold")
+    table.add_column("name", style="bold", no_wrap=True)
     table.add_column("kind")
     table.add_column("definition", overflow="fold")
     table.add_column("parameters", overflow="fold")

@@ -43,6 +43,7 @@ class SuiteError(PingceError):
     def __init__(self, message: str, *, source: str | None = None, key: str | None = None):
         self.source = source
         self.key = key
+        self.reason = message
         where = source or "suite"
         if key:
             where += f": key '{key}'"

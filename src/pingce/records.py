@@ -48,9 +48,12 @@ def parse_path(path: str) -> tuple[str | int, ...]:
     parts: list[str | int] = []
     pos = 0
     for match in _PATH_TOKEN.finditer(path):
-        if match.start() != pos and path[pos : match.start()] != ".":
-            raise ValueError(f"invalid field path {path!r}")
         key, index = match.groups()
+        between = path[pos : match.start()]
+        # a key follows a dot (or starts the path); an index follows its key directly
+        expected = "." if (key is not None and parts) else ""
+        if between != expected:
+            raise ValueError(f"invalid field path {path!r}")
         parts.append(int(index) if index is not None else key)
         pos = match.end()
     if pos != len(path) or not parts or isinstance(parts[0], int):
@@ -202,21 +205,27 @@ class _Column:
 
     def _numbers(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
         spec = self.spec
-        if set(map(type, buffer)) <= {float, int}:
-            values = np.asarray(buffer, dtype=np.float64)
-        else:
-            values = np.empty(len(buffer), dtype=np.float64)
-            for i, raw in enumerate(buffer):
-                if raw is _MISSING or raw is None:
-                    missing = self._missing(i, raw)
-                    if missing is not None:
-                        return None, missing
-                    values[i] = np.nan
-                elif type(raw) is float or type(raw) is int:
-                    values[i] = raw
-                else:
-                    return None, (i, "expected a number", raw)
-        present = ~np.isnan(values)
+        absent = None  # positions of missing/null values (NaN in the column)
+        try:
+            if set(map(type, buffer)) <= {float, int}:
+                values = np.asarray(buffer, dtype=np.float64)
+            else:
+                values = np.empty(len(buffer), dtype=np.float64)
+                absent = np.zeros(len(buffer), dtype=bool)
+                for i, raw in enumerate(buffer):
+                    if raw is _MISSING or raw is None:
+                        missing = self._missing(i, raw)
+                        if missing is not None:
+                            return None, missing
+                        absent[i] = True
+                    elif type(raw) is float or type(raw) is int:
+                        values[i] = raw
+                    else:
+                        return None, (i, "expected a number", raw)
+        except OverflowError:  # an integer too large for a float
+            i = next(i for i, raw in enumerate(buffer) if type(raw) is int and abs(raw) > 2**1023)
+            return None, (i, "expected a finite number", buffer[i])
+        present = ~absent if absent is not None else np.ones(len(buffer), dtype=bool)
         bad = present & ~np.isfinite(values)
         if spec.minimum is not None:
             bad |= present & (values < spec.minimum)
@@ -226,6 +235,8 @@ class _Column:
                 "a finite number" if not np.isfinite(values[i]) else f"a number >= {spec.minimum:g}"
             )
             return None, (i, f"expected {what}", buffer[i])
+        if absent is not None:
+            values[absent] = np.nan
         return values, None
 
     def _texts(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
@@ -373,9 +384,30 @@ def load_records(
     chunk_start = 0  # index in ids of the first record of the pending chunk
     appenders = [(column.buffer.append, column.key, column) for column in columns]
 
+    seen_ids: set[str] = set()
+
     def flush() -> None:
         nonlocal chunk_start
         failures = []
+        chunk_ids = ids[chunk_start:]
+        before = len(seen_ids)
+        seen_ids.update(chunk_ids)
+        if len(seen_ids) - before != len(chunk_ids):  # a duplicate id: find the first one
+            earlier = set(ids[:chunk_start])
+            for position, record_id in enumerate(chunk_ids):
+                if record_id in earlier:
+                    first = lines[ids.index(record_id)]
+                    failures.append(
+                        (
+                            position,
+                            -1,
+                            id_path,
+                            f"duplicate id; first seen on line {first}",
+                            record_id,
+                        )
+                    )
+                    break
+                earlier.add(record_id)
         for order, column in enumerate(columns):
             bad = column.flush()
             if bad is not None:
@@ -430,18 +462,6 @@ def load_records(
 
     if not ids:
         raise InputError("no records: the input is empty", source=label)
-    if len(set(ids)) != len(ids):
-        seen: dict[str, int] = {}
-        for record_id, number in zip(ids, lines, strict=True):
-            first = seen.setdefault(record_id, number)
-            if first != number:
-                raise InputError(
-                    f"duplicate id; first seen on line {first}",
-                    source=label,
-                    line=number,
-                    field=id_path,
-                    value=record_id,
-                )
     return Table(
         source=label,
         ids=ids,

@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictInt,
+    StrictStr,
+    ValidationError,
+    field_validator,
+)
 
 from ..errors import SuiteError
 from ..labels import LabelScale
@@ -36,7 +44,7 @@ class LabelsSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    values: list[str | int] = Field(min_length=2)
+    values: list[StrictStr | StrictInt] = Field(min_length=2)
     aliases: dict[str, str] = {}
     case_insensitive: bool = True
 
@@ -171,8 +179,7 @@ def _build(
     try:
         item = (create_metric if kind == "metric" else create_table)(str(registered), **args)
     except SuiteError as exc:
-        message = str(exc).split(": ", 1)[-1]
-        raise SuiteError(message, source=source, key=key) from None
+        raise SuiteError(exc.reason, source=source, key=key) from None
     item.name = name
     item.args.pop("scale", None)
     return item
@@ -194,6 +201,13 @@ def load_suite(suite: str | os.PathLike[str] | SuiteSpec) -> BuiltSuite:
             spec = SuiteSpec.model_validate(data)
         except ValidationError as exc:
             first = exc.errors()[0]
+            if first["loc"][:2] == ("labels", "values") and isinstance(first.get("input"), bool):
+                raise SuiteError(
+                    f"a label must be a string or an integer, got {first['input']!r}: YAML reads "
+                    "unquoted yes/no/true/false as booleans, so quote such labels",
+                    source=source,
+                    key=_format_loc(first["loc"][:3]),
+                ) from None
             raise SuiteError(
                 f"{first['msg']} (got {first.get('input')!r})"
                 if first["type"] != "missing"
