@@ -41,11 +41,11 @@ result = evaluate_suite("contract-risk", sys.argv[1], RunOptions(bootstrap=int(s
                         progress=hook)
 end = time.perf_counter()
 phases = dict(marks)
-boot = phases.get("bootstrap ", end)
+boot = phases.get("bootstrap", end)
 print(json.dumps({
     "total": end - start,
     "load_and_metrics": boot - start,
-    "bootstrap": end - boot if "bootstrap " in phases else 0.0,
+    "bootstrap": end - boot if "bootstrap" in phases else 0.0,
     "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
     "accuracy": result.metrics["accuracy"].value,
     "n": result.n_records,

@@ -260,6 +260,11 @@ def _slice_keys(table: Table, path: str, suite: BuiltSuite) -> list[str]:
     column = table.column(path)
     if path in suite.label_fields() and suite.scale is not None:
         return suite.scale.names(np.asarray(column, dtype=np.int64))
+    if isinstance(column, np.ndarray):  # a number field: NaN is a missing value
+        return [
+            "(missing)" if math.isnan(v) else str(int(v)) if float(v).is_integer() else repr(v)
+            for v in column.tolist()
+        ]
     return ["(missing)" if v is None else str(v) for v in column]
 
 
