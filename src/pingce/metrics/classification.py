@@ -11,6 +11,7 @@ check every value against it.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
+from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -98,11 +99,18 @@ def _nanmean(values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarra
 class _ConfusionMetric(Metric):
     """Base of the metrics computed from the confusion matrix."""
 
-    def __init__(self, gold: str, pred: str, scale: LabelScale):
+    def __init__(
+        self,
+        gold: str = "gold",
+        pred: str = "pred",
+        scale: LabelScale = RISK_LEVELS,
+        zero_division: ZeroDivision = None,
+    ):
         self.gold = gold
         self.pred = pred
         self.scale = scale
         self.k = scale.k
+        self.zero_division = check_zero_division(zero_division)
 
     def statistic(self) -> Statistic:
         return ConfusionStatistic(self.gold, self.pred, self.scale)
@@ -133,16 +141,6 @@ class Accuracy(_ConfusionMetric):
 
     definition = "correct / total: share of records whose predicted label equals the gold label"
 
-    def __init__(
-        self,
-        gold: str = "gold",
-        pred: str = "pred",
-        scale: LabelScale = RISK_LEVELS,
-        zero_division: ZeroDivision = None,
-    ):
-        super().__init__(gold, pred, scale)
-        self.zero_division = check_zero_division(zero_division)
-
     def compute(self, summed: np.ndarray) -> np.ndarray:
         c = self.matrix(summed)
         return _divide(np.trace(c, axis1=-2, axis2=-1), self.total(summed), self.zero_division)
@@ -164,17 +162,12 @@ class WeightedAccuracy(_ConfusionMetric):
         "two apart 0)"
     )
 
-    def __init__(
-        self,
-        gold: str = "gold",
-        pred: str = "pred",
-        scale: LabelScale = RISK_LEVELS,
-        zero_division: ZeroDivision = None,
-    ):
-        super().__init__(gold, pred, scale)
-        self.zero_division = check_zero_division(zero_division)
+    @cached_property
+    def credit(self) -> np.ndarray:
+        """Credit of cell (gold i, predicted j): 1 - |i - j| / (k - 1)."""
         idx = np.arange(self.k)
-        self.credit = 1.0 - np.abs(idx[:, None] - idx[None, :]) / (self.k - 1)
+        credit: np.ndarray = 1.0 - np.abs(idx[:, None] - idx[None, :]) / (self.k - 1)
+        return credit
 
     def compute(self, summed: np.ndarray) -> np.ndarray:
         c = self.matrix(summed)
@@ -207,7 +200,7 @@ class PrecisionRecallF1(_ConfusionMetric):
         zero_division: ZeroDivision = None,
         kind: Literal["precision", "recall", "f1"] = "precision",
     ):
-        super().__init__(gold, pred, scale)
+        super().__init__(gold, pred, scale, zero_division)
         if average not in ("binary", "macro", "micro", "weighted"):
             raise ValueError(
                 f"average must be one of binary, macro, micro, weighted; got {average!r}"
@@ -216,7 +209,6 @@ class PrecisionRecallF1(_ConfusionMetric):
             raise ValueError(f"kind must be precision, recall or f1; got {kind!r}")
         self.average = average
         self.kind = kind
-        self.zero_division = check_zero_division(zero_division)
         if positive is None:
             positive = list(scale.labels[:-1])
         if isinstance(positive, str):
