@@ -36,6 +36,7 @@ import pingce
 from pingce.errors import InputError
 from pingce.labels import RISK_LEVELS, LabelScale
 from pingce.metrics import base
+from pingce.metrics import calls as calls_module
 from pingce.metrics.base import Metric, StatBlock, Statistic, create_metric, metric_registry
 from pingce.metrics.timing import LatencyPercentile
 from pingce.records import FieldSpec, Table, load_records, parse_path
@@ -153,6 +154,28 @@ def set_path(record: dict[str, Any], path: str, value: Any) -> None:
             node = node[part]
 
 
+def random_calls(rng: np.random.Generator, lenient: bool) -> Any:
+    """A random list of function calls (a lenient field sometimes gets unparseable text)."""
+    if lenient and rng.random() < 0.1:
+        return "抱歉，我无法完成这个操作。"
+    names = ["light_control", "ac_control", "播放音乐"]
+    keys = ["room", "action", "level"]
+    values: list[Any] = ["客厅", "卧室", "打开", 22, 22.5, "on"]
+    calls = []
+    for _ in range(int(rng.integers(0, 3))):
+        arguments = {
+            key: values[int(rng.integers(len(values)))] for key in keys if rng.random() < 0.6
+        }
+        calls.append({"name": names[int(rng.integers(len(names)))], "arguments": arguments})
+    return calls
+
+
+JSON_GENERATORS: dict[Any, Any] = {
+    calls_module._gold_parser: random_calls,
+    calls_module.parse_calls: random_calls,
+}
+
+
 def field_values(spec: FieldSpec, n: int, rng: np.random.Generator, decimals: int) -> list[Any]:
     """Random raw values of one declared field; ``...`` marks a missing value."""
     if spec.kind == "label":
@@ -175,6 +198,8 @@ def field_values(spec: FieldSpec, n: int, rng: np.random.Generator, decimals: in
     if spec.kind in ("string", "value"):
         choices = ["甲", "乙", "abc", "x y"]
         return [choices[int(rng.integers(len(choices)))] for _ in range(n)]
+    if spec.kind == "json" and spec.parser in JSON_GENERATORS:
+        return [JSON_GENERATORS[spec.parser](rng, spec.lenient) for _ in range(n)]
     pytest.fail(
         f"field {spec.path!r} has kind {spec.kind!r}, which the invariant tester cannot "
         "generate: extend field_values() in tests/test_metric_invariants.py"

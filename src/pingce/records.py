@@ -27,15 +27,18 @@ from .labels import LabelScale
 __all__ = [
     "FieldKind",
     "FieldSpec",
+    "ParseFailure",
     "Table",
     "load_records",
     "parse_path",
 ]
 
-FieldKind = Literal["label", "number", "string", "value"]
+FieldKind = Literal["label", "number", "string", "value", "json"]
 """``label``: a label of the suite's scale, stored as its integer code;
 ``number``: a JSON number (not a boolean), stored as float64 (NaN when optional and absent);
-``string``: a JSON string; ``value``: any JSON scalar, stored as its text (slices, strata)."""
+``string``: a JSON string; ``value``: any JSON scalar, stored as its text (slices, strata);
+``json``: any JSON value, passed through the field's ``parser`` (a function that returns the
+parsed value or raises ``ValueError`` with the reason) and stored as the parsed object."""
 
 _MISSING = object()
 _PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
@@ -85,11 +88,26 @@ class FieldSpec:
     required: bool = True
     scale: LabelScale | None = None
     minimum: float | None = None
+    parser: Callable[[Any], Any] | None = field(default=None, compare=False)
+    lenient: bool = False
+    """For ``json`` fields: a value the parser rejects is kept as a :class:`ParseFailure` (a
+    prediction that failed to parse is a wrong answer) instead of stopping the load."""
 
     def __post_init__(self) -> None:
         parse_path(self.path)
         if self.kind == "label" and self.scale is None:
             raise ValueError(f"field {self.path!r} is a label field but has no label scale")
+
+
+@dataclass(frozen=True)
+class ParseFailure:
+    """A lenient field's value that its parser rejected: why, and the raw value."""
+
+    reason: str
+    raw: Any = None
+
+    def __str__(self) -> str:
+        return self.reason
 
 
 @dataclass
@@ -166,6 +184,8 @@ class _Column:
             converted, bad = self._labels(buffer)
         elif kind == "number":
             converted, bad = self._numbers(buffer)
+        elif kind == "json":
+            converted, bad = self._parsed(buffer)
         else:
             converted, bad = self._texts(buffer)
         if bad is not None:
@@ -238,6 +258,28 @@ class _Column:
         if absent is not None:
             values[absent] = np.nan
         return values, None
+
+    def _parsed(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
+        parser = self.spec.parser
+        lenient = self.spec.lenient
+        out: list[Any] = []
+        for i, raw in enumerate(buffer):
+            if raw is _MISSING or raw is None:
+                missing = self._missing(i, raw)
+                if missing is not None:
+                    return None, missing
+                out.append(None)
+                continue
+            if parser is None:
+                out.append(raw)
+                continue
+            try:
+                out.append(parser(raw))
+            except ValueError as exc:
+                if not lenient:
+                    return None, (i, str(exc), raw)
+                out.append(ParseFailure(str(exc), raw))
+        return out, None
 
     def _texts(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
         string = self.spec.kind == "string"

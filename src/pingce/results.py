@@ -61,7 +61,14 @@ class SliceResult(BaseModel):
 
 
 class Failures(BaseModel):
-    """Failures counted during the run; a failure is never turned into a score."""
+    """Failures counted during the run; a failure is never turned into a score.
+
+    ``judge``: similarity calls that failed after retries; ``parse``: records whose prediction
+    could not be parsed (scored as wrong). Suites may add counts, such as ``empty_text``: records
+    a seed-compatible text score set to 0 because the seed's library raises on them.
+    """
+
+    model_config = ConfigDict(extra="allow")
 
     judge: int = 0
     parse: int = 0

@@ -20,10 +20,11 @@ import numpy as np
 from ._version import __version__
 from .errors import OptionError
 from .metrics.base import Metric, StatBlock
-from .records import FieldSpec, Table, load_records, parse_path
+from .records import FieldSpec, ParseFailure, Table, load_records, parse_path
 from .results import (
     DataInfo,
     EvaluationResult,
+    Failures,
     MetricResult,
     Signature,
     SliceResult,
@@ -268,6 +269,15 @@ def _slice_keys(table: Table, path: str, suite: BuiltSuite) -> list[str]:
     return ["(missing)" if v is None else str(v) for v in column]
 
 
+def _parse_failures(table: Table) -> int:
+    """Records with a value that its parser rejected (a prediction that did not parse)."""
+    failed = np.zeros(table.n, dtype=bool)
+    for path, column in table.columns.items():
+        if table.specs.get(path) is not None and table.specs[path].lenient:
+            failed |= np.fromiter((isinstance(v, ParseFailure) for v in column), bool, table.n)
+    return int(failed.sum())
+
+
 def _stable_hash(text: str) -> int:
     return zlib.crc32(text.encode("utf-8"))
 
@@ -334,6 +344,10 @@ def evaluate_suite(
 
     blocks = evaluator.blocks(table)
     metrics, tables = evaluator.evaluate(blocks, options.seed, "")
+    failures = Failures(parse=_parse_failures(table))
+    for block in blocks.values():
+        for name, count in block.counts.items():
+            setattr(failures, name, getattr(failures, name, 0) + count)
 
     slices: dict[str, SliceResult] = {}
     for path in options.slices:
@@ -376,6 +390,7 @@ def evaluate_suite(
         metrics=metrics,
         tables=tables,
         slices=slices,
+        failures=failures,
         signature=signature,
         data=DataInfo(source=table.source, n_loaded=n_loaded, id_field=built.spec.id_field),
         sampling=sampling,

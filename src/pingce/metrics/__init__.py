@@ -1,6 +1,6 @@
 """Metrics: the protocol and registry (``base``) and one module per family."""
 
-from . import classification, timing
+from . import calls, classification, timing
 from .base import (
     Metric,
     MetricInfo,
@@ -21,6 +21,7 @@ __all__ = [
     "StatBlock",
     "Statistic",
     "TableMetric",
+    "calls",
     "classification",
     "create_metric",
     "create_table",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import inspect
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
@@ -71,6 +71,8 @@ class StatBlock:
     codes: np.ndarray | None = None
     rows: np.ndarray | None = None
     decomposable: bool = True
+    counts: dict[str, int] = field(default_factory=dict)
+    """Events to report in ``failures`` (e.g. texts the seed's library scores 0)."""
 
     @property
     def n(self) -> int:
@@ -334,4 +336,4 @@ def create_table(name: str, **args: Any) -> TableMetric:
 
 
 def _load_builtins() -> None:
-    from . import classification, timing  # noqa: F401  (registration side effect)
+    from . import calls, classification, timing  # noqa: F401  (registration side effect)

@@ -67,6 +67,7 @@ def print_result(result: EvaluationResult, console: Console) -> None:
         console.print(f"sampled by {result.sampling.field} (sampled/population): {counts}")
         for note in result.sampling.notes:
             console.print(f"[yellow]note:[/yellow] {note}")
-    failures = result.failures
-    if failures.judge or failures.parse:
-        console.print(f"[red]failures:[/red] judge {failures.judge}, parse {failures.parse}")
+    failure_counts: dict[str, int] = result.failures.model_dump()
+    if any(failure_counts.values()):
+        shown = ", ".join(f"{name} {count}" for name, count in failure_counts.items())
+        console.print(f"[red]failures:[/red] {shown}")

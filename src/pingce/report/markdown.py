@@ -68,7 +68,8 @@ def render_markdown(result: EvaluationResult) -> str:
         )
     else:
         lines.append("- Intervals: off (`--bootstrap 0`)")
-    lines.append(f"- Failures: judge {result.failures.judge}, parse {result.failures.parse}")
+    failures = ", ".join(f"{k} {v}" for k, v in result.failures.model_dump().items())
+    lines.append(f"- Failures: {failures}")
     lines.append(f"- pingce {result.pingce_version}")
     if result.sampling is not None:
         s = result.sampling

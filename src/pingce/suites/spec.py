@@ -50,9 +50,10 @@ class LabelsSpec(BaseModel):
 
 
 class DefaultsSpec(BaseModel):
-    """Defaults applied to every metric that takes the parameter."""
+    """Defaults applied to every metric that takes a parameter of that name (``zero_division``,
+    ``normalize``, ``assignment``, ...)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="allow")
 
     zero_division: ZeroDivision = None
 
@@ -174,8 +175,10 @@ def _build(
                 f"{kind} {registered!r} needs the suite's `labels`", source=source, key=key
             )
         args["scale"] = scale
-    if "zero_division" in params and "zero_division" not in args:
-        args["zero_division"] = spec.defaults.zero_division
+    defaults = {"zero_division": spec.defaults.zero_division, **(spec.defaults.model_extra or {})}
+    for param, value in defaults.items():
+        if param in params and param not in args:
+            args[param] = value
     try:
         item = (create_metric if kind == "metric" else create_table)(str(registered), **args)
     except SuiteError as exc:

@@ -1,0 +1,530 @@
+"""Function-call metrics (seeds/function-call-metrics.md), seed-exact by default.
+
+Records carry the gold calls and the predicted calls: lists of ``{"name", "arguments"}``, where
+``arguments`` may be an object or JSON text (OpenAI tool-call style, ``{"type": "function",
+"function": {...}}`` entries are unwrapped), and the prediction may also be the raw text a model
+produced. Gold must be well formed (an input error otherwise); a prediction that does not parse is
+a wrong answer counted in ``failures.parse``.
+
+Per record, as the seed's ``score_fn`` and ``compute_rouge_bleu``:
+
+* ``fn_acc_name``: both lists empty -> 1; different lengths -> 0; else calls of both sides sorted
+  by their serialisation ``name + json.dumps(arguments, sort_keys=True, ensure_ascii=False)`` and
+  1 if the name lists are equal.
+* ``fn_acc_all``: 1 for two empty lists, 0 for different lengths or names; else the share of
+  sorted pairs whose argument objects are equal (as Python compares them).
+* ``rouge-1``, ``rouge-2``, ``rouge-l``, ``bleu-4``: on the serialisations joined by ``;`` (sorted),
+  jieba words, the ``rouge`` package's F-measures and nltk's sentence BLEU with smoothing 3
+  (see :mod:`pingce.text.rouge_seed`); where the ``rouge`` package raises (an empty text) the seed
+  scores 0, and so does pingce, counting it in ``failures.empty_text``.
+
+Corpus values are means over records. Beyond the seed: ``fn_acc_args`` (share of gold arguments
+that the paired predicted call has equal), ``assignment: optimal`` (pair calls by an optimal
+assignment, scipy's ``linear_sum_assignment``, instead of the seed's sort order, which mis-pairs
+parallel calls), and value normalisers.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+
+from ..records import FieldSpec, ParseFailure, Table
+from ..text.rouge_seed import SeedEmptyText, rouge_package_scores, sentence_bleu_method3
+from ..text.tokenize import jieba_words
+from .base import Metric, StatBlock, Statistic, register_metric
+
+__all__ = [
+    "Call",
+    "CallMatchStatistic",
+    "CallTextStatistic",
+    "Normalizer",
+    "parse_calls",
+    "serialize_calls",
+]
+
+Assignment = Literal["sorted", "optimal"]
+
+
+@dataclass(frozen=True)
+class Call:
+    """One function call: a name and its arguments (a JSON object)."""
+
+    name: str
+    arguments: Mapping[str, Any]
+
+    def serialize(self) -> str:
+        """The seed's ``fn2str``: name + JSON of the arguments with sorted keys."""
+        return self.name + json.dumps(self.arguments, sort_keys=True, ensure_ascii=False)
+
+
+def serialize_calls(calls: Sequence[Call]) -> str:
+    """The seed's ``fns2str``: serialised calls, sorted, joined by ``;``."""
+    return ";".join(sorted(call.serialize() for call in calls))
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+
+
+def _from_text(text: str) -> Any:
+    """JSON inside model text: the whole text, a fenced block, or the first JSON value in it."""
+    stripped = text.strip()
+    if not stripped:
+        return []
+    try:
+        return json.loads(stripped)
+    except ValueError:
+        pass
+    fenced = _FENCE.search(stripped)
+    if fenced:
+        try:
+            return json.loads(fenced.group(1))
+        except ValueError:
+            pass
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"[\[{]", stripped):
+        try:
+            value, _ = decoder.raw_decode(stripped, match.start())
+        except ValueError:
+            continue
+        if isinstance(value, list | dict):
+            return value
+    shown = stripped if len(stripped) <= 60 else stripped[:57] + "..."
+    raise ValueError(f"no JSON function call found in the text {shown!r}")
+
+
+def _call(item: Any, index: int) -> Call:
+    if not isinstance(item, dict):
+        raise ValueError(f"call {index} is not an object")
+    if isinstance(item.get("function"), dict) and "name" not in item:
+        item = item["function"]  # OpenAI tool call {"type": "function", "function": {...}}
+    name = item.get("name")
+    if not isinstance(name, str) or not name:
+        raise ValueError(f'call {index} has no "name" (a non-empty string)')
+    arguments = item.get("arguments", {})
+    if isinstance(arguments, str):
+        if not arguments.strip():
+            arguments = {}
+        else:
+            try:
+                arguments = json.loads(arguments)
+            except ValueError:
+                raise ValueError(
+                    f"call {index} ({name}): arguments are text that is not JSON"
+                ) from None
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise ValueError(
+            f"call {index} ({name}): arguments must be an object or JSON text of one, "
+            f"got {type(arguments).__name__}"
+        )
+    return Call(name, arguments)
+
+
+def parse_calls(value: Any) -> tuple[Call, ...]:
+    """Calls from a list of call objects, one call object, an OpenAI ``tool_calls`` message or
+    model text containing any of these. Raises ``ValueError`` saying what is wrong."""
+    if isinstance(value, str):
+        value = _from_text(value)
+    if isinstance(value, dict):
+        if isinstance(value.get("tool_calls"), list):
+            value = value["tool_calls"]
+        elif isinstance(value.get("function_call"), dict):
+            value = [value["function_call"]]
+        else:
+            value = [value]
+    if not isinstance(value, list):
+        raise ValueError(f"expected a list of calls, got {type(value).__name__}")
+    return tuple(_call(item, i) for i, item in enumerate(value))
+
+
+class Normalizer:
+    """Argument-value normalisation applied to gold and predicted calls before scoring.
+
+    ``synonyms`` maps values to a canonical value (``{"开启": "打开"}``); ``numeric_strings``
+    reads strings that are numbers as numbers (``"22"`` equals ``22``); ``strip`` trims strings;
+    ``casefold`` ignores letter case.
+    """
+
+    def __init__(
+        self,
+        synonyms: Mapping[str, str] | None = None,
+        numeric_strings: bool = False,
+        strip: bool = False,
+        casefold: bool = False,
+    ):
+        self.synonyms = dict(synonyms or {})
+        self.numeric_strings = numeric_strings
+        self.strip = strip
+        self.casefold = casefold
+        self.active = bool(self.synonyms or numeric_strings or strip or casefold)
+
+    def key(self) -> Hashable:
+        return (
+            tuple(sorted(self.synonyms.items())),
+            self.numeric_strings,
+            self.strip,
+            self.casefold,
+        )
+
+    def value(self, value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: self.value(v) for k, v in value.items()}
+        if isinstance(value, list):
+            return [self.value(v) for v in value]
+        if not isinstance(value, str):
+            return value
+        if self.strip:
+            value = value.strip()
+        if self.casefold:
+            value = value.casefold()
+        value = self.synonyms.get(value, value)
+        if self.numeric_strings:
+            try:
+                number = float(value)
+            except ValueError:
+                return value
+            if math.isfinite(number):
+                return int(number) if number.is_integer() else number
+        return value
+
+    def calls(self, calls: Sequence[Call]) -> tuple[Call, ...]:
+        if not self.active:
+            return tuple(calls)
+        return tuple(Call(c.name, self.value(dict(c.arguments))) for c in calls)
+
+    @classmethod
+    def from_spec(cls, spec: Mapping[str, Any] | None) -> Normalizer:
+        spec = dict(spec or {})
+        unknown = sorted(set(spec) - {"synonyms", "numeric_strings", "strip", "casefold"})
+        if unknown:
+            raise ValueError(
+                f"unknown normalize option(s) {unknown}; use synonyms, numeric_strings, strip, "
+                "casefold"
+            )
+        return cls(**spec)
+
+
+def _gold_parser(value: Any) -> tuple[Call, ...]:
+    if not isinstance(value, list):
+        raise ValueError(f"gold calls must be a list of calls, got {type(value).__name__}")
+    return parse_calls(value)
+
+
+def _show(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _explain_pair(gold: Call, pred: Call) -> list[str]:
+    if gold.name != pred.name:
+        return [f"call name: gold {gold.name}, predicted {pred.name}"]
+    out = []
+    for key, value in gold.arguments.items():
+        if key not in pred.arguments:
+            out.append(f"{gold.name} argument {key}: gold {_show(value)}, predicted none")
+        elif pred.arguments[key] != value:
+            out.append(
+                f"{gold.name} argument {key}: gold {_show(value)}, "
+                f"predicted {_show(pred.arguments[key])}"
+            )
+    for key in pred.arguments:
+        if key not in gold.arguments:
+            out.append(
+                f"{gold.name} argument {key}: not in gold, predicted {_show(pred.arguments[key])}"
+            )
+    return out
+
+
+def _pairs(
+    gold: Sequence[Call], pred: Sequence[Call], assignment: Assignment
+) -> list[tuple[int, int]]:
+    """Pairs (gold index, predicted index) for lists of equal length."""
+    if assignment == "sorted":
+        g = sorted(range(len(gold)), key=lambda i: gold[i].serialize())
+        p = sorted(range(len(pred)), key=lambda i: pred[i].serialize())
+        return list(zip(g, p, strict=True))
+    n = len(gold)
+    weight = np.zeros((n, len(pred)))
+    for i, gc in enumerate(gold):
+        for j, pc in enumerate(pred):
+            if gc.name == pc.name:
+                weight[i, j] = (n + 1) + (1.0 if gc.arguments == pc.arguments else 0.0)
+    rows, cols = linear_sum_assignment(weight, maximize=True)
+    return list(zip(rows.tolist(), cols.tolist(), strict=True))
+
+
+def _arg_units(call: Call) -> int:
+    return max(1, len(call.arguments))
+
+
+def _arg_matches(gold: Call, pred: Call) -> int:
+    if gold.name != pred.name:
+        return 0
+    if not gold.arguments:
+        return 1
+    return sum(
+        1 for k, v in gold.arguments.items() if k in pred.arguments and pred.arguments[k] == v
+    )
+
+
+def score_record(
+    gold: Sequence[Call], pred: Sequence[Call], assignment: Assignment
+) -> tuple[float, float, float, list[str]]:
+    """``(fn_acc_name, fn_acc_all, fn_acc_args, reasons)`` of one record."""
+    reasons: list[str] = []
+    # fn_acc_args: optimal assignment by matched arguments, whatever the lengths
+    if not gold:
+        args = 1.0 if not pred else 0.0
+    else:
+        units = sum(_arg_units(c) for c in gold)
+        if pred:
+            weight = np.array([[_arg_matches(g, p) for p in pred] for g in gold], dtype=float)
+            rows, cols = linear_sum_assignment(weight, maximize=True)
+            matched = float(weight[rows, cols].sum())
+        else:
+            matched = 0.0
+        args = matched / units
+    if not gold and not pred:
+        return 1.0, 1.0, args, reasons
+    if len(gold) != len(pred):
+        reasons.append(f"{len(gold)} gold call(s), {len(pred)} predicted")
+        return 0.0, 0.0, args, reasons
+    pairs = _pairs(gold, pred, assignment)
+    if any(gold[i].name != pred[j].name for i, j in pairs):
+        reasons.extend(
+            f"call name: gold {gold[i].name}, predicted {pred[j].name}"
+            for i, j in pairs
+            if gold[i].name != pred[j].name
+        )
+        return 0.0, 0.0, args, reasons
+    equal = [gold[i].arguments == pred[j].arguments for i, j in pairs]
+    for (i, j), same in zip(pairs, equal, strict=True):
+        if not same:
+            reasons.extend(_explain_pair(gold[i], pred[j]))
+    return 1.0, sum(equal) / len(equal), args, reasons
+
+
+class _CallStatistic(Statistic):
+    """Shared set-up of the call statistics: fields, parsing and normalisation."""
+
+    def __init__(self, gold: str, pred: str, normalize: Mapping[str, Any] | None):
+        self.gold = gold
+        self.pred = pred
+        self.normalizer = Normalizer.from_spec(normalize)
+
+    def fields(self) -> list[FieldSpec]:
+        return [
+            FieldSpec(self.gold, "json", parser=_gold_parser),
+            FieldSpec(self.pred, "json", parser=parse_calls, lenient=True),
+        ]
+
+    def pairs(self, table: Table) -> list[tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]]:
+        norm = self.normalizer
+        out: list[tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]] = []
+        for gold, pred in zip(table.column(self.gold), table.column(self.pred), strict=True):
+            g = norm.calls(gold)
+            p = pred if isinstance(pred, ParseFailure) else norm.calls(pred)
+            out.append((g, p))
+        return out
+
+
+class CallMatchStatistic(_CallStatistic):
+    """Per record ``[fn_acc_name, fn_acc_all, fn_acc_args, 1]``."""
+
+    def __init__(
+        self, gold: str, pred: str, normalize: Mapping[str, Any] | None, assignment: Assignment
+    ):
+        super().__init__(gold, pred, normalize)
+        self.assignment = assignment
+
+    @property
+    def key(self) -> Hashable:
+        return ("calls", self.gold, self.pred, self.normalizer.key(), self.assignment)
+
+    def compute(self, table: Table) -> StatBlock:
+        rows = np.zeros((table.n, 4))
+        rows[:, 3] = 1.0
+        for i, (gold, pred) in enumerate(self.pairs(table)):
+            if isinstance(pred, ParseFailure):
+                continue
+            name, whole, args, _ = score_record(gold, pred, self.assignment)
+            rows[i, :3] = (name, whole, args)
+        return StatBlock(width=4, rows=rows)
+
+    def reasons(self, table: Table) -> list[str | None]:
+        out: list[str | None] = []
+        for gold, pred in self.pairs(table):
+            if isinstance(pred, ParseFailure):
+                out.append(f"prediction could not be parsed: {pred.reason}")
+                continue
+            reasons = score_record(gold, pred, self.assignment)[3]
+            out.append("; ".join(reasons) if reasons else None)
+        return out
+
+
+class CallTextStatistic(_CallStatistic):
+    """Per record ``[rouge-1, rouge-2, rouge-l, bleu-4, 1, empty]`` on the seed's serialisation,
+    jieba words; ``empty`` is 1 where the ``rouge`` package would raise (scored 0, as the seed)."""
+
+    def __init__(self, gold: str, pred: str, normalize: Mapping[str, Any] | None):
+        super().__init__(gold, pred, normalize)
+
+    @property
+    def key(self) -> Hashable:
+        return ("call-text", self.gold, self.pred, self.normalizer.key())
+
+    def compute(self, table: Table) -> StatBlock:
+        rows = np.zeros((table.n, 6))
+        rows[:, 4] = 1.0
+        tokens: dict[str, list[str]] = {}
+        scores: dict[tuple[str, str], tuple[float, float, float, float, bool]] = {}
+        for i, (gold, pred) in enumerate(self.pairs(table)):
+            if isinstance(pred, ParseFailure):
+                continue
+            ref_text = serialize_calls(gold)
+            hyp_text = serialize_calls(pred)
+            cached = scores.get((hyp_text, ref_text))
+            if cached is None:
+                cached = _text_scores(hyp_text, ref_text, tokens)
+                scores[(hyp_text, ref_text)] = cached
+            r1, r2, rl, bleu, empty = cached
+            rows[i] = (r1, r2, rl, bleu, 1.0, float(empty))
+        return StatBlock(width=6, rows=rows, counts={"empty_text": int(rows[:, 5].sum())})
+
+
+def _text_scores(
+    hyp_text: str, ref_text: str, tokens: dict[str, list[str]]
+) -> tuple[float, float, float, float, bool]:
+    hyp = tokens.get(hyp_text)
+    if hyp is None:
+        hyp = tokens[hyp_text] = jieba_words(hyp_text)
+    ref = tokens.get(ref_text)
+    if ref is None:
+        ref = tokens[ref_text] = jieba_words(ref_text)
+    empty = False
+    try:
+        rouge = rouge_package_scores(" ".join(hyp), " ".join(ref))
+        r1, r2, rl = rouge["rouge-1"], rouge["rouge-2"], rouge["rouge-l"]
+    except SeedEmptyText:
+        r1 = r2 = rl = 0.0
+        empty = True
+    return r1, r2, rl, sentence_bleu_method3(hyp, ref), empty
+
+
+class _ColumnMean(Metric):
+    """Mean over records of one column of a call statistic."""
+
+    column: ClassVar[int]
+    statistic_kind: ClassVar[str]
+
+    def __init__(
+        self,
+        gold: str = "gold_fn",
+        pred: str = "pred_fn",
+        normalize: Mapping[str, Any] | None = None,
+        assignment: Assignment = "sorted",
+    ):
+        if assignment not in ("sorted", "optimal"):
+            raise ValueError(f"assignment must be sorted or optimal, got {assignment!r}")
+        Normalizer.from_spec(normalize)
+        self.gold = gold
+        self.pred = pred
+        self.normalize = normalize
+        self.assignment: Assignment = assignment
+
+    def statistic(self) -> Statistic:
+        if self.statistic_kind == "match":
+            return CallMatchStatistic(self.gold, self.pred, self.normalize, self.assignment)
+        return CallTextStatistic(self.gold, self.pred, self.normalize)
+
+    def compute(self, summed: np.ndarray) -> np.ndarray:
+        summed = np.asarray(summed, dtype=np.float64)
+        count = summed[..., 3 if self.statistic_kind == "match" else 4]
+        safe = np.where(count > 0, count, 1.0)
+        values: np.ndarray = np.where(count > 0, summed[..., self.column] / safe, np.nan)
+        return values
+
+    def count(self, summed: np.ndarray) -> np.ndarray:
+        counted: np.ndarray = np.asarray(summed, dtype=np.float64)[
+            ..., 3 if self.statistic_kind == "match" else 4
+        ]
+        return counted
+
+    def undefined_reason(self, summed: np.ndarray) -> str:
+        return "no records"
+
+    def explain_miss(self, table: Table, values: np.ndarray) -> list[str | None] | None:
+        if self.statistic_kind != "match":
+            return None
+        statistic = self.statistic()
+        assert isinstance(statistic, CallMatchStatistic)
+        reasons = statistic.reasons(table)
+        return [r if v < 1.0 else None for r, v in zip(reasons, values, strict=True)]
+
+
+def _column_metric(name: str, kind: str, column: int, definition: str) -> None:
+    cls = type(
+        f"_{name.replace('-', '_')}",
+        (_ColumnMean,),
+        {"column": column, "statistic_kind": kind, "definition": definition, "__doc__": definition},
+    )
+    register_metric(name, definition)(cls)
+
+
+_column_metric(
+    "fn_acc_name",
+    "match",
+    0,
+    "share of records whose sorted function names equal the gold ones (empty/empty = 1, "
+    "different call counts = 0), as the seed's score_fn",
+)
+_column_metric(
+    "fn_acc_all",
+    "match",
+    1,
+    "per record: share of paired calls with equal arguments when all names match, else 0 "
+    "(seed's score_fn); mean over records",
+)
+_column_metric(
+    "fn_acc_args",
+    "match",
+    2,
+    "per record: share of gold arguments (a call without arguments counts as one) that the "
+    "optimally paired predicted call has equal; mean over records",
+)
+_column_metric(
+    "rouge-1",
+    "text",
+    0,
+    "the rouge package's ROUGE-1 F (set unigrams, +1e-8) on the seed's call serialisation in "
+    "jieba words; mean over records",
+)
+_column_metric(
+    "rouge-2",
+    "text",
+    1,
+    "the rouge package's ROUGE-2 F (set bigrams, +1e-8) on the seed's call serialisation in "
+    "jieba words; mean over records",
+)
+_column_metric(
+    "rouge-l",
+    "text",
+    2,
+    "the rouge package's summary-level ROUGE-L F on the seed's call serialisation in jieba "
+    "words; mean over records",
+)
+_column_metric(
+    "bleu-4",
+    "text",
+    3,
+    "nltk sentence_bleu (4-gram, smoothing method 3) on the seed's call serialisation in "
+    "jieba words; mean over records",
+)

@@ -1,0 +1,1 @@
+"""Text-overlap building blocks: tokenisers, ROUGE and BLEU statistics (usable by any suite)."""

@@ -1,0 +1,129 @@
+"""Tokenisers for Chinese, English and mixed text.
+
+* ``jieba``: jieba's accurate mode (``jieba.cut(text)``), token for token. jieba segments a text
+  block by block (runs of Han characters, letters and digits; everything else a character at a
+  time); this module caches the segmentation of each block, so text that repeats across records
+  (argument values, function names) is segmented once. The output equals ``list(jieba.cut(t))``.
+* ``cjk``: one token per CJK character, Latin words and numbers kept whole.
+* ``whitespace``: ``str.split()``.
+
+A tokeniser that turns non-empty text into no tokens (rouge-score's default tokeniser on Chinese)
+is a trap: :func:`warn_if_empty` reports it.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+__all__ = [
+    "TOKENIZERS",
+    "EmptyTokensWarning",
+    "cjk_chars",
+    "get_tokenizer",
+    "jieba_words",
+    "warn_if_empty",
+    "whitespace",
+]
+
+Tokenizer = Callable[[str], list[str]]
+
+
+class EmptyTokensWarning(UserWarning):
+    """A tokeniser produced no tokens from non-empty text."""
+
+
+_jieba: Any = None
+_BLOCKS: dict[str, tuple[str, ...]] = {}
+_BLOCK_CACHE_LIMIT = 2_000_000
+
+
+def _load_jieba() -> Any:
+    global _jieba
+    if _jieba is None:
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        jieba.initialize()
+        _jieba = jieba
+    return _jieba
+
+
+def jieba_words(text: str) -> list[str]:
+    """``list(jieba.cut(text))`` (accurate mode, HMM on), with each block's result cached."""
+    jb = _load_jieba()
+    han = jb.re_han_default
+    skip = jb.re_skip_default
+    blocks = _BLOCKS
+    out: list[str] = []
+    for block in han.split(text):
+        if not block:
+            continue
+        words = blocks.get(block)
+        if words is None:
+            if han.match(block):
+                words = tuple(jb.dt.cut(block))
+            else:
+                parts: list[str] = []
+                for piece in skip.split(block):
+                    if skip.match(piece):
+                        parts.append(piece)
+                    else:
+                        parts.extend(piece)
+                words = tuple(parts)
+            if len(blocks) >= _BLOCK_CACHE_LIMIT:
+                blocks.clear()
+            blocks[block] = words
+        out.extend(words)
+    return out
+
+
+_CJK = re.compile(
+    r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]"
+    r"|[\u20000-\u2fa1f]"
+    r"|[A-Za-z0-9]+(?:[._'-][A-Za-z0-9]+)*"
+    r"|\S",
+)
+
+
+def cjk_chars(text: str) -> list[str]:
+    """One token per CJK character (and full-width punctuation); Latin words and numbers whole."""
+    return _CJK.findall(text)
+
+
+def whitespace(text: str) -> list[str]:
+    """Tokens separated by whitespace."""
+    return text.split()
+
+
+TOKENIZERS: dict[str, Tokenizer] = {
+    "jieba": jieba_words,
+    "cjk": cjk_chars,
+    "whitespace": whitespace,
+}
+
+
+def get_tokenizer(name: str) -> Tokenizer:
+    """A tokeniser by name (``jieba``, ``cjk``, ``whitespace``)."""
+    try:
+        return TOKENIZERS[name]
+    except KeyError:
+        raise ValueError(
+            f"unknown tokenizer {name!r}; choose one of {sorted(TOKENIZERS)}"
+        ) from None
+
+
+def warn_if_empty(texts: list[str], tokens: list[list[str]], tokenizer: str) -> int:
+    """Warn once if some non-empty texts gave no tokens; return how many did."""
+    empty = sum(1 for t, toks in zip(texts, tokens, strict=True) if t.strip() and not toks)
+    if empty:
+        warnings.warn(
+            f"tokenizer {tokenizer!r} turned {empty} non-empty text(s) into no tokens; "
+            "scores on them are 0 (for Chinese use 'jieba' or 'cjk')",
+            EmptyTokensWarning,
+            stacklevel=2,
+        )
+    return empty
