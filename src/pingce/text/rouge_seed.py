@@ -38,7 +38,7 @@ def rouge_sentences(text: str) -> list[list[str]]:
 
 
 def _ngram_set(words: Sequence[str], n: int) -> set[tuple[str, ...]]:
-    return {tuple(words[i : i + n]) for i in range(len(words) - n + 1)}
+    return set(zip(*[words[k:] for k in range(n)], strict=False))
 
 
 def _f(overlap: int, hyp_count: int, ref_count: int) -> float:
@@ -49,21 +49,27 @@ def _f(overlap: int, hyp_count: int, ref_count: int) -> float:
 
 def _traceback_lcs_words(x: Sequence[str], y: Sequence[str]) -> set[str]:
     """Words of the LCS of ``x`` (reference) and ``y`` recovered by the package's traceback:
-    a match goes diagonally; otherwise up when the cell above is strictly larger, else left."""
+    a match goes diagonally; otherwise up when the cell above is strictly larger, else left.
+
+    The DP table is kept as bit-parallel rows (Allison-Dix / Hyyro): row ``i`` is an integer
+    ``V`` whose low ``j`` bits hold ``j - L[i][j]`` ones, so a row costs a few big-integer
+    operations and any cell is a masked popcount. Equal sequences skip the table.
+    """
     n, m = len(x), len(y)
     if n == 0 or m == 0:
         return set()
-    table = [[0] * (m + 1) for _ in range(n + 1)]
-    for i in range(1, n + 1):
-        xi = x[i - 1]
-        row, above = table[i], table[i - 1]
-        for j in range(1, m + 1):
-            if xi == y[j - 1]:
-                row[j] = above[j - 1] + 1
-            else:
-                left = row[j - 1]
-                up = above[j]
-                row[j] = up if up > left else left
+    if n == m and list(x) == list(y):
+        return set(x)
+    masks: dict[str, int] = {}
+    for j, token in enumerate(y):
+        masks[token] = masks.get(token, 0) | (1 << j)
+    full = (1 << m) - 1
+    row = full
+    rows = [row]
+    for token in x:
+        match = row & masks.get(token, 0)
+        row = ((row + match) | (row - match)) & full
+        rows.append(row)
     words: set[str] = set()
     i, j = n, m
     while i > 0 and j > 0:
@@ -71,7 +77,11 @@ def _traceback_lcs_words(x: Sequence[str], y: Sequence[str]) -> set[str]:
             words.add(x[i - 1])
             i -= 1
             j -= 1
-        elif table[i - 1][j] > table[i][j - 1]:
+            continue
+        low = (1 << (j - 1)) - 1
+        up = j - (rows[i - 1] & (low | (1 << (j - 1)))).bit_count()  # L[i-1][j]
+        left = (j - 1) - (rows[i] & low).bit_count()  # L[i][j-1]
+        if up > left:
             i -= 1
         else:
             j -= 1
@@ -117,13 +127,13 @@ def sentence_bleu_method3(hyp: Sequence[str], ref: Sequence[str], max_order: int
     ref_len = len(ref)
     precisions: list[tuple[int, int]] = []
     for n in range(1, max_order + 1):
-        counts = Counter(tuple(hyp[i : i + n]) for i in range(hyp_len - n + 1))
+        counts = Counter(zip(*[hyp[k:] for k in range(n)], strict=False))
         if not counts:
             precisions.append((0, 1))
             continue
-        ref_counts = Counter(tuple(ref[i : i + n]) for i in range(ref_len - n + 1))
-        clipped = sum(min(c, ref_counts[g]) for g, c in counts.items())
-        precisions.append((clipped, max(1, sum(counts.values()))))
+        ref_counts = Counter(zip(*[ref[k:] for k in range(n)], strict=False))
+        clipped = sum((counts & ref_counts).values())  # min of the two counts per n-gram
+        precisions.append((clipped, max(1, hyp_len - n + 1)))
     if precisions[0][0] == 0:
         return 0.0
     if hyp_len > ref_len:
