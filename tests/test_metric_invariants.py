@@ -37,9 +37,11 @@ from pingce.errors import InputError
 from pingce.labels import RISK_LEVELS, LabelScale
 from pingce.metrics import base
 from pingce.metrics import calls as calls_module
+from pingce.metrics import sets as sets_module
 from pingce.metrics.base import Metric, StatBlock, Statistic, create_metric, metric_registry
 from pingce.metrics.timing import LatencyPercentile
 from pingce.records import FieldSpec, Table, load_records, parse_path
+from pingce.similarity.lexical import LexicalBackend
 from pingce.stats import CIMethod, Interval, _jackknife, bootstrap_intervals
 from pingce.suites.spec import SuiteSpec
 
@@ -170,9 +172,24 @@ def random_calls(rng: np.random.Generator, lenient: bool) -> Any:
     return calls
 
 
+def random_yes_no(rng: np.random.Generator, lenient: bool) -> Any:
+    """A judge answer: a boolean or Yes/No text (a lenient field sometimes gets nonsense)."""
+    if lenient and rng.random() < 0.1:
+        return "maybe"
+    return [True, False, "Yes", "No", "是", "否"][int(rng.integers(6))]
+
+
+def random_items(rng: np.random.Generator, lenient: bool) -> Any:
+    """A list of items, some shared between records so exact and fuzzy matches occur."""
+    pool = ["员工信息", "员工信息表", "部门", "Customer Account", "customer account", "订单"]
+    return [pool[int(rng.integers(len(pool)))] for _ in range(int(rng.integers(0, 4)))]
+
+
 JSON_GENERATORS: dict[Any, Any] = {
     calls_module._gold_parser: random_calls,
     calls_module.parse_calls: random_calls,
+    sets_module.parse_yes_no: random_yes_no,
+    sets_module.parse_items: random_items,
 }
 
 
@@ -195,6 +212,8 @@ def field_values(spec: FieldSpec, n: int, rng: np.random.Generator, decimals: in
             for i in np.flatnonzero(rng.random(n) < 0.25):
                 out[i] = ... if i % 2 else None  # absent key, or an explicit null
         return out
+    if spec.kind == "string" and spec.choices:
+        return [spec.choices[int(rng.integers(len(spec.choices)))] for _ in range(n)]
     if spec.kind in ("string", "value"):
         choices = ["甲", "乙", "abc", "x y"]
         return [choices[int(rng.integers(len(choices)))] for _ in range(n)]
@@ -228,8 +247,17 @@ def load(metric: Metric, records: list[dict[str, Any]]) -> Table:
     return load_records(records, specs)
 
 
+def compute_block(statistic: Statistic, table: Table) -> StatBlock:
+    """A statistic's block; one that needs similarities gets them from the lexical backend."""
+    if not statistic.needs_similarity:
+        return statistic.compute(table)
+    scores, _ = LexicalBackend().score(statistic.similarity_pairs(table))
+    block: StatBlock = statistic.compute(table, scores)  # type: ignore[call-arg]
+    return block
+
+
 def stat_block(metric: Metric, table: Table) -> StatBlock:
-    block = metric.statistic().compute(table)
+    block = compute_block(metric.statistic(), table)
     if not isinstance(block, StatBlock):
         pytest.fail(f"{metric.describe()}: statistic computed {block!r}, not a StatBlock")
     if (block.codes is None) == (block.rows is None):
@@ -253,7 +281,7 @@ def value_of(metric: Metric, block: StatBlock) -> float:
 
 def value_from_table(metric: Metric, table: Table) -> float:
     """Recompute from scratch: a fresh statistic over the records."""
-    return value_of(metric, metric.statistic().compute(table))
+    return value_of(metric, compute_block(metric.statistic(), table))
 
 
 def same(a: float, b: float) -> bool:

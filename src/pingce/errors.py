@@ -7,6 +7,7 @@ offending value, so a message always says where to look.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 __all__ = ["InputError", "OptionError", "PingceError", "SuiteError", "show_value"]
@@ -22,6 +23,11 @@ def show_value(value: Any, limit: int = 80) -> str:
         text = "null"
     elif isinstance(value, bool):
         text = "true" if value else "false"
+    elif isinstance(value, dict | list):
+        try:
+            text = json.dumps(value, ensure_ascii=False)
+        except (TypeError, ValueError):
+            text = repr(value)
     else:
         text = repr(value)
     if len(text) > limit:

@@ -10,6 +10,7 @@ that names the file, the line, the field and the value.
 from __future__ import annotations
 
 import csv
+import json
 import os
 import re
 from array import array
@@ -41,6 +42,7 @@ FieldKind = Literal["label", "number", "string", "value", "json"]
 parsed value or raises ``ValueError`` with the reason) and stored as the parsed object."""
 
 _MISSING = object()
+_LONG_INT = re.compile(rb"\d{19,}")
 _PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
@@ -88,6 +90,8 @@ class FieldSpec:
     required: bool = True
     scale: LabelScale | None = None
     minimum: float | None = None
+    choices: tuple[str, ...] | None = None
+    """For ``string`` fields: the values allowed."""
     parser: Callable[[Any], Any] | None = field(default=None, compare=False)
     lenient: bool = False
     """For ``json`` fields: a value the parser rejects is kept as a :class:`ParseFailure` (a
@@ -282,6 +286,16 @@ class _Column:
         return out, None
 
     def _texts(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
+        converted, bad = self._texts_unchecked(buffer)
+        choices = self.spec.choices
+        if bad is None and choices is not None:
+            allowed = set(choices)
+            for i, value in enumerate(converted):
+                if value is not None and value not in allowed:
+                    return None, (i, f"expected one of {list(choices)}", value)
+        return converted, bad
+
+    def _texts_unchecked(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
         string = self.spec.kind == "string"
         if set(map(type, buffer)) == {str}:
             return buffer, None
@@ -344,11 +358,17 @@ def _iter_jsonl(path: Path, progress: Callable[[int], None] | None) -> Iterator[
             if not line.strip():
                 continue
             try:
-                record = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
+                # orjson reads integers beyond 64 bits as floats; json keeps them exact
+                record = json.loads(line) if _LONG_INT.search(line) else orjson.loads(line)
+            except (orjson.JSONDecodeError, json.JSONDecodeError, UnicodeDecodeError) as exc:
                 snippet = line.decode("utf-8", errors="replace").strip()
                 raise InputError(
-                    f"not valid JSON: {exc.msg} at character {exc.pos + 1}",
+                    "not valid JSON: "
+                    + (
+                        f"{exc.msg} at character {exc.pos + 1}"
+                        if isinstance(exc, json.JSONDecodeError)
+                        else str(exc)
+                    ),
                     source=source,
                     line=number,
                     value=snippet,

@@ -111,6 +111,9 @@ class EvaluationResult(BaseModel):
     signature: Signature
     data: DataInfo
     sampling: SamplingInfo | None = None
+    similarity: dict[str, Any] | None = None
+    """What the similarity backend did: pairs, requests, cache hits, failures, tokens, cost,
+    latency (present when a metric needed similarities)."""
     definitions: dict[str, str] = {}
 
     _records: Any = PrivateAttr(default=None)

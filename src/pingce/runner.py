@@ -19,7 +19,7 @@ import numpy as np
 
 from ._version import __version__
 from .errors import OptionError
-from .metrics.base import Metric, StatBlock
+from .metrics.base import Metric, StatBlock, Statistic
 from .records import FieldSpec, ParseFailure, Table, load_records, parse_path
 from .results import (
     DataInfo,
@@ -30,6 +30,7 @@ from .results import (
     SliceResult,
 )
 from .sampling import Allocation, SamplingInfo, Shortfall, sample_indices
+from .similarity import BackendStats, SimilarityTable, make_backend
 from .stats import CIMethod, Interval, bootstrap_intervals
 from .suites.spec import BuiltSuite, DefaultsSpec, SuiteSpec, load_suite
 
@@ -38,7 +39,9 @@ __all__ = ["ProgressHook", "RunOptions", "evaluate_suite"]
 ProgressHook = Callable[[str, float | None], Callable[[float], None]]
 """``hook(description, total)`` starts a progress task and returns its ``advance(amount)``."""
 
-_SIMILARITY = re.compile(r"^(exact|levenshtein|lexical(:[\w.-]+)?|embedding:.+|openai:.+)$")
+_SIMILARITY = re.compile(
+    r"^(exact|levenshtein|lexical(:[\w.-]+)?|embedding:.+|embedding-api:.+|openai:.+)$"
+)
 
 
 def _no_progress(description: str, total: float | None) -> Callable[[float], None]:
@@ -60,6 +63,9 @@ class RunOptions:
     ci_level: float = 0.95
     slices: tuple[str, ...] = ()
     zero_division: float | str | None = "suite"
+    base_url: str | None = None
+    cache: str | bool | None = None
+    """Similarity cache: a path, None for the default file, False for none."""
 
     def validate(self) -> None:
         """Reject invalid options with a message naming the option."""
@@ -196,15 +202,39 @@ class _Evaluator:
         self.options = options
         self.progress = progress
         self.keys: dict[str, Hashable] = {}
+        self.backend_stats: BackendStats | None = None
+        self.backend_signature: str | None = None
         for name, item in suite.items().items():
             self.keys[name] = item.statistic().key
 
     def blocks(self, table: Table) -> dict[Hashable, StatBlock]:
-        blocks: dict[Hashable, StatBlock] = {}
+        statistics: dict[Hashable, Statistic] = {}
         for item in self.suite.items().values():
             statistic = item.statistic()
-            if statistic.key not in blocks:
-                blocks[statistic.key] = statistic.compute(table)
+            statistics.setdefault(statistic.key, statistic)
+        similar = [s for s in statistics.values() if s.needs_similarity]
+        scores: SimilarityTable | None = None
+        if similar:
+            backend = make_backend(
+                self.options.similarity,
+                base_url=self.options.base_url,
+                cache=self.options.cache,
+                options=dict(self.suite.spec.similarity),
+            )
+            pairs = list(dict.fromkeys(p for s in similar for p in s.similarity_pairs(table)))
+            label = backend.signature().split("|")[0]
+            advance = self.progress(f"similarity {label}", float(len(pairs)))
+            try:
+                scores, self.backend_stats = backend.score(pairs, advance)
+            finally:
+                backend.close()
+            self.backend_signature = backend.signature()
+        blocks: dict[Hashable, StatBlock] = {}
+        for key, statistic in statistics.items():
+            if statistic.needs_similarity:
+                blocks[key] = statistic.compute(table, scores)  # type: ignore[call-arg]
+            else:
+                blocks[key] = statistic.compute(table)
         return blocks
 
     def evaluate(
@@ -345,6 +375,8 @@ def evaluate_suite(
     blocks = evaluator.blocks(table)
     metrics, tables = evaluator.evaluate(blocks, options.seed, "")
     failures = Failures(parse=_parse_failures(table))
+    if evaluator.backend_stats is not None:
+        failures.judge = evaluator.backend_stats.failures
     for block in blocks.values():
         for name, count in block.counts.items():
             setattr(failures, name, getattr(failures, name, 0) + count)
@@ -377,7 +409,7 @@ def evaluate_suite(
         bootstrap=options.bootstrap,
         ci_method=options.ci_method,
         ci_level=options.ci_level,
-        similarity=None,
+        similarity=evaluator.backend_signature,
         zero_division=built.spec.defaults.zero_division,
         labels=list(built.scale.labels) if built.scale is not None else None,
         metrics={name: item.describe() for name, item in built.items().items()},
@@ -396,5 +428,7 @@ def evaluate_suite(
         sampling=sampling,
         definitions={name: item.definition for name, item in built.items().items()},
     )
+    if evaluator.backend_stats is not None:
+        result.similarity = evaluator.backend_stats.summary()
     result._records = evaluator.record_values(table, blocks)
     return result

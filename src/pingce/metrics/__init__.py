@@ -1,6 +1,6 @@
 """Metrics: the protocol and registry (``base``) and one module per family."""
 
-from . import calls, classification, timing
+from . import calls, classification, sets, timing
 from .base import (
     Metric,
     MetricInfo,
@@ -28,6 +28,7 @@ __all__ = [
     "metric_registry",
     "register_metric",
     "register_table",
+    "sets",
     "table_registry",
     "timing",
 ]

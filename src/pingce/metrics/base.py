@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import inspect
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, TypeVar
 
@@ -124,7 +124,18 @@ class StatBlock:
 
 
 class Statistic(ABC):
-    """Computes a :class:`StatBlock` from the records. Equal ``key`` means shareable."""
+    """Computes a :class:`StatBlock` from the records. Equal ``key`` means shareable.
+
+    A statistic that needs meaning sets ``needs_similarity``, lists the text pairs it needs in
+    :meth:`similarity_pairs`, and receives the scored pairs as ``compute(table, similarity)``:
+    the runner asks the backend once for the pairs of all such statistics.
+    """
+
+    needs_similarity: bool = False
+
+    def similarity_pairs(self, table: Table) -> Iterable[tuple[str, str]]:
+        """The (a, b) pairs whose similarity :meth:`compute` will read."""
+        return ()
 
     @property
     @abstractmethod
@@ -336,4 +347,4 @@ def create_table(name: str, **args: Any) -> TableMetric:
 
 
 def _load_builtins() -> None:
-    from . import calls, classification, timing  # noqa: F401  (registration side effect)
+    from . import calls, classification, sets, timing  # noqa: F401  (registration side effect)

@@ -31,13 +31,19 @@ import math
 import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
 from ..records import FieldSpec, ParseFailure, Table
-from ..text.rouge_seed import SeedEmptyText, rouge_package_scores, sentence_bleu_method3
+from ..text.rouge_seed import (
+    SeedEmptyText,
+    rouge_package_scores,
+    rouge_sentences,
+    sentence_bleu_method3,
+)
 from ..text.tokenize import jieba_words
 from .base import Metric, StatBlock, Statistic, register_metric
 
@@ -58,16 +64,22 @@ class Call:
     """One function call: a name and its arguments (a JSON object)."""
 
     name: str
-    arguments: Mapping[str, Any]
+    arguments: Mapping[str, Any] | None
+    """None only for a prediction whose arguments were JSON null (the seed keeps it as is)."""
+
+    @cached_property
+    def text(self) -> str:
+        """The seed's ``fn2str``: name + JSON of the arguments with sorted keys (made once)."""
+        return self.name + json.dumps(self.arguments, sort_keys=True, ensure_ascii=False)
 
     def serialize(self) -> str:
         """The seed's ``fn2str``: name + JSON of the arguments with sorted keys."""
-        return self.name + json.dumps(self.arguments, sort_keys=True, ensure_ascii=False)
+        return self.text
 
 
 def serialize_calls(calls: Sequence[Call]) -> str:
     """The seed's ``fns2str``: serialised calls, sorted, joined by ``;``."""
-    return ";".join(sorted(call.serialize() for call in calls))
+    return ";".join(sorted(call.text for call in calls))
 
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
@@ -100,15 +112,17 @@ def _from_text(text: str) -> Any:
     raise ValueError(f"no JSON function call found in the text {shown!r}")
 
 
-def _call(item: Any, index: int) -> Call:
+def _call(item: Any, index: int, allow_null: bool) -> Call:
     if not isinstance(item, dict):
         raise ValueError(f"call {index} is not an object")
     if isinstance(item.get("function"), dict) and "name" not in item:
         item = item["function"]  # OpenAI tool call {"type": "function", "function": {...}}
     name = item.get("name")
-    if not isinstance(name, str) or not name:
-        raise ValueError(f'call {index} has no "name" (a non-empty string)')
+    if not isinstance(name, str):
+        raise ValueError(f'call {index} has no "name" (a string)')
     arguments = item.get("arguments", {})
+    if arguments is None and allow_null:
+        return Call(name, None)
     if isinstance(arguments, str):
         if not arguments.strip():
             arguments = {}
@@ -119,8 +133,6 @@ def _call(item: Any, index: int) -> Call:
                 raise ValueError(
                     f"call {index} ({name}): arguments are text that is not JSON"
                 ) from None
-    if arguments is None:
-        arguments = {}
     if not isinstance(arguments, dict):
         raise ValueError(
             f"call {index} ({name}): arguments must be an object or JSON text of one, "
@@ -129,9 +141,17 @@ def _call(item: Any, index: int) -> Call:
     return Call(name, arguments)
 
 
-def parse_calls(value: Any) -> tuple[Call, ...]:
+def parse_calls(value: Any, *, allow_null: bool = True) -> tuple[Call, ...]:
     """Calls from a list of call objects, one call object, an OpenAI ``tool_calls`` message or
-    model text containing any of these. Raises ``ValueError`` saying what is wrong."""
+    model text containing any of these. Raises ``ValueError`` saying what is wrong.
+
+    ``"arguments": null`` is kept as None (the seed serialises it as ``null`` and it equals no
+    object) unless ``allow_null`` is False; a missing value (None) is no calls, as in the seed.
+    """
+    if value is None:
+        return ()
+    if isinstance(value, tuple):
+        value = list(value)
     if isinstance(value, str):
         value = _from_text(value)
     if isinstance(value, dict):
@@ -143,7 +163,7 @@ def parse_calls(value: Any) -> tuple[Call, ...]:
             value = [value]
     if not isinstance(value, list):
         raise ValueError(f"expected a list of calls, got {type(value).__name__}")
-    return tuple(_call(item, i) for i, item in enumerate(value))
+    return tuple(_call(item, i, allow_null) for i, item in enumerate(value))
 
 
 class Normalizer:
@@ -199,7 +219,10 @@ class Normalizer:
     def calls(self, calls: Sequence[Call]) -> tuple[Call, ...]:
         if not self.active:
             return tuple(calls)
-        return tuple(Call(c.name, self.value(dict(c.arguments))) for c in calls)
+        return tuple(
+            Call(c.name, None if c.arguments is None else self.value(dict(c.arguments)))
+            for c in calls
+        )
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any] | None) -> Normalizer:
@@ -214,9 +237,9 @@ class Normalizer:
 
 
 def _gold_parser(value: Any) -> tuple[Call, ...]:
-    if not isinstance(value, list):
+    if not isinstance(value, list | tuple):
         raise ValueError(f"gold calls must be a list of calls, got {type(value).__name__}")
-    return parse_calls(value)
+    return parse_calls(value, allow_null=False)
 
 
 def _show(value: Any) -> str:
@@ -226,6 +249,8 @@ def _show(value: Any) -> str:
 def _explain_pair(gold: Call, pred: Call) -> list[str]:
     if gold.name != pred.name:
         return [f"call name: gold {gold.name}, predicted {pred.name}"]
+    if pred.arguments is None or gold.arguments is None:
+        return [f"{gold.name} arguments: gold {_show(gold.arguments)}, predicted null"]
     out = []
     for key, value in gold.arguments.items():
         if key not in pred.arguments:
@@ -262,17 +287,18 @@ def _pairs(
 
 
 def _arg_units(call: Call) -> int:
-    return max(1, len(call.arguments))
+    return max(1, len(call.arguments or {}))
 
 
 def _arg_matches(gold: Call, pred: Call) -> int:
     if gold.name != pred.name:
         return 0
+    given = pred.arguments
     if not gold.arguments:
-        return 1
-    return sum(
-        1 for k, v in gold.arguments.items() if k in pred.arguments and pred.arguments[k] == v
-    )
+        return 1 if given is not None else 0
+    if given is None:
+        return 0
+    return sum(1 for k, v in gold.arguments.items() if k in given and given[k] == v)
 
 
 def score_record(
@@ -322,14 +348,17 @@ class _CallStatistic(Statistic):
 
     def fields(self) -> list[FieldSpec]:
         return [
-            FieldSpec(self.gold, "json", parser=_gold_parser),
-            FieldSpec(self.pred, "json", parser=parse_calls, lenient=True),
+            FieldSpec(self.gold, "json", required=False, parser=_gold_parser),
+            FieldSpec(self.pred, "json", required=False, parser=parse_calls, lenient=True),
         ]
 
     def pairs(self, table: Table) -> list[tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]]:
         norm = self.normalizer
         out: list[tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]] = []
         for gold, pred in zip(table.column(self.gold), table.column(self.pred), strict=True):
+            # a missing field is no calls, as the seed's item.get("gold_fn", [])
+            gold = () if gold is None else gold
+            pred = () if pred is None else pred
             g = norm.calls(gold)
             p = pred if isinstance(pred, ParseFailure) else norm.calls(pred)
             out.append((g, p))
@@ -409,6 +438,8 @@ def _text_scores(
     ref = tokens.get(ref_text)
     if ref is None:
         ref = tokens[ref_text] = jieba_words(ref_text)
+    if hyp_text == ref_text:
+        return _identical_scores(hyp)
     empty = False
     try:
         rouge = rouge_package_scores(" ".join(hyp), " ".join(ref))
@@ -417,6 +448,20 @@ def _text_scores(
         r1 = r2 = rl = 0.0
         empty = True
     return r1, r2, rl, sentence_bleu_method3(hyp, ref), empty
+
+
+def _identical_scores(tokens: list[str]) -> tuple[float, float, float, float, bool]:
+    """The seed's scores of a prediction whose text equals the gold text, without the tables:
+    every n-gram and LCS word matches, so ROUGE is F(c, c, c) for c distinct n-grams (0 when
+    there is none) and BLEU has precision 1 up to the text length, smoothed above it."""
+    sentences = rouge_sentences(" ".join(tokens))
+    if not sentences:
+        return 0.0, 0.0, 0.0, sentence_bleu_method3(tokens, tokens), True
+    words = [w for s in sentences for w in s]
+    f = 2.0 * (1.0 / (2.0 + 1e-8))
+    r1 = f if words else 0.0
+    r2 = f if len(words) >= 2 else 0.0
+    return r1, r2, f, sentence_bleu_method3(tokens, tokens), False
 
 
 class _ColumnMean(Metric):

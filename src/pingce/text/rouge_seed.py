@@ -126,6 +126,13 @@ def sentence_bleu_method3(hyp: Sequence[str], ref: Sequence[str], max_order: int
     hyp_len = len(hyp)
     ref_len = len(ref)
     precisions: list[tuple[int, int]] = []
+    if hyp is ref or (hyp_len == ref_len and list(hyp) == list(ref)):
+        # identical: every n-gram is matched, up to the length of the text
+        precisions = [
+            (hyp_len - n + 1, hyp_len - n + 1) if hyp_len >= n else (0, 1)
+            for n in range(1, max_order + 1)
+        ]
+        return _bleu(precisions, hyp_len, ref_len, max_order)
     for n in range(1, max_order + 1):
         counts = Counter(zip(*[hyp[k:] for k in range(n)], strict=False))
         if not counts:
@@ -134,6 +141,11 @@ def sentence_bleu_method3(hyp: Sequence[str], ref: Sequence[str], max_order: int
         ref_counts = Counter(zip(*[ref[k:] for k in range(n)], strict=False))
         clipped = sum((counts & ref_counts).values())  # min of the two counts per n-gram
         precisions.append((clipped, max(1, hyp_len - n + 1)))
+    return _bleu(precisions, hyp_len, ref_len, max_order)
+
+
+def _bleu(precisions: list[tuple[int, int]], hyp_len: int, ref_len: int, max_order: int) -> float:
+    """Brevity penalty times the geometric mean of the method-3 smoothed precisions."""
     if precisions[0][0] == 0:
         return 0.0
     if hyp_len > ref_len:

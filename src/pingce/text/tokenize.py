@@ -52,9 +52,26 @@ def _load_jieba() -> Any:
     return _jieba
 
 
+def _dictionary_state(jb: Any) -> tuple[int, int, int]:
+    """Changes when words are added to jieba's dictionary (``add_word``, ``load_userdict``)."""
+    dt = jb.dt
+    return (id(dt.FREQ), int(dt.total), len(dt.FREQ))
+
+
+_STATE: list[tuple[int, int, int]] = []
+
+
 def jieba_words(text: str) -> list[str]:
-    """``list(jieba.cut(text))`` (accurate mode, HMM on), with each block's result cached."""
+    """``list(jieba.cut(text))`` (accurate mode, HMM on), with each block's result cached.
+
+    The cache is emptied when jieba's dictionary changes (a word added or a user dictionary
+    loaded), so the result always equals a fresh ``jieba.cut``.
+    """
     jb = _load_jieba()
+    state = _dictionary_state(jb)
+    if not _STATE or _STATE[0] != state:
+        _BLOCKS.clear()
+        _STATE[:] = [state]
     han = jb.re_han_default
     skip = jb.re_skip_default
     blocks = _BLOCKS
