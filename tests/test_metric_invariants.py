@@ -214,7 +214,14 @@ def field_values(spec: FieldSpec, n: int, rng: np.random.Generator, decimals: in
         return out
     if spec.kind == "string" and spec.choices:
         return [spec.choices[int(rng.integers(len(spec.choices)))] for _ in range(n)]
-    if spec.kind in ("string", "value"):
+    if spec.kind == "string":
+        # texts of several words, sharing words, so n-gram metrics are defined and vary
+        words = ["打开", "客厅", "的", "灯", "the", "light", "in", "room", "关闭"]
+        return [
+            " ".join(words[int(i)] for i in rng.integers(len(words), size=int(rng.integers(1, 9))))
+            for _ in range(n)
+        ]
+    if spec.kind == "value":
         choices = ["甲", "乙", "abc", "x y"]
         return [choices[int(rng.integers(len(choices)))] for _ in range(n)]
     if spec.kind == "json" and spec.parser in JSON_GENERATORS:

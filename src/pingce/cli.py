@@ -25,6 +25,7 @@ from ._version import __version__
 from .errors import PingceError
 from .metrics.base import metric_registry, table_registry
 from .report import print_result, write_outputs
+from .report.format import fmt_number
 from .results import EvaluationResult
 from .runner import ProgressHook, RunOptions, evaluate_suite
 from .suites.spec import builtin_suites
@@ -172,6 +173,14 @@ def cli() -> None:
     default=None,
     help="Value of 0/0 ratios [default: the suite's, null].",
 )
+@click.option(
+    "--cache",
+    "cache",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Similarity cache file [default: $PINGCE_CACHE_DIR or ~/.cache/pingce/].",
+)
+@click.option("--no-cache", is_flag=True, help="Do not read or write the similarity cache.")
 @click.option("--quiet", is_flag=True, help="Print only where the outputs are.")
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
 def run(
@@ -190,6 +199,8 @@ def run(
     ci_level: float,
     slices: tuple[str, ...],
     zero_division: str | None,
+    cache: str | None,
+    no_cache: bool,
     quiet: bool,
     no_progress: bool,
 ) -> None:
@@ -208,6 +219,8 @@ def run(
         ci_level=ci_level,
         slices=slices,
         zero_division=_zero_division(zero_division),
+        base_url=base_url,
+        cache=False if no_cache else cache,
     )
     try:
         with _progress(
@@ -223,6 +236,67 @@ def run(
         print_result(result, console)
     console.print(f"outputs: {target}/ ({', '.join(paths)})")
     if result.failures.judge:
+        sys.exit(EXIT_JUDGE_FAILURES)
+
+
+@cli.command()
+@click.option(
+    "--pairs",
+    "pairs",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help='JSONL of {"a", "b", "match": bool} labelled by people.',
+)
+@click.option(
+    "--similarity",
+    required=True,
+    help="Backend to calibrate (lexical, embedding:<model>, openai:<model>, ...).",
+)
+@click.option("--base-url", default=None, help="Endpoint for openai:/embedding-api: backends.")
+@click.option(
+    "--cache", default=None, type=click.Path(dir_okay=False), help="Similarity cache file."
+)
+def calibrate(pairs: str, similarity: str, base_url: str | None, cache: str | None) -> None:
+    """Choose the similarity threshold τ that best reproduces human match labels (max F1)."""
+    from .calibrate import calibrate as run_calibration
+
+    console = Console()
+    try:
+        result = run_calibration(pairs, similarity, base_url=base_url, cache=cache)
+    except PingceError as exc:
+        _fail(str(exc))
+        return
+    table = Table(title=f"{result.signature}: {result.n_pairs} pairs", title_justify="left")
+    for column in ("τ (Sim > τ)", "precision", "recall", "F1", "kappa", "TP", "FP", "FN", "TN"):
+        table.add_column(column, justify="right")
+    points = result.curve
+    if len(points) > 25:
+        step = len(points) / 25
+        keep = {int(i * step) for i in range(25)} | {points.index(result.best)}
+        points = [p for i, p in enumerate(points) if i in keep]
+    for p in points:
+        style = "bold green" if p == result.best else None
+        table.add_row(
+            f"{p.threshold:.4f}",
+            fmt_number(p.precision),
+            fmt_number(p.recall),
+            fmt_number(p.f1),
+            fmt_number(p.kappa),
+            str(p.tp),
+            str(p.fp),
+            str(p.fn),
+            str(p.tn),
+            style=style,
+        )
+    console.print(table)
+    best = result.best
+    console.print(
+        f"best τ = {best.threshold:.4f}: F1 {fmt_number(best.f1)}, Cohen's kappa with the labels "
+        f"{fmt_number(best.kappa)} (precision {fmt_number(best.precision)}, recall "
+        f"{fmt_number(best.recall)})"
+    )
+    if result.failures:
+        console.print(f"[red]{result.failures} pair(s) could not be scored and were left out[/red]")
         sys.exit(EXIT_JUDGE_FAILURES)
 
 

@@ -1,6 +1,6 @@
 """Metrics: the protocol and registry (``base``) and one module per family."""
 
-from . import calls, classification, sets, timing
+from . import calls, classification, overlap, sets, timing
 from .base import (
     Metric,
     MetricInfo,
@@ -26,6 +26,7 @@ __all__ = [
     "create_metric",
     "create_table",
     "metric_registry",
+    "overlap",
     "register_metric",
     "register_table",
     "sets",

@@ -347,4 +347,10 @@ def create_table(name: str, **args: Any) -> TableMetric:
 
 
 def _load_builtins() -> None:
-    from . import calls, classification, sets, timing  # noqa: F401  (registration side effect)
+    from . import (  # noqa: F401  (registration side effect)
+        calls,
+        classification,
+        overlap,
+        sets,
+        timing,
+    )

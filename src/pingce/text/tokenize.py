@@ -100,7 +100,7 @@ def jieba_words(text: str) -> list[str]:
 
 _CJK = re.compile(
     r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3000-\u303f\uff00-\uffef]"
-    r"|[\u20000-\u2fa1f]"
+    r"|[\U00020000-\U0002FA1F]"
     r"|[A-Za-z0-9]+(?:[._'-][A-Za-z0-9]+)*"
     r"|\S",
 )

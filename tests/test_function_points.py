@@ -1,0 +1,167 @@
+"""The function-points suite: judge metrics against scikit-learn, set metrics against hand
+arithmetic, the seed's semantic score against an independent implementation, and calibration."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from sklearn.metrics import (
+    accuracy_score,
+    cohen_kappa_score,
+    f1_score,
+    precision_score,
+    recall_score,
+)
+
+import pingce
+from pingce.calibrate import calibrate
+from pingce.errors import InputError
+from pingce.similarity.lexical import LexicalBackend
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "function_points" / "records.jsonl"
+
+
+def rows() -> list[dict[str, Any]]:
+    return [json.loads(line) for line in EXAMPLES.read_text(encoding="utf-8").splitlines()]
+
+
+def yes(value: Any) -> bool:
+    return value is True or (isinstance(value, str) and value.strip().lower() in {"yes", "是"})
+
+
+def test_judge_metrics_equal_scikit_learn() -> None:
+    records = rows()
+    judge = [r for r in records if r["task"] == "judge"]
+    gold = [yes(r["gold"]) for r in judge]
+    pred = [yes(r["pred"]) for r in judge]
+    result = pingce.evaluate("function-points", records, bootstrap=0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        expected = {
+            "judge_accuracy": accuracy_score(gold, pred),
+            "judge_precision": precision_score(gold, pred),
+            "judge_recall": recall_score(gold, pred),
+            "judge_f1": f1_score(gold, pred),
+        }
+    for name, value in expected.items():
+        assert result.metrics[name].value == pytest.approx(value, abs=1e-12), name
+    assert result.metrics["judge_accuracy"].n == len(judge)
+
+
+def test_exact_set_metrics_by_hand() -> None:
+    records = [
+        {"id": "a", "task": "selection", "gold_items": ["x", "y", "z"], "pred_items": ["x", "q"]},
+        {"id": "b", "task": "selection", "gold_items": ["m"], "pred_items": ["m", "m", "n"]},
+    ]
+    result = pingce.evaluate("function-points", records, bootstrap=0, similarity="exact")
+    # matches 1 + 1 = 2; predicted 2 + 2 (duplicates ignored) = 4; gold 3 + 1 = 4
+    assert result.metrics["set_precision"].value == pytest.approx(2 / 4)
+    assert result.metrics["set_recall"].value == pytest.approx(2 / 4)
+    assert result.metrics["set_f1"].value == pytest.approx(2 * 2 / (4 + 4))
+    # with the exact backend the semantic metrics are the exact ones
+    assert result.metrics["sem_f1"].value == pytest.approx(result.metrics["set_f1"].value)
+    assert result.metrics["judge_accuracy"].value is None
+    assert result.metrics["judge_accuracy"].undefined_reason
+
+
+def seed_fuzzy(pred: list[str], gold: list[str], sim: dict[tuple[str, str], float]) -> float:
+    """Score_fuzzy of the seed, written out independently: sum over predictions of the best
+    I(p, t)·Sim(p, t), I = 1 for identical strings (Sim 1) or Sim > 0.7."""
+    total = 0.0
+    for p in dict.fromkeys(pred):
+        best = 0.0
+        for t in dict.fromkeys(gold):
+            s = 1.0 if p == t else sim[(p, t)]
+            if p == t or s > 0.7:
+                best = max(best, s)
+        total += best
+    return total
+
+
+def test_semantic_metrics_follow_the_seed_formula_with_lexical_scores() -> None:
+    records = rows()
+    selection = [r for r in records if r["task"] == "selection"]
+    pairs = [
+        (p, t)
+        for r in selection
+        for p in dict.fromkeys(r["pred_items"])
+        for t in dict.fromkeys(r["gold_items"])
+        if p != t
+    ]
+    table, _ = LexicalBackend().score(pairs)
+    sim = {pair: table.get(*pair) for pair in pairs}
+    score = sum(seed_fuzzy(r["pred_items"], r["gold_items"], sim) for r in selection)
+    n_pred = sum(len(set(r["pred_items"])) for r in selection)
+    n_gold = sum(len(set(r["gold_items"])) for r in selection)
+    result = pingce.evaluate("function-points", records, bootstrap=0, similarity="lexical")
+    assert result.metrics["sem_precision"].value == pytest.approx(score / n_pred, abs=1e-12)
+    assert result.metrics["sem_recall"].value == pytest.approx(score / n_gold, abs=1e-12)
+    assert result.signature.similarity == "lexical:char-1-3"
+    assert result.similarity is not None and result.similarity["pairs"] == len(set(pairs))
+
+
+def test_seed_recall_can_exceed_one_and_one_to_one_cannot() -> None:
+    records = [
+        {"task": "selection", "gold_items": ["员工信息"], "pred_items": ["员工信息", "员工信息表"]}
+    ]
+    seed = pingce.evaluate("function-points", records, bootstrap=0, similarity="lexical")
+    sim = LexicalBackend().score([("员工信息表", "员工信息")])[0].get("员工信息表", "员工信息")
+    assert sim > 0.7
+    assert seed.metrics["sem_recall"].value == pytest.approx(1.0 + sim)
+    spec = pingce.suites.load_suite("function-points").spec.model_copy(deep=True)
+    spec.defaults = spec.defaults.model_copy(update={"assignment": "one-to-one"})
+    one = pingce.evaluate(spec, records, bootstrap=0, similarity="lexical")
+    assert one.metrics["sem_recall"].value == pytest.approx(1.0)
+    assert one.metrics["sem_precision"].value == pytest.approx(1.0 / 2)
+
+
+def test_unknown_task_is_an_input_error() -> None:
+    with pytest.raises(InputError) as info:
+        pingce.evaluate("function-points", [{"task": "judgement", "gold": True, "pred": True}])
+    assert info.value.field == "task" and info.value.line == 1
+    assert "judge" in str(info.value)
+
+
+def test_judge_record_without_pred_is_an_input_error() -> None:
+    with pytest.raises(InputError) as info:
+        pingce.evaluate(
+            "function-points", [{"task": "judge", "gold": True}, {"task": "judge", "gold": "No"}]
+        )
+    assert info.value.field == "pred" and info.value.line == 1
+
+
+def test_unparseable_judge_answer_is_a_counted_wrong_answer() -> None:
+    records = [
+        {"task": "judge", "gold": True, "pred": "maybe"},
+        {"task": "judge", "gold": False, "pred": "No"},
+    ]
+    result = pingce.evaluate("function-points", records, bootstrap=0)
+    assert result.failures.parse == 1
+    assert result.metrics["judge_accuracy"].value == pytest.approx(0.5)
+
+
+def test_calibrate_agrees_with_scikit_learn(tmp_path: Path) -> None:
+    rng = np.random.default_rng(3)
+    words = ["员工信息", "员工信息表", "部门", "部门表", "订单", "订单明细", "客户", "客户信息"]
+    pairs = []
+    for _ in range(60):
+        a, b = rng.choice(words, size=2)
+        pairs.append({"a": str(a), "b": str(b), "match": bool(str(a)[:2] == str(b)[:2])})
+    path = tmp_path / "pairs.jsonl"
+    path.write_text("\n".join(json.dumps(p, ensure_ascii=False) for p in pairs), encoding="utf-8")
+    result = calibrate(path, "lexical")
+    table, _ = LexicalBackend().score((p["a"], p["b"]) for p in pairs)
+    scores = np.array([table.get(p["a"], p["b"]) for p in pairs])
+    labels = np.array([p["match"] for p in pairs])
+    said = np.array([p["a"] == p["b"] for p in pairs]) | (scores > result.best.threshold)
+    assert result.best.f1 == pytest.approx(f1_score(labels, said), abs=1e-12)
+    assert result.best.kappa == pytest.approx(cohen_kappa_score(labels, said), abs=1e-12)
+    # no other candidate threshold gives a higher F1
+    for t in np.unique(np.concatenate([[0.0], scores])):
+        other = np.array([p["a"] == p["b"] for p in pairs]) | (scores > t)
+        assert f1_score(labels, other) <= result.best.f1 + 1e-12
