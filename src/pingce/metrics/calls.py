@@ -311,7 +311,9 @@ def score_record(
         args = 1.0 if not pred else 0.0
     else:
         units = sum(_arg_units(c) for c in gold)
-        if pred:
+        if len(gold) == 1 and len(pred) == 1:  # the common case needs no assignment
+            matched = float(_arg_matches(gold[0], pred[0]))
+        elif pred:
             weight = np.array([[_arg_matches(g, p) for p in pred] for g in gold], dtype=float)
             rows, cols = linear_sum_assignment(weight, maximize=True)
             matched = float(weight[rows, cols].sum())
