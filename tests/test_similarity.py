@@ -240,10 +240,6 @@ def test_parse_score(answer: str, expected: float | None) -> None:
     assert parse_score(answer) == expected
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src bug: _NUMBER's lookahead (?![\\w.]) rejects a number that ends a sentence",
-)
 @pytest.mark.parametrize("answer", ["The similarity is 0.8.", "Score is 0.8.", "0.8."])
 def test_parse_score_number_before_a_full_stop(answer: str) -> None:
     assert parse_score(answer) == 0.8
@@ -488,9 +484,6 @@ def test_make_backend_passes_suite_options_and_url(server: LoopbackServer, tmp_p
         make_backend("openai:m", cache=False)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="src bug: JudgeBackend.close() does not close the SQLite cache it owns"
-)
 def test_backend_close_closes_its_cache(server: LoopbackServer, tmp_path: Path) -> None:
     backend = make_backend("openai:m", base_url=server.url, cache=tmp_path / "c.sqlite3")
     assert isinstance(backend, JudgeBackend) and backend.cache is not None
@@ -502,10 +495,6 @@ def test_backend_close_closes_its_cache(server: LoopbackServer, tmp_path: Path) 
         backend.cache.close()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="src bug: base URL credentials go into signature.similarity (results.json, report)",
-)
 def test_base_url_credentials_are_not_written(server: LoopbackServer) -> None:
     url = f"http://user:sk-url-SECRET@127.0.0.1:{server.port}/v1"
     records = [{"id": "a", "task": "selection", "gold_items": ["订单"], "pred_items": ["订单表"]}]

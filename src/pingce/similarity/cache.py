@@ -18,7 +18,16 @@ from pathlib import Path
 
 from .base import Pair
 
-__all__ = ["SimilarityCache", "default_cache_path"]
+__all__ = ["SimilarityCache", "default_cache_path", "public_url"]
+
+
+def public_url(url: str) -> str:
+    """The URL without user info or query string, fit for signatures, results and reports."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS scores (

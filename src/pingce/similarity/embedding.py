@@ -13,7 +13,7 @@ import numpy as np
 
 from ..errors import OptionError
 from .base import BackendStats, Pair, Progress, SimilarityBackend
-from .cache import SimilarityCache
+from .cache import SimilarityCache, public_url
 
 __all__ = ["EmbeddingAPIBackend", "EmbeddingBackend", "resolve_local_model"]
 
@@ -152,7 +152,11 @@ class EmbeddingAPIBackend(SimilarityBackend):
         self.cache = cache
 
     def signature(self) -> str:
-        return f"embedding-api:{self.model}|url={self.base_url}"
+        return f"embedding-api:{self.model}|url={public_url(self.base_url)}"
+
+    def close(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
 
     def _url(self) -> str:
         base = self.base_url

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import OptionError
 from .base import BackendStats, Pair, Progress, SimilarityBackend
-from .cache import SimilarityCache
+from .cache import SimilarityCache, public_url
 
 __all__ = ["DEFAULT_TEMPLATE", "JudgeBackend", "parse_score", "render_prompt"]
 
@@ -44,7 +44,7 @@ DEFAULT_TEMPLATE = (
 """The seed's 𝒫_sim, with the candidate texts fenced as data and a JSON answer asked for."""
 
 _FENCE_TAG = re.compile(r"</?\s*(x|y)\s*>", re.I)
-_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?![\w.])")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?!\w|\.\d)")
 _SCORE_KEY = re.compile(r"score\W{0,5}([-+]?(?:\d+(?:\.\d*)?|\.\d+))", re.I)
 
 
@@ -181,9 +181,13 @@ class JudgeBackend(SimilarityBackend):
     def signature(self) -> str:
         digest = hashlib.sha256(f"{self.system}\x00{self.template}".encode()).hexdigest()[:12]
         return (
-            f"openai:{self.model}|url={self.base_url}|template={digest}"
+            f"openai:{self.model}|url={public_url(self.base_url)}|template={digest}"
             f"|temperature={self.temperature:g}|max_tokens={self.max_tokens}"
         )
+
+    def close(self) -> None:
+        if self.cache is not None:
+            self.cache.close()
 
     def _url(self) -> str:
         base = self.base_url
