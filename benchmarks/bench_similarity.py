@@ -114,20 +114,13 @@ def bench_judge() -> dict[str, Any]:
             server.stdout.close()
         shutil.rmtree(tmp, ignore_errors=True)
     ideal = PAIRS * LATENCY / CONCURRENCY
-    import httpx
+    import aiohttp
 
     import pingce
 
-    try:
-        import sniffio  # noqa: F401  (httpcore imports it on every lock when present or not)
-
-        has_sniffio = True
-    except ImportError:
-        has_sniffio = False
     return {
         "pingce": str(Path(pingce.__file__).parent),
-        "httpx": httpx.__version__,
-        "sniffio_installed": has_sniffio,
+        "aiohttp": aiohttp.__version__,
         "pairs": PAIRS,
         "latency_sec": LATENCY,
         "concurrency": CONCURRENCY,

@@ -60,6 +60,7 @@ FaultKind = Literal[
     "ok",  # answer normally (after `seconds` of extra latency)
     "429",  # 429 with Retry-After: `seconds` (no header when seconds < 0)
     "500",  # 500 with Retry-After: `seconds` (no header when seconds < 0)
+    "401",  # 401 Unauthorized (a wrong key: not worth retrying)
     "hang",  # answer only after `seconds` (beyond the client's timeout)
     "truncated",  # a 200 whose JSON body is cut in half
     "text",  # a 200 whose answer content is `text` (e.g. "I think they match")
@@ -71,7 +72,8 @@ _Y = re.compile(r"<y>\n(.*)\n</y>", re.S)
 MAX_BODY = 16 * 1024 * 1024
 MAX_HEAD = 64 * 1024
 IDLE_TIMEOUT = 30.0
-_REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 413: "Payload Too Large"}
+_REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}
+_REASONS |= {413: "Payload Too Large"}
 _REASONS |= {429: "Too Many Requests", 500: "Internal Server Error"}
 
 
@@ -422,8 +424,9 @@ class LoopbackServer:
             await asyncio.sleep(delay)
         if fault.kind == "drop":
             raise _Drop
-        if fault.kind in ("429", "500"):
-            extra = {"Retry-After": f"{fault.seconds:g}"} if fault.seconds >= 0 else {}
+        if fault.kind in ("401", "429", "500"):
+            retry = fault.kind != "401" and fault.seconds >= 0
+            extra = {"Retry-After": f"{fault.seconds:g}"} if retry else {}
             status = int(fault.kind)
             message = {"error": {"message": f"injected {status}"}}
             await self._send(writer, status, message, entry, extra)

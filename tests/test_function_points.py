@@ -21,6 +21,7 @@ from sklearn.metrics import (
 import pingce
 from pingce.calibrate import calibrate
 from pingce.errors import InputError
+from pingce.similarity.base import BackendStats, SimilarityBackend
 from pingce.similarity.lexical import LexicalBackend
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "function_points" / "records.jsonl"
@@ -102,7 +103,49 @@ def test_semantic_metrics_follow_the_seed_formula_with_lexical_scores() -> None:
     assert result.metrics["sem_precision"].value == pytest.approx(score / n_pred, abs=1e-12)
     assert result.metrics["sem_recall"].value == pytest.approx(score / n_gold, abs=1e-12)
     assert result.signature.similarity == "lexical:char-1-3"
-    assert result.similarity is not None and result.similarity["pairs"] == len(set(pairs))
+    # a prediction identical to a truth is never compared with the other truths
+    asked = {
+        (p, t)
+        for r in selection
+        for p in r["pred_items"]
+        if p not in r["gold_items"]
+        for t in r["gold_items"]
+    }
+    assert len(asked) < len(set(pairs))
+    assert result.similarity is not None and result.similarity["pairs"] == len(asked)
+
+
+class _FailingBackend(SimilarityBackend):
+    """Every pair fails (NaN); remembers what it was asked."""
+
+    name = "failing"
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, str]] = []
+
+    def signature(self) -> str:
+        return "failing"
+
+    def score_distinct(self, pairs: Any, stats: BackendStats, progress: Any = None) -> Any:
+        self.asked.extend(pairs)
+        for _ in pairs:
+            stats.fail("down")
+        return np.full(len(pairs), np.nan)
+
+
+def test_exact_predictions_are_not_asked_so_a_failing_backend_keeps_their_record() -> None:
+    records = [
+        {"task": "selection", "gold_items": ["订单", "客户"], "pred_items": ["订单", "客户"]},
+        {"task": "selection", "gold_items": ["订单", "客户"], "pred_items": ["订单", "订单表"]},
+    ]
+    backend = _FailingBackend()
+    # only the non-exact prediction of record 2 is asked about
+    result = pingce.evaluate("function-points", records, bootstrap=0, similarity=backend)
+    assert sorted(backend.asked) == [("订单表", "客户"), ("订单表", "订单")]
+    # record 1 (all exact) is scored: P = R = 2/2; record 2 has a failed pair and is left out
+    assert result.metrics["sem_precision"].value == 1.0
+    assert result.metrics["sem_recall"].value == 1.0
+    assert result.failures.similarity_failed_records == 1
 
 
 def test_seed_recall_can_exceed_one_and_one_to_one_cannot() -> None:

@@ -241,6 +241,10 @@ SUITE_ERRORS = [
      "labels.values", []),
     ("bad input path", "name: t\nlabels: {values: [a, b]}\ninputs: {gold: 'x..y', pred: p}\n"
      "metrics: {accuracy: {}}\n", "inputs", ["x..y"]),
+    ("misspelt similarity option", BASE + "metrics: {accuracy: {}}\n"
+     "similarity: {concurrency: 8, max_retrys: 3}\n", "similarity", ["max_retrys", "max_retries"]),
+    ("key in a suite file", BASE + "metrics: {accuracy: {}}\nsimilarity: {api_key: sk-1}\n",
+     "similarity", ["api_key", "PINGCE_API_KEY"]),
 ]  # fmt: skip
 
 
@@ -262,6 +266,7 @@ def test_suite_errors_name_the_key(tmp_path: Path, text: str, key: str, words: l
     for word in words:
         assert word in message
     assert "Traceback" not in message
+    assert "sk-1" not in message  # a key misplaced in a suite file is not echoed
 
 
 def test_suite_error_message_names_only_the_real_key(tmp_path: Path) -> None:

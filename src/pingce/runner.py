@@ -30,7 +30,7 @@ from .results import (
     SliceResult,
 )
 from .sampling import Allocation, SamplingInfo, Shortfall, sample_indices
-from .similarity import BackendStats, SimilarityTable, make_backend
+from .similarity import BackendStats, SimilarityBackend, SimilarityTable, make_backend
 from .stats import CIMethod, Interval, bootstrap_intervals
 from .suites.spec import BuiltSuite, DefaultsSpec, SuiteSpec, load_suite
 
@@ -52,7 +52,9 @@ def _no_progress(description: str, total: float | None) -> Callable[[float], Non
 class RunOptions:
     """Options of a run (the command line's, with the same defaults)."""
 
-    similarity: str = "lexical"
+    similarity: str | SimilarityBackend = "lexical"
+    """A backend name (``--similarity``) or, from Python, a backend instance (the caller keeps
+    it open and closes it)."""
     sample: int | None = None
     stratify: str | None = None
     allocation: Allocation = "equal"
@@ -69,7 +71,9 @@ class RunOptions:
 
     def validate(self) -> None:
         """Reject invalid options with a message naming the option."""
-        if not _SIMILARITY.match(self.similarity):
+        if not isinstance(self.similarity, SimilarityBackend) and not (
+            isinstance(self.similarity, str) and _SIMILARITY.match(self.similarity)
+        ):
             raise OptionError(
                 f"--similarity {self.similarity!r}: expected exact, levenshtein, lexical, "
                 "embedding:<model> or openai:<model>"
@@ -215,11 +219,16 @@ class _Evaluator:
         similar = [s for s in statistics.values() if s.needs_similarity]
         scores: SimilarityTable | None = None
         if similar:
-            backend = make_backend(
-                self.options.similarity,
-                base_url=self.options.base_url,
-                cache=self.options.cache,
-                options=dict(self.suite.spec.similarity),
+            given = self.options.similarity
+            backend = (
+                given
+                if isinstance(given, SimilarityBackend)
+                else make_backend(
+                    given,
+                    base_url=self.options.base_url,
+                    cache=self.options.cache,
+                    options=dict(self.suite.spec.similarity),
+                )
             )
             pairs = list(dict.fromkeys(p for s in similar for p in s.similarity_pairs(table)))
             label = backend.signature().split("|")[0]
@@ -227,7 +236,8 @@ class _Evaluator:
             try:
                 scores, self.backend_stats = backend.score(pairs, advance)
             finally:
-                backend.close()
+                if backend is not given:
+                    backend.close()
             self.backend_signature = backend.signature()
         blocks: dict[Hashable, StatBlock] = {}
         for key, statistic in statistics.items():

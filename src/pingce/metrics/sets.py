@@ -12,6 +12,9 @@ Records of both tasks share a file; ``task`` says which (``judge`` or ``selectio
   (similarity 1, no model call) or ``Sim > τ`` (τ = 0.7); ``P_sem = ΣScore/Σ|P|``,
   ``R_sem = ΣScore/Σ|T|``. With ``assignment: one-to-one`` each truth is matched at most once, by
   an optimal assignment (scipy ``linear_sum_assignment``), so recall cannot exceed 1.
+  With ``max``, a prediction identical to a truth is not compared with the other truths (its best
+  match is already 1): no model call is made for it, so a failing backend cannot drop a record
+  whose predictions are all exact.
 """
 
 from __future__ import annotations
@@ -171,7 +174,10 @@ class SelectionStatistic(Statistic):
         if self.matcher != "semantic":
             return
         for _, gold, pred in self._records(table):
+            truths = set(gold)
             for p in pred:
+                if self.assignment == "max" and p in truths:
+                    continue  # its best match is the exact one (1.0): no call needed
                 for t in gold:
                     if p != t:
                         yield (p, t)
@@ -188,7 +194,11 @@ class SelectionStatistic(Statistic):
                 continue
             weights = np.zeros((len(pred), len(gold)))
             failed = False
+            truths = set(gold)
             for a, p in enumerate(pred):
+                if self.assignment == "max" and p in truths:
+                    weights[a, 0] = 1.0  # the best match of an exact prediction, never asked
+                    continue
                 for b, t in enumerate(gold):
                     if p == t:
                         weights[a, b] = 1.0

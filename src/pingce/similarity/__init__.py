@@ -17,9 +17,27 @@ __all__ = [
     "SimilarityBackend",
     "SimilarityCache",
     "SimilarityTable",
+    "backend_options",
     "default_cache_path",
     "make_backend",
 ]
+
+
+def _classes() -> list[type]:
+    from .embedding import EmbeddingAPIBackend, EmbeddingBackend
+    from .judge import JudgeBackend
+    from .lexical import LexicalBackend
+
+    return [EmbeddingAPIBackend, EmbeddingBackend, JudgeBackend, LexicalBackend]
+
+
+def backend_options() -> set[str]:
+    """Names a suite's ``similarity:`` options may use: what some backend takes (the endpoint,
+    key and cache come from the command line and the environment, not from a suite file)."""
+    names: set[str] = set()
+    for cls in _classes():
+        names.update(inspect.signature(cls).parameters)
+    return names - {"model", "base_url", "api_key", "cache"}
 
 
 def _accepted(cls: type, options: dict[str, Any] | None) -> dict[str, Any]:
@@ -43,6 +61,22 @@ def make_backend(
     store: SimilarityCache | None = None
     if kind in ("openai", "embedding-api") and cache is not False:
         store = SimilarityCache(default_cache_path() if cache in (None, True) else Path(str(cache)))
+    try:
+        return _build(spec, kind, model, base_url, store, options)
+    except BaseException:
+        if store is not None:
+            store.close()
+        raise
+
+
+def _build(
+    spec: str,
+    kind: str,
+    model: str,
+    base_url: str | None,
+    store: SimilarityCache | None,
+    options: dict[str, Any] | None,
+) -> SimilarityBackend:
     try:
         if kind == "exact" and not model:
             from .lexical import ExactBackend

@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import OptionError
 from .base import BackendStats, Pair, Progress, SimilarityBackend
 from .cache import SimilarityCache, public_url
+from .http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
 
 __all__ = ["EmbeddingAPIBackend", "EmbeddingBackend", "resolve_local_model"]
 
@@ -121,7 +122,13 @@ class EmbeddingBackend(SimilarityBackend):
 
 
 class EmbeddingAPIBackend(SimilarityBackend):
-    """Vectors from an OpenAI-compatible ``/v1/embeddings`` endpoint, cached by pair."""
+    """Vectors from an OpenAI-compatible ``/v1/embeddings`` endpoint, cached by pair.
+
+    Distinct texts go ``batch_size`` to a request, ``concurrency`` requests at a time, with the
+    judge's retry policy (Retry-After honoured, 5xx and timeouts retried, other 4xx not). A batch
+    that still fails leaves its texts without vectors: their pairs are NaN and counted as failures
+    (exit status 3), never scored.
+    """
 
     name = "embedding-api"
 
@@ -132,8 +139,12 @@ class EmbeddingAPIBackend(SimilarityBackend):
         base_url: str | None = None,
         api_key: str | None = None,
         batch_size: int = 64,
+        concurrency: int = 4,
         timeout: float = 60.0,
         max_retries: int = 5,
+        backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        max_retry_after: float = 300.0,
         cache: SimilarityCache | None = None,
     ):
         base_url = base_url or os.environ.get("PINGCE_BASE_URL")
@@ -141,14 +152,17 @@ class EmbeddingAPIBackend(SimilarityBackend):
             raise OptionError(
                 f"--similarity embedding-api:{model} needs --base-url URL or PINGCE_BASE_URL"
             )
+        if batch_size < 1:
+            raise OptionError(f"embedding-api batch_size must be at least 1, got {batch_size}")
         self.model = model
         self.base_url = base_url.rstrip("/")
         self._api_key = (
             api_key or os.environ.get("PINGCE_API_KEY") or os.environ.get("OPENAI_API_KEY")
         )
         self.batch_size = batch_size
+        self.concurrency = max(1, int(concurrency))
         self.timeout = timeout
-        self.max_retries = max_retries
+        self.policy = RetryPolicy(max_retries, backoff, max_backoff, max_retry_after)
         self.cache = cache
 
     def signature(self) -> str:
@@ -162,47 +176,57 @@ class EmbeddingAPIBackend(SimilarityBackend):
         base = self.base_url
         return base + "/embeddings" if base.endswith("/v1") else base + "/v1/embeddings"
 
-    def encode(self, texts: list[str], stats: BackendStats) -> np.ndarray:
-        """Unit vectors of ``texts``, ``batch_size`` texts a request, retried on 429/5xx."""
-        import time
+    def encode(self, texts: list[str], stats: BackendStats) -> tuple[np.ndarray, dict[str, str]]:
+        """Unit vectors of ``texts`` (rows of NaN for texts whose batch failed) and the failure
+        reason of each text without a vector."""
+        return run_async(self._encode(texts, stats))
 
-        import httpx
-
+    async def _encode(
+        self, texts: list[str], stats: BackendStats
+    ) -> tuple[np.ndarray, dict[str, str]]:
         headers = {"Content-Type": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        out: list[np.ndarray] = []
-        with httpx.Client(headers=headers, timeout=self.timeout) as client:
-            for start in range(0, len(texts), self.batch_size):
+        starts = list(range(0, len(texts), self.batch_size))
+        found: dict[int, np.ndarray] = {}
+        failed: dict[str, str] = {}
+        url = self._url()
+
+        async with Session(url, headers, self.timeout, self.concurrency) as session:
+
+            async def one(start: int) -> None:
                 batch = texts[start : start + self.batch_size]
-                for attempt in range(self.max_retries + 1):
-                    stats.requests += 1
-                    began = time.monotonic()
+
+                def read(payload: Any) -> np.ndarray:
                     try:
-                        response = client.post(
-                            self._url(), json={"model": self.model, "input": batch}
-                        )
-                    except httpx.HTTPError:
-                        response = None
-                    stats.latency_sec.append(time.monotonic() - began)
-                    if response is not None and response.status_code == 200:
-                        try:
-                            data = sorted(response.json()["data"], key=lambda d: d["index"])
-                            vectors = np.asarray([d["embedding"] for d in data], dtype=np.float64)
-                        except (ValueError, KeyError, TypeError):
-                            vectors = None
-                        if vectors is not None and vectors.shape[0] == len(batch):
-                            out.append(vectors)
-                            break
-                    if attempt == self.max_retries:
-                        raise OptionError(
-                            f"embedding endpoint {self._url()} failed for a batch after "
-                            f"{self.max_retries} retries"
-                        )
-                    stats.retries += 1
-                    time.sleep(min(30.0, 0.5 * 2**attempt))
-        stats.encoded_texts += len(texts)
-        return _unit(np.vstack(out)) if out else np.empty((0, 0))
+                        data = sorted(payload["data"], key=lambda d: d["index"])
+                        vectors = np.asarray([d["embedding"] for d in data], dtype=np.float64)
+                    except (KeyError, TypeError, ValueError):
+                        raise Retry("malformed response") from None
+                    if vectors.ndim != 2 or vectors.shape[0] != len(batch):
+                        raise Retry("malformed response")
+                    return vectors
+
+                body = {"model": self.model, "input": batch}
+                vectors, reason = await post_json(session, url, body, read, self.policy, stats)
+                if vectors is None:
+                    failed.update(dict.fromkeys(batch, reason or "no answer"))
+                else:
+                    found[start] = vectors
+
+            await run_workers(starts, one, self.concurrency)
+        stats.encoded_texts += len(texts) - len(failed)
+        widths = {v.shape[1] for v in found.values()}
+        if len(widths) > 1:
+            raise OptionError(
+                f"embedding endpoint {public_url(url)} returned vectors of different sizes "
+                f"{sorted(widths)} for one model"
+            )
+        width = widths.pop() if widths else 1
+        out = np.full((len(texts), width), np.nan)
+        for start, vectors in found.items():
+            out[start : start + len(vectors)] = _unit(vectors)
+        return out, failed
 
     def score_distinct(
         self, pairs: Sequence[Pair], stats: BackendStats, progress: Progress | None = None
@@ -220,13 +244,17 @@ class EmbeddingAPIBackend(SimilarityBackend):
         if todo:
             wanted = [pairs[i] for i in todo]
             texts = list(dict.fromkeys(t for pair in wanted for t in pair))
-            vectors = self.encode(texts, stats)
+            vectors, failed = self.encode(texts, stats)
             values = _Vectors.cosines(wanted, texts, vectors)
             scores[todo] = values
-            if self.cache is not None:
-                self.cache.put_many(
-                    signature, [(p, float(v), 0, 0) for p, v in zip(wanted, values, strict=True)]
-                )
+            done = []
+            for pair, value in zip(wanted, values, strict=True):
+                if np.isnan(value):
+                    stats.fail(failed.get(pair[0]) or failed.get(pair[1]) or "no vector")
+                else:
+                    done.append((pair, float(value), 0, 0))
+            if self.cache is not None and done:
+                self.cache.put_many(signature, done)
         if progress is not None:
             progress(len(pairs))
         return scores

@@ -12,16 +12,11 @@ The default prompt is the seed's 𝒫_sim with the two texts fenced as data, so 
 
 from __future__ import annotations
 
-import asyncio
-import email.utils
 import hashlib
 import json
 import math
 import os
-import random
 import re
-import threading
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -30,6 +25,7 @@ import numpy as np
 from ..errors import OptionError
 from .base import BackendStats, Pair, Progress, SimilarityBackend
 from .cache import SimilarityCache, public_url
+from .http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
 
 __all__ = ["DEFAULT_TEMPLATE", "JudgeBackend", "parse_score", "render_prompt"]
 
@@ -94,33 +90,6 @@ def parse_score(text: str) -> float | None:
     return score
 
 
-class _Retry(Exception):
-    def __init__(self, reason: str, delay: float | None = None):
-        super().__init__(reason)
-        self.reason = reason
-        self.delay = delay
-
-
-class _Fatal(Exception):
-    def __init__(self, reason: str):
-        super().__init__(reason)
-        self.reason = reason
-
-
-def _retry_after(value: str | None) -> float | None:
-    if not value:
-        return None
-    try:
-        return max(0.0, float(value))
-    except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
 class JudgeBackend(SimilarityBackend):
     """Scores pairs by asking an LLM (OpenAI-compatible chat completions)."""
 
@@ -141,6 +110,7 @@ class JudgeBackend(SimilarityBackend):
         timeout: float = 60.0,
         backoff: float = 0.5,
         max_backoff: float = 30.0,
+        max_retry_after: float = 300.0,
         price_prompt: float = 0.0,
         price_completion: float = 0.0,
         cache: SimilarityCache | None = None,
@@ -170,10 +140,8 @@ class JudgeBackend(SimilarityBackend):
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.concurrency = max(1, int(concurrency))
-        self.max_retries = max_retries
         self.timeout = timeout
-        self.backoff = backoff
-        self.max_backoff = max_backoff
+        self.policy = RetryPolicy(max_retries, backoff, max_backoff, max_retry_after)
         self.price_prompt = price_prompt
         self.price_completion = price_completion
         self.cache = cache
@@ -222,7 +190,7 @@ class JudgeBackend(SimilarityBackend):
             if progress is not None and cached:
                 progress(len(cached))
         if todo:
-            _run_async(self._ask_all(pairs, todo, scores, stats, progress))
+            run_async(self._ask_all(pairs, todo, scores, stats, progress))
         return scores
 
     async def _ask_all(
@@ -233,126 +201,47 @@ class JudgeBackend(SimilarityBackend):
         stats: BackendStats,
         progress: Progress | None,
     ) -> None:
-        import httpx
-
         headers = {"Content-Type": "application/json"}
         if self._api_key:
             headers["Authorization"] = f"Bearer {self._api_key}"
-        limits = httpx.Limits(
-            max_connections=self.concurrency, max_keepalive_connections=self.concurrency
-        )
-        semaphore = asyncio.Semaphore(self.concurrency)
         pending: list[tuple[Pair, float, int, int]] = []
-        last_flush = time.monotonic()
-        signature = self.signature()
+        signature, url = self.signature(), self._url()
 
-        def flush(force: bool = False) -> None:
-            nonlocal last_flush
-            if (
-                self.cache is not None
-                and pending
-                and (force or len(pending) >= 64 or time.monotonic() - last_flush > 0.5)
-            ):
+        def flush() -> None:
+            # every 0.2 s and at the end: a killed run loses at most the last 0.2 s of answers
+            if self.cache is not None and pending:
                 self.cache.put_many(signature, pending)
                 pending.clear()
-                last_flush = time.monotonic()
 
-        async with httpx.AsyncClient(
-            headers=headers, limits=limits, timeout=self.timeout
-        ) as client:
+        def read(payload: Any) -> tuple[float, int, int]:
+            try:
+                content = payload["choices"][0]["message"]["content"] or ""
+            except (KeyError, IndexError, TypeError):
+                raise Retry("malformed response") from None
+            usage = payload.get("usage") or {}
+            pt = int(usage.get("prompt_tokens") or 0)
+            ct = int(usage.get("completion_tokens") or 0)
+            stats.prompt_tokens += pt
+            stats.completion_tokens += ct
+            stats.cost += pt / 1000 * self.price_prompt + ct / 1000 * self.price_completion
+            score = parse_score(content)
+            if score is None:
+                raise Retry("answer without a score in [0, 1]")
+            return score, pt, ct
+
+        async with Session(url, headers, self.timeout, self.concurrency) as session:
 
             async def one(i: int) -> None:
-                async with semaphore:
-                    result = await self._ask(client, pairs[i], stats)
-                if result is not None:
+                result, reason = await post_json(
+                    session, url, self._body(pairs[i]), read, self.policy, stats
+                )
+                if result is None:
+                    stats.fail(reason or "no answer")
+                else:
                     score, pt, ct = result
                     scores[i] = score
                     pending.append((pairs[i], score, pt, ct))
-                    flush()
                 if progress is not None:
                     progress(1)
 
-            try:
-                await asyncio.gather(*(one(i) for i in todo))
-            finally:
-                flush(force=True)
-
-    async def _ask(
-        self, client: Any, pair: Pair, stats: BackendStats
-    ) -> tuple[float, int, int] | None:
-        import httpx
-
-        body = self._body(pair)
-        url = self._url()
-        attempt = 0
-        while True:
-            started = time.monotonic()
-            try:
-                stats.requests += 1
-                try:
-                    response = await client.post(url, json=body)
-                except httpx.TimeoutException:
-                    raise _Retry("timeout") from None
-                except httpx.TransportError as exc:
-                    raise _Retry(f"connection error ({type(exc).__name__})") from None
-                stats.latency_sec.append(time.monotonic() - started)
-                status = response.status_code
-                if status == 429:
-                    raise _Retry("http 429", _retry_after(response.headers.get("Retry-After")))
-                if status >= 500:
-                    raise _Retry(
-                        f"http {status}", _retry_after(response.headers.get("Retry-After"))
-                    )
-                if status >= 400:
-                    raise _Fatal(f"http {status}")
-                try:
-                    payload = response.json()
-                    content = payload["choices"][0]["message"]["content"] or ""
-                except (ValueError, KeyError, IndexError, TypeError):
-                    raise _Retry("malformed response") from None
-                usage = payload.get("usage") or {}
-                pt = int(usage.get("prompt_tokens") or 0)
-                ct = int(usage.get("completion_tokens") or 0)
-                stats.prompt_tokens += pt
-                stats.completion_tokens += ct
-                stats.cost += pt / 1000 * self.price_prompt + ct / 1000 * self.price_completion
-                score = parse_score(content)
-                if score is None:
-                    raise _Retry("answer without a score in [0, 1]")
-                return score, pt, ct
-            except _Fatal as exc:
-                stats.fail(exc.reason)
-                return None
-            except _Retry as exc:
-                attempt += 1
-                if attempt > self.max_retries:
-                    stats.fail(exc.reason)
-                    return None
-                stats.retries += 1
-                delay = exc.delay
-                if delay is None:
-                    delay = min(self.max_backoff, self.backoff * 2 ** (attempt - 1))
-                    delay *= 0.5 + random.random() / 2
-                await asyncio.sleep(min(delay, self.max_backoff))
-
-
-def _run_async(coroutine: Any) -> None:
-    """Run a coroutine to completion, also from inside a running event loop (a notebook)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        asyncio.run(coroutine)
-        return
-    error: list[BaseException] = []
-
-    def target() -> None:
-        try:
-            asyncio.run(coroutine)
-        except BaseException as exc:  # re-raised in the caller's thread
-            error.append(exc)
-
-    thread = threading.Thread(target=target)
-    thread.start()
-    thread.join()
-    if error:
-        raise error[0]
+            await run_workers(todo, one, self.concurrency, every=flush)

@@ -95,6 +95,20 @@ class SuiteSpec(BaseModel):
             parse_path(path)
         return value
 
+    @field_validator("similarity")
+    @classmethod
+    def _backend_options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        from ..similarity import backend_options
+
+        known = backend_options()
+        unknown = sorted(set(value) - known)
+        if unknown:
+            raise ValueError(
+                f"unknown similarity option(s) {unknown}; known: {sorted(known)} (the endpoint, "
+                "key and cache are set with --base-url, PINGCE_API_KEY and --cache)"
+            )
+        return value
+
     @field_validator("metrics", "tables", mode="before")
     @classmethod
     def _entries(cls, value: Any) -> Any:
@@ -214,8 +228,9 @@ def load_suite(suite: str | os.PathLike[str] | SuiteSpec) -> BuiltSuite:
                     source=source,
                     key=_format_loc(first["loc"][:3]),
                 ) from None
-            raise SuiteError(
-                f"{first['msg']} (got {first.get('input')!r})"
+            shown = "" if first["loc"][:1] == ("similarity",) else f" (got {first.get('input')!r})"
+            raise SuiteError(  # similarity options are not echoed: they may hold a key
+                f"{first['msg']}{shown}"
                 if first["type"] != "missing"
                 else "required key is missing",
                 source=source,

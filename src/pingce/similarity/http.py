@@ -1,0 +1,253 @@
+"""Calls to a model server, shared by the LLM judge and the embeddings endpoint.
+
+One aiohttp session (a connection pool of ``concurrency`` connections) and as many workers take
+items from a queue: measured against the 50 ms loopback server, 20,000 calls at concurrency 64 take
+1.08x the ideal with aiohttp, 1.27x with httpcore and 1.76x with httpx (benchmarks/README.md).
+
+Every call goes through :func:`post_json`, which owns the retry policy: 429 waits as the server's
+``Retry-After`` says (capped by ``max_retry_after``, not by the back-off cap); 5xx, timeouts,
+broken connections and answers the caller's reader rejects are retried with exponential back-off
+and jitter; other 4xx are not retried. A call that never succeeds returns None and is counted by
+reason in :class:`BackendStats`; it is never read as a score.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import email.utils
+import random
+import threading
+import time
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import orjson
+
+from .base import BackendStats
+
+__all__ = [
+    "Retry",
+    "RetryPolicy",
+    "Session",
+    "parse_retry_after",
+    "post_json",
+    "run_async",
+    "run_workers",
+]
+
+T = TypeVar("T")
+Item = TypeVar("Item")
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How often and how long to retry a call."""
+
+    max_retries: int = 5
+    """Retries after the first attempt (0: one attempt only)."""
+    backoff: float = 0.5
+    """First back-off in seconds; doubled on each retry, with jitter (50-100 %)."""
+    max_backoff: float = 30.0
+    """Cap of the exponential back-off."""
+    max_retry_after: float = 300.0
+    """Cap of a server's ``Retry-After`` (a server may ask for longer than the back-off cap)."""
+
+    def delay(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait before retry number ``attempt`` (1-based)."""
+        if retry_after is not None:
+            return min(retry_after, self.max_retry_after)
+        base = min(self.max_backoff, self.backoff * 2.0 ** (attempt - 1))
+        return base * (0.5 + random.random() / 2)
+
+
+class Retry(Exception):
+    """Raised by a reader (or here) for an answer worth asking again."""
+
+    def __init__(self, reason: str, retry_after: float | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.retry_after = retry_after
+
+
+def parse_retry_after(value: str | None) -> float | None:
+    """Seconds from a ``Retry-After`` header: a number of seconds or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _proxy_for(url: str) -> tuple[str | None, dict[str, str] | None]:
+    """The proxy the environment (``HTTPS_PROXY``, ``NO_PROXY``...) sets for ``url``, without its
+    credentials, and the ``Proxy-Authorization`` header they make. Looked up once per session:
+    aiohttp's ``trust_env`` does it in a thread on every request, which costs a third of the
+    client's time at 64 calls in flight."""
+    import base64
+    import urllib.request
+
+    from yarl import URL
+
+    target = URL(url)
+    proxy = urllib.request.getproxies().get(target.scheme or "http")
+    if not proxy or (target.host and urllib.request.proxy_bypass(target.host)):
+        return None, None
+    parsed = URL(proxy)
+    if parsed.user is None:
+        return proxy, None
+    token = base64.b64encode(f"{parsed.user}:{parsed.password or ''}".encode()).decode("ascii")
+    return str(parsed.with_user(None)), {"Proxy-Authorization": f"Basic {token}"}
+
+
+class Session:
+    """An aiohttp session for calls to one server: ``concurrency`` connections, the
+    environment's proxy. Use as ``async with Session(...) as session``."""
+
+    def __init__(self, url: str, headers: dict[str, str], timeout: float, concurrency: int):
+        self.url = url
+        self.headers = headers
+        self.timeout = timeout
+        self.concurrency = concurrency
+        self.proxy, self.proxy_headers = _proxy_for(url)
+        if self.proxy_headers and not url.lower().startswith("https:"):
+            # plain HTTP goes to the proxy as is: the credentials ride on the request itself
+            # (aiohttp sends proxy headers only on the CONNECT of an HTTPS tunnel)
+            self.headers = {**headers, **self.proxy_headers}
+            self.proxy_headers = None
+        self._session: Any = None
+
+    async def __aenter__(self) -> Session:
+        import aiohttp
+
+        self._session = aiohttp.ClientSession(
+            headers=self.headers,
+            timeout=aiohttp.ClientTimeout(total=self.timeout),
+            connector=aiohttp.TCPConnector(limit=self.concurrency, limit_per_host=self.concurrency),
+            json_serialize=lambda obj: orjson.dumps(obj).decode(),
+        )
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._session.close()
+
+    def post(self, url: str, body: dict[str, Any]) -> Any:
+        """``session.post`` as an async context manager, through the proxy if there is one."""
+        return self._session.post(
+            url, json=body, proxy=self.proxy, proxy_headers=self.proxy_headers
+        )
+
+
+async def post_json(
+    session: Session,
+    url: str,
+    body: dict[str, Any],
+    read: Callable[[Any], T],
+    policy: RetryPolicy,
+    stats: BackendStats,
+) -> tuple[T | None, str | None]:
+    """POST ``body`` as JSON and return ``(read(payload), None)``, or ``(None, reason)`` after the
+    retries are spent or on an error not worth retrying. ``read`` raises :class:`Retry` for a
+    payload without the expected answer (it also counts tokens)."""
+    import aiohttp
+
+    attempt = 0
+    while True:
+        started = time.monotonic()
+        stats.requests += 1
+        try:
+            try:
+                async with session.post(url, body) as response:
+                    status = response.status
+                    retry_after = parse_retry_after(response.headers.get("Retry-After"))
+                    raw = await response.read()
+            except TimeoutError:
+                raise Retry("timeout") from None
+            except aiohttp.ClientError as exc:
+                raise Retry(f"connection error ({type(exc).__name__})") from None
+            stats.latency_sec.append(time.monotonic() - started)
+            if status == 429 or status >= 500:
+                raise Retry(f"http {status}", retry_after)
+            if status >= 400:
+                return None, f"http {status}"
+            try:
+                payload = orjson.loads(raw)
+            except orjson.JSONDecodeError:
+                raise Retry("malformed response") from None
+            return read(payload), None
+        except Retry as exc:
+            attempt += 1
+            if attempt > policy.max_retries:
+                return None, exc.reason
+            stats.retries += 1
+            await asyncio.sleep(policy.delay(attempt, exc.retry_after))
+
+
+async def run_workers(
+    items: Sequence[Item],
+    handle: Callable[[Item], Awaitable[None]],
+    concurrency: int,
+    *,
+    every: Callable[[], None] | None = None,
+    interval: float = 0.2,
+) -> None:
+    """``handle`` every item with ``concurrency`` workers taking items from one queue; ``every``
+    runs each ``interval`` seconds meanwhile and once at the end (even on error or cancel)."""
+    queue: asyncio.Queue[Item] = asyncio.Queue()
+    for item in items:
+        queue.put_nowait(item)
+
+    async def worker() -> None:
+        while True:
+            try:
+                item = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            await handle(item)
+
+    async def ticker() -> None:
+        while True:
+            await asyncio.sleep(interval)
+            assert every is not None
+            every()
+
+    tick = asyncio.create_task(ticker()) if every is not None else None
+    try:
+        await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(items))))))
+    finally:
+        if tick is not None:
+            tick.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await tick
+        if every is not None:
+            every()
+
+
+def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine to completion, also from inside a running event loop (a notebook)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    result: list[T] = []
+    error: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            result.append(asyncio.run(coroutine))
+        except BaseException as exc:  # re-raised in the caller's thread
+            error.append(exc)
+
+    thread = threading.Thread(target=target)
+    thread.start()
+    thread.join()
+    if error:
+        raise error[0]
+    return result[0]
