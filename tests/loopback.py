@@ -487,11 +487,11 @@ class LoopbackServer:
             f"Content-Length: {len(data)}",
             *(f"{k}: {v}" for k, v in (headers or {}).items()),
         ]
+        if entry is not None:  # logged before the bytes leave: a fast client may read the log
+            entry.status = status  # as soon as it has the answer, before drain() returns here
+            entry.responded = time.monotonic()
         writer.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + data)
         await writer.drain()
-        if entry is not None:
-            entry.status = status
-            entry.responded = time.monotonic()
 
 
 def main() -> None:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import itertools
 import math
 import warnings
 from collections.abc import Callable, Hashable
@@ -37,6 +38,7 @@ from pingce.errors import InputError
 from pingce.labels import RISK_LEVELS, LabelScale
 from pingce.metrics import base
 from pingce.metrics import calls as calls_module
+from pingce.metrics import dialogue as dialogue_module
 from pingce.metrics import sets as sets_module
 from pingce.metrics.base import Metric, StatBlock, Statistic, create_metric, metric_registry
 from pingce.metrics.timing import LatencyPercentile
@@ -185,7 +187,59 @@ def random_items(rng: np.random.Generator, lenient: bool) -> Any:
     return [pool[int(rng.integers(len(pool)))] for _ in range(int(rng.integers(0, 4)))]
 
 
+_TURNS = itertools.count(1)
+
+
+def random_dialogue(rng: np.random.Generator, lenient: bool) -> Any:
+    """A dialogue id from a pool of 12 (strings and integers), so dialogues have several turns.
+    Not fewer: with few units a resample equal to the data (theta_b = theta_hat up to rounding)
+    is likely, and BCa's z0 counts it below or not by the last bit, in scipy as in pingce."""
+    pool: list[Any] = [f"d{i}" for i in range(10)] + [10, "对话11"]
+    return pool[int(rng.integers(len(pool)))]
+
+
+def random_turn(rng: np.random.Generator, lenient: bool) -> Any:
+    """A turn index never used before in this run, so (dialogue, turn) is always unique."""
+    return next(_TURNS) * 2 + int(rng.integers(2))
+
+
+def random_diagnosis(rng: np.random.Generator, lenient: bool) -> Any:
+    return ["风寒表实证", " 风寒表实证 ", "风寒表实证", "风热犯表证", "", None][
+        int(rng.integers(6))
+    ]
+
+
+def random_features(rng: np.random.Generator, lenient: bool) -> Any:
+    values: dict[str, list[Any]] = {
+        "nature": ["寒", "热"],
+        "sweat": ["有汗", "无汗"],
+        "deficiency": ["虚", "实"],
+        "han": [1, 1.0, True, 0],
+    }
+    return {k: v[int(rng.integers(len(v)))] for k, v in values.items() if rng.random() < 0.5}
+
+
+def random_terms(rng: np.random.Generator, lenient: bool) -> Any:
+    pool = ["发冷", "身痛", "怕风", "口干"]
+    return [pool[int(rng.integers(len(pool)))] for _ in range(int(rng.integers(0, 4)))]
+
+
+def random_bool(rng: np.random.Generator, lenient: bool) -> Any:
+    return bool(rng.random() < 0.5)
+
+
+def random_confidence(rng: np.random.Generator, lenient: bool) -> Any:
+    return None if rng.random() < 0.15 else round(float(rng.random()), 2)
+
+
 JSON_GENERATORS: dict[Any, Any] = {
+    dialogue_module._parse_id: random_dialogue,
+    dialogue_module._parse_turn: random_turn,
+    dialogue_module._parse_diagnosis: random_diagnosis,
+    dialogue_module._parse_object: random_features,
+    dialogue_module._parse_terms: random_terms,
+    dialogue_module._parse_bool: random_bool,
+    dialogue_module._parse_confidence: random_confidence,
     calls_module._gold_parser: random_calls,
     calls_module.parse_calls: random_calls,
     sets_module.parse_yes_no: random_yes_no,
@@ -291,6 +345,32 @@ def value_from_table(metric: Metric, table: Table) -> float:
     return value_of(metric, compute_block(metric.statistic(), table))
 
 
+def units_of(metric: Metric, table: Table) -> np.ndarray | None:
+    """A unit code per record when the metric's statistic reads units (dialogues) together."""
+    field = metric.statistic().unit_field
+    if field is None:
+        return None
+    _, codes = np.unique(
+        np.asarray(table.column(field), dtype=object).astype(str), return_inverse=True
+    )
+    return np.asarray(codes, dtype=np.int64)
+
+
+def take_units(table: Table, field: str, units: np.ndarray, chosen: np.ndarray) -> Table:
+    """The records of the units at ``chosen`` (with repeats); a repeated unit becomes a new one
+    (its id gets ``#k``), as a resample of dialogues must treat it."""
+    index: list[int] = []
+    copy: list[int] = []
+    for k, u in enumerate(chosen):
+        members = np.flatnonzero(units == u)
+        index.extend(members.tolist())
+        copy.extend([k] * len(members))
+    taken = table.take(np.asarray(index, dtype=np.int64))
+    ids = taken.columns[field]
+    taken.columns[field] = [f"{v}#{c}" for v, c in zip(ids, copy, strict=True)]
+    return taken
+
+
 def same(a: float, b: float) -> bool:
     if math.isnan(a) or math.isnan(b):
         return math.isnan(a) and math.isnan(b)
@@ -318,8 +398,14 @@ def suite_for(name: str, args: dict[str, Any]) -> SuiteSpec:
             "aliases": dict(scale.aliases),
             "case_insensitive": scale.case_insensitive,
         }
+    unit = create_metric(name, **args).statistic().unit_field  # resample what it reads together
     return SuiteSpec.model_validate(
-        {"name": "invariants", "labels": labels, "metrics": {"m": {"metric": name, **args}}}
+        {
+            "name": "invariants",
+            "labels": labels,
+            "unit": unit,
+            "metrics": {"m": {"metric": name, **args}},
+        }
     )
 
 
@@ -513,7 +599,14 @@ def _defined_case(
         table = load(metric, records)
         block = stat_block(metric, table)
         value = value_of(metric, block)
-        if not math.isnan(value):
+        units = units_of(metric, table)
+        unit_block = block if units is None else block.grouped(units, int(units.max()) + 1)
+        if metric.decomposable:
+            jack = _jackknife(metric, unit_block)[0]
+            varies = np.unique(jack[~np.isnan(jack)]).size > 1
+        else:
+            varies = True
+        if not math.isnan(value) and varies:
             return label, args, metric, records, table, block, value
     pytest.fail(f"{name}: no generated data set gives a defined value")
 
@@ -582,9 +675,21 @@ def check_bootstrap_matches_scipy(name: str) -> None:
     label, _, metric, _, table, block, value = _defined_case(name, 40)
     key: Hashable = metric.statistic().key
     resamples, seed, level = 80, 17, 0.9
+    units = units_of(metric, table)
+    population = table.n
 
     def statistic(index: np.ndarray) -> float:
         return value_from_table(metric, table.take(np.asarray(index, dtype=np.int64)))
+
+    if units is not None:  # resample whole units, as a suite with `unit:` does
+        field = metric.statistic().unit_field
+        assert field is not None
+        population = int(units.max()) + 1
+        block = block.grouped(units, population)
+
+        def statistic(index: np.ndarray) -> float:
+            chosen = np.asarray(index, dtype=np.int64)
+            return value_from_table(metric, take_units(table, field, units, chosen))
 
     for method in METHODS:
         got = bootstrap_intervals(
@@ -599,7 +704,7 @@ def check_bootstrap_matches_scipy(name: str) -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             expected = scipy.stats.bootstrap(
-                (np.arange(table.n),),
+                (np.arange(population),),
                 statistic,
                 vectorized=False,
                 n_resamples=resamples,
@@ -633,6 +738,16 @@ def check_slices(name: str) -> None:
     for case in seeded_cases(name, (50,), seeds=1):
         label, args, metric, rng = case.label, case.args, case.metric, case.rng
         records = make_records(metric, 50, rng)
+        unit = metric.statistic().unit_field
+        if unit is not None:  # slice by a field that is constant within a unit (a dialogue)
+            group_of: dict[str, Any] = {}
+            for record in records:
+                group = group_of.setdefault(
+                    str(record[unit]), GROUP_VALUES[len(group_of) % len(GROUP_VALUES)]
+                )
+                record.pop(GROUP, None)
+                if group is not None:
+                    record[GROUP] = group
         table = load(metric, records)
         block = stat_block(metric, table)
         groups = np.asarray(
@@ -683,12 +798,21 @@ def check_jackknife(name: str) -> None:
         decimals = int(rng.integers(0, 3))  # decimals 0 makes tied latencies likely
         table = load(metric, make_records(metric, n, rng, decimals=decimals))
         block = stat_block(metric, table)
+        units = units_of(metric, table)
+        field = metric.statistic().unit_field
+        if units is not None:  # leave one unit (dialogue) out, as a suite with `unit:` does
+            n = int(units.max()) + 1
+            block = block.grouped(units, n)
         values, counts = _jackknife(metric, block)
         assert np.asarray(values).shape == np.asarray(counts).shape, label
         assert float(np.sum(counts)) == n, f"{label}: multiplicities sum to {np.sum(counts)}"
         got = expand(values, counts)
         brute = []
         for i in range(n):
+            if units is not None and field is not None:
+                rest = table.take(np.flatnonzero(units != i))
+                brute.append(value_from_table(metric, rest))
+                continue
             rest = table.take(np.delete(np.arange(n), i))
             brute.append(value_from_table(metric, rest))
             if not metric.decomposable:

@@ -84,6 +84,8 @@ class Signature(BaseModel):
     ci_method: str
     ci_level: float
     similarity: str | None
+    unit: str | None = None
+    """The field whose values the bootstrap resamples (whole dialogues), or None for records."""
     zero_division: float | None
     labels: list[str] | None
     metrics: dict[str, str]

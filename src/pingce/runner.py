@@ -248,15 +248,25 @@ class _Evaluator:
         return blocks
 
     def evaluate(
-        self, blocks: Mapping[Hashable, StatBlock], seed: int | list[int], label: str
+        self,
+        blocks: Mapping[Hashable, StatBlock],
+        seed: int | list[int],
+        label: str,
+        units: np.ndarray | None = None,
     ) -> tuple[dict[str, MetricResult], dict[str, dict[str, Any]]]:
+        """Values, intervals and tables; with ``units`` (a unit code per record) the bootstrap
+        resamples whole units."""
         metrics = self.suite.metrics
         results = {name: _value(m, blocks[self.keys[name]]) for name, m in metrics.items()}
         intervals: dict[str, Interval] = {}
         if self.options.bootstrap > 0:
+            resampled = blocks
+            if units is not None:
+                codes, dense = np.unique(units, return_inverse=True)
+                resampled = {k: b.grouped(dense, len(codes)) for k, b in blocks.items()}
             advance = self.progress(f"bootstrap {label}".strip(), float(self.options.bootstrap))
             intervals = bootstrap_intervals(
-                blocks,
+                resampled,
                 {name: (m, self.keys[name]) for name, m in metrics.items()},
                 {name: r.value for name, r in results.items()},
                 resamples=self.options.bootstrap,
@@ -309,6 +319,16 @@ def _slice_keys(table: Table, path: str, suite: BuiltSuite) -> list[str]:
     return ["(missing)" if v is None else str(v) for v in column]
 
 
+def _units(table: Table, path: str | None) -> np.ndarray | None:
+    """A unit code per record (records with equal values of ``path``), or None."""
+    if path is None:
+        return None
+    column = table.column(path)
+    keys = np.asarray(["" if v is None else str(v) for v in column], dtype=object).astype(str)
+    _, codes = np.unique(keys, return_inverse=True)
+    return np.asarray(codes, dtype=np.int64)
+
+
 def _parse_failures(table: Table) -> int:
     """Records with a value that its parser rejected (a prediction that did not parse)."""
     failed = np.zeros(table.n, dtype=bool)
@@ -344,6 +364,8 @@ def evaluate_suite(
     fields = built.fields()
     known = {f.path for f in fields}
     extra = [options.stratify] if options.stratify else []
+    if built.spec.unit is not None:
+        extra.append(built.spec.unit)
     extra += list(options.slices)
     for path in extra:
         if path not in known:
@@ -362,6 +384,7 @@ def evaluate_suite(
     )
     n_loaded = table.n
 
+    units = _units(table, built.spec.unit)
     sampling: SamplingInfo | None = None
     if options.sample is not None:
         keys = None
@@ -370,20 +393,31 @@ def evaluate_suite(
             keys = _slice_keys(table, options.stratify, built)
             if options.stratify in built.label_fields() and built.scale is not None:
                 order = list(built.scale.labels)
+        population, noun = table.n, "records"
+        if units is not None:  # draw whole units; a unit's stratum is that of its first record
+            population, noun = int(units.max()) + 1, f"units of {built.spec.unit}"
+            first = np.full(population, table.n, dtype=np.int64)
+            np.minimum.at(first, units, np.arange(table.n))
+            keys = None if keys is None else [keys[i] for i in first]
         index, sampling = sample_indices(
             keys,
-            table.n,
+            population,
             options.sample,
             seed=options.seed,
             allocation=options.allocation,
             short=options.short_strata,
             field=options.stratify,
             order=order,
+            noun=noun,
         )
+        if units is not None:
+            sampling = sampling.model_copy(update={"unit": built.spec.unit})
+            index = np.flatnonzero(np.isin(units, index))
         table = table.take(index)
+        units = None if units is None else units[index]
 
     blocks = evaluator.blocks(table)
-    metrics, tables = evaluator.evaluate(blocks, options.seed, "")
+    metrics, tables = evaluator.evaluate(blocks, options.seed, "", units)
     failures = Failures(parse=_parse_failures(table))
     if evaluator.backend_stats is not None:
         failures.judge = evaluator.backend_stats.failures
@@ -408,7 +442,10 @@ def evaluate_suite(
             rows = np.flatnonzero(inverse == i)
             sub = {k: b.take(rows) for k, b in blocks.items()}
             sub_metrics, sub_tables = evaluator.evaluate(
-                sub, [options.seed, 2, _stable_hash(key)], key
+                sub,
+                [options.seed, 2, _stable_hash(key)],
+                key,
+                None if units is None else units[rows],
             )
             slices[key] = SliceResult(
                 n_records=int(rows.shape[0]), metrics=sub_metrics, tables=sub_tables
@@ -420,6 +457,7 @@ def evaluate_suite(
         ci_method=options.ci_method,
         ci_level=options.ci_level,
         similarity=evaluator.backend_signature,
+        unit=built.spec.unit,
         zero_division=built.spec.defaults.zero_division,
         labels=list(built.scale.labels) if built.scale is not None else None,
         metrics={name: item.describe() for name, item in built.items().items()},

@@ -41,6 +41,8 @@ class SamplingInfo(BaseModel):
     n_sampled: int
     field: str | None = None
     allocation: Allocation | None = None
+    unit: str | None = None
+    """When set, the counts are of units (e.g. dialogues), each drawn with all its records."""
     strata: list[StratumCount] = []
     notes: list[str] = []
 
@@ -71,6 +73,7 @@ def sample_indices(
     short: Shortfall = "error",
     field: str | None = None,
     order: Sequence[str] | None = None,
+    noun: str = "records",
 ) -> tuple[np.ndarray, SamplingInfo]:
     """Indices (in record order) of a sample of ``n`` records, and what was done.
 
@@ -78,9 +81,9 @@ def sample_indices(
     strata in the order that receives remainders first (default: sorted).
     """
     if n <= 0:
-        raise OptionError(f"--sample must be a positive number of records, got {n}")
+        raise OptionError(f"--sample must be a positive number of {noun}, got {n}")
     if n > population:
-        raise OptionError(f"--sample {n} asks for more records than the {population} loaded")
+        raise OptionError(f"--sample {n} asks for more {noun} than the {population} loaded")
     rng = np.random.default_rng([seed, 1])
     if keys is None:
         index = np.sort(rng.choice(population, size=n, replace=False))

@@ -1,6 +1,6 @@
 """Metrics: the protocol and registry (``base``) and one module per family."""
 
-from . import calls, classification, overlap, sets, timing
+from . import calls, classification, dialogue, overlap, sets, timing
 from .base import (
     Metric,
     MetricInfo,
@@ -25,6 +25,7 @@ __all__ = [
     "classification",
     "create_metric",
     "create_table",
+    "dialogue",
     "metric_registry",
     "overlap",
     "register_metric",

@@ -113,6 +113,18 @@ class StatBlock:
         assert self.rows is not None
         return np.asarray(self.rows, dtype=np.float64)
 
+    def grouped(self, units: np.ndarray, n_units: int) -> StatBlock:
+        """The statistics summed within units (record ``i`` belongs to unit ``units[i]``): a
+        block of ``n_units`` rows whose totals equal this block's."""
+        assert self.decomposable
+        out = np.zeros((n_units, self.width))
+        if self.codes is not None:
+            np.add.at(out, (units, self.codes), 1.0)
+        else:
+            assert self.rows is not None
+            np.add.at(out, units, self.rows)
+        return StatBlock(width=self.width, rows=out, counts=dict(self.counts))
+
     def take(self, index: np.ndarray) -> StatBlock:
         """The block restricted to the records at ``index`` (a slice)."""
         return StatBlock(
@@ -132,6 +144,9 @@ class Statistic(ABC):
     """
 
     needs_similarity: bool = False
+    unit_field: str | None = None
+    """A field whose records depend on one another (the turns of a dialogue): the statistic
+    reads them together, so the suite must resample whole units of it (``unit:``)."""
 
     def similarity_pairs(self, table: Table) -> Iterable[tuple[str, str]]:
         """The (a, b) pairs whose similarity :meth:`compute` will read."""
@@ -350,6 +365,7 @@ def _load_builtins() -> None:
     from . import (  # noqa: F401  (registration side effect)
         calls,
         classification,
+        dialogue,
         overlap,
         sets,
         timing,

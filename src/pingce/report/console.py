@@ -20,7 +20,8 @@ def print_result(result: EvaluationResult, console: Console) -> None:
     table = Table(title=title, title_justify="left")
     table.add_column("metric", style="bold")
     table.add_column("value", justify="right")
-    ci_head = f"{sig.ci_level:.0%} CI ({sig.ci_method})" if sig.bootstrap else "CI (off)"
+    by = f", by {sig.unit}" if sig.unit else ""
+    ci_head = f"{sig.ci_level:.0%} CI ({sig.ci_method}{by})" if sig.bootstrap else "CI (off)"
     table.add_column(ci_head, justify="right")
     table.add_column("n", justify="right")
     table.add_column("note", overflow="fold", max_width=60)

@@ -65,6 +65,7 @@ def render_markdown(result: EvaluationResult) -> str:
         lines.append(
             f"- Intervals: {sig.ci_level:.0%} {sig.ci_method} bootstrap, "
             f"{sig.bootstrap} resamples, seed {sig.seed}"
+            + (f", resampling whole units of `{sig.unit}`" if sig.unit else "")
         )
     else:
         lines.append("- Intervals: off (`--bootstrap 0`)")

@@ -73,6 +73,9 @@ class SuiteSpec(BaseModel):
     name: str
     description: str = ""
     id_field: str = "id"
+    unit: str | None = None
+    """A field whose records belong together (a dialogue): the bootstrap resamples and
+    ``--sample`` draws whole units, not single records."""
     labels: LabelsSpec | None = None
     inputs: dict[str, str] = {}
     defaults: DefaultsSpec = DefaultsSpec()
@@ -82,10 +85,11 @@ class SuiteSpec(BaseModel):
     """Options of the similarity backend: judge ``template``/``system``, ``concurrency``,
     ``max_retries``, ``timeout``, ``price_prompt``/``price_completion`` (per 1k tokens)..."""
 
-    @field_validator("id_field")
+    @field_validator("id_field", "unit")
     @classmethod
-    def _path(cls, value: str) -> str:
-        parse_path(value)
+    def _path(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_path(value)
         return value
 
     @field_validator("inputs")
@@ -252,6 +256,24 @@ def load_suite(suite: str | os.PathLike[str] | SuiteSpec) -> BuiltSuite:
         name: _build("table", name, entry, spec, scale, source)
         for name, entry in spec.tables.items()
     }
+    for name, item in {**metrics, **tables}.items():
+        needed = item.statistic().unit_field
+        if needed is not None and spec.unit != needed:
+            raise SuiteError(
+                f"metric {item.registry_name!r} reads the records of one {needed!r} together, "
+                f"so the suite must resample whole units of it: add `unit: {needed}`",
+                source=source,
+                key="unit" if spec.unit is not None else f"metrics.{name}",
+            )
+    if spec.unit is not None:
+        for name, metric in metrics.items():
+            if not metric.decomposable:
+                raise SuiteError(
+                    f"metric {metric.registry_name!r} does not add up over records, so it cannot "
+                    f"be resampled by unit ({spec.unit!r}); drop `unit` or the metric",
+                    source=source,
+                    key=f"metrics.{name}",
+                )
     return BuiltSuite(spec=spec, source=source, scale=scale, metrics=metrics, tables=tables)
 
 
