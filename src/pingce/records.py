@@ -43,6 +43,7 @@ parsed value or raises ``ValueError`` with the reason) and stored as the parsed 
 
 _MISSING = object()
 _LONG_INT = re.compile(rb"\d{19,}")
+_DIGITS = b"0123456789"
 _PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
@@ -93,6 +94,9 @@ class FieldSpec:
     choices: tuple[str, ...] | None = None
     """For ``string`` fields: the values allowed."""
     parser: Callable[[Any], Any] | None = field(default=None, compare=False)
+    """For ``json`` fields: turns a raw value into the stored one or raises ValueError (an
+    input error naming the value). An ``identity_types`` attribute on it (a set of types it
+    returns unchanged) lets the loader skip the calls for chunks made only of those types."""
     lenient: bool = False
     """For ``json`` fields: a value the parser rejects is kept as a :class:`ParseFailure` (a
     prediction that failed to parse is a wrong answer) instead of stopping the load."""
@@ -266,6 +270,11 @@ class _Column:
     def _parsed(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
         parser = self.spec.parser
         lenient = self.spec.lenient
+        # a parser may declare the types it returns unchanged (``parser.identity_types``): a
+        # chunk made only of those skips the per-value calls
+        identity = getattr(parser, "identity_types", None)
+        if identity is not None and set(map(type, buffer)) <= identity:
+            return buffer, None
         out: list[Any] = []
         for i, raw in enumerate(buffer):
             if raw is _MISSING or raw is None:
@@ -359,7 +368,11 @@ def _iter_jsonl(path: Path, progress: Callable[[int], None] | None) -> Iterator[
                 continue
             try:
                 # orjson reads integers beyond 64 bits as floats; json keeps them exact
-                record = json.loads(line) if _LONG_INT.search(line) else orjson.loads(line)
+                # (a line with fewer than 19 digits in all cannot hold one: skip the regex)
+                long_int = len(line) - len(line.translate(None, _DIGITS)) >= 19 and (
+                    _LONG_INT.search(line) is not None
+                )
+                record = json.loads(line) if long_int else orjson.loads(line)
             except (orjson.JSONDecodeError, json.JSONDecodeError, UnicodeDecodeError) as exc:
                 snippet = line.decode("utf-8", errors="replace").strip()
                 raise InputError(

@@ -18,7 +18,6 @@ turn scores 0 without a model call).
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from collections.abc import Hashable, Iterable, Sequence
@@ -36,8 +35,7 @@ __all__ = [
     "DialogueFields",
     "DialogueStatistic",
     "HybridStatistic",
-    "dialogue_units",
-    "dialogues",
+    "dialogue_order",
     "feature_spec",
     "json_equal_key",
 ]
@@ -106,10 +104,19 @@ def _parse_confidence(value: Any) -> float:
     return float(value)
 
 
+# values these parsers return unchanged: the loader skips them for a chunk of only these types
+_parse_id.identity_types = frozenset({str})  # type: ignore[attr-defined]
+_parse_turn.identity_types = frozenset({int})  # type: ignore[attr-defined]
+_parse_object.identity_types = frozenset({dict})  # type: ignore[attr-defined]
+_parse_bool.identity_types = frozenset({bool})  # type: ignore[attr-defined]
+
+
 def json_equal_key(value: Any) -> Hashable:
     """A hashable key under which two JSON values are equal exactly when they are equal as JSON:
     ``1`` and ``1.0`` match, ``true`` and ``1`` do not, objects ignore key order."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
+    if type(value) is str:
+        return value  # the common case; every other kind is a tuple, so none can collide
+    if isinstance(value, bool) or value is None:
         return (type(value).__name__, value)
     if isinstance(value, int):
         return ("number", value)  # exact: 2**53 + 1 is not 2**53, and 10**400 does not overflow
@@ -172,43 +179,36 @@ class DialogueFields:
         ]
 
 
-def dialogues(table: Table, fields: DialogueFields) -> list[np.ndarray]:
-    """Record indices of each dialogue in turn order (dialogues in order of first appearance).
-    Two records of one dialogue with the same turn are an input error naming the second."""
-    ids = table.column(fields.dialogue)
-    turns = table.column(fields.turn)
-    groups: dict[str, list[int]] = {}
-    for i, d in enumerate(ids):
-        groups.setdefault(d, []).append(i)
-    out = []
-    for d, members in groups.items():
-        members.sort(key=lambda i: (turns[i], i))
-        for a, b in itertools.pairwise(members):
-            if turns[a] == turns[b]:
-                raise InputError(
-                    f"dialogue {d!r} has two records of turn {turns[b]} (the other on line "
-                    f"{int(table.lines[a])})",
-                    source=table.source,
-                    line=int(table.lines[b]),
-                    field=fields.turn,
-                    value=turns[b],
-                )
-        out.append(np.asarray(members, dtype=np.int64))
-    return out
+def _codes(values: Sequence[Any]) -> np.ndarray:
+    """An integer per value, equal values equal codes (in order of first appearance)."""
+    index: dict[Any, int] = {}
+    return np.fromiter((index.setdefault(v, len(index)) for v in values), np.int64, len(values))
 
 
-def dialogue_units(table: Table, dialogue_field: str) -> np.ndarray:
-    """A code per record: which dialogue it belongs to (for resampling whole dialogues)."""
-    _, codes = np.unique(
-        np.asarray(table.column(dialogue_field), dtype=object).astype(str), return_inverse=True
-    )
-    return np.asarray(codes, dtype=np.int64)
+def dialogue_order(table: Table, fields: DialogueFields) -> tuple[np.ndarray, np.ndarray]:
+    """Record indices sorted by dialogue, then turn, and each sorted record's dialogue code.
+    Two records of one dialogue with the same turn are an input error naming the later line."""
+    group = _codes(table.column(fields.dialogue))
+    turns = np.asarray(table.column(fields.turn), dtype=np.int64)
+    order = np.lexsort((np.arange(table.n), turns, group))
+    g, t = group[order], turns[order]
+    clash = np.flatnonzero((g[1:] == g[:-1]) & (t[1:] == t[:-1]))
+    if clash.size:
+        first, second = int(order[clash[0]]), int(order[clash[0] + 1])
+        dialogue = table.column(fields.dialogue)[second]
+        raise InputError(
+            f"dialogue {dialogue!r} has two records of turn {int(turns[second])} (the other on "
+            f"line {int(table.lines[first])})",
+            source=table.source,
+            line=int(table.lines[second]),
+            field=fields.turn,
+            value=int(turns[second]),
+        )
+    return order, g
 
 
-def _slope(t: np.ndarray, c: np.ndarray) -> float:
-    """Least-squares slope of c over t (what ``numpy.polyfit(t, c, 1)[0]`` returns)."""
-    dt = t - t.mean()
-    return float((dt * (c - c.mean())).sum() / (dt * dt).sum())
+def _group_sums(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
+    return np.bincount(group, weights=values, minlength=n_groups)
 
 
 class DialogueStatistic(Statistic):
@@ -263,26 +263,33 @@ class DialogueStatistic(Statistic):
         conf = np.fromiter((0.0 if c is None else c for c in confidence), np.float64, n)
         if self.sequence:
             return self._sequence(table, rows, status, correct, conf, turns, terms)
-        for i in range(n):
+
+        def flag(values: Sequence[Any], wanted: Any) -> np.ndarray:
+            return np.fromiter((v == wanted for v in values), bool, n)
+
+        definitive, rejected = flag(status, "DEFINITIVE"), flag(status, "CASE_REJECTED")
+        eff = definitive & np.fromiter((d is not None for d in gt_dx), bool, n)
+        rows[:, _EFF_HIT], rows[:, _EFF_N] = eff & correct, eff
+        rows[:, _REJ_TRUE] = rejected & np.fromiter((c is True for c in conflict), bool, n)
+        rows[:, _REJ_N] = rejected
+        missed = np.fromiter((e is True for e in emergency), bool, n) & ~flag(
+            status, "EMERGENCY_ABORT"
+        )
+        rows[:, _ILLEGAL] = missed | (flag(risk, "UNCERTAIN") & definitive)
+        rows[:, _TURNS] = 1.0
+        for i in range(n):  # feature objects: dictionaries, one turn at a time
+            p, g = pred_ft[i], gt_ft[i]
+            if not p and not g:
+                continue
+            p, g = p or {}, g or {}
             row = rows[i]
-            s = status[i]
-            if gt_dx[i] is not None and s == "DEFINITIVE":
-                row[_EFF_HIT], row[_EFF_N] = float(correct[i]), 1.0
-            if s == "CASE_REJECTED":
-                row[_REJ_TRUE], row[_REJ_N] = float(conflict[i] is True), 1.0
-            p, g = pred_ft[i] or {}, gt_ft[i] or {}
             shared = [k for k in self.polarity_fields if k in p and k in g]
             if shared:
                 differs = any(json_equal_key(p[k]) != json_equal_key(g[k]) for k in shared)
                 row[_CONFLICT], row[_POLAR_N] = float(differs), 1.0
-            if p or g:
-                a = {(k, json_equal_key(v)) for k, v in p.items()}
-                b = {(k, json_equal_key(v)) for k, v in g.items()}
-                row[_JACCARD], row[_JACCARD_N] = len(a & b) / len(a | b), 1.0
-            illegal = (emergency[i] is True and s != "EMERGENCY_ABORT") or (
-                risk[i] == "UNCERTAIN" and s == "DEFINITIVE"
-            )
-            row[_ILLEGAL], row[_TURNS] = float(illegal), 1.0
+            a = {(k, json_equal_key(v)) for k, v in p.items()}
+            b = {(k, json_equal_key(v)) for k, v in g.items()}
+            row[_JACCARD], row[_JACCARD_N] = len(a & b) / len(a | b), 1.0
         return StatBlock(width=_WIDTH, rows=rows)
 
     def _sequence(
@@ -295,47 +302,57 @@ class DialogueStatistic(Statistic):
         turns: Sequence[int],
         terms: Sequence[Any],
     ) -> StatBlock:
-        """The columns that read a dialogue as a sequence: slope, stability, ambiguity."""
-        pred_dx = table.column(self.f.pred_diagnosis)
-        for members in dialogues(table, self.f):
-            first = members[0]
-            t = np.asarray([turns[i] for i in members], dtype=np.float64)
-            c = np.where(correct[members], conf[members], 0.0)
-            if len(members) >= 2:
-                rows[first, _SLOPE], rows[first, _SLOPE_N] = _slope(t, c), 1.0
-            rows[first, _TTS] = self._turns_to_stability(members, t, correct, conf, pred_dx)
-            rows[first, _TTS_N] = 1.0
-            for k in range(len(members) - 1):
-                i, j = members[k], members[k + 1]
-                now = terms[i] or ()
-                if status[i] == "INQUIRY_ONLY" and now:
-                    after = terms[j] or ()
-                    rows[i, _ARR] = (len(now) - len(after)) / len(now)
-                    rows[i, _ARR_N] = 1.0
+        """The columns that read a dialogue as a sequence, vectorised over all dialogues:
+        slope, turns to stability, ambiguity resolution."""
+        order, g = dialogue_order(table, self.f)
+        n = order.size
+        n_groups = int(g[-1]) + 1 if n else 0
+        new = np.ones(n, dtype=bool)
+        new[1:] = g[1:] != g[:-1]  # first turn of its dialogue (in sorted order)
+        starts = np.flatnonzero(new)
+        firsts = order[starts]
+        sizes = np.bincount(g, minlength=n_groups).astype(np.float64)
+        t = np.asarray(turns, dtype=np.float64)[order]
+        c = np.where(correct, conf, 0.0)[order]
+
+        # slope: least squares of c over t per dialogue (centred sums: numpy.polyfit's value)
+        dt = t - (_group_sums(g, t, n_groups) / sizes)[g]
+        dc = c - (_group_sums(g, c, n_groups) / sizes)[g]
+        sxy, sxx = _group_sums(g, dt * dc, n_groups), _group_sums(g, dt * dt, n_groups)
+        two = sizes >= 2
+        rows[firsts[two], _SLOPE] = sxy[two] / sxx[two]
+        rows[firsts[two], _SLOPE_N] = 1.0
+
+        # turns to stability: runs of adjacent steady turns with the same diagnosis
+        dx = _codes(table.column(self.f.pred_diagnosis))[order]
+        steady = correct[order] & (conf[order] > self.lock_confidence)
+        cont = np.zeros(n, dtype=bool)
+        cont[1:] = steady[1:] & steady[:-1] & ~new[1:] & (dx[1:] == dx[:-1])
+        position = np.arange(n)
+        run_start = np.maximum.accumulate(np.where(cont, 0, position))
+        run = np.where(steady, position - run_start + 1, 0)
+        locked = np.flatnonzero(run >= self.lock_turns)
+        tts = sizes.copy()  # never locked: the number of turns
+        if locked.size:
+            groups, first_lock = np.unique(g[locked], return_index=True)
+            k = locked[first_lock]
+            tts[groups] = t[k - self.lock_turns + 1] - t[starts[groups]]
+        rows[firsts, _TTS] = tts
+        rows[firsts, _TTS_N] = 1.0
+
+        # ambiguity resolution after INQUIRY_ONLY turns that have a next turn
+        length = np.fromiter((len(terms[i] or ()) for i in order), np.float64, n)
+        inquiry = np.fromiter((status[i] == "INQUIRY_ONLY" for i in order), bool, n)
+        has_next = np.zeros(n, dtype=bool)
+        has_next[:-1] = ~new[1:]
+        asked = np.flatnonzero(inquiry & has_next & (length > 0))
+        rows[order[asked], _ARR] = (length[asked] - length[asked + 1]) / length[asked]
+        rows[order[asked], _ARR_N] = 1.0
+
         confidence = table.column(self.f.confidence)
         missing = sum(1 for i in np.flatnonzero(correct) if confidence[i] is None)
         counts = {"correct_turns_without_confidence": missing} if missing else {}
         return StatBlock(width=_WIDTH, rows=rows, counts=counts)
-
-    def _turns_to_stability(
-        self,
-        members: np.ndarray,
-        t: np.ndarray,
-        correct: np.ndarray,
-        conf: np.ndarray,
-        pred_dx: Sequence[Any],
-    ) -> float:
-        """T_lock - T_start, or the number of turns when the dialogue never locks."""
-        run = 0
-        for k, i in enumerate(members):
-            steady = bool(correct[i]) and conf[i] > self.lock_confidence
-            if steady and run and pred_dx[members[k - 1]] == pred_dx[i]:
-                run += 1
-            else:
-                run = 1 if steady else 0
-            if run >= self.lock_turns:
-                return float(t[k - run + 1] - t[0])
-        return float(len(members))
 
 
 class HybridStatistic(Statistic):
