@@ -63,7 +63,8 @@ FaultKind = Literal[
     "401",  # 401 Unauthorized (a wrong key: not worth retrying)
     "hang",  # answer only after `seconds` (beyond the client's timeout)
     "truncated",  # a 200 whose JSON body is cut in half
-    "text",  # a 200 whose answer content is `text` (e.g. "I think they match")
+    "text",  # a 200 whose answer content is `text` (e.g. "I think they match"); on /rerank:
+    # scores outside [0, 1] (4x - 2, like raw logits)
     "drop",  # close the connection without any response
 ]
 
@@ -101,6 +102,8 @@ class Request:
     y: str | None = None
     prompt: str | None = None
     inputs: list[str] | None = None
+    query: str | None = None
+    """A rerank request's query (its documents are in ``inputs``)."""
     status: int | None = None
     """Status sent; None if no response was sent (held, dropped or the server stopped)."""
     fault: Fault | None = None
@@ -402,6 +405,16 @@ class LoopbackServer:
                 await self._send(writer, 400, message, entry)
                 return
             entry.inputs = inputs
+        elif entry.path.endswith("/rerank"):
+            query = payload.get("query") if isinstance(payload, dict) else None
+            documents = payload.get("documents") if isinstance(payload, dict) else None
+            if not isinstance(query, str) or not (
+                isinstance(documents, list) and all(isinstance(d, str) for d in documents)
+            ):
+                message = {"error": {"message": "query must be a string, documents strings"}}
+                await self._send(writer, 400, message, entry)
+                return
+            entry.query, entry.inputs = query, documents
         else:
             message = {"error": {"message": f"no route {entry.path}"}}
             await self._send(writer, 404, message, entry)
@@ -430,6 +443,19 @@ class LoopbackServer:
             status = int(fault.kind)
             message = {"error": {"message": f"injected {status}"}}
             await self._send(writer, status, message, entry, extra)
+            return
+        if entry.query is not None and entry.inputs is not None:
+            # Cohere / Jina / vLLM shape, best first; relevance = character Jaccard
+            scored = [(i, char_jaccard(entry.query, d)) for i, d in enumerate(entry.inputs)]
+            scored.sort(key=lambda item: -item[1])
+            if fault.kind == "text":  # an out-of-range score (a raw logit), as some servers send
+                scored = [(i, 4.0 * v - 2.0) for i, v in scored]
+            results = [{"index": i, "relevance_score": v} for i, v in scored]
+            tokens = len(entry.query) * len(entry.inputs) + sum(len(d) for d in entry.inputs)
+            usage = {"total_tokens": tokens}
+            entry.usage = usage
+            answer = {"id": f"rerank-{id(entry):x}", "results": results, "usage": usage}
+            await self._send(writer, 200, answer, entry)
             return
         if entry.inputs is not None:
             data = [

@@ -21,7 +21,7 @@ from sklearn.metrics import (
 import pingce
 from pingce.calibrate import calibrate
 from pingce.errors import InputError
-from pingce.similarity.base import BackendStats, SimilarityBackend
+from pingce.similarity.fake import FakeBackend
 from pingce.similarity.lexical import LexicalBackend
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples" / "function_points" / "records.jsonl"
@@ -115,30 +115,12 @@ def test_semantic_metrics_follow_the_seed_formula_with_lexical_scores() -> None:
     assert result.similarity is not None and result.similarity["pairs"] == len(asked)
 
 
-class _FailingBackend(SimilarityBackend):
-    """Every pair fails (NaN); remembers what it was asked."""
-
-    name = "failing"
-
-    def __init__(self) -> None:
-        self.asked: list[tuple[str, str]] = []
-
-    def signature(self) -> str:
-        return "failing"
-
-    def score_distinct(self, pairs: Any, stats: BackendStats, progress: Any = None) -> Any:
-        self.asked.extend(pairs)
-        for _ in pairs:
-            stats.fail("down")
-        return np.full(len(pairs), np.nan)
-
-
 def test_exact_predictions_are_not_asked_so_a_failing_backend_keeps_their_record() -> None:
     records = [
         {"task": "selection", "gold_items": ["订单", "客户"], "pred_items": ["订单", "客户"]},
         {"task": "selection", "gold_items": ["订单", "客户"], "pred_items": ["订单", "订单表"]},
     ]
-    backend = _FailingBackend()
+    backend = FakeBackend(lambda a, b: 0.9, fail={("订单表", "客户"), ("订单表", "订单")})
     # only the non-exact prediction of record 2 is asked about
     result = pingce.evaluate("function-points", records, bootstrap=0, similarity=backend)
     assert sorted(backend.asked) == [("订单表", "客户"), ("订单表", "订单")]

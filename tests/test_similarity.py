@@ -873,3 +873,106 @@ def test_judge_does_not_retry_a_wrong_key(server: LoopbackServer) -> None:
     assert len(server.chat()) == 1
     assert math.isnan(table.get("订单", "订单表"))
     assert stats.failure_reasons == {"http 401": 1} and stats.retries == 0
+
+
+# rerank: a /rerank endpoint (Cohere / Jina / vLLM shape) ------------------------------------
+
+
+def test_rerank_asks_each_prediction_once_with_all_its_truths(server: LoopbackServer) -> None:
+    from pingce.similarity.rerank import RerankBackend
+
+    pairs = [("订单", "订单表"), ("订单", "客户"), ("订单", "订单明细"), ("客户", "客户信息")]
+    table, stats = RerankBackend("r", base_url=server.url, **FAST).score(pairs)
+    log = server.requests("/rerank")
+    assert sorted((r.query, tuple(r.inputs or ())) for r in log) == [
+        ("客户", ("客户信息",)),
+        ("订单", ("订单表", "客户", "订单明细")),
+    ]
+    for a, b in pairs:
+        assert table.get(a, b) == pytest.approx(char_jaccard(a, b), abs=1e-12)
+    assert stats.requests == 2 and stats.failures == 0
+    assert stats.prompt_tokens == sum((r.usage or {})["total_tokens"] for r in log)
+
+
+def test_rerank_batch_size_splits_the_documents_of_a_query(server: LoopbackServer) -> None:
+    from pingce.similarity.rerank import RerankBackend
+
+    truths = [f"订单{i}" for i in range(5)]
+    backend = RerankBackend("r", base_url=server.url, batch_size=2, **FAST)
+    table, _ = backend.score([("订单", t) for t in truths])
+    assert sorted(len(r.inputs or ()) for r in server.requests("/rerank")) == [1, 2, 2]
+    assert [table.get("订单", t) for t in truths] == pytest.approx(
+        [char_jaccard("订单", t) for t in truths], abs=1e-12
+    )
+
+
+def test_rerank_out_of_range_scores_fail_unless_normalised(server: LoopbackServer) -> None:
+    from pingce.similarity.rerank import RerankBackend
+
+    # Jaccard 0 and 5/6: the server answers 4x - 2 = -2 and 1.33 (raw logits), both outside
+    pairs = [("订单", "客户"), ("订单信息表", "订单信息表格")]
+    server.rule = lambda r: Fault("text")
+    table, stats = RerankBackend("r", base_url=server.url, **FAST).score(pairs)
+    assert all(math.isnan(table.get(*p)) for p in pairs)  # never clipped into [0, 1]
+    assert stats.failures == 2
+    assert all("normalize: sigmoid" in reason for reason in stats.failure_reasons)
+    backend = RerankBackend("r", base_url=server.url, normalize="sigmoid", **FAST)
+    table, stats = backend.score(pairs)
+    for a, b in pairs:
+        expected = 1 / (1 + math.exp(-(4 * char_jaccard(a, b) - 2)))
+        assert table.get(a, b) == pytest.approx(expected, abs=1e-12)
+    assert stats.failures == 0
+
+
+def test_rerank_retries_a_500_then_caches(server: LoopbackServer, tmp_path: Path) -> None:
+    from pingce.similarity import SimilarityCache
+    from pingce.similarity.rerank import RerankBackend
+
+    server.script(Fault("500", -1))
+    cache = SimilarityCache(tmp_path / "c.sqlite3")
+    try:
+        backend = RerankBackend("r", base_url=server.url, cache=cache, **FAST)
+        table, stats = backend.score([("订单", "订单表")])
+        assert (stats.retries, stats.failures) == (1, 0)
+        assert server.count("/rerank") == 2
+        again, stats2 = RerankBackend("r", base_url=server.url, cache=cache, **FAST).score(
+            [("订单", "订单表")]
+        )
+        assert server.count("/rerank") == 2 and stats2.cache_hits == 1
+        assert again.get("订单", "订单表") == table.get("订单", "订单表")
+    finally:
+        cache.close()
+
+
+def test_cli_function_points_with_a_reranker(
+    server: LoopbackServer, tmp_path: Path, examples: list[dict[str, Any]]
+) -> None:
+    args = judge_run_args(server.url, tmp_path / "out")
+    args[args.index("openai:m")] = "rerank:bge-reranker"
+    run = run_cli(args, cli_env(tmp_path / "cache", PINGCE_API_KEY=SECRET))
+    assert run.returncode == 0, run.stderr
+    results = read_results(tmp_path / "out")
+    assert results["signature"]["similarity"].startswith("rerank:bge-reranker|url=")
+    for name, value in seed_sem(examples, char_jaccard).items():
+        assert results["metrics"][name]["value"] == pytest.approx(value, rel=1e-12), name
+    log = server.requests("/rerank")
+    assert len(log) == len({p for p, _ in asked_pairs(examples)})  # one request a prediction
+    assert all(r.headers.get("authorization") == f"Bearer {SECRET}" for r in log)
+    assert SECRET not in (tmp_path / "out" / "results.json").read_text(encoding="utf-8")
+
+
+# the fake backend (tests and dry runs) ------------------------------------------------------
+
+
+def test_fake_backend_scores_fails_and_remembers() -> None:
+    from pingce.similarity.fake import FakeBackend
+
+    backend = FakeBackend({("a", "b"): 0.25, ("c", "d"): 1.0}, fail={("e", "f")})
+    table, stats = backend.score([("a", "b"), ("a", "a"), ("e", "f"), ("c", "d"), ("a", "b")])
+    assert backend.asked == [("a", "b"), ("e", "f"), ("c", "d")]  # distinct, identical left out
+    assert table.get("a", "b") == 0.25 and table.get("a", "a") == 1.0
+    assert math.isnan(table.get("e", "f")) and stats.failure_reasons == {"fake failure": 1}
+    with pytest.raises(KeyError, match="no score"):
+        FakeBackend({}).score([("x", "y")])
+    with pytest.raises(ValueError, match="outside"):
+        FakeBackend(lambda a, b: 1.5).score([("x", "y")])

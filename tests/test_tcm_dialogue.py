@@ -711,3 +711,13 @@ def test_metrics_ignore_record_order_and_turn_offsets(seed: int) -> None:
     rng = np.random.default_rng(seed)
     shuffled = [shifted[int(i)] for i in rng.permutation(len(shifted))]
     assert_same(base, evaluate(shuffled))
+
+
+def test_undefined_reason_reads_as_in_the_contract_example() -> None:
+    # CONTRACT.md's results.json example: "rejection_precision": {"value": null, "n": 0,
+    # "undefined_reason": "no CASE_REJECTED turns"}
+    records = [{"dialogue_id": "a", "turn": 1, "status": "DEFINITIVE"}]
+    result = pingce.evaluate("tcm-dialogue", records, bootstrap=0)
+    entry = result.model_dump()["metrics"]["rejection_precision"]
+    assert entry["value"] is None and entry["n"] == 0
+    assert entry["undefined_reason"] == "no CASE_REJECTED turns"

@@ -106,7 +106,10 @@ def cli() -> None:
     "--similarity",
     default="lexical",
     show_default=True,
-    help="Similarity backend for semantic metrics.",
+    help=(
+        "Similarity backend for semantic metrics: exact, levenshtein, lexical, "
+        "embedding:<model or path>, embedding-api:<model>, rerank:<model>, openai:<model>."
+    ),
 )
 @click.option(
     "--base-url",
@@ -252,7 +255,9 @@ def run(
     required=True,
     help="Backend to calibrate (lexical, embedding:<model>, openai:<model>, ...).",
 )
-@click.option("--base-url", default=None, help="Endpoint for openai:/embedding-api: backends.")
+@click.option(
+    "--base-url", default=None, help="Endpoint for openai:/embedding-api:/rerank: backends."
+)
 @click.option(
     "--cache", default=None, type=click.Path(dir_okay=False), help="Similarity cache file."
 )

@@ -40,7 +40,7 @@ ProgressHook = Callable[[str, float | None], Callable[[float], None]]
 """``hook(description, total)`` starts a progress task and returns its ``advance(amount)``."""
 
 _SIMILARITY = re.compile(
-    r"^(exact|levenshtein|lexical(:[\w.-]+)?|embedding:.+|embedding-api:.+|openai:.+)$"
+    r"^(exact|levenshtein|lexical(:[\w.-]+)?|embedding:.+|embedding-api:.+|openai:.+|rerank:.+)$"
 )
 
 
@@ -76,7 +76,7 @@ class RunOptions:
         ):
             raise OptionError(
                 f"--similarity {self.similarity!r}: expected exact, levenshtein, lexical, "
-                "embedding:<model> or openai:<model>"
+                "embedding:<model>, embedding-api:<model>, rerank:<model> or openai:<model>"
             )
         if self.sample is not None and self.sample <= 0:
             raise OptionError(f"--sample must be a positive number of records, got {self.sample}")

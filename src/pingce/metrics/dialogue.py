@@ -439,6 +439,7 @@ class _DialogueMetric(Metric):
     complement: ClassVar[bool] = False
     sequence: ClassVar[bool] = False
     """Whether the metric reads each dialogue as a sequence (then whole dialogues resample)."""
+    unit: ClassVar[str] = "turns"
 
     def __init__(
         self,
@@ -510,7 +511,7 @@ class EffectiveRecall(_DialogueMetric):
         "correct / turns with status DEFINITIVE and a gt_diagnosis (INQUIRY_ONLY and other "
         "statuses are left out: a delayed decision is not a miss)"
     )
-    num, den, over = _EFF_HIT, _EFF_N, "DEFINITIVE turn with a gt_diagnosis"
+    num, den, over = _EFF_HIT, _EFF_N, "DEFINITIVE turns with a gt_diagnosis"
 
 
 @register_metric("rejection_precision")
@@ -518,7 +519,7 @@ class RejectionPrecision(_DialogueMetric):
     """CASE_REJECTED turns whose case truly conflicts, over all CASE_REJECTED turns."""
 
     definition = "CASE_REJECTED turns with gt_conflict true / all CASE_REJECTED turns"
-    num, den, over = _REJ_TRUE, _REJ_N, "CASE_REJECTED turn"
+    num, den, over = _REJ_TRUE, _REJ_N, "CASE_REJECTED turns"
 
 
 @register_metric("critical_conflict_rate")
@@ -530,7 +531,7 @@ class CriticalConflictRate(_DialogueMetric):
         "feature objects"
     )
     higher_is_better = False
-    num, den, over = _CONFLICT, _POLAR_N, "turn with a polarity field in both feature objects"
+    num, den, over = _CONFLICT, _POLAR_N, "turns with a polarity field in both feature objects"
 
 
 @register_metric("incremental_hit_slope")
@@ -544,7 +545,7 @@ class IncrementalHitSlope(_DialogueMetric):
     per_record = False
     unit = "dialogues"
     sequence = True
-    num, den, over = _SLOPE, _SLOPE_N, "dialogue with at least 2 turns"
+    num, den, over = _SLOPE, _SLOPE_N, "dialogues with at least 2 turns"
 
 
 @register_metric("turns_to_stability")
@@ -560,7 +561,7 @@ class TurnsToStability(_DialogueMetric):
     higher_is_better = False
     unit = "dialogues"
     sequence = True
-    num, den, over = _TTS, _TTS_N, "dialogue"
+    num, den, over = _TTS, _TTS_N, "dialogues"
 
 
 @register_metric("ambiguity_resolution_rate")
@@ -572,7 +573,7 @@ class AmbiguityResolutionRate(_DialogueMetric):
         "(|terms_t| - |terms_t+1|) / |terms_t|"
     )
     sequence = True
-    num, den, over = _ARR, _ARR_N, "INQUIRY_ONLY turn with ambiguous_terms and a next turn"
+    num, den, over = _ARR, _ARR_N, "INQUIRY_ONLY turns with ambiguous_terms and a next turn"
 
 
 @register_metric("structure_match")
@@ -583,7 +584,7 @@ class StructureMatch(_DialogueMetric):
         "mean over turns with features of |pairs_pred ∩ pairs_gt| / |pairs_pred ∪ pairs_gt| "
         "(a key-value pair matches when key and JSON value are equal)"
     )
-    num, den, over = _JACCARD, _JACCARD_N, "turn with a non-empty feature object"
+    num, den, over = _JACCARD, _JACCARD_N, "turns with a non-empty feature object"
 
 
 @register_metric("funnel_adherence")
@@ -595,7 +596,7 @@ class FunnelAdherence(_DialogueMetric):
         "risk UNCERTAIN and status DEFINITIVE"
     )
     complement = True
-    num, den, over = _ILLEGAL, _TURNS, "turn"
+    num, den, over = _ILLEGAL, _TURNS, "turns"
 
 
 @register_metric("logic_weighted_f1")
@@ -628,9 +629,9 @@ class LogicWeightedF1(_DialogueMetric):
     def undefined_reason(self, summed: np.ndarray) -> str:
         missing = []
         if summed[_REJ_N] == 0:
-            missing.append("no CASE_REJECTED turn (rejection_precision undefined)")
+            missing.append("no CASE_REJECTED turns (rejection_precision undefined)")
         if summed[_EFF_N] == 0:
-            missing.append("no DEFINITIVE turn with a gt_diagnosis (effective_recall undefined)")
+            missing.append("no DEFINITIVE turns with a gt_diagnosis (effective_recall undefined)")
         return "; ".join(missing)
 
 
@@ -643,6 +644,8 @@ class HybridSemanticAccuracy(Metric):
         "(1 - penalty); penalty 1 when a lock field (nature, sweat) is in both feature objects "
         "and differs"
     )
+
+    unit = "turns"
 
     def __init__(
         self,
@@ -676,4 +679,4 @@ class HybridSemanticAccuracy(Metric):
     def undefined_reason(self, summed: np.ndarray) -> str:
         if summed[2] > 0:
             return f"every turn with both texts failed in the similarity backend ({summed[2]:g})"
-        return f"no turn with both {self.pred_text} and {self.gt_text}"
+        return f"no turns with both {self.pred_text} and {self.gt_text}"

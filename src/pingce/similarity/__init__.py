@@ -1,5 +1,6 @@
 """Similarity backends behind one small protocol: ``exact``, ``levenshtein``, ``lexical``,
-``embedding:<model>``, ``embedding-api:<model>`` and ``openai:<model>`` (an LLM judge)."""
+``embedding:<model>``, ``embedding-api:<model>``, ``rerank:<model>`` (a ``/rerank`` endpoint)
+and ``openai:<model>`` (an LLM judge)."""
 
 from __future__ import annotations
 
@@ -27,8 +28,9 @@ def _classes() -> list[type]:
     from .embedding import EmbeddingAPIBackend, EmbeddingBackend
     from .judge import JudgeBackend
     from .lexical import LexicalBackend
+    from .rerank import RerankBackend
 
-    return [EmbeddingAPIBackend, EmbeddingBackend, JudgeBackend, LexicalBackend]
+    return [EmbeddingAPIBackend, EmbeddingBackend, JudgeBackend, LexicalBackend, RerankBackend]
 
 
 def backend_options() -> set[str]:
@@ -59,7 +61,7 @@ def make_backend(
     False for no cache. ``options`` go to the backend (judge template, concurrency, prices...)."""
     kind, _, model = spec.partition(":")
     store: SimilarityCache | None = None
-    if kind in ("openai", "embedding-api") and cache is not False:
+    if kind in ("openai", "embedding-api", "rerank") and cache is not False:
         store = SimilarityCache(default_cache_path() if cache in (None, True) else Path(str(cache)))
     try:
         return _build(spec, kind, model, base_url, store, options)
@@ -103,6 +105,12 @@ def _build(
             return EmbeddingAPIBackend(
                 model, base_url=base_url, cache=store, **_accepted(EmbeddingAPIBackend, options)
             )
+        if kind == "rerank" and model:
+            from .rerank import RerankBackend
+
+            return RerankBackend(
+                model, base_url=base_url, cache=store, **_accepted(RerankBackend, options)
+            )
         if kind == "openai" and model:
             from .judge import JudgeBackend
 
@@ -113,5 +121,5 @@ def _build(
         raise OptionError(f"--similarity {spec}: {exc}") from None
     raise OptionError(
         f"--similarity {spec!r}: expected exact, levenshtein, lexical[:char-1-3], "
-        "embedding:<model or path>, embedding-api:<model> or openai:<model>"
+        "embedding:<model or path>, embedding-api:<model>, rerank:<model> or openai:<model>"
     )

@@ -15,6 +15,7 @@ from ..errors import OptionError
 from .base import BackendStats, Pair, Progress, SimilarityBackend
 from .cache import SimilarityCache, public_url
 from .http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
+from .remote import RemoteBackend
 
 __all__ = ["EmbeddingAPIBackend", "EmbeddingBackend", "resolve_local_model"]
 
@@ -121,7 +122,7 @@ class EmbeddingBackend(SimilarityBackend):
         return _Vectors.cosines(pairs, texts, vectors)
 
 
-class EmbeddingAPIBackend(SimilarityBackend):
+class EmbeddingAPIBackend(RemoteBackend):
     """Vectors from an OpenAI-compatible ``/v1/embeddings`` endpoint, cached by pair.
 
     Distinct texts go ``batch_size`` to a request, ``concurrency`` requests at a time, with the
@@ -147,30 +148,22 @@ class EmbeddingAPIBackend(SimilarityBackend):
         max_retry_after: float = 300.0,
         cache: SimilarityCache | None = None,
     ):
-        base_url = base_url or os.environ.get("PINGCE_BASE_URL")
-        if not base_url:
-            raise OptionError(
-                f"--similarity embedding-api:{model} needs --base-url URL or PINGCE_BASE_URL"
-            )
         if batch_size < 1:
             raise OptionError(f"embedding-api batch_size must be at least 1, got {batch_size}")
-        self.model = model
-        self.base_url = base_url.rstrip("/")
-        self._api_key = (
-            api_key or os.environ.get("PINGCE_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        self._connect(
+            "embedding-api",
+            model,
+            base_url,
+            api_key,
+            concurrency,
+            timeout,
+            RetryPolicy(max_retries, backoff, max_backoff, max_retry_after),
+            cache,
         )
         self.batch_size = batch_size
-        self.concurrency = max(1, int(concurrency))
-        self.timeout = timeout
-        self.policy = RetryPolicy(max_retries, backoff, max_backoff, max_retry_after)
-        self.cache = cache
 
     def signature(self) -> str:
         return f"embedding-api:{self.model}|url={public_url(self.base_url)}"
-
-    def close(self) -> None:
-        if self.cache is not None:
-            self.cache.close()
 
     def _url(self) -> str:
         base = self.base_url
@@ -184,15 +177,12 @@ class EmbeddingAPIBackend(SimilarityBackend):
     async def _encode(
         self, texts: list[str], stats: BackendStats
     ) -> tuple[np.ndarray, dict[str, str]]:
-        headers = {"Content-Type": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
         starts = list(range(0, len(texts), self.batch_size))
         found: dict[int, np.ndarray] = {}
         failed: dict[str, str] = {}
         url = self._url()
 
-        async with Session(url, headers, self.timeout, self.concurrency) as session:
+        async with Session(url, self.headers(), self.timeout, self.concurrency) as session:
 
             async def one(start: int) -> None:
                 batch = texts[start : start + self.batch_size]
@@ -231,16 +221,7 @@ class EmbeddingAPIBackend(SimilarityBackend):
     def score_distinct(
         self, pairs: Sequence[Pair], stats: BackendStats, progress: Progress | None = None
     ) -> np.ndarray:
-        scores = np.full(len(pairs), np.nan)
-        todo = list(range(len(pairs)))
-        signature = self.signature()
-        if self.cache is not None:
-            cached = self.cache.get_many(signature, pairs)
-            stats.cache_hits += len(cached)
-            todo = [i for i, p in enumerate(pairs) if p not in cached]
-            for i, p in enumerate(pairs):
-                if p in cached:
-                    scores[i] = cached[p]
+        scores, todo = self.from_cache(pairs, stats, None)
         if todo:
             wanted = [pairs[i] for i in todo]
             texts = list(dict.fromkeys(t for pair in wanted for t in pair))
@@ -254,7 +235,7 @@ class EmbeddingAPIBackend(SimilarityBackend):
                 else:
                     done.append((pair, float(value), 0, 0))
             if self.cache is not None and done:
-                self.cache.put_many(signature, done)
+                self.cache.put_many(self.signature(), done)
         if progress is not None:
             progress(len(pairs))
         return scores

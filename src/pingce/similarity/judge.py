@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -23,9 +22,10 @@ from typing import Any
 import numpy as np
 
 from ..errors import OptionError
-from .base import BackendStats, Pair, Progress, SimilarityBackend
+from .base import BackendStats, Pair, Progress
 from .cache import SimilarityCache, public_url
 from .http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
+from .remote import RemoteBackend
 
 __all__ = ["DEFAULT_TEMPLATE", "JudgeBackend", "parse_score", "render_prompt"]
 
@@ -90,7 +90,7 @@ def parse_score(text: str) -> float | None:
     return score
 
 
-class JudgeBackend(SimilarityBackend):
+class JudgeBackend(RemoteBackend):
     """Scores pairs by asking an LLM (OpenAI-compatible chat completions)."""
 
     name = "openai"
@@ -115,12 +115,6 @@ class JudgeBackend(SimilarityBackend):
         price_completion: float = 0.0,
         cache: SimilarityCache | None = None,
     ):
-        base_url = base_url or os.environ.get("PINGCE_BASE_URL")
-        if not base_url:
-            raise OptionError(
-                f"--similarity openai:{model} needs an endpoint: --base-url URL or PINGCE_BASE_URL "
-                "(e.g. http://localhost:8000/v1)"
-            )
         if "{a}" not in template or "{b}" not in template:
             raise OptionError("a judge template must contain {a} and {b}")
         try:
@@ -130,21 +124,22 @@ class JudgeBackend(SimilarityBackend):
                 f"judge template: {exc!r}; only {{a}} and {{b}} are placeholders, write other "
                 "braces as {{ and }}"
             ) from None
-        self.model = model
-        self.base_url = base_url.rstrip("/")
-        self._api_key = (
-            api_key or os.environ.get("PINGCE_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        self._connect(
+            "openai",
+            model,
+            base_url,
+            api_key,
+            concurrency,
+            timeout,
+            RetryPolicy(max_retries, backoff, max_backoff, max_retry_after),
+            cache,
         )
         self.template = template
         self.system = system
         self.temperature = temperature
         self.max_tokens = max_tokens
-        self.concurrency = max(1, int(concurrency))
-        self.timeout = timeout
-        self.policy = RetryPolicy(max_retries, backoff, max_backoff, max_retry_after)
         self.price_prompt = price_prompt
         self.price_completion = price_completion
-        self.cache = cache
 
     def signature(self) -> str:
         digest = hashlib.sha256(f"{self.system}\x00{self.template}".encode()).hexdigest()[:12]
@@ -152,10 +147,6 @@ class JudgeBackend(SimilarityBackend):
             f"openai:{self.model}|url={public_url(self.base_url)}|template={digest}"
             f"|temperature={self.temperature:g}|max_tokens={self.max_tokens}"
         )
-
-    def close(self) -> None:
-        if self.cache is not None:
-            self.cache.close()
 
     def _url(self) -> str:
         base = self.base_url
@@ -176,19 +167,7 @@ class JudgeBackend(SimilarityBackend):
     def score_distinct(
         self, pairs: Sequence[Pair], stats: BackendStats, progress: Progress | None = None
     ) -> np.ndarray:
-        scores = np.full(len(pairs), np.nan)
-        todo = list(range(len(pairs)))
-        if self.cache is not None:
-            cached = self.cache.get_many(self.signature(), pairs)
-            stats.cache_hits += len(cached)
-            todo = []
-            for i, pair in enumerate(pairs):
-                if pair in cached:
-                    scores[i] = cached[pair]
-                else:
-                    todo.append(i)
-            if progress is not None and cached:
-                progress(len(cached))
+        scores, todo = self.from_cache(pairs, stats, progress)
         if todo:
             run_async(self._ask_all(pairs, todo, scores, stats, progress))
         return scores
@@ -201,17 +180,8 @@ class JudgeBackend(SimilarityBackend):
         stats: BackendStats,
         progress: Progress | None,
     ) -> None:
-        headers = {"Content-Type": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        pending: list[tuple[Pair, float, int, int]] = []
-        signature, url = self.signature(), self._url()
-
-        def flush() -> None:
-            # every 0.2 s and at the end: a killed run loses at most the last 0.2 s of answers
-            if self.cache is not None and pending:
-                self.cache.put_many(signature, pending)
-                pending.clear()
+        pending, flush = self.writer()
+        url = self._url()
 
         def read(payload: Any) -> tuple[float, int, int]:
             try:
@@ -229,7 +199,7 @@ class JudgeBackend(SimilarityBackend):
                 raise Retry("answer without a score in [0, 1]")
             return score, pt, ct
 
-        async with Session(url, headers, self.timeout, self.concurrency) as session:
+        async with Session(url, self.headers(), self.timeout, self.concurrency) as session:
 
             async def one(i: int) -> None:
                 result, reason = await post_json(

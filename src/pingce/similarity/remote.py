@@ -1,0 +1,102 @@
+"""What the backends that call a model server share: the endpoint, the key, the retry policy,
+the cache lookup before the calls and the cache writes during them."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ..errors import OptionError
+from .base import BackendStats, Pair, Progress, SimilarityBackend
+from .cache import SimilarityCache
+from .http import RetryPolicy
+
+__all__ = ["RemoteBackend"]
+
+
+class RemoteBackend(SimilarityBackend):
+    """A backend behind an HTTP endpoint. Subclasses call :meth:`_connect` from ``__init__``."""
+
+    model: str
+    base_url: str
+    concurrency: int
+    timeout: float
+    policy: RetryPolicy
+    cache: SimilarityCache | None
+    _api_key: str | None
+
+    def _connect(
+        self,
+        spec: str,
+        model: str,
+        base_url: str | None,
+        api_key: str | None,
+        concurrency: int,
+        timeout: float,
+        policy: RetryPolicy,
+        cache: SimilarityCache | None,
+    ) -> None:
+        """Endpoint from the argument or ``PINGCE_BASE_URL``; key from the argument or
+        ``PINGCE_API_KEY`` / ``OPENAI_API_KEY`` (never from a file that is written)."""
+        base_url = base_url or os.environ.get("PINGCE_BASE_URL")
+        if not base_url:
+            raise OptionError(
+                f"--similarity {spec}:{model} needs an endpoint: --base-url URL or "
+                "PINGCE_BASE_URL (e.g. http://localhost:8000/v1)"
+            )
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self._api_key = (
+            api_key or os.environ.get("PINGCE_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        )
+        self.concurrency = max(1, int(concurrency))
+        self.timeout = timeout
+        self.policy = policy
+        self.cache = cache
+
+    def close(self) -> None:
+        """Close the cache (the backend owns it)."""
+        if self.cache is not None:
+            self.cache.close()
+
+    def headers(self) -> dict[str, str]:
+        """Request headers, with the key when there is one."""
+        headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def from_cache(
+        self, pairs: Sequence[Pair], stats: BackendStats, progress: Progress | None
+    ) -> tuple[np.ndarray, list[int]]:
+        """Scores of the cached pairs (NaN elsewhere) and the indices still to ask."""
+        scores = np.full(len(pairs), np.nan)
+        if self.cache is None:
+            return scores, list(range(len(pairs)))
+        cached = self.cache.get_many(self.signature(), pairs)
+        stats.cache_hits += len(cached)
+        todo = []
+        for i, pair in enumerate(pairs):
+            if pair in cached:
+                scores[i] = cached[pair]
+            else:
+                todo.append(i)
+        if progress is not None and cached:
+            progress(len(cached))
+        return scores, todo
+
+    def writer(self) -> tuple[list[tuple[Pair, float, int, int]], Callable[[], None]]:
+        """A list to append answered ``(pair, score, prompt tokens, completion tokens)`` to, and
+        the function that commits it to the cache (run every 0.2 s and at the end, so a killed
+        run loses at most the last 0.2 s of answers)."""
+        pending: list[tuple[Pair, float, int, int]] = []
+        signature = self.signature()
+
+        def flush() -> None:
+            if self.cache is not None and pending:
+                self.cache.put_many(signature, pending)
+                pending.clear()
+
+        return pending, flush
