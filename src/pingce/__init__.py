@@ -25,6 +25,7 @@ __all__ = [
     "PingceError",
     "SuiteError",
     "__version__",
+    "compare",
     "evaluate",
 ]
 
@@ -59,4 +60,34 @@ def evaluate(
     result = evaluate_suite(suite, records, RunOptions(**options))
     if out is not None:
         write_outputs(result, out)
+    return result
+
+
+_COMPARE_OPTIONS = ("similarity", "bootstrap", "seed", "ci_method", "ci_level", "base_url", "cache")
+
+
+def compare(
+    suite: str | os.PathLike[str] | Any,
+    candidate: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
+    baseline: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
+    *,
+    out: str | os.PathLike[str] | None = None,
+    **options: Any,
+) -> Any:
+    """Compare two systems' outputs over the same records (matched by id) on ``suite``.
+
+    Returns a :class:`pingce.comparison.ComparisonResult`: per metric both values, ``delta =
+    candidate - baseline``, its paired bootstrap interval and p-value. ``options``:
+    ``similarity``, ``bootstrap``, ``seed``, ``ci_method``, ``ci_level``, ``base_url``,
+    ``cache``. With ``out``, comparison.json is written there.
+    """
+    from .comparison import compare_suite, write_comparison
+    from .runner import RunOptions
+
+    unknown = sorted(set(options) - set(_COMPARE_OPTIONS))
+    if unknown:
+        raise OptionError(f"unknown option(s) {unknown}; known: {sorted(_COMPARE_OPTIONS)}")
+    result = compare_suite(suite, candidate, baseline, RunOptions(**options))
+    if out is not None:
+        write_comparison(result, out)
     return result

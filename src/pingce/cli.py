@@ -243,6 +243,85 @@ def run(
 
 
 @cli.command()
+@click.argument("suite")
+@click.option(
+    "--data",
+    "data",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The candidate system's records (JSONL or CSV).",
+)
+@click.option(
+    "--baseline",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The baseline system's records over the same ids.",
+)
+@click.option("--out", "out", type=click.Path(file_okay=False), help="Write comparison.json here.")
+@click.option("--similarity", default="lexical", show_default=True, help="Similarity backend.")
+@click.option("--base-url", default=None, help="Endpoint of a remote similarity backend.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option(
+    "--bootstrap",
+    type=int,
+    default=1000,
+    show_default=True,
+    help="Paired bootstrap resamples; 0 gives the differences only.",
+)
+@click.option(
+    "--ci-method",
+    type=click.Choice(["bca", "percentile", "basic"]),
+    default="bca",
+    show_default=True,
+    help="Interval method for the differences.",
+)
+@click.option("--ci-level", type=float, default=0.95, show_default=True, help="Confidence level.")
+@click.option("--cache", "cache", default=None, type=click.Path(dir_okay=False), help="Cache file.")
+@click.option("--no-cache", is_flag=True, help="Do not read or write the similarity cache.")
+@click.option("--no-progress", is_flag=True, help="Never show progress bars.")
+def compare(
+    suite: str,
+    data: str,
+    baseline: str,
+    out: str | None,
+    similarity: str,
+    base_url: str | None,
+    seed: int,
+    bootstrap: int,
+    ci_method: Any,
+    ci_level: float,
+    cache: str | None,
+    no_cache: bool,
+    no_progress: bool,
+) -> None:
+    """Compare the candidate (--data) with --baseline on SUITE: both values, their difference,
+    a paired bootstrap interval of the difference and its p-value. Records match by id."""
+    from .comparison import compare_suite, print_comparison, write_comparison
+
+    console = Console(stderr=False)
+    err_console = Console(stderr=True)
+    options = RunOptions(
+        similarity=similarity,
+        seed=seed,
+        bootstrap=bootstrap,
+        ci_method=ci_method,
+        ci_level=ci_level,
+        base_url=base_url,
+        cache=False if no_cache else cache,
+    )
+    try:
+        with _progress(err_console, enabled=not no_progress and err_console.is_terminal) as hook:
+            result = compare_suite(suite, data, baseline, options, progress=hook)
+        path = write_comparison(result, out) if out else None
+    except PingceError as exc:
+        _fail(str(exc))
+        return
+    print_comparison(result, console)
+    if path is not None:
+        console.print(f"output: {path}")
+
+
+@cli.command()
 @click.option(
     "--pairs",
     "pairs",

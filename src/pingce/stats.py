@@ -24,7 +24,14 @@ from scipy.special import ndtr, ndtri
 
 from .metrics.base import Metric, StatBlock
 
-__all__ = ["CIMethod", "Interval", "bootstrap_intervals", "resample_indices"]
+__all__ = [
+    "CIMethod",
+    "Interval",
+    "PairedInterval",
+    "bootstrap_intervals",
+    "paired_intervals",
+    "resample_indices",
+]
 
 CIMethod = Literal["bca", "percentile", "basic"]
 
@@ -121,6 +128,49 @@ def _interval(
     return Interval(low, high, "; ".join(notes) or None)
 
 
+def _resample(
+    sides: list[Mapping[object, StatBlock]],
+    wanted: Mapping[str, tuple[Metric, object]],
+    resamples: int,
+    seed: int | list[int],
+    progress: Callable[[int], None] | None,
+) -> list[dict[str, np.ndarray]]:
+    """Per side, every wanted metric's value on each resample, all sides drawn with the same
+    index rows (one side: the bootstrap; two: the paired bootstrap)."""
+    first = sides[0]
+    n = next(iter(first.values())).n
+    keys = {key for _, key in wanted.values()}
+    decomposable = [k for k in keys if first[k].decomposable]
+    raw = [(name, m, key) for name, (m, key) in wanted.items() if not m.decomposable]
+    summed = [{k: np.empty((resamples, first[k].width)) for k in decomposable} for _ in sides]
+    theta_raw = [{name: np.empty(resamples) for name, _, _ in raw} for _ in sides]
+    for b, index in enumerate(resample_indices(n, resamples, seed)):
+        cached: list[np.ndarray] = []
+
+        def counts(index: np.ndarray = index, cached: list[np.ndarray] = cached) -> np.ndarray:
+            if not cached:
+                cached.append(np.bincount(index, minlength=n).astype(np.float64))
+            return cached[0]
+
+        for side, blocks in enumerate(sides):
+            for key in decomposable:
+                summed[side][key][b] = blocks[key].resampled_total(index, counts)
+            for name, metric, key in raw:
+                rows = blocks[key].rows
+                assert rows is not None
+                theta_raw[side][name][b] = metric.compute_rows(rows, counts())
+        if progress is not None:
+            progress(1)
+    out: list[dict[str, np.ndarray]] = []
+    for side in range(len(sides)):
+        values = dict(theta_raw[side])
+        for name, (metric, key) in wanted.items():
+            if metric.decomposable:
+                values[name] = np.asarray(metric.compute(summed[side][key]), dtype=np.float64)
+        out.append(values)
+    return out
+
+
 def bootstrap_intervals(
     blocks: Mapping[object, StatBlock],
     metrics: Mapping[str, tuple[Metric, object]],
@@ -140,38 +190,13 @@ def bootstrap_intervals(
     """
     if not metrics or resamples <= 0:
         return {}
-    n = next(iter(blocks.values())).n
     wanted = {name: pair for name, pair in metrics.items() if values.get(name) is not None}
-    used_keys = {key for _, key in wanted.values()}
-    decomposable = [k for k in used_keys if blocks[k].decomposable]
-    raw = [(name, m, blocks[key]) for name, (m, key) in wanted.items() if not m.decomposable]
-    summed = {k: np.empty((resamples, blocks[k].width)) for k in decomposable}
-    theta_raw = {name: np.empty(resamples) for name, _, _ in raw}
-
-    for b, index in enumerate(resample_indices(n, resamples, seed)):
-        cached: list[np.ndarray] = []
-
-        def counts(index: np.ndarray = index, cached: list[np.ndarray] = cached) -> np.ndarray:
-            if not cached:
-                cached.append(np.bincount(index, minlength=n).astype(np.float64))
-            return cached[0]
-
-        for key in decomposable:
-            summed[key][b] = blocks[key].resampled_total(index, counts)
-        for name, metric, block in raw:
-            assert block.rows is not None
-            theta_raw[name][b] = metric.compute_rows(block.rows, counts())
-        if progress is not None:
-            progress(1)
+    (resampled,) = _resample([blocks], wanted, resamples, seed, progress)
 
     out: dict[str, Interval] = {}
     for name, (metric, key) in wanted.items():
         block = blocks[key]
-        theta = (
-            theta_raw[name]
-            if not metric.decomposable
-            else np.asarray(metric.compute(summed[key]), dtype=np.float64)
-        )
+        theta = resampled[name]
         theta_hat = values[name]
         assert theta_hat is not None
 
@@ -181,4 +206,74 @@ def bootstrap_intervals(
             return _jackknife(metric, block)
 
         out[name] = _interval(theta_hat, theta, method, level, jack)
+    return out
+
+
+@dataclass(frozen=True)
+class PairedInterval:
+    """Interval of a difference (candidate − baseline) and its two-sided bootstrap p-value."""
+
+    low: float | None
+    high: float | None
+    p_value: float | None
+    note: str | None = None
+
+
+def _per_record_jackknife(metric: Metric, block: StatBlock) -> np.ndarray:
+    """Leave-one-record-out values, in record order (decomposable metrics only)."""
+    rows = block.per_record()
+    return np.asarray(metric.compute(block.total()[None, :] - rows), dtype=np.float64)
+
+
+def paired_intervals(
+    candidate: Mapping[object, StatBlock],
+    baseline: Mapping[object, StatBlock],
+    metrics: Mapping[str, tuple[Metric, object]],
+    deltas: Mapping[str, float | None],
+    *,
+    resamples: int,
+    seed: int | list[int],
+    method: CIMethod = "bca",
+    level: float = 0.95,
+    progress: Callable[[int], None] | None = None,
+) -> dict[str, PairedInterval]:
+    """Paired bootstrap of metric differences: each resample draws the same records (or units)
+    from both systems, so what the two share does not count as noise.
+
+    ``candidate`` and ``baseline`` map statistic keys to blocks over the same ``n`` records in
+    the same order. The interval comes from the resampled differences with ``method``
+    (scipy's definitions; BCa's jackknife leaves one record out of both). The two-sided p-value
+    is the one that matches the percentile interval (which excludes 0 at level 1 - p):
+    ``min(1, 2 (1 + min(#{d* <= 0}, #{d* >= 0})) / (B + 1))``.
+    """
+    if not metrics or resamples <= 0:
+        return {}
+    wanted = {name: pair for name, pair in metrics.items() if deltas.get(name) is not None}
+    ours, theirs = _resample([candidate, baseline], wanted, resamples, seed, progress)
+
+    out: dict[str, PairedInterval] = {}
+    for name, (metric, key) in wanted.items():
+        delta = deltas[name]
+        assert delta is not None
+        theta = ours[name] - theirs[name]
+        chosen: CIMethod = method
+        note = None
+        if method == "bca" and not metric.decomposable:
+            chosen, note = "percentile", "percentile interval (BCa needs a decomposable metric)"
+
+        def jack(metric: Metric = metric, key: object = key) -> tuple[np.ndarray, np.ndarray]:
+            values = _per_record_jackknife(metric, candidate[key]) - _per_record_jackknife(
+                metric, baseline[key]
+            )
+            return values, np.ones(values.shape[0])
+
+        interval = _interval(delta, theta, chosen, level, jack)
+        defined = theta[~np.isnan(theta)]
+        p_value = None
+        if defined.size:
+            below = np.count_nonzero(defined <= 0.0)
+            above = np.count_nonzero(defined >= 0.0)
+            p_value = min(1.0, float(2 * (1 + min(below, above)) / (defined.size + 1)))
+        notes = "; ".join(x for x in (note, interval.note) if x) or None
+        out[name] = PairedInterval(interval.low, interval.high, p_value, notes)
     return out
