@@ -9,6 +9,7 @@ force over resampled dialogues for a suite with a unit.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -190,3 +191,65 @@ def test_cli_compare_writes_comparison_json(tmp_path: Path) -> None:
         timeout=120,
     )
     assert missing.returncode == 2 and "nope.jsonl" in missing.stderr
+
+
+def test_turns_without_ids_match_by_dialogue_and_turn() -> None:
+    examples = Path(__file__).resolve().parent.parent / "examples" / "tcm_dialogue"
+    records = [json.loads(line) for line in (examples / "records.jsonl").read_text().splitlines()]
+    same = pingce.compare("tcm-dialogue", records, list(reversed(records)), bootstrap=200)
+    for name, m in same.metrics.items():
+        if m.delta is not None:  # identical systems, listed in another order: no difference
+            assert (m.delta, m.ci_low, m.ci_high, m.p_value) == (0.0, 0.0, 0.0, 1.0), name
+
+
+def test_a_record_in_another_unit_on_the_other_side_is_an_input_error(tmp_path: Path) -> None:
+    records = [
+        {"id": f"t{i}", "dialogue_id": f"d{i // 2}", "turn": i % 2, "status": "DEFINITIVE"}
+        for i in range(6)
+    ]
+    moved = [dict(r) for r in records]
+    moved[3]["dialogue_id"] = "d9"
+    base = write(tmp_path / "base.jsonl", moved)
+    with pytest.raises(InputError) as info:
+        pingce.compare("tcm-dialogue", records, base, bootstrap=0)
+    assert info.value.source == str(base) and info.value.line == 4
+    assert info.value.field == "dialogue_id" and info.value.value == "d9"
+
+
+def test_records_without_ids_need_match_by(tmp_path: Path) -> None:
+    candidate, baseline = systems(5, seed=1)
+    for r in candidate:
+        del r["id"]
+    cand = write(tmp_path / "cand.jsonl", candidate)
+    with pytest.raises(InputError, match="matches records by id") as info:
+        pingce.compare("contract-risk", cand, baseline, bootstrap=0)
+    assert info.value.source == str(cand) and info.value.line == 1
+
+
+def test_failed_similarity_is_counted_per_side_and_exits_3(tmp_path: Path) -> None:
+    from pingce.similarity.fake import FakeBackend
+
+    examples = Path(__file__).resolve().parent.parent / "examples" / "function_points"
+    records = [json.loads(line) for line in (examples / "records.jsonl").read_text().splitlines()]
+    backend = FakeBackend(lambda a, b: 0.9, fail={("员工信息表", "员工信息")})
+    result = pingce.compare("function-points", records, records, similarity=backend, bootstrap=0)
+    for side in ("candidate", "baseline"):
+        assert result.failures[side].judge == 1
+        assert result.failures[side].similarity_failed_records == 1
+    suite = tmp_path / "fp.yaml"
+    builtin = Path(pingce.__file__).parent / "suites" / "function-points.yaml"
+    suite.write_text(
+        builtin.read_text(encoding="utf-8").replace(
+            "concurrency: 16", "concurrency: 4\n  max_retries: 0\n  timeout: 2"
+        ),
+        encoding="utf-8",
+    )
+    data = str(examples / "records.jsonl")
+    args = [sys.executable, "-m", "pingce", "compare", str(suite), "--data", data, "--baseline"]
+    args += [data, "--similarity", "openai:m", "--base-url", "http://127.0.0.1:9/v1"]
+    args += ["--bootstrap", "0", "--no-cache"]
+    env = {k: v for k, v in os.environ.items() if not k.upper().endswith("_PROXY")}
+    env["NO_PROXY"] = "127.0.0.1,localhost"
+    run = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
+    assert run.returncode == 3, run.stderr
+    assert "candidate failures: judge" in run.stdout

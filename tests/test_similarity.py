@@ -976,3 +976,53 @@ def test_fake_backend_scores_fails_and_remembers() -> None:
         FakeBackend({}).score([("x", "y")])
     with pytest.raises(ValueError, match="outside"):
         FakeBackend(lambda a, b: 1.5).score([("x", "y")])
+
+
+# robustness found in review -----------------------------------------------------------------
+
+
+def test_an_answer_the_reader_chokes_on_is_retried_then_a_failure(server: LoopbackServer) -> None:
+    import asyncio
+
+    from pingce.similarity.base import BackendStats
+    from pingce.similarity.http import RetryPolicy, Session, post_json
+
+    def read(payload: Any) -> float:
+        return payload["choices"][0]["message"]["content"].missing_attribute  # type: ignore[no-any-return]
+
+    async def ask() -> tuple[Any, str | None]:
+        async with Session(server.url, {}, 2.0, 1) as session:
+            url = server.url + "/chat/completions"
+            body = {"messages": [{"role": "user", "content": "<x>\na\n</x>\n<y>\nb\n</y>"}]}
+            return await post_json(session, url, body, read, RetryPolicy(2, 0.01), stats)
+
+    stats = BackendStats()
+    value, reason = asyncio.run(ask())
+    assert value is None and reason == "malformed response (AttributeError)"
+    assert stats.retries == 2 and len(server.chat()) == 3  # retried, then given up: no crash
+
+
+def test_a_failing_cache_write_is_counted_and_retried(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    from pingce.similarity import SimilarityCache
+
+    class FlakyCache(SimilarityCache):
+        fails = 1
+
+        def put_many(self, signature: str, items: Any) -> None:
+            if self.fails:
+                self.fails -= 1
+                raise sqlite3.OperationalError("database is locked")
+            super().put_many(signature, items)
+
+    cache = FlakyCache(tmp_path / "c.sqlite3")
+    try:
+        pairs = [(f"订单{i}", f"客户{i}") for i in range(5)]
+        backend = JudgeBackend("m", base_url=server.url, cache=cache, **FAST)
+        _, stats = backend.score(pairs)
+        assert stats.failures == 0 and stats.cache_errors == 1
+        assert stats.summary()["cache_errors"] == 1
+        assert len(cache.get_many(backend.signature(), pairs)) == 5  # kept, written later
+    finally:
+        cache.close()

@@ -721,3 +721,34 @@ def test_undefined_reason_reads_as_in_the_contract_example() -> None:
     entry = result.model_dump()["metrics"]["rejection_precision"]
     assert entry["value"] is None and entry["n"] == 0
     assert entry["undefined_reason"] == "no CASE_REJECTED turns"
+
+
+def test_turn_indices_beyond_int64_are_an_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "big.jsonl"
+    path.write_text(
+        '{"dialogue_id": "a", "turn": 1, "status": "DEFINITIVE"}\n'
+        '{"dialogue_id": "a", "turn": 99999999999999999999, "status": "DEFINITIVE"}\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(InputError) as info:
+        pingce.evaluate("tcm-dialogue", path, bootstrap=0)
+    assert (info.value.line, info.value.field) == (2, "turn")
+
+
+def test_large_turn_indices_keep_their_slope() -> None:
+    base = 10**17  # beyond float64's exact integers
+    records = [
+        {
+            "dialogue_id": "a",
+            "turn": base + t,
+            "status": "DEFINITIVE",
+            "gt_diagnosis": "x",
+            "pred_diagnosis": "x",
+            "confidence": c,
+        }
+        for t, c in enumerate([0.2, 0.5, 0.9])
+    ]
+    result = pingce.evaluate("tcm-dialogue", records, bootstrap=0)
+    expected = float(np.polyfit([0, 1, 2], [0.2, 0.5, 0.9], 1)[0])  # slope is shift-invariant
+    assert result.metrics["incremental_hit_slope"].value == pytest.approx(expected, abs=1e-12)
+    assert result.metrics["turns_to_stability"].value == 3.0  # only one turn above 0.8

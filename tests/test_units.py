@@ -15,7 +15,7 @@ import pytest
 import scipy.stats
 
 import pingce
-from pingce.errors import OptionError, SuiteError
+from pingce.errors import InputError, OptionError, SuiteError
 from pingce.stats import resample_indices
 from pingce.suites import load_suite
 
@@ -172,3 +172,26 @@ def test_unit_with_a_metric_that_does_not_add_up_is_a_suite_error(tmp_path: Any)
         load_suite(path)
     assert info.value.key == "metrics.p95_latency_sec"
     assert "session" in str(info.value)
+
+
+def test_a_record_without_a_unit_is_an_input_error(tmp_path: Any) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text("name: t\nunit: session\nmetrics: {avg_latency_sec: {}}\n", encoding="utf-8")
+    records = [{"session": "s1", "latency_sec": 1.0}, {"latency_sec": 2.0}]
+    with pytest.raises(InputError) as info:
+        pingce.evaluate(load_suite(path).spec, records, bootstrap=10)
+    assert (info.value.line, info.value.field) == (2, "session")
+
+
+def test_units_are_told_apart_as_json_values() -> None:
+    from pingce.records import FieldSpec, load_records
+    from pingce.runner import _units
+
+    table = load_records(
+        [{"session": v, "latency_sec": 1.0} for v in (1, "1", 1.0, "a", 2)],
+        [FieldSpec("session", "json"), FieldSpec("latency_sec", "number")],
+    )
+    codes = _units(table, "session")
+    assert codes is not None
+    assert codes[0] == codes[2] != codes[1]  # 1 == 1.0 as JSON numbers; "1" is a string
+    assert len(set(codes.tolist())) == 4

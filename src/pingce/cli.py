@@ -319,6 +319,8 @@ def compare(
     print_comparison(result, console)
     if path is not None:
         console.print(f"output: {path}")
+    if any(side.judge for side in result.failures.values()):
+        sys.exit(EXIT_JUDGE_FAILURES)
 
 
 @cli.command()

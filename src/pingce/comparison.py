@@ -19,8 +19,19 @@ from pydantic import BaseModel, Field, model_serializer
 
 from ._version import __version__
 from .errors import InputError
+from .metrics.dialogue import json_equal_key
 from .records import FieldSpec, Table, load_records
-from .runner import ProgressHook, RunOptions, _Evaluator, _no_progress, _units, _value, _versions
+from .results import Failures
+from .runner import (
+    ProgressHook,
+    RunOptions,
+    _Evaluator,
+    _failures,
+    _no_progress,
+    _units,
+    _value,
+    _versions,
+)
 from .stats import paired_intervals
 from .suites import load_suite
 from .suites.spec import BuiltSuite, SuiteSpec
@@ -67,41 +78,111 @@ class ComparisonResult(BaseModel):
     candidate: str
     baseline: str
     metrics: dict[str, MetricComparison]
+    failures: dict[str, Failures] = Field(
+        default_factory=dict,
+        description="Per side: parse failures, failed judge calls, records left out.",
+    )
     signature: dict[str, Any]
 
 
 def _load(suite: BuiltSuite, data: Any) -> Table:
     fields = suite.fields()
     known = {f.path for f in fields}
-    if suite.spec.unit is not None and suite.spec.unit not in known:
-        fields.append(FieldSpec(suite.spec.unit, "value", required=False))
+    for path in [suite.spec.unit, *(suite.spec.match_by or [])]:
+        if path is not None and path not in known:
+            fields.append(FieldSpec(path, "json", required=True))
+            known.add(path)
     return load_records(data, fields, id_path=suite.spec.id_field)
 
 
-def _align(candidate: Table, baseline: Table, id_field: str) -> np.ndarray:
-    """Indices of the baseline's records in the candidate's order (ids must match one to one;
-    the loader has already refused a duplicate id)."""
-    where = {record_id: i for i, record_id in enumerate(baseline.ids)}
-    for i, record_id in enumerate(candidate.ids):
-        if record_id not in where:
+def _has_ids(table: Table) -> bool:
+    """Whether every record carried an id (the loader names the others ``line-N``)."""
+    return not any(i == f"line-{int(n)}" for i, n in zip(table.ids, table.lines, strict=True))
+
+
+def _keys(table: Table, suite: BuiltSuite, by_id: bool) -> list[Any]:
+    if by_id:
+        return list(table.ids)
+    columns = [table.column(path) for path in suite.spec.match_by or []]
+    return [tuple(json_equal_key(c[i]) for c in columns) for i in range(table.n)]
+
+
+def _show(key: Any) -> Any:
+    return key if isinstance(key, str) else list(key)
+
+
+def _align(candidate: Table, baseline: Table, suite: BuiltSuite) -> np.ndarray:
+    """Indices of the baseline's records in the candidate's order. Records match by id, or by
+    the suite's ``match_by`` fields when a side has records without an id; every record must
+    have exactly one counterpart, in the same unit."""
+    id_field = suite.spec.id_field
+    by_id = _has_ids(candidate) and _has_ids(baseline)
+    if not by_id and not suite.spec.match_by:
+        table = candidate if not _has_ids(candidate) else baseline
+        first = next(
+            i
+            for i, (r, n) in enumerate(zip(table.ids, table.lines, strict=True))
+            if r == f"line-{int(n)}"
+        )
+        raise InputError(
+            "pingce compare matches records by id and this record has none: add the id field "
+            "to both files (or `match_by:` fields to the suite)",
+            source=table.source,
+            line=int(table.lines[first]),
+            field=id_field,
+        )
+    what = id_field if by_id else ", ".join(suite.spec.match_by or [])
+    keys_c, keys_b = _keys(candidate, suite, by_id), _keys(baseline, suite, by_id)
+    where: dict[Any, int] = {}
+    for table, keys in ((baseline, keys_b), (candidate, keys_c)):
+        seen: dict[Any, int] = {}
+        for i, key in enumerate(keys):
+            if key in seen:
+                raise InputError(
+                    f"two records with {what} {_show(key)!r} (also line "
+                    f"{int(table.lines[seen[key]])}); a comparison needs one per record",
+                    source=table.source,
+                    line=int(table.lines[i]),
+                    field=what,
+                    value=_show(key),
+                )
+            seen[key] = i
+        if table is baseline:
+            where = seen
+    for i, key in enumerate(keys_c):
+        if key not in where:
             raise InputError(
-                f"record id {record_id!r} is not in the baseline {baseline.source}",
+                f"no record with {what} {_show(key)!r} in the baseline {baseline.source}",
                 source=candidate.source,
                 line=int(candidate.lines[i]),
-                field=id_field,
-                value=record_id,
+                field=what,
+                value=_show(key),
             )
     if baseline.n != candidate.n:
-        ours = set(candidate.ids)
-        extra = next(i for i, r in enumerate(baseline.ids) if r not in ours)
+        ours = set(keys_c)
+        extra = next(i for i, key in enumerate(keys_b) if key not in ours)
         raise InputError(
-            f"record id {baseline.ids[extra]!r} is not in the candidate {candidate.source}",
+            f"no record with {what} {_show(keys_b[extra])!r} in the candidate {candidate.source}",
             source=baseline.source,
             line=int(baseline.lines[extra]),
-            field=id_field,
-            value=baseline.ids[extra],
+            field=what,
+            value=_show(keys_b[extra]),
         )
-    return np.asarray([where[r] for r in candidate.ids], dtype=np.int64)
+    index = np.asarray([where[key] for key in keys_c], dtype=np.int64)
+    unit = suite.spec.unit
+    if unit is not None:  # the same record must sit in the same unit on both sides
+        units_c, units_b = candidate.column(unit), baseline.column(unit)
+        for i, j in enumerate(index):
+            if json_equal_key(units_c[i]) != json_equal_key(units_b[j]):
+                raise InputError(
+                    f"this record is in {unit} {units_c[i]!r} in the candidate "
+                    f"({candidate.source}:{int(candidate.lines[i])}) but here in another",
+                    source=baseline.source,
+                    line=int(baseline.lines[j]),
+                    field=unit,
+                    value=units_b[j],
+                )
+    return index
 
 
 def compare_suite(
@@ -123,13 +204,17 @@ def compare_suite(
     built = suite if isinstance(suite, BuiltSuite) else load_suite(suite)
     table_c = _load(built, candidate)
     loaded_b = _load(built, baseline)
-    table_b = loaded_b.take(_align(table_c, loaded_b, built.spec.id_field))
+    table_b = loaded_b.take(_align(table_c, loaded_b, built))
     sides = {}
     for side, table in (("candidate", table_c), ("baseline", table_b)):
         evaluator = _Evaluator(built, options, progress)
         sides[side] = (evaluator, evaluator.blocks(table))
     evaluator_c, blocks_c = sides["candidate"]
-    _, blocks_b = sides["baseline"]
+    evaluator_b, blocks_b = sides["baseline"]
+    failures = {
+        "candidate": _failures(table_c, evaluator_c, blocks_c),
+        "baseline": _failures(table_b, evaluator_b, blocks_b),
+    }
     units = _units(table_c, built.spec.unit)
     resampled_c, resampled_b = dict(blocks_c), dict(blocks_b)
     if units is not None:
@@ -195,6 +280,7 @@ def compare_suite(
         candidate=table_c.source,
         baseline=table_b.source,
         metrics=results,
+        failures=failures,
         signature=signature,
     )
 
@@ -251,3 +337,8 @@ def print_comparison(result: ComparisonResult, console: Any) -> None:
             m.note or "",
         )
     console.print(table)
+    for side, failed in result.failures.items():
+        counts = {k: v for k, v in failed.model_dump().items() if v}
+        if counts:
+            shown = ", ".join(f"{k} {v}" for k, v in counts.items())
+            console.print(f"[yellow]{side} failures: {shown}[/yellow]")

@@ -20,6 +20,7 @@ import numpy as np
 from ._version import __version__
 from .errors import OptionError
 from .metrics.base import Metric, StatBlock, Statistic
+from .metrics.dialogue import json_equal_key
 from .records import FieldSpec, ParseFailure, Table, load_records, parse_path
 from .results import (
     DataInfo,
@@ -320,13 +321,29 @@ def _slice_keys(table: Table, path: str, suite: BuiltSuite) -> list[str]:
 
 
 def _units(table: Table, path: str | None) -> np.ndarray | None:
-    """A unit code per record (records with equal values of ``path``), or None."""
+    """A unit code per record (records with equal values of ``path``, equal as JSON values:
+    ``1`` and ``"1"`` are two units), numbered in sorted order of the values; or None."""
     if path is None:
         return None
-    column = table.column(path)
-    keys = np.asarray(["" if v is None else str(v) for v in column], dtype=object).astype(str)
-    _, codes = np.unique(keys, return_inverse=True)
-    return np.asarray(codes, dtype=np.int64)
+    keys = [v if isinstance(v, str) else json_equal_key(v) for v in table.column(path)]
+    distinct = sorted(
+        set(keys), key=lambda k: (0, k, "") if isinstance(k, str) else (1, "", repr(k))
+    )
+    number = {key: code for code, key in enumerate(distinct)}
+    return np.fromiter((number[k] for k in keys), np.int64, len(keys))
+
+
+def _failures(
+    table: Table, evaluator: _Evaluator, blocks: Mapping[Hashable, StatBlock]
+) -> Failures:
+    """Parse failures, failed judge calls and the events the statistics counted."""
+    failures = Failures(parse=_parse_failures(table))
+    if evaluator.backend_stats is not None:
+        failures.judge = evaluator.backend_stats.failures
+    for block in blocks.values():
+        for name, count in block.counts.items():
+            setattr(failures, name, getattr(failures, name, 0) + count)
+    return failures
 
 
 def _parse_failures(table: Table) -> int:
@@ -364,8 +381,10 @@ def evaluate_suite(
     fields = built.fields()
     known = {f.path for f in fields}
     extra = [options.stratify] if options.stratify else []
-    if built.spec.unit is not None:
-        extra.append(built.spec.unit)
+    if built.spec.unit is not None and built.spec.unit not in known:
+        # every record must say which unit it belongs to: a missing value is an input error
+        fields.append(FieldSpec(built.spec.unit, "json", required=True))
+        known.add(built.spec.unit)
     extra += list(options.slices)
     for path in extra:
         if path not in known:
@@ -418,12 +437,7 @@ def evaluate_suite(
 
     blocks = evaluator.blocks(table)
     metrics, tables = evaluator.evaluate(blocks, options.seed, "", units)
-    failures = Failures(parse=_parse_failures(table))
-    if evaluator.backend_stats is not None:
-        failures.judge = evaluator.backend_stats.failures
-    for block in blocks.values():
-        for name, count in block.counts.items():
-            setattr(failures, name, getattr(failures, name, 0) + count)
+    failures = _failures(table, evaluator, blocks)
 
     slices: dict[str, SliceResult] = {}
     for path in options.slices:

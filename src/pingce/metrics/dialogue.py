@@ -57,14 +57,19 @@ def _parse_id(value: Any) -> str:
     return str(value)
 
 
+_TURN_LIMIT = 2**62  # differences of two turns must fit in int64
+
+
 def _parse_turn(value: Any) -> int:
     if isinstance(value, bool):
         raise ValueError("expected an integer turn index")
-    if isinstance(value, int):
-        return value
     if isinstance(value, float) and value.is_integer():
-        return int(value)
-    raise ValueError("expected an integer turn index")
+        value = int(value)
+    if not isinstance(value, int):
+        raise ValueError("expected an integer turn index")
+    if not -_TURN_LIMIT < value < _TURN_LIMIT:
+        raise ValueError("expected an integer turn index within ±2**62")
+    return value
 
 
 def _parse_diagnosis(value: Any) -> str | None:
@@ -106,7 +111,6 @@ def _parse_confidence(value: Any) -> float:
 
 # values these parsers return unchanged: the loader skips them for a chunk of only these types
 _parse_id.identity_types = frozenset({str})  # type: ignore[attr-defined]
-_parse_turn.identity_types = frozenset({int})  # type: ignore[attr-defined]
 _parse_object.identity_types = frozenset({dict})  # type: ignore[attr-defined]
 _parse_bool.identity_types = frozenset({bool})  # type: ignore[attr-defined]
 
@@ -312,7 +316,10 @@ class DialogueStatistic(Statistic):
         starts = np.flatnonzero(new)
         firsts = order[starts]
         sizes = np.bincount(g, minlength=n_groups).astype(np.float64)
-        t = np.asarray(turns, dtype=np.float64)[order]
+        # turns relative to each dialogue's first, in exact integers before any float: turn
+        # indices of 10**17 and 10**17 + 1 stay one apart
+        whole = np.asarray(turns, dtype=np.int64)[order]
+        t = (whole - whole[starts][g]).astype(np.float64)
         c = np.where(correct, conf, 0.0)[order]
 
         # slope: least squares of c over t per dialogue (centred sums: numpy.polyfit's value)

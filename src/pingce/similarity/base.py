@@ -49,6 +49,9 @@ class BackendStats:
     encoded_texts: int = 0
     """Embedding backends: distinct texts encoded."""
     failure_reasons: dict[str, int] = field(default_factory=dict)
+    cache_errors: int = 0
+    """Cache writes that failed (retried at the next flush; scores stay in memory, but a rerun
+    may ask those pairs again)."""
 
     def fail(self, reason: str) -> None:
         """Count a pair that failed, by reason."""
@@ -79,6 +82,8 @@ class BackendStats:
             }
         if self.failure_reasons:
             out["failure_reasons"] = dict(sorted(self.failure_reasons.items()))
+        if self.cache_errors:
+            out["cache_errors"] = self.cache_errors
         return out
 
 

@@ -181,7 +181,12 @@ async def post_json(
                 payload = orjson.loads(raw)
             except orjson.JSONDecodeError:
                 raise Retry("malformed response") from None
-            return read(payload), None
+            try:
+                return read(payload), None
+            except Retry:
+                raise
+            except Exception as exc:  # an answer of a shape the reader did not expect
+                raise Retry(f"malformed response ({type(exc).__name__})") from None
         except Retry as exc:
             attempt += 1
             if attempt > policy.max_retries:
@@ -216,12 +221,16 @@ async def run_workers(
         while True:
             await asyncio.sleep(interval)
             assert every is not None
-            every()
+            every()  # must not raise: a failing flush keeps its rows for the next tick
 
     tick = asyncio.create_task(ticker()) if every is not None else None
+    workers = [asyncio.ensure_future(worker()) for _ in range(max(1, min(concurrency, len(items))))]
     try:
-        await asyncio.gather(*(worker() for _ in range(max(1, min(concurrency, len(items))))))
+        await asyncio.gather(*workers)
     finally:
+        for task in workers:  # after an error in one worker, stop the others before returning
+            task.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
         if tick is not None:
             tick.cancel()
             with contextlib.suppress(asyncio.CancelledError):

@@ -90,6 +90,17 @@ def parse_score(text: str) -> float | None:
     return score
 
 
+def _count(value: Any) -> int:
+    """A token count from a usage field; anything that is not a whole number counts 0."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return max(0, value)
+    if isinstance(value, float) and value.is_integer():
+        return max(0, int(value))
+    return 0
+
+
 class JudgeBackend(RemoteBackend):
     """Scores pairs by asking an LLM (OpenAI-compatible chat completions)."""
 
@@ -180,7 +191,7 @@ class JudgeBackend(RemoteBackend):
         stats: BackendStats,
         progress: Progress | None,
     ) -> None:
-        pending, flush = self.writer()
+        pending, flush = self.writer(stats)
         url = self._url()
 
         def read(payload: Any) -> tuple[float, int, int]:
@@ -188,9 +199,15 @@ class JudgeBackend(RemoteBackend):
                 content = payload["choices"][0]["message"]["content"] or ""
             except (KeyError, IndexError, TypeError):
                 raise Retry("malformed response") from None
-            usage = payload.get("usage") or {}
-            pt = int(usage.get("prompt_tokens") or 0)
-            ct = int(usage.get("completion_tokens") or 0)
+            if isinstance(content, list):  # content parts: [{"type": "text", "text": ...}]
+                content = "".join(
+                    part.get("text", "") for part in content if isinstance(part, dict)
+                )
+            if not isinstance(content, str):
+                raise Retry("malformed response (content is not text)")
+            usage = payload.get("usage") if isinstance(payload, dict) else None
+            usage = usage if isinstance(usage, dict) else {}
+            pt, ct = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
             stats.prompt_tokens += pt
             stats.completion_tokens += ct
             stats.cost += pt / 1000 * self.price_prompt + ct / 1000 * self.price_completion

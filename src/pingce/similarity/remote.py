@@ -4,6 +4,7 @@ the cache lookup before the calls and the cache writes during them."""
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -87,7 +88,9 @@ class RemoteBackend(SimilarityBackend):
             progress(len(cached))
         return scores, todo
 
-    def writer(self) -> tuple[list[tuple[Pair, float, int, int]], Callable[[], None]]:
+    def writer(
+        self, stats: BackendStats
+    ) -> tuple[list[tuple[Pair, float, int, int]], Callable[[], None]]:
         """A list to append answered ``(pair, score, prompt tokens, completion tokens)`` to, and
         the function that commits it to the cache (run every 0.2 s and at the end, so a killed
         run loses at most the last 0.2 s of answers)."""
@@ -95,8 +98,16 @@ class RemoteBackend(SimilarityBackend):
         signature = self.signature()
 
         def flush() -> None:
-            if self.cache is not None and pending:
-                self.cache.put_many(signature, pending)
+            if self.cache is None or not pending:
+                return
+            for attempt in range(3):
+                try:
+                    self.cache.put_many(signature, pending)
+                except Exception:  # e.g. a locked file: keep the rows and try again
+                    stats.cache_errors += 1
+                    time.sleep(0.05 * (attempt + 1))
+                    continue
                 pending.clear()
+                return
 
         return pending, flush

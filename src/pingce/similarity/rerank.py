@@ -22,6 +22,7 @@ from ..errors import OptionError
 from .base import BackendStats, Pair, Progress
 from .cache import SimilarityCache, public_url
 from .http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
+from .judge import _count
 from .remote import RemoteBackend
 
 __all__ = ["RerankBackend"]
@@ -107,7 +108,7 @@ class RerankBackend(RemoteBackend):
         stats: BackendStats,
         progress: Progress | None,
     ) -> None:
-        pending, flush = self.writer()
+        pending, flush = self.writer(stats)
         url = self._url()
 
         async with Session(url, self.headers(), self.timeout, self.concurrency) as session:
@@ -125,8 +126,9 @@ class RerankBackend(RemoteBackend):
                         raise Retry("malformed response") from None
                     if set(found) != set(range(len(members))):
                         raise Retry("malformed response (results do not match the documents)")
-                    usage = payload.get("usage") or {}
-                    stats.prompt_tokens += int(usage.get("total_tokens") or 0)
+                    usage = payload.get("usage")
+                    if isinstance(usage, dict):
+                        stats.prompt_tokens += _count(usage.get("total_tokens"))
                     return found
 
                 body = {

@@ -76,6 +76,9 @@ class SuiteSpec(BaseModel):
     unit: str | None = None
     """A field whose records belong together (a dialogue): the bootstrap resamples and
     ``--sample`` draws whole units, not single records."""
+    match_by: list[str] | None = None
+    """Fields that identify a record across two systems' outputs (``pingce compare``) when the
+    records carry no id, e.g. ``[dialogue_id, turn]``."""
     labels: LabelsSpec | None = None
     inputs: dict[str, str] = {}
     defaults: DefaultsSpec = DefaultsSpec()
@@ -90,6 +93,13 @@ class SuiteSpec(BaseModel):
     def _path(cls, value: str | None) -> str | None:
         if value is not None:
             parse_path(value)
+        return value
+
+    @field_validator("match_by")
+    @classmethod
+    def _match_paths(cls, value: list[str] | None) -> list[str] | None:
+        for path in value or ():
+            parse_path(path)
         return value
 
     @field_validator("inputs")
