@@ -752,3 +752,18 @@ def test_large_turn_indices_keep_their_slope() -> None:
     expected = float(np.polyfit([0, 1, 2], [0.2, 0.5, 0.9], 1)[0])  # slope is shift-invariant
     assert result.metrics["incremental_hit_slope"].value == pytest.approx(expected, abs=1e-12)
     assert result.metrics["turns_to_stability"].value == 3.0  # only one turn above 0.8
+
+
+def test_records_jsonl_says_why_each_turn_missed(tmp_path: Path) -> None:
+    example = ROOT / "examples" / "tcm_dialogue" / "records.jsonl"
+    pingce.evaluate("tcm-dialogue", example, bootstrap=0, out=tmp_path)
+    rows = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
+    misses = {(r["fields"]["dialogue_id"], r["fields"]["turn"]): r.get("misses", {}) for r in rows}
+    # by hand from the example file: d2 turn 2 diagnoses 风寒 for 风热 and says nature 寒
+    assert misses[("d2", 2)]["effective_recall"] == "DEFINITIVE '风寒表实证', truth '风热犯表证'"
+    assert misses[("d2", 2)]["hybrid_semantic_accuracy"].startswith("logic lock, penalty 1: nature")
+    assert "missed emergency" in misses[("d6", 1)]["funnel_adherence"]
+    assert "UNCERTAIN" in misses[("d3", 2)]["funnel_adherence"]
+    assert "gt_conflict is not true" in misses[("d5", 1)]["rejection_precision"]
+    assert "deficiency '实' (truth '虚')" in misses[("d3", 2)]["critical_conflict_rate"]
+    assert misses[("d1", 4)] == {}  # a perfect turn has no reasons

@@ -509,6 +509,21 @@ class _DialogueMetric(Metric):
     def undefined_reason(self, summed: np.ndarray) -> str:
         return f"no {self.over}"
 
+    def explain_miss(self, table: Table, values: np.ndarray) -> list[str | None] | None:
+        """Why each turn scored below the best (None where it did not, or has no value)."""
+        best = 0.0 if not self.higher_is_better else 1.0
+        out: list[str | None] = []
+        for i, v in enumerate(values):
+            missed = not math.isnan(v) and v != best
+            out.append(self._why(table, i) if missed else None)
+        return out
+
+    def _why(self, table: Table, i: int) -> str | None:
+        return None
+
+    def _column(self, table: Table, field: str, i: int) -> Any:
+        return table.column(field)[i]
+
 
 @register_metric("effective_recall")
 class EffectiveRecall(_DialogueMetric):
@@ -520,6 +535,15 @@ class EffectiveRecall(_DialogueMetric):
     )
     num, den, over = _EFF_HIT, _EFF_N, "DEFINITIVE turns with a gt_diagnosis"
 
+    def _why(self, table: Table, i: int) -> str | None:
+        pred = self._column(table, self.fields.pred_diagnosis, i)
+        gold = self._column(table, self.fields.gt_diagnosis, i)
+        return (
+            f"DEFINITIVE {pred!r}, truth {gold!r}"
+            if pred
+            else f"DEFINITIVE without a diagnosis, truth {gold!r}"
+        )
+
 
 @register_metric("rejection_precision")
 class RejectionPrecision(_DialogueMetric):
@@ -527,6 +551,9 @@ class RejectionPrecision(_DialogueMetric):
 
     definition = "CASE_REJECTED turns with gt_conflict true / all CASE_REJECTED turns"
     num, den, over = _REJ_TRUE, _REJ_N, "CASE_REJECTED turns"
+
+    def _why(self, table: Table, i: int) -> str | None:
+        return f"CASE_REJECTED, but {self.fields.gt_conflict} is not true: the case holds"
 
 
 @register_metric("critical_conflict_rate")
@@ -539,6 +566,16 @@ class CriticalConflictRate(_DialogueMetric):
     )
     higher_is_better = False
     num, den, over = _CONFLICT, _POLAR_N, "turns with a polarity field in both feature objects"
+
+    def _why(self, table: Table, i: int) -> str | None:
+        p = self._column(table, self.fields.pred_features, i) or {}
+        g = self._column(table, self.fields.gt_features, i) or {}
+        differ = [
+            f"{k} {p[k]!r} (truth {g[k]!r})"
+            for k in self.polarity_fields
+            if k in p and k in g and json_equal_key(p[k]) != json_equal_key(g[k])
+        ]
+        return "polarity contradicts: " + ", ".join(differ)
 
 
 @register_metric("incremental_hit_slope")
@@ -582,6 +619,10 @@ class AmbiguityResolutionRate(_DialogueMetric):
     sequence = True
     num, den, over = _ARR, _ARR_N, "INQUIRY_ONLY turns with ambiguous_terms and a next turn"
 
+    def _why(self, table: Table, i: int) -> str | None:
+        terms = self._column(table, self.fields.ambiguous_terms, i) or ()
+        return f"after asking, not every one of {len(terms)} ambiguous terms was resolved"
+
 
 @register_metric("structure_match")
 class StructureMatch(_DialogueMetric):
@@ -592,6 +633,19 @@ class StructureMatch(_DialogueMetric):
         "(a key-value pair matches when key and JSON value are equal)"
     )
     num, den, over = _JACCARD, _JACCARD_N, "turns with a non-empty feature object"
+
+    def _why(self, table: Table, i: int) -> str | None:
+        p = self._column(table, self.fields.pred_features, i) or {}
+        g = self._column(table, self.fields.gt_features, i) or {}
+        parts = []
+        for k in sorted(set(p) | set(g)):
+            if k not in p:
+                parts.append(f"{k} missing (truth {g[k]!r})")
+            elif k not in g:
+                parts.append(f"{k} {p[k]!r} not in the truth")
+            elif json_equal_key(p[k]) != json_equal_key(g[k]):
+                parts.append(f"{k} {p[k]!r} (truth {g[k]!r})")
+        return "; ".join(parts) or None
 
 
 @register_metric("funnel_adherence")
@@ -604,6 +658,15 @@ class FunnelAdherence(_DialogueMetric):
     )
     complement = True
     num, den, over = _ILLEGAL, _TURNS, "turns"
+
+    def _why(self, table: Table, i: int) -> str | None:
+        status = self._column(table, self.fields.status, i)
+        if (
+            self._column(table, self.fields.gt_is_emergency, i) is True
+            and status != "EMERGENCY_ABORT"
+        ):
+            return f"missed emergency: status {status}, not EMERGENCY_ABORT"
+        return "DEFINITIVE although risk is UNCERTAIN (a blind diagnosis)"
 
 
 @register_metric("logic_weighted_f1")
@@ -682,6 +745,21 @@ class HybridSemanticAccuracy(Metric):
 
     def count(self, summed: np.ndarray) -> np.ndarray:
         return np.asarray(summed, dtype=np.float64)[..., 1]
+
+    def explain_miss(self, table: Table, values: np.ndarray) -> list[str | None] | None:
+        """A turn scored 0 by the logic lock names the lock field that differs."""
+        p_column, g_column = table.column(self.pred_features), table.column(self.gt_features)
+        out: list[str | None] = []
+        for i, v in enumerate(values):
+            p, g = p_column[i] or {}, g_column[i] or {}
+            differ = [
+                f"{k} {p[k]!r} (truth {g[k]!r})"
+                for k in self.lock_fields
+                if k in p and k in g and json_equal_key(p[k]) != json_equal_key(g[k])
+            ]
+            locked = not math.isnan(v) and v == 0.0 and differ
+            out.append("logic lock, penalty 1: " + ", ".join(differ) if locked else None)
+        return out
 
     def undefined_reason(self, summed: np.ndarray) -> str:
         if summed[2] > 0:
