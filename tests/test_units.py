@@ -8,6 +8,8 @@ on the same resample stream (exact agreement).
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -195,3 +197,20 @@ def test_units_are_told_apart_as_json_values() -> None:
     assert codes is not None
     assert codes[0] == codes[2] != codes[1]  # 1 == 1.0 as JSON numbers; "1" is a string
     assert len(set(codes.tolist())) == 4
+
+
+def test_a_slice_that_splits_dialogues_has_no_dialogue_values() -> None:
+    example = Path(__file__).resolve().parent.parent / "examples" / "tcm_dialogue"
+    records = [json.loads(line) for line in (example / "records.jsonl").read_text().splitlines()]
+    by_status = pingce.evaluate("tcm-dialogue", records, bootstrap=0, slices=["status"])
+    part = by_status.slices["status=DEFINITIVE"].metrics
+    for name in ("incremental_hit_slope", "turns_to_stability", "ambiguity_resolution_rate"):
+        assert part[name].value is None and "varies within dialogue_id" in (
+            part[name].undefined_reason or ""
+        ), name
+    assert part["effective_recall"].value == pytest.approx(7 / 8)  # a turn metric: defined
+    for r in records:  # a field constant within each dialogue keeps every metric
+        r["site"] = "a" if r["dialogue_id"] in ("d1", "d2", "d3") else "b"
+    by_site = pingce.evaluate("tcm-dialogue", records, bootstrap=0, slices=["site"])
+    tts = by_site.slices["site=a"].metrics["turns_to_stability"]
+    assert tts.value == pytest.approx((2 + 3 + 3) / 3)  # d1 locks at turn 3; d2, d3 never

@@ -451,6 +451,11 @@ def evaluate_suite(
             order_idx = sorted(range(len(order_names)), key=lambda i: rank.get(order_names[i], 0))
         else:
             order_idx = list(range(len(order_names)))
+        # a field that varies within a unit splits units: metrics that read a unit as a whole
+        # (a dialogue's slope) have no value in such slices, rather than a misleading one
+        splits_units = units is not None and (
+            np.unique(np.stack([units, inverse]), axis=1).shape[1] > np.unique(units).size
+        )
         for i in order_idx:
             key = f"{path}={order_names[i]}"
             rows = np.flatnonzero(inverse == i)
@@ -461,6 +466,17 @@ def evaluate_suite(
                 key,
                 None if units is None else units[rows],
             )
+            if splits_units:
+                for name, metric in built.metrics.items():
+                    unit = metric.statistic().unit_field
+                    if unit is not None:
+                        sub_metrics[name] = MetricResult(
+                            value=None,
+                            n=0,
+                            undefined_reason=f"{path} varies within {unit} units and "
+                            f"{metric.registry_name} reads each {unit} as a whole: slice by a "
+                            f"field that is constant within a {unit}",
+                        )
             slices[key] = SliceResult(
                 n_records=int(rows.shape[0]), metrics=sub_metrics, tables=sub_tables
             )
