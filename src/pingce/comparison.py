@@ -85,14 +85,17 @@ class ComparisonResult(BaseModel):
     signature: dict[str, Any]
 
 
-def _load(suite: BuiltSuite, data: Any) -> Table:
+def _load(suite: BuiltSuite, data: Any, side: str) -> Table:
     fields = suite.fields()
     known = {f.path for f in fields}
     for path in [suite.spec.unit, *(suite.spec.match_by or [])]:
         if path is not None and path not in known:
             fields.append(FieldSpec(path, "json", required=True))
             known.add(path)
-    return load_records(data, fields, id_path=suite.spec.id_field)
+    table = load_records(data, fields, id_path=suite.spec.id_field)
+    if not isinstance(data, str | os.PathLike):
+        table.source = f"<{side} records>"  # two lists of dicts: say which is which
+    return table
 
 
 def _has_ids(table: Table) -> bool:
@@ -202,8 +205,8 @@ def compare_suite(
     options.validate()
     progress = progress or _no_progress
     built = suite if isinstance(suite, BuiltSuite) else load_suite(suite)
-    table_c = _load(built, candidate)
-    loaded_b = _load(built, baseline)
+    table_c = _load(built, candidate, "candidate")
+    loaded_b = _load(built, baseline, "baseline")
     table_b = loaded_b.take(_align(table_c, loaded_b, built))
     sides = {}
     for side, table in (("candidate", table_c), ("baseline", table_b)):
