@@ -138,6 +138,15 @@ def feature_spec(path: str) -> FieldSpec:
     return FieldSpec(path, "json", required=False, parser=_parse_object)
 
 
+def _differences(pred: dict[str, Any], gold: dict[str, Any], keys: Sequence[str]) -> list[str]:
+    """``key value (truth value)`` for each of ``keys`` in both objects with different values."""
+    return [
+        f"{k} {pred[k]!r} (truth {gold[k]!r})"
+        for k in keys
+        if k in pred and k in gold and json_equal_key(pred[k]) != json_equal_key(gold[k])
+    ]
+
+
 class DialogueFields:
     """The field names the dialogue metrics read (CONTRACT.md's by default)."""
 
@@ -570,12 +579,7 @@ class CriticalConflictRate(_DialogueMetric):
     def _why(self, table: Table, i: int) -> str | None:
         p = self._column(table, self.fields.pred_features, i) or {}
         g = self._column(table, self.fields.gt_features, i) or {}
-        differ = [
-            f"{k} {p[k]!r} (truth {g[k]!r})"
-            for k in self.polarity_fields
-            if k in p and k in g and json_equal_key(p[k]) != json_equal_key(g[k])
-        ]
-        return "polarity contradicts: " + ", ".join(differ)
+        return "polarity contradicts: " + ", ".join(_differences(p, g, self.polarity_fields))
 
 
 @register_metric("incremental_hit_slope")
@@ -752,11 +756,7 @@ class HybridSemanticAccuracy(Metric):
         out: list[str | None] = []
         for i, v in enumerate(values):
             p, g = p_column[i] or {}, g_column[i] or {}
-            differ = [
-                f"{k} {p[k]!r} (truth {g[k]!r})"
-                for k in self.lock_fields
-                if k in p and k in g and json_equal_key(p[k]) != json_equal_key(g[k])
-            ]
+            differ = _differences(p, g, self.lock_fields)
             locked = not math.isnan(v) and v == 0.0 and differ
             out.append("logic lock, penalty 1: " + ", ".join(differ) if locked else None)
         return out
