@@ -19,8 +19,7 @@ from pydantic import BaseModel, Field, model_serializer
 
 from ._version import __version__
 from .errors import InputError
-from .metrics.dialogue import json_equal_key
-from .records import FieldSpec, Table, load_records
+from .records import FieldSpec, Table, json_equal_key, load_records
 from .results import Failures
 from .runner import (
     ProgressHook,

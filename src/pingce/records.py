@@ -14,7 +14,7 @@ import json
 import os
 import re
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -30,6 +30,7 @@ __all__ = [
     "FieldSpec",
     "ParseFailure",
     "Table",
+    "json_equal_key",
     "load_records",
     "parse_path",
 ]
@@ -105,6 +106,24 @@ class FieldSpec:
         parse_path(self.path)
         if self.kind == "label" and self.scale is None:
             raise ValueError(f"field {self.path!r} is a label field but has no label scale")
+
+
+def json_equal_key(value: Any) -> Hashable:
+    """A hashable key under which two JSON values are equal exactly when they are equal as JSON:
+    ``1`` and ``1.0`` match, ``true`` and ``1`` do not, objects ignore key order."""
+    if type(value) is str:
+        return value  # the common case; every other kind is a tuple, so none can collide
+    if isinstance(value, bool) or value is None:
+        return (type(value).__name__, value)
+    if isinstance(value, int):
+        return ("number", value)  # exact: 2**53 + 1 is not 2**53, and 10**400 does not overflow
+    if isinstance(value, float):
+        return ("number", int(value) if value.is_integer() else value)
+    if isinstance(value, list):
+        return ("array", tuple(json_equal_key(v) for v in value))
+    if isinstance(value, dict):
+        return ("object", frozenset((k, json_equal_key(v)) for k, v in value.items()))
+    return ("other", repr(value))
 
 
 @dataclass(frozen=True)

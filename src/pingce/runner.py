@@ -20,8 +20,7 @@ import numpy as np
 from ._version import __version__
 from .errors import OptionError
 from .metrics.base import Metric, StatBlock, Statistic
-from .metrics.dialogue import json_equal_key
-from .records import FieldSpec, ParseFailure, Table, load_records, parse_path
+from .records import FieldSpec, ParseFailure, Table, json_equal_key, load_records, parse_path
 from .results import (
     DataInfo,
     EvaluationResult,

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..errors import InputError
-from ..records import FieldSpec, Table
+from ..records import FieldSpec, Table, json_equal_key
 from ..similarity.base import Pair, SimilarityTable
 from .base import Metric, StatBlock, Statistic, check_zero_division, register_metric
 
@@ -113,24 +113,6 @@ def _parse_confidence(value: Any) -> float:
 _parse_id.identity_types = frozenset({str})  # type: ignore[attr-defined]
 _parse_object.identity_types = frozenset({dict})  # type: ignore[attr-defined]
 _parse_bool.identity_types = frozenset({bool})  # type: ignore[attr-defined]
-
-
-def json_equal_key(value: Any) -> Hashable:
-    """A hashable key under which two JSON values are equal exactly when they are equal as JSON:
-    ``1`` and ``1.0`` match, ``true`` and ``1`` do not, objects ignore key order."""
-    if type(value) is str:
-        return value  # the common case; every other kind is a tuple, so none can collide
-    if isinstance(value, bool) or value is None:
-        return (type(value).__name__, value)
-    if isinstance(value, int):
-        return ("number", value)  # exact: 2**53 + 1 is not 2**53, and 10**400 does not overflow
-    if isinstance(value, float):
-        return ("number", int(value) if value.is_integer() else value)
-    if isinstance(value, list):
-        return ("array", tuple(json_equal_key(v) for v in value))
-    if isinstance(value, dict):
-        return ("object", frozenset((k, json_equal_key(v)) for k, v in value.items()))
-    return ("other", repr(value))
 
 
 def feature_spec(path: str) -> FieldSpec:
