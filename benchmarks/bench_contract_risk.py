@@ -31,7 +31,8 @@ SKLEARN_RESAMPLES = 20
 
 CHILD = r"""
 import json, resource, sys, time
-from pingce.runner import RunOptions, evaluate_suite
+from pingce.engine import evaluate_suite
+from pingce.options import RunOptions
 marks = []
 def hook(description, total):
     marks.append((description, time.perf_counter()))
@@ -100,6 +101,7 @@ def sklearn_resample(
 def metrics_alone(gold: np.ndarray, pred: np.ndarray) -> tuple[float, float]:
     """Seconds for pingce's label metrics on 1M labels, and for a bare bincount."""
     from pingce.labels import RISK_LEVELS
+    from pingce.metrics import Context
     from pingce.records import Table
     from pingce.suites import load_suite
 
@@ -121,8 +123,8 @@ def metrics_alone(gold: np.ndarray, pred: np.ndarray) -> tuple[float, float]:
         for name, metric in label_metrics.items():
             statistic = metric.statistic()
             if statistic.key not in blocks:
-                blocks[statistic.key] = statistic.compute(table).total()
-            values[name] = float(metric.compute(blocks[statistic.key][None, :])[0])
+                blocks[statistic.key] = statistic.compute(table, Context()).total()
+            values[name] = float(metric.finalize(blocks[statistic.key][None, :])[0])
         return values
 
     def floor() -> np.ndarray:

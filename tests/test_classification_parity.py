@@ -34,7 +34,7 @@ from sklearn.metrics import (
 
 import pingce
 from pingce.labels import RISK_LEVELS, LabelScale
-from pingce.metrics.base import Metric, TableMetric, create_metric, create_table
+from pingce.metrics import Context, Metric, TableMetric, create_metric, create_table
 from pingce.records import load_records
 
 TOL = 1e-12
@@ -110,12 +110,12 @@ def confusion_total(k: int, gold: np.ndarray, pred: np.ndarray) -> np.ndarray:
     table = load_records(records, statistic.fields())
     np.testing.assert_array_equal(table.column("gold"), gold)
     np.testing.assert_array_equal(table.column("pred"), pred)
-    total: np.ndarray = statistic.compute(table).total()
+    total: np.ndarray = statistic.compute(table, Context()).total()
     return total
 
 
 def ours(m: Metric, total: np.ndarray) -> float:
-    return float(m.compute(total[None, :])[0])
+    return float(m.finalize(total[None, :])[0])
 
 
 def assert_match(got: float, expected: float, what: str, m: Metric | None, total: Any) -> None:
@@ -401,8 +401,8 @@ def test_compute_is_vectorised_over_cases() -> None:
         for name in names:
             m = metric(name, k)
             one_by_one = np.array([ours(m, t) for t in totals])
-            np.testing.assert_array_equal(m.compute(stacked), one_by_one, err_msg=name)
-            grid = m.compute(stacked[: (len(totals) // 2) * 2].reshape(2, -1, k * k))
+            np.testing.assert_array_equal(m.finalize(stacked), one_by_one, err_msg=name)
+            grid = m.finalize(stacked[: (len(totals) // 2) * 2].reshape(2, -1, k * k))
             np.testing.assert_array_equal(
                 grid.reshape(-1), one_by_one[: (len(totals) // 2) * 2], err_msg=name
             )
@@ -616,12 +616,19 @@ def check_results_json(
         assert_json_metric(data["metrics"][name], value, name)
     present = latency[~np.isnan(latency)]
     latency_expected = {
-        "avg_latency_sec": float(np.mean(present)) if present.size else math.nan,
+        # the mean is a ratio (sum / count): 0/0 follows the zero-division policy
+        "avg_latency_sec": float(np.mean(present))
+        if present.size
+        else (math.nan if zd is None else zd),
         "p50_latency_sec": float(np.percentile(present, 50)) if present.size else math.nan,
         "p95_latency_sec": float(np.percentile(present, 95)) if present.size else math.nan,
         "p99_latency_sec": float(np.percentile(present, 99)) if present.size else math.nan,
     }
     for name, value in latency_expected.items():
+        if name == "avg_latency_sec" and not present.size and zd is not None:
+            assert data["metrics"][name]["value"] == zd, name
+            assert data["metrics"][name]["n"] == 0, name
+            continue
         assert_json_metric(data["metrics"][name], value, name)
         assert data["metrics"][name]["n"] == present.size
     cm = oracle(confusion_matrix, gold, pred, labels=[0, 1, 2])
@@ -688,7 +695,10 @@ def test_evaluate_degenerate_results_json(zd: float | None, tmp_path: Any) -> No
     data = json.loads(result.to_json())
     check_results_json(data, gold, pred, latency, zd)
     metrics = data["metrics"]
-    for name in ("cohen_kappa", "linear_kappa", "qwk", "avg_latency_sec", "p95_latency_sec"):
+    undefined = ["cohen_kappa", "linear_kappa", "qwk", "p95_latency_sec"]
+    # the latency mean is a ratio: 0/0 follows the policy (kappa and percentiles have none)
+    undefined += ["avg_latency_sec"] if zd is None else []
+    for name in undefined:
         assert metrics[name]["value"] is None
         assert metrics[name]["undefined_reason"]
         assert "ci_low" in metrics[name] and metrics[name]["ci_low"] is None

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import pingce
-from pingce.metrics.base import metric_registry, table_registry
+from pingce.metrics import metric_registry, table_registry
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "contract_risk" / "records.jsonl"
 LEVELS = ["高", "中", "低"]

@@ -156,7 +156,7 @@ def test_dialogues_are_resampled_together_in_a_comparison() -> None:
     result = pingce.compare(
         "tcm-dialogue", candidate, baseline, bootstrap=200, seed=4, ci_method="percentile"
     )
-    assert result.signature["unit"] == "dialogue_id"
+    assert result.signature.unit == "dialogue_id"
 
     def per_dialogue(records: list[dict[str, Any]]) -> np.ndarray:
         out = np.zeros(30)

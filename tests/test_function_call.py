@@ -84,8 +84,8 @@ def mismatches(
     if len(rows) != len(records):
         return [f"{len(rows)} record rows for {len(records)} records"]
     for index, (record, row, ref) in enumerate(zip(records, rows, reference.records, strict=True)):
-        want_id = str(record.get("id", f"line-{index + 1}"))
-        if str(row["id"]) != want_id:
+        want_id = None if record.get("id") is None else str(record["id"])
+        if row["id"] != want_id:
             out.append(f"row {index}: id {row['id']!r}, expected {want_id!r}")
         for name in metrics:
             got = row["values"].get(name)

@@ -20,8 +20,8 @@ tests fail loudly: extend the generator (and, for a non-decomposable metric, ``d
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import inspect
 import itertools
 import math
 import warnings
@@ -36,11 +36,11 @@ import scipy.stats
 import pingce
 from pingce.errors import InputError
 from pingce.labels import RISK_LEVELS, LabelScale
-from pingce.metrics import base
+from pingce.metrics import Context, Metric, StatBlock, Statistic, create_metric, metric_registry
 from pingce.metrics import calls as calls_module
 from pingce.metrics import dialogue as dialogue_module
+from pingce.metrics import registry as base
 from pingce.metrics import sets as sets_module
-from pingce.metrics.base import Metric, StatBlock, Statistic, create_metric, metric_registry
 from pingce.metrics.timing import LatencyPercentile
 from pingce.records import FieldSpec, Table, load_records, parse_path
 from pingce.similarity.lexical import LexicalBackend
@@ -84,13 +84,13 @@ def registered_metric_names() -> list[str]:
 
 
 def configurations(name: str) -> list[tuple[str, dict[str, Any]]]:
-    """A few argument sets of metric ``name``, from its factory's signature."""
+    """A few argument sets of metric ``name``, from the parameters the registry lists."""
     info = metric_registry()[name]
-    params = inspect.signature(info.factory).parameters
+    params = info.parameters
     unhandled = [
-        p.name
-        for p in params.values()
-        if p.default is inspect.Parameter.empty and p.name not in HANDLED_PARAMETERS
+        p
+        for p, default in params.items()
+        if default is base.REQUIRED and p not in HANDLED_PARAMETERS
     ]
     if unhandled:
         pytest.fail(
@@ -110,7 +110,7 @@ def configurations(name: str) -> list[tuple[str, dict[str, Any]]]:
     if "average" in params:
         configs += [(f"average={a}", {"average": a}) for a in ("macro", "micro", "weighted")]
     if "positive" in params:
-        default_scale = params["scale"].default if "scale" in params else None
+        default_scale = params.get("scale")
         labels = default_scale.labels if isinstance(default_scale, LabelScale) else ("高", "低")
         first, last = labels[0], labels[-1]
         configs.append((f"positive=[{last}]", {"positive": [last]}))
@@ -311,9 +311,9 @@ def load(metric: Metric, records: list[dict[str, Any]]) -> Table:
 def compute_block(statistic: Statistic, table: Table) -> StatBlock:
     """A statistic's block; one that needs similarities gets them from the lexical backend."""
     if not statistic.needs_similarity:
-        return statistic.compute(table)
-    scores, _ = LexicalBackend().score(statistic.similarity_pairs(table))
-    block: StatBlock = statistic.compute(table, scores)  # type: ignore[call-arg]
+        return statistic.compute(table, Context())
+    scores, _ = LexicalBackend().score(statistic.pairs(table))
+    block: StatBlock = statistic.compute(table, Context(similarity=scores))
     return block
 
 
@@ -335,9 +335,9 @@ def stat_block(metric: Metric, table: Table) -> StatBlock:
 def value_of(metric: Metric, block: StatBlock) -> float:
     """The corpus value from a block: finalised total, or the raw rows."""
     if metric.decomposable:
-        return float(metric.compute(block.total()[None, :])[0])
+        return float(metric.finalize(block.total()[None, :])[0])
     assert block.rows is not None
-    return float(metric.compute_rows(block.rows))
+    return float(metric.finalize_rows(block.rows))
 
 
 def value_from_table(metric: Metric, table: Table) -> float:
@@ -388,10 +388,10 @@ def as_nan(value: float | None) -> float:
 def suite_for(name: str, args: dict[str, Any]) -> SuiteSpec:
     """A one-metric suite (result name ``m``) equivalent to ``create_metric(name, **args)``."""
     args = dict(args)
-    params = inspect.signature(metric_registry()[name].factory).parameters
+    params = metric_registry()[name].parameters
     labels = None
     if "scale" in params:
-        scale = args.pop("scale", params["scale"].default)
+        scale = args.pop("scale", params["scale"])
         assert isinstance(scale, LabelScale)
         labels = {
             "values": list(scale.labels),
@@ -430,7 +430,10 @@ def _mean_latency(metric: Metric, table: Table) -> float:
     field: str = metric.field  # type: ignore[attr-defined]
     values = np.asarray(table.column(field), dtype=np.float64)
     values = values[~np.isnan(values)]
-    return float(values.mean()) if values.size else math.nan
+    if values.size:
+        return float(values.mean())
+    policy = metric.zero_division  # type: ignore[attr-defined]
+    return math.nan if policy is None else float(policy)
 
 
 def _accuracy(metric: Metric, table: Table) -> float:
@@ -509,15 +512,15 @@ def check_corpus_value(name: str) -> None:
                 atol=TOL,
                 err_msg=label,
             )
-            expected = float(metric.compute(summed[None, :])[0])
+            expected = float(metric.finalize(summed[None, :])[0])
             # the block's own summation, finalised one vector at a time or many at once
             assert_same(value_of(metric, block), expected, label)
             stacked = np.stack([summed, block.total(), summed])
-            vector = np.asarray(metric.compute(stacked), dtype=float)
+            vector = np.asarray(metric.finalize(stacked), dtype=float)
             assert vector.shape == (3,), label
             for v in vector:
                 assert_same(float(v), expected, f"{label} (vectorised)")
-            grid = np.asarray(metric.compute(stacked[None, :, :].repeat(2, axis=0)))
+            grid = np.asarray(metric.finalize(stacked[None, :, :].repeat(2, axis=0)))
             assert grid.shape == (2, 3), label
             count = np.asarray(metric.count(stacked))
             assert count.shape == (3,), label
@@ -527,9 +530,9 @@ def check_corpus_value(name: str) -> None:
         else:
             assert block.rows is not None and block.rows.shape[0] == n, label
             expected = direct_raw(metric)(metric, table)
-            assert_same(metric.compute_rows(block.rows), expected, f"{label} (direct)")
-            assert_same(metric.compute_rows(block.rows, np.ones(n)), expected, f"{label} (w=1)")
-            doubled = metric.compute_rows(block.rows, np.full(n, 2.0))
+            assert_same(metric.finalize_rows(block.rows), expected, f"{label} (direct)")
+            assert_same(metric.finalize_rows(block.rows, np.ones(n)), expected, f"{label} (w=1)")
+            doubled = metric.finalize_rows(block.rows, np.full(n, 2.0))
             duplicated = direct_raw(metric)(metric, table.take(np.repeat(np.arange(n), 2)))
             assert_same(doubled, duplicated, f"{label} (w=2)")
         if math.isnan(expected):
@@ -561,9 +564,9 @@ def check_record_values(
     if not shown:
         assert all("m" not in row["values"] for row in rows), label
         return
-    own = np.asarray(metric.compute(block.per_record()), dtype=float)
+    own = np.asarray(metric.finalize(block.per_record()), dtype=float)
     if block.codes is not None:  # the cheap path: one value per cell
-        by_cell = np.asarray(metric.compute(np.eye(block.width)), dtype=float)
+        by_cell = np.asarray(metric.finalize(np.eye(block.width)), dtype=float)
         np.testing.assert_array_equal(by_cell[block.codes], own, err_msg=label)
     for i, row in enumerate(rows):
         assert_same(as_nan(row["values"]["m"]), float(own[i]), f"{label} record {i}")
@@ -584,8 +587,8 @@ def check_order_invariance(name: str) -> None:
             np.testing.assert_allclose(
                 shuffled_block.total(), block.total(), rtol=TOL, atol=TOL, err_msg=label
             )
-            mine = np.asarray(metric.compute(block.per_record()), dtype=float)
-            theirs = np.asarray(metric.compute(shuffled_block.per_record()), dtype=float)
+            mine = np.asarray(metric.finalize(block.per_record()), dtype=float)
+            theirs = np.asarray(metric.finalize(shuffled_block.per_record()), dtype=float)
             np.testing.assert_allclose(theirs, mine[perm], rtol=TOL, atol=TOL, err_msg=label)
 
 
@@ -917,7 +920,7 @@ def test_percentile_weighted_rows_match_numpy_on_repeated_values(seed: int) -> N
         expanded = np.repeat(values, weights.astype(int))
         expanded = expanded[~np.isnan(expanded)]
         expected = float(np.percentile(expanded, q)) if expanded.size else math.nan
-        got = metric.compute_rows(values[:, None], weights)
+        got = metric.finalize_rows(values[:, None], weights)
         assert_same(got, expected, f"q={q} values={values.tolist()} weights={weights.tolist()}")
 
 
@@ -940,23 +943,23 @@ class _ExactMatchStatistic(Statistic):
             FieldSpec(self.pred, "label", scale=self.scale),
         ]
 
-    def compute(self, table: Table) -> StatBlock:
+    def compute(self, table: Table, context: Context) -> StatBlock:
         hit = table.column(self.gold) == table.column(self.pred)
         return StatBlock(width=2, rows=np.stack([hit, np.ones_like(hit)], axis=1).astype(float))
 
 
+@dataclass(eq=False)
 class _ExactMatch(Metric):
     """A metric registered by a test: share of exact matches (dense rows)."""
 
-    def __init__(
-        self, gold: str = "out.gold", pred: str = "out.pred[0]", scale: LabelScale = RISK_LEVELS
-    ):
-        self.gold, self.pred, self.scale = gold, pred, scale
+    gold: str = "out.gold"
+    pred: str = "out.pred[0]"
+    scale: LabelScale = RISK_LEVELS
 
     def statistic(self) -> Statistic:
         return _ExactMatchStatistic(self.gold, self.pred, self.scale)
 
-    def compute(self, summed: np.ndarray) -> np.ndarray:
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
         summed = np.asarray(summed, dtype=float)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.asarray(summed[..., 0] / summed[..., 1])
@@ -971,7 +974,7 @@ class _ImageStatistic(Statistic):
     def fields(self) -> list[FieldSpec]:
         return [FieldSpec("image", "image")]  # type: ignore[arg-type]
 
-    def compute(self, table: Table) -> StatBlock:
+    def compute(self, table: Table, context: Context) -> StatBlock:
         raise AssertionError("never reached")
 
 
@@ -1009,23 +1012,25 @@ def test_unknown_field_kind_fails_loudly() -> None:
 
 @pytest.mark.usefixtures("private_registry")
 def test_unknown_required_parameter_fails_loudly() -> None:
-    def factory(threshold: float) -> _ExactMatch:
-        return _ExactMatch()
+    @dataclass(eq=False)
+    class _Thresholded(_ExactMatch):
+        threshold: float = dataclasses.field(kw_only=True)
 
-    base.register_metric("test_threshold_metric")(factory)
+    base.register_metric("test_threshold_metric")(_Thresholded)
     with pytest.raises(pytest.fail.Exception, match="threshold"):
         configurations("test_threshold_metric")
 
 
 @pytest.mark.usefixtures("private_registry")
 def test_non_decomposable_metric_without_direct_definition_fails_loudly() -> None:
+    @dataclass(eq=False)
     class _Median(Metric):
         decomposable = False
 
         def statistic(self) -> Statistic:
             return create_metric("p50_latency_sec").statistic()
 
-        def compute_rows(self, rows: np.ndarray, weights: np.ndarray | None = None) -> float:
+        def finalize_rows(self, rows: np.ndarray, weights: np.ndarray | None = None) -> float:
             return float(np.nanmedian(rows))
 
     base.register_metric("test_median")(_Median)

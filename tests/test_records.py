@@ -206,12 +206,14 @@ def test_integer_label_off_the_scale_is_an_input_error(raw: Any, shown: str) -> 
 # --------------------------------------------------------------------------- ids
 
 
-def test_missing_ids_become_line_numbers(tmp_path: Path) -> None:
+def test_missing_ids_are_none_and_lines_identify_the_records(tmp_path: Path) -> None:
     path = write_jsonl(
         tmp_path / "ids.jsonl", ["", rec(None), rec("named"), "", rec(None), rec(None, id=None)]
     )
     table = load_records(path, RISK_SPECS)
-    assert table.ids == ["line-2", "named", "line-5", "line-6"]
+    assert table.ids == [None, "named", None, None]
+    assert table.lines.tolist() == [2, 3, 5, 6]
+    assert table.first_without_id() == 0
 
 
 def test_integer_ids_become_text() -> None:
@@ -237,12 +239,11 @@ def test_duplicate_id_names_both_lines(tmp_path: Path) -> None:
     assert '"x"' in message
 
 
-def test_duplicate_generated_id_clashes_with_explicit_id() -> None:
-    # record 2 has no id, so it becomes "line-2", which record 1 already uses explicitly
-    with pytest.raises(InputError) as info:
-        load_records([rec("line-2"), rec(None)], RISK_SPECS)
-    assert info.value.line == 2
-    assert "line 1" in str(info.value)
+def test_an_id_that_looks_like_a_line_is_a_real_id() -> None:
+    # failed on the old main: a record without an id was named "line-2", so a real id "line-2"
+    # beside it was reported as a duplicate
+    table = load_records([rec("line-2"), rec(None), rec(None)], RISK_SPECS)
+    assert table.ids == ["line-2", None, None]
 
 
 @pytest.mark.parametrize("bad_id", [True, 1.5, ["a"], {"k": 1}])
@@ -464,10 +465,11 @@ def test_csv_with_bom_blank_lines_and_empty_cells(tmp_path: Path) -> None:
     assert list(table.column("contract_type")) == ["租赁", "买卖", "租赁"]
 
 
-def test_csv_without_id_column_uses_line_numbers(tmp_path: Path) -> None:
+def test_csv_without_id_column_has_no_ids(tmp_path: Path) -> None:
     path = tmp_path / "r.csv"
     path.write_text("gold_level,pred_level\n高,高\n低,中\n", encoding="utf-8")
-    assert load_records(path, RISK_SPECS).ids == ["line-2", "line-3"]
+    table = load_records(path, RISK_SPECS)
+    assert table.ids == [None, None] and table.lines.tolist() == [2, 3]
 
 
 @pytest.mark.parametrize(

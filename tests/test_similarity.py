@@ -32,7 +32,7 @@ from pingce.errors import OptionError
 from pingce.similarity import SimilarityCache, make_backend
 from pingce.similarity.embedding import EmbeddingAPIBackend, EmbeddingBackend
 from pingce.similarity.judge import JudgeBackend, parse_score
-from pingce.suites.spec import load_suite
+from pingce.suites import load_suite
 
 from .loopback import Fault, LoopbackServer, Request, char_jaccard, cosine, embed, fenced_texts
 

@@ -21,7 +21,9 @@ import scipy.stats
 from scipy.special import ndtr, ndtri
 
 import pingce
-from pingce.metrics.base import StatBlock
+from pingce.engine.plan import make_plan
+from pingce.metrics import Context, StatBlock
+from pingce.options import RunOptions
 from pingce.records import load_records
 from pingce.stats import (
     Interval,
@@ -31,7 +33,7 @@ from pingce.stats import (
     bootstrap_intervals,
     resample_indices,
 )
-from pingce.suites.spec import SuiteSpec, load_suite
+from pingce.suites import SuiteSpec, load_suite
 
 LABELS = ["高", "中", "低"]
 
@@ -249,12 +251,12 @@ def test_percentile_interval_is_quantile_of_resampled_statistic_direct_call() ->
     """bootstrap_intervals called directly, on blocks built from the suite's statistics."""
     records, correct, latency = exact_data()
     built = load_suite(SPEC)
-    table = load_records(records, built.fields())
+    table = load_records(records, make_plan(built, RunOptions()).fields)
     blocks: dict[object, StatBlock] = {}
     metrics = {}
     for name, metric in built.metrics.items():
         statistic = metric.statistic()
-        blocks.setdefault(statistic.key, statistic.compute(table))
+        blocks.setdefault(statistic.key, statistic.compute(table, Context()))
         metrics[name] = (metric, statistic.key)
     cases = exact_cases(correct, latency)
     values = {name: stat(data) for name, data, stat in cases}
@@ -322,10 +324,10 @@ def _multiset(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
 def test_jackknife_of_suite_metrics_equals_leave_one_out() -> None:
     records, correct, latency = exact_data()
     built = load_suite(SPEC)
-    table = load_records(records, built.fields())
+    table = load_records(records, make_plan(built, RunOptions()).fields)
     for name, data, stat in exact_cases(correct, latency):
         metric = built.metrics[name]
-        block = metric.statistic().compute(table)
+        block = metric.statistic().compute(table, Context())
         values, counts = _jackknife(metric, block)
         got = _multiset(values, counts)
         expected = np.sort(brute_jackknife(data, stat))

@@ -10,7 +10,9 @@ import pytest
 from sklearn.metrics import accuracy_score, cohen_kappa_score
 
 import pingce
+from pingce.engine.plan import make_plan
 from pingce.errors import SuiteError
+from pingce.options import RunOptions
 from pingce.suites import builtin_suites, load_suite
 
 # CONTRACT.md, "contract-risk": the metric and table names scripts rely on.
@@ -43,7 +45,7 @@ def test_builtin_contract_risk_has_the_contract_metrics() -> None:
 
 def test_builtin_contract_risk_reads_the_contract_fields() -> None:
     suite = load_suite("contract-risk")
-    fields = {spec.path: spec for spec in suite.fields()}
+    fields = {spec.path: spec for spec in make_plan(suite, RunOptions()).fields}
     assert fields["gold_level"].kind == "label" and fields["gold_level"].required
     assert fields["pred_level"].kind == "label" and fields["pred_level"].required
     assert fields["latency_sec"].kind == "number" and not fields["latency_sec"].required

@@ -26,7 +26,7 @@ from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh
 
 import pingce.metrics.overlap as overlap
 from pingce.errors import SuiteError
-from pingce.metrics.base import Metric, create_metric
+from pingce.metrics import Context, Metric, create_metric
 from pingce.records import load_records
 from pingce.text import bleu as B
 from pingce.text.chrf import chrf, chrf_stats, chrf_stats_batch, corpus_chrf, sentence_chrf
@@ -621,9 +621,9 @@ def _records() -> list[dict[str, Any]]:
 def _run(metric: Metric) -> tuple[float, np.ndarray]:
     statistic = metric.statistic()
     table = load_records(_records(), statistic.fields())
-    block = statistic.compute(table)
-    corpus = float(metric.compute(block.total()[None, :])[0])
-    return corpus, np.asarray(metric.compute(block.per_record()))
+    block = statistic.compute(table, Context())
+    corpus = float(metric.finalize(block.total()[None, :])[0])
+    return corpus, np.asarray(metric.finalize(block.per_record()))
 
 
 FIELDS = {"pred": "output.answer", "gold": "reference"}
@@ -709,7 +709,7 @@ def test_tokenisation_happens_once_per_column(monkeypatch: pytest.MonkeyPatch) -
     keys = {m.statistic().key for m in metrics}
     assert len(keys) == 4
     for metric in metrics:
-        metric.statistic().compute(table)
+        metric.statistic().compute(table, Context())
     assert len(calls) == 2 * table.n
     overlap.clear_text_cache()
 
@@ -718,10 +718,10 @@ def test_cached_tokens_go_with_their_table() -> None:
     metric = create_metric("rouge_n", tokenizer="cjk")
     records = [{"id": i, "pred_text": p, "gold_text": g} for i, (p, g) in enumerate(RANDOM[:20])]
     table = load_records(records, metric.statistic().fields())
-    first = metric.statistic().compute(table).per_record()
+    first = metric.statistic().compute(table, Context()).per_record()
     tid = id(table)
     assert tid in overlap._CACHE.entries
-    again = metric.statistic().compute(table).per_record()
+    again = metric.statistic().compute(table, Context()).per_record()
     assert np.array_equal(first, again)
     del table
     gc.collect()
@@ -740,7 +740,7 @@ def test_statistic_warns_when_a_tokenizer_drops_text(monkeypatch: pytest.MonkeyP
     ]
     table = load_records(records, metric.statistic().fields())
     with pytest.warns(EmptyTokensWarning, match="1 non-empty text"):
-        block = metric.statistic().compute(table)
+        block = metric.statistic().compute(table, Context())
     assert block.per_record()[:, 2].tolist() == [0.0, 1.0]
     overlap.clear_text_cache()
 
@@ -768,7 +768,7 @@ def test_undefined_values_have_reasons() -> None:
         metric = create_metric(name)
         width = {"rouge_n": 4, "bleu": 3, "corpus_bleu": 11, "chrf": 19}[name]
         empty = np.zeros(width)
-        assert math.isnan(float(metric.compute(empty[None, :])[0]))
+        assert math.isnan(float(metric.finalize(empty[None, :])[0]))
         assert metric.undefined_reason(empty) == "no records"
     method6 = create_metric("bleu", **FIELDS, smoothing=6)
     corpus, _ = _run(method6)

@@ -13,7 +13,7 @@ import pytest
 
 import pingce
 from pingce.errors import InputError, SuiteError
-from pingce.metrics.base import create_metric
+from pingce.metrics import create_metric
 from pingce.metrics.timing import LatencyPercentile
 from pingce.suites.spec import SuiteSpec
 
@@ -129,7 +129,7 @@ def test_compute_rows_with_integer_weights_equals_repeated_sample(q: float) -> N
         rows = values[:, None]
         present = ~np.isnan(values)
         repeated = np.repeat(values[present], weights[present].astype(np.int64))
-        got = metric.compute_rows(rows, weights)
+        got = metric.finalize_rows(rows, weights)
         if repeated.size == 0:
             assert math.isnan(got)
             continue
@@ -137,7 +137,7 @@ def test_compute_rows_with_integer_weights_equals_repeated_sample(q: float) -> N
         assert got == pytest.approx(expected, rel=1e-12, abs=1e-15), (values, weights)
         # Unweighted: the percentile of the records that have a latency.
         unweighted = float(np.percentile(values[present], q))
-        assert metric.compute_rows(rows) == pytest.approx(unweighted, rel=1e-12, abs=1e-15)
+        assert metric.finalize_rows(rows) == pytest.approx(unweighted, rel=1e-12, abs=1e-15)
         checked += 1
     assert checked > 200
 
@@ -147,8 +147,8 @@ def test_compute_rows_weights_are_record_counts_not_positions() -> None:
     metric = create_metric("latency_percentile", q=50.0)
     rows = np.array([[5.0], [1.0], [np.nan], [3.0]])
     weights = np.array([3.0, 1.0, 7.0, 0.0])
-    assert metric.compute_rows(rows, weights) == float(np.percentile([5.0, 5.0, 5.0, 1.0], 50))
-    assert metric.compute_rows(rows) == 3.0
+    assert metric.finalize_rows(rows, weights) == float(np.percentile([5.0, 5.0, 5.0, 1.0], 50))
+    assert metric.finalize_rows(rows) == 3.0
 
 
 # --------------------------------------------------------------------------------------------

@@ -186,14 +186,14 @@ def test_a_record_without_a_unit_is_an_input_error(tmp_path: Any) -> None:
 
 
 def test_units_are_told_apart_as_json_values() -> None:
+    from pingce.engine.groups import unit_codes
     from pingce.records import FieldSpec, load_records
-    from pingce.runner import _units
 
     table = load_records(
         [{"session": v, "latency_sec": 1.0} for v in (1, "1", 1.0, "a", 2)],
         [FieldSpec("session", "json"), FieldSpec("latency_sec", "number")],
     )
-    codes = _units(table, "session")
+    codes = unit_codes(table, "session")
     assert codes is not None
     assert codes[0] == codes[2] != codes[1]  # 1 == 1.0 as JSON numbers; "1" is a string
     assert len(set(codes.tolist())) == 4

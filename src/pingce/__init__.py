@@ -3,23 +3,30 @@
 >>> import pingce
 >>> result = pingce.evaluate("contract-risk", "records.jsonl")  # doctest: +SKIP
 >>> result.metrics["accuracy"].value  # doctest: +SKIP
+
+Names are imported on first use, so ``import pingce`` (and the ``pingce`` command) start fast.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .errors import InputError, OptionError, PingceError, SuiteError
-from .labels import LabelScale
-from .results import EvaluationResult, MetricResult
+
+if TYPE_CHECKING:
+    from .errors import InputError, OptionError, PingceError, SuiteError
+    from .labels import LabelScale
+    from .results import ComparisonResult, EvaluationResult, MetricComparison, MetricResult
 
 __all__ = [
+    "ComparisonResult",
     "EvaluationResult",
     "InputError",
     "LabelScale",
+    "MetricComparison",
     "MetricResult",
     "OptionError",
     "PingceError",
@@ -28,6 +35,27 @@ __all__ = [
     "compare",
     "evaluate",
 ]
+
+_LAZY = {
+    "ComparisonResult": "results",
+    "EvaluationResult": "results",
+    "MetricComparison": "results",
+    "MetricResult": "results",
+    "InputError": "errors",
+    "OptionError": "errors",
+    "PingceError": "errors",
+    "SuiteError": "errors",
+    "LabelScale": "labels",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pingce' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
 
 
 def evaluate(
@@ -43,27 +71,17 @@ def evaluate(
     ``records`` a JSONL/CSV path or an iterable of dictionaries. ``options`` are the command
     line's, with underscores: ``sample``, ``stratify``, ``allocation``, ``short_strata``, ``seed``,
     ``bootstrap``, ``ci_method``, ``ci_level``, ``slices`` (or ``slice``), ``zero_division``,
-    ``similarity``. With ``out``, results.json, records.jsonl and report.md are written there.
+    ``similarity`` (a name or a backend object), ``base_url``, ``cache``. With ``out``,
+    results.json, records.jsonl and report.md are written there.
     """
+    from .engine import evaluate_suite
+    from .options import run_options
     from .report.files import write_outputs
-    from .runner import RunOptions, evaluate_suite
 
-    if "slice" in options:
-        value = options.pop("slice")
-        options["slices"] = (value,) if isinstance(value, str) else tuple(value)
-    elif "slices" in options and isinstance(options["slices"], str):
-        options["slices"] = (options["slices"],)
-    known = set(RunOptions.__dataclass_fields__)
-    unknown = sorted(set(options) - known)
-    if unknown:
-        raise OptionError(f"unknown option(s) {unknown}; known: {sorted(known)}")
-    result = evaluate_suite(suite, records, RunOptions(**options))
+    result = evaluate_suite(suite, records, run_options(options))
     if out is not None:
         write_outputs(result, out)
     return result
-
-
-_COMPARE_OPTIONS = ("similarity", "bootstrap", "seed", "ci_method", "ci_level", "base_url", "cache")
 
 
 def compare(
@@ -73,21 +91,19 @@ def compare(
     *,
     out: str | os.PathLike[str] | None = None,
     **options: Any,
-) -> Any:
+) -> ComparisonResult:
     """Compare two systems' outputs over the same records (matched by id) on ``suite``.
 
-    Returns a :class:`pingce.comparison.ComparisonResult`: per metric both values, ``delta =
-    candidate - baseline``, its paired bootstrap interval and p-value. ``options``:
-    ``similarity``, ``bootstrap``, ``seed``, ``ci_method``, ``ci_level``, ``base_url``,
-    ``cache``. With ``out``, comparison.json is written there.
+    Returns a :class:`ComparisonResult`: per metric both values, ``delta = candidate -
+    baseline``, its paired bootstrap interval and p-value. ``options``: ``similarity``,
+    ``bootstrap``, ``seed``, ``ci_method``, ``ci_level``, ``base_url``, ``cache``. With ``out``,
+    comparison.json is written there.
     """
-    from .comparison import compare_suite, write_comparison
-    from .runner import RunOptions
+    from .engine import compare_suite
+    from .options import COMPARE_OPTIONS, run_options
+    from .report.files import write_comparison
 
-    unknown = sorted(set(options) - set(_COMPARE_OPTIONS))
-    if unknown:
-        raise OptionError(f"unknown option(s) {unknown}; known: {sorted(_COMPARE_OPTIONS)}")
-    result = compare_suite(suite, candidate, baseline, RunOptions(**options))
+    result = compare_suite(suite, candidate, baseline, run_options(options, COMPARE_OPTIONS))
     if out is not None:
         write_comparison(result, out)
     return result

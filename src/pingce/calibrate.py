@@ -15,9 +15,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .engine.similarities import BackendChoice, score_pairs
 from .errors import InputError
+from .progress import ProgressHook, no_progress
 from .records import FieldSpec, load_records
-from .similarity import make_backend
 
 __all__ = ["CalibrationPoint", "CalibrationResult", "calibrate", "threshold_curve"]
 
@@ -84,8 +85,10 @@ def calibrate(
     *,
     base_url: str | None = None,
     cache: str | bool | None = None,
+    progress: ProgressHook | None = None,
 ) -> CalibrationResult:
-    """Score the labelled pairs with the backend and choose τ by F1."""
+    """Score the labelled pairs with the backend (the engine's similarity phase: distinct pairs,
+    one backend, the cache) and choose τ by F1."""
     specs = [
         FieldSpec("a", "string"),
         FieldSpec("b", "string"),
@@ -94,12 +97,12 @@ def calibrate(
     table = load_records(pairs_file, specs)
     a, b = table.column("a"), table.column("b")
     labels = np.asarray(table.column("match"), dtype=bool)
-    backend = make_backend(similarity, base_url=base_url, cache=cache)
-    try:
-        scores_table, stats = backend.score(zip(a, b, strict=True))
-    finally:
-        backend.close()
-    scores = np.array([scores_table.get(x, y) for x, y in zip(a, b, strict=True)])
+    scored = score_pairs(
+        zip(a, b, strict=True),
+        BackendChoice(similarity, base_url=base_url, cache=cache),
+        progress or no_progress,
+    )
+    scores = np.array([scored.table.get(x, y) for x, y in zip(a, b, strict=True)])
     same = np.array([x == y for x, y in zip(a, b, strict=True)])
     ok = ~np.isnan(scores)
     curve = threshold_curve(scores[ok], labels[ok], same[ok])
@@ -113,7 +116,7 @@ def calibrate(
             p.threshold,
         ),
     )
-    return CalibrationResult(backend.signature(), int(table.n), curve, best, stats.failures)
+    return CalibrationResult(scored.signature, int(table.n), curve, best, scored.stats.failures)
 
 
 def _boolean(value: object) -> bool:

@@ -1,34 +1,27 @@
-"""The ``pingce`` command line: run, metrics, suites, demo."""
+"""The ``pingce`` command line: run, compare, calibrate, metrics, suites, demo.
+
+Only click is imported at start-up: numpy, pydantic, rich and the metric families are imported by
+the command that needs them, so ``pingce --help`` answers at once.
+"""
 
 from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    Progress,
-    TaskProgressColumn,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
-from rich.table import Table
 
 from ._version import __version__
-from .errors import PingceError
-from .metrics.base import metric_registry, table_registry
-from .report import print_result, write_outputs
-from .report.format import fmt_number
-from .results import EvaluationResult
-from .runner import ProgressHook, RunOptions, evaluate_suite
-from .suites.spec import builtin_suites
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from .engine.profile import Profile
+    from .progress import ProgressHook
 
 __all__ = ["main"]
 
@@ -38,6 +31,17 @@ EXIT_JUDGE_FAILURES = 3
 
 @contextmanager
 def _progress(console: Console, enabled: bool) -> Iterator[ProgressHook]:
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from .progress import Advance
+
     progress = Progress(
         TextColumn("{task.description}"),
         BarColumn(),
@@ -49,7 +53,7 @@ def _progress(console: Console, enabled: bool) -> Iterator[ProgressHook]:
         disable=not enabled,
     )
 
-    def hook(description: str, total: float | None) -> Callable[[float], None]:
+    def hook(description: str, total: float | None) -> Advance:
         task = progress.add_task(description, total=total)
 
         def advance(amount: float) -> None:
@@ -59,6 +63,12 @@ def _progress(console: Console, enabled: bool) -> Iterator[ProgressHook]:
 
     with progress:
         yield hook
+
+
+def _consoles() -> tuple[Console, Console]:
+    from rich.console import Console
+
+    return Console(stderr=False), Console(stderr=True)
 
 
 def _default_out(suite: str) -> Path:
@@ -77,12 +87,12 @@ def _fail(message: str) -> None:
     sys.exit(EXIT_INPUT)
 
 
-def _zero_division(text: str | None) -> float | str | None:
-    if text is None:
-        return "suite"
-    if text in ("null", "none"):
+def _profiler(enabled: bool) -> Profile | None:
+    if not enabled:
         return None
-    return float(text)
+    from .engine.profile import Profile
+
+    return Profile()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -186,6 +196,9 @@ def cli() -> None:
 @click.option("--no-cache", is_flag=True, help="Do not read or write the similarity cache.")
 @click.option("--quiet", is_flag=True, help="Print only where the outputs are.")
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
+@click.option(
+    "--profile", "profile", is_flag=True, help="Show the time spent in each phase of the run."
+)
 def run(
     suite: str,
     data: str,
@@ -206,38 +219,50 @@ def run(
     no_cache: bool,
     quiet: bool,
     no_progress: bool,
+    profile: bool,
 ) -> None:
     """Evaluate the records in --data with SUITE (a built-in name or a suite YAML file)."""
-    console = Console(stderr=False)
-    err_console = Console(stderr=True)
-    options = RunOptions(
-        similarity=similarity,
-        sample=sample,
-        stratify=stratify,
-        allocation=allocation,
-        short_strata=short_strata,
-        seed=seed,
-        bootstrap=bootstrap,
-        ci_method=ci_method,
-        ci_level=ci_level,
-        slices=slices,
-        zero_division=_zero_division(zero_division),
-        base_url=base_url,
-        cache=False if no_cache else cache,
-    )
+    from .engine import evaluate_suite
+    from .errors import PingceError
+    from .options import RunOptions
+    from .report import print_profile, print_result, write_outputs
+
+    console, err_console = _consoles()
+    timer = _profiler(profile)
     try:
+        options = RunOptions(
+            similarity=similarity,
+            sample=sample,
+            stratify=stratify,
+            allocation=allocation,
+            short_strata=short_strata,
+            seed=seed,
+            bootstrap=bootstrap,
+            ci_method=ci_method,
+            ci_level=ci_level,
+            slices=slices,
+            zero_division="suite" if zero_division is None else zero_division,
+            base_url=base_url,
+            cache=False if no_cache else cache,
+        )
         with _progress(
             err_console, enabled=not (quiet or no_progress) and err_console.is_terminal
         ) as hook:
-            result = evaluate_suite(suite, data, options, progress=hook)
+            result = evaluate_suite(suite, data, options, progress=hook, profile=timer)
         target = Path(out) if out else _default_out(result.suite)
+        start = time.perf_counter()
         paths = write_outputs(result, target)
+        written = time.perf_counter() - start
     except PingceError as exc:
         _fail(str(exc))
         return
+    start = time.perf_counter()
     if not quiet:
         print_result(result, console)
     console.print(f"outputs: {target}/ ({', '.join(paths)})")
+    if timer is not None:
+        seconds = {**timer.ordered(), "write": written, "report": time.perf_counter() - start}
+        print_profile(seconds, err_console)
     if result.failures.judge:
         sys.exit(EXIT_JUDGE_FAILURES)
 
@@ -279,6 +304,7 @@ def run(
 @click.option("--cache", "cache", default=None, type=click.Path(dir_okay=False), help="Cache file.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the similarity cache.")
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
+@click.option("--profile", "profile", is_flag=True, help="Show the time spent in each phase.")
 def compare(
     suite: str,
     data: str,
@@ -293,32 +319,42 @@ def compare(
     cache: str | None,
     no_cache: bool,
     no_progress: bool,
+    profile: bool,
 ) -> None:
     """Compare the candidate (--data) with --baseline on SUITE: both values, their difference,
     a paired bootstrap interval of the difference and its p-value. Records match by id."""
-    from .comparison import compare_suite, print_comparison, write_comparison
+    from .engine import compare_suite
+    from .errors import PingceError
+    from .options import RunOptions
+    from .report import print_comparison, print_profile, write_comparison
 
-    console = Console(stderr=False)
-    err_console = Console(stderr=True)
-    options = RunOptions(
-        similarity=similarity,
-        seed=seed,
-        bootstrap=bootstrap,
-        ci_method=ci_method,
-        ci_level=ci_level,
-        base_url=base_url,
-        cache=False if no_cache else cache,
-    )
+    console, err_console = _consoles()
+    timer = _profiler(profile)
     try:
+        options = RunOptions(
+            similarity=similarity,
+            seed=seed,
+            bootstrap=bootstrap,
+            ci_method=ci_method,
+            ci_level=ci_level,
+            base_url=base_url,
+            cache=False if no_cache else cache,
+        )
         with _progress(err_console, enabled=not no_progress and err_console.is_terminal) as hook:
-            result = compare_suite(suite, data, baseline, options, progress=hook)
+            result = compare_suite(suite, data, baseline, options, progress=hook, profile=timer)
+        start = time.perf_counter()
         path = write_comparison(result, out) if out else None
+        written = time.perf_counter() - start
     except PingceError as exc:
         _fail(str(exc))
         return
+    start = time.perf_counter()
     print_comparison(result, console)
     if path is not None:
         console.print(f"output: {path}")
+    if timer is not None:
+        seconds = {**timer.ordered(), "write": written, "report": time.perf_counter() - start}
+        print_profile(seconds, err_console)
     if any(side.judge for side in result.failures.values()):
         sys.exit(EXIT_JUDGE_FAILURES)
 
@@ -344,7 +380,12 @@ def compare(
 )
 def calibrate(pairs: str, similarity: str, base_url: str | None, cache: str | None) -> None:
     """Choose the similarity threshold τ that best reproduces human match labels (max F1)."""
+    from rich.console import Console
+    from rich.table import Table
+
     from .calibrate import calibrate as run_calibration
+    from .errors import PingceError
+    from .report.format import fmt_number
 
     console = Console()
     try:
@@ -389,6 +430,11 @@ def calibrate(pairs: str, similarity: str, base_url: str | None, cache: str | No
 @cli.command()
 def metrics() -> None:
     """List every registered metric with a one-line definition."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from .metrics.registry import DEPRECATED, metric_registry, table_registry
+
     console = Console()
     table = Table(title="metrics", title_justify="left")
     table.add_column("name", style="bold", no_wrap=True)
@@ -400,11 +446,18 @@ def metrics() -> None:
             params = ", ".join(p for p in info.parameters if p != "scale")
             table.add_row(name, info.kind, info.definition, params)
     console.print(table)
+    renamed = ", ".join(f"{old} -> {new}" for old, new in DEPRECATED.items())
+    console.print(f"deprecated names (still accepted in suite files): {renamed}", highlight=False)
 
 
 @cli.command()
 def suites() -> None:
     """List the built-in suites."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from .suites import builtin_suites
+
     console = Console()
     table = Table(title="built-in suites", title_justify="left")
     table.add_column("suite", style="bold")
@@ -433,6 +486,14 @@ def suites() -> None:
 )
 def demo(examples: str, out: str) -> None:
     """Run every built-in suite on its bundled example records."""
+    from rich.console import Console
+
+    from .engine import evaluate_suite
+    from .errors import PingceError
+    from .options import RunOptions
+    from .report import print_result, write_outputs
+    from .suites import builtin_suites
+
     console = Console()
     ran = 0
     for name in builtin_suites():
@@ -441,7 +502,7 @@ def demo(examples: str, out: str) -> None:
             continue
         console.rule(f"[bold]{name}[/bold]: {data}")
         try:
-            result: EvaluationResult = evaluate_suite(name, data, RunOptions())
+            result = evaluate_suite(name, data, RunOptions())
             paths = write_outputs(result, Path(out) / name)
         except PingceError as exc:
             _fail(str(exc))

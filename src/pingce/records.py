@@ -24,6 +24,7 @@ import orjson
 
 from .errors import InputError
 from .labels import LabelScale
+from .progress import Advance
 
 __all__ = [
     "FieldKind",
@@ -101,11 +102,36 @@ class FieldSpec:
     lenient: bool = False
     """For ``json`` fields: a value the parser rejects is kept as a :class:`ParseFailure` (a
     prediction that failed to parse is a wrong answer) instead of stopping the load."""
+    what: str = field(default="", compare=False)
+    """What the field holds, in words, for messages ("a list of function calls")."""
 
     def __post_init__(self) -> None:
         parse_path(self.path)
         if self.kind == "label" and self.scale is None:
             raise ValueError(f"field {self.path!r} is a label field but has no label scale")
+
+    def describe(self) -> str:
+        """What the field is read as, in words."""
+        if self.what:
+            return self.what
+        if self.kind == "label":
+            assert self.scale is not None
+            return "a label (" + "/".join(self.scale.labels) + ")"
+        if self.kind == "json":
+            name = getattr(self.parser, "__name__", "")
+            return f"JSON read by {name}" if name else "any JSON value"
+        return {"number": "a number", "string": "text", "value": "a single value"}[self.kind]
+
+    def reads_like(self, other: FieldSpec) -> bool:
+        """Whether both read the field the same way (they may differ in being required)."""
+        return (
+            self.kind == other.kind
+            and self.parser is other.parser
+            and self.scale == other.scale
+            and self.minimum == other.minimum
+            and self.choices == other.choices
+            and self.lenient == other.lenient
+        )
 
 
 def json_equal_key(value: Any) -> Hashable:
@@ -139,10 +165,11 @@ class ParseFailure:
 
 @dataclass
 class Table:
-    """Validated records, by column. ``columns`` is keyed by field path."""
+    """Validated records, by column. ``columns`` is keyed by field path; ``ids`` holds each
+    record's id (a string), or None for a record without one."""
 
     source: str
-    ids: list[str]
+    ids: list[str | None]
     lines: np.ndarray
     columns: dict[str, Any] = field(default_factory=dict)
     specs: dict[str, FieldSpec] = field(default_factory=dict)
@@ -151,6 +178,10 @@ class Table:
     def n(self) -> int:
         """Number of records."""
         return len(self.ids)
+
+    def first_without_id(self) -> int | None:
+        """Index of the first record that has no id, or None when every record has one."""
+        return next((i for i, record_id in enumerate(self.ids) if record_id is None), None)
 
     def column(self, path: str) -> Any:
         """The values of one field, in record order."""
@@ -371,7 +402,7 @@ def _csv_value(text: str, spec: FieldSpec) -> Any:
     return text
 
 
-def _iter_jsonl(path: Path, progress: Callable[[int], None] | None) -> Iterator[tuple[int, Any]]:
+def _iter_jsonl(path: Path, progress: Advance | None) -> Iterator[tuple[int, Any]]:
     source = str(path)
     pending = 0
     with open(path, "rb") as handle:
@@ -411,7 +442,7 @@ def _iter_jsonl(path: Path, progress: Callable[[int], None] | None) -> Iterator[
 
 
 def _iter_csv(
-    path: Path, specs: Sequence[FieldSpec], progress: Callable[[int], None] | None
+    path: Path, specs: Sequence[FieldSpec], progress: Advance | None
 ) -> Iterator[tuple[int, Any]]:
     by_name = {spec.path: spec for spec in specs}
     with open(path, encoding="utf-8-sig", newline="") as handle:
@@ -441,13 +472,14 @@ def load_records(
     specs: Sequence[FieldSpec],
     *,
     id_path: str = "id",
-    progress: Callable[[int], None] | None = None,
+    progress: Advance | None = None,
 ) -> Table:
     """Read and validate records, keeping the declared fields by column.
 
     ``source`` is a ``.jsonl``/``.json``/``.csv`` path or an iterable of dictionaries (line numbers
-    are then 1-based positions). Records without ``id_path`` get ``line-N`` as their id; ids must
-    be unique. Raises :class:`InputError` on the first invalid record, and on an empty input.
+    are then 1-based positions). A record without ``id_path`` has the id None (its line number
+    identifies it); the ids records have must be unique. Raises :class:`InputError` on the first
+    invalid record, and on an empty input.
     """
     label: str
     records: Iterable[tuple[int, Any]]
@@ -473,12 +505,12 @@ def load_records(
     id_parts = parse_path(id_path)
     id_key = id_parts[0] if len(id_parts) == 1 else None
     columns = [_Column(spec) for spec in specs]
-    ids: list[str] = []
+    ids: list[str | None] = []
     lines = array("q")  # 8 bytes a record, not a Python int object each
     chunk_start = 0  # index in ids of the first record of the pending chunk
     appenders = [(column.buffer.append, column.key, column) for column in columns]
 
-    seen_ids: set[str] = set()
+    seen_ids: set[str | None] = {None}  # records without an id never clash
 
     def flush() -> None:
         nonlocal chunk_start
@@ -486,10 +518,10 @@ def load_records(
         chunk_ids = ids[chunk_start:]
         before = len(seen_ids)
         seen_ids.update(chunk_ids)
-        if len(seen_ids) - before != len(chunk_ids):  # a duplicate id: find the first one
-            earlier = set(ids[:chunk_start])
+        if len(seen_ids) - before != sum(1 for i in chunk_ids if i is not None):
+            earlier = set(ids[:chunk_start])  # a duplicate id: find the first one
             for position, record_id in enumerate(chunk_ids):
-                if record_id in earlier:
+                if record_id is not None and record_id in earlier:
                     first = lines[ids.index(record_id)]
                     failures.append(
                         (
@@ -527,10 +559,11 @@ def load_records(
                     "each record must be a JSON object", source=label, line=number, value=record
                 )
             raw_id = record.get(id_key, _MISSING) if id_key else _get(record, id_parts)
+            record_id: str | None
             if type(raw_id) is str:
                 record_id = raw_id
             elif raw_id is _MISSING or raw_id is None:
-                record_id = f"line-{number}"
+                record_id = None
             elif type(raw_id) is int:
                 record_id = str(raw_id)
             else:

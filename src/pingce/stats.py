@@ -17,12 +17,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from scipy.special import ndtr, ndtri
 
-from .metrics.base import Metric, StatBlock
+from .metrics.protocol import Metric, StatBlock
+from .options import CIMethod
+from .progress import Advance
 
 __all__ = [
     "CIMethod",
@@ -32,8 +33,6 @@ __all__ = [
     "paired_intervals",
     "resample_indices",
 ]
-
-CIMethod = Literal["bca", "percentile", "basic"]
 
 
 @dataclass(frozen=True)
@@ -65,10 +64,10 @@ def _jackknife(metric: Metric, block: StatBlock) -> tuple[np.ndarray, np.ndarray
     if block.codes is not None:
         counts = np.bincount(block.codes, minlength=block.width).astype(np.float64)
         present = np.flatnonzero(counts)
-        values = metric.compute(total[None, :] - np.eye(block.width)[present])
+        values = metric.finalize(total[None, :] - np.eye(block.width)[present])
         return np.asarray(values, dtype=np.float64), counts[present]
     assert block.rows is not None
-    values = metric.compute(total[None, :] - block.rows)
+    values = metric.finalize(total[None, :] - block.rows)
     return np.asarray(values, dtype=np.float64), np.ones(block.n)
 
 
@@ -133,7 +132,7 @@ def _resample(
     wanted: Mapping[str, tuple[Metric, object]],
     resamples: int,
     seed: int | list[int],
-    progress: Callable[[int], None] | None,
+    progress: Advance | None,
 ) -> list[dict[str, np.ndarray]]:
     """Per side, every wanted metric's value on each resample, all sides drawn with the same
     index rows (one side: the bootstrap; two: the paired bootstrap)."""
@@ -158,7 +157,7 @@ def _resample(
             for name, metric, key in raw:
                 rows = blocks[key].rows
                 assert rows is not None
-                theta_raw[side][name][b] = metric.compute_rows(rows, counts())
+                theta_raw[side][name][b] = metric.finalize_rows(rows, counts())
         if progress is not None:
             progress(1)
     out: list[dict[str, np.ndarray]] = []
@@ -166,7 +165,7 @@ def _resample(
         values = dict(theta_raw[side])
         for name, (metric, key) in wanted.items():
             if metric.decomposable:
-                values[name] = np.asarray(metric.compute(summed[side][key]), dtype=np.float64)
+                values[name] = np.asarray(metric.finalize(summed[side][key]), dtype=np.float64)
         out.append(values)
     return out
 
@@ -180,7 +179,7 @@ def bootstrap_intervals(
     seed: int | list[int],
     method: CIMethod = "bca",
     level: float = 0.95,
-    progress: Callable[[int], None] | None = None,
+    progress: Advance | None = None,
 ) -> dict[str, Interval]:
     """Confidence intervals of every metric from one pass over the resamples.
 
@@ -222,7 +221,7 @@ class PairedInterval:
 def _per_record_jackknife(metric: Metric, block: StatBlock) -> np.ndarray:
     """Leave-one-record-out values, in record order (decomposable metrics only)."""
     rows = block.per_record()
-    return np.asarray(metric.compute(block.total()[None, :] - rows), dtype=np.float64)
+    return np.asarray(metric.finalize(block.total()[None, :] - rows), dtype=np.float64)
 
 
 def paired_intervals(
@@ -235,7 +234,7 @@ def paired_intervals(
     seed: int | list[int],
     method: CIMethod = "bca",
     level: float = 0.95,
-    progress: Callable[[int], None] | None = None,
+    progress: Advance | None = None,
 ) -> dict[str, PairedInterval]:
     """Paired bootstrap of metric differences: each resample draws the same records (or units)
     from both systems, so what the two share does not count as noise.

@@ -1,12 +1,10 @@
-"""Metrics: the protocol and registry (``base``) and one module per family."""
+"""Metrics: the protocol (:mod:`.protocol`), the registry (:mod:`.registry`), the one
+zero-division policy (:mod:`._policy`) and one module per family (classification, timing,
+calls, sets, dialogue, overlap), which the registry imports on first use."""
 
-from . import calls, classification, dialogue, overlap, sets, timing
-from .base import (
-    Metric,
+from .protocol import Context, Metric, StatBlock, Statistic, TableMetric
+from .registry import (
     MetricInfo,
-    StatBlock,
-    Statistic,
-    TableMetric,
     create_metric,
     create_table,
     metric_registry,
@@ -16,21 +14,16 @@ from .base import (
 )
 
 __all__ = [
+    "Context",
     "Metric",
     "MetricInfo",
     "StatBlock",
     "Statistic",
     "TableMetric",
-    "calls",
-    "classification",
     "create_metric",
     "create_table",
-    "dialogue",
     "metric_registry",
-    "overlap",
     "register_metric",
     "register_table",
-    "sets",
     "table_registry",
-    "timing",
 ]

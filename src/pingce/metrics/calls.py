@@ -32,10 +32,9 @@ import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from ..records import FieldSpec, ParseFailure, Table
 from ..text.rouge_seed import (
@@ -45,7 +44,10 @@ from ..text.rouge_seed import (
     sentence_bleu_method3,
 )
 from ..text.tokenize import jieba_words
-from .base import Metric, StatBlock, Statistic, register_metric
+from ._assignment import max_weight_assignment
+from ._policy import ZeroDivision, check_zero_division, safe_divide
+from .protocol import Context, Metric, StatBlock, Statistic, reason_column
+from .registry import register_metric
 
 __all__ = [
     "Call",
@@ -282,7 +284,7 @@ def _pairs(
         for j, pc in enumerate(pred):
             if gc.name == pc.name:
                 weight[i, j] = (n + 1) + (1.0 if gc.arguments == pc.arguments else 0.0)
-    rows, cols = linear_sum_assignment(weight, maximize=True)
+    rows, cols = max_weight_assignment(weight)
     return list(zip(rows.tolist(), cols.tolist(), strict=True))
 
 
@@ -315,7 +317,7 @@ def score_record(
             matched = float(_arg_matches(gold[0], pred[0]))
         elif pred:
             weight = np.array([[_arg_matches(g, p) for p in pred] for g in gold], dtype=float)
-            rows, cols = linear_sum_assignment(weight, maximize=True)
+            rows, cols = max_weight_assignment(weight)
             matched = float(weight[rows, cols].sum())
         else:
             matched = 0.0
@@ -354,7 +356,7 @@ class _CallStatistic(Statistic):
             FieldSpec(self.pred, "json", required=False, parser=parse_calls, lenient=True),
         ]
 
-    def pairs(self, table: Table) -> list[tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]]:
+    def calls(self, table: Table) -> list[tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]]:
         norm = self.normalizer
         out: list[tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]] = []
         for gold, pred in zip(table.column(self.gold), table.column(self.pred), strict=True):
@@ -368,7 +370,8 @@ class _CallStatistic(Statistic):
 
 
 class CallMatchStatistic(_CallStatistic):
-    """Per record ``[fn_acc_name, fn_acc_all, fn_acc_args, 1]``."""
+    """Per record ``[fn_acc_name, fn_acc_all, fn_acc_args, 1]``; reasons ``calls``: what
+    differs (names, arguments, call counts) or why the prediction did not parse."""
 
     def __init__(
         self, gold: str, pred: str, normalize: Mapping[str, Any] | None, assignment: Assignment
@@ -380,44 +383,34 @@ class CallMatchStatistic(_CallStatistic):
     def key(self) -> Hashable:
         return ("calls", self.gold, self.pred, self.normalizer.key(), self.assignment)
 
-    def compute(self, table: Table) -> StatBlock:
+    def compute(self, table: Table, context: Context) -> StatBlock:
         rows = np.zeros((table.n, 4))
         rows[:, 3] = 1.0
-        for i, (gold, pred) in enumerate(self.pairs(table)):
+        reasons: list[str | None] = []
+        for i, (gold, pred) in enumerate(self.calls(table)):
             if isinstance(pred, ParseFailure):
+                reasons.append(f"prediction could not be parsed: {pred.reason}")
                 continue
-            name, whole, args, _ = score_record(gold, pred, self.assignment)
+            name, whole, args, why = score_record(gold, pred, self.assignment)
             rows[i, :3] = (name, whole, args)
-        return StatBlock(width=4, rows=rows)
-
-    def reasons(self, table: Table) -> list[str | None]:
-        out: list[str | None] = []
-        for gold, pred in self.pairs(table):
-            if isinstance(pred, ParseFailure):
-                out.append(f"prediction could not be parsed: {pred.reason}")
-                continue
-            reasons = score_record(gold, pred, self.assignment)[3]
-            out.append("; ".join(reasons) if reasons else None)
-        return out
+            reasons.append("; ".join(why) if why else None)
+        return StatBlock(width=4, rows=rows, reasons={"calls": reason_column(reasons, table.n)})
 
 
 class CallTextStatistic(_CallStatistic):
     """Per record ``[rouge-1, rouge-2, rouge-l, bleu-4, 1, empty]`` on the seed's serialisation,
     jieba words; ``empty`` is 1 where the ``rouge`` package would raise (scored 0, as the seed)."""
 
-    def __init__(self, gold: str, pred: str, normalize: Mapping[str, Any] | None):
-        super().__init__(gold, pred, normalize)
-
     @property
     def key(self) -> Hashable:
         return ("call-text", self.gold, self.pred, self.normalizer.key())
 
-    def compute(self, table: Table) -> StatBlock:
+    def compute(self, table: Table, context: Context) -> StatBlock:
         rows = np.zeros((table.n, 6))
         rows[:, 4] = 1.0
         tokens: dict[str, list[str]] = {}
         scores: dict[tuple[str, str], tuple[float, float, float, float, bool]] = {}
-        for i, (gold, pred) in enumerate(self.pairs(table)):
+        for i, (gold, pred) in enumerate(self.calls(table)):
             if isinstance(pred, ParseFailure):
                 continue
             ref_text = serialize_calls(gold)
@@ -466,64 +459,47 @@ def _identical_scores(tokens: list[str]) -> tuple[float, float, float, float, bo
     return r1, r2, f, sentence_bleu_method3(tokens, tokens), False
 
 
-class _ColumnMean(Metric):
-    """Mean over records of one column of a call statistic."""
+@dataclass(eq=False)
+class CallMean(Metric):
+    """Mean over records of one column of a call statistic (``family`` match or text)."""
 
-    column: ClassVar[int]
-    statistic_kind: ClassVar[str]
+    gold: str = "gold_fn"
+    pred: str = "pred_fn"
+    normalize: Mapping[str, Any] | None = None
+    assignment: Assignment = "sorted"
+    zero_division: ZeroDivision = None
+    column: int = 0
+    family: Literal["match", "text"] = "match"
 
-    def __init__(
-        self,
-        gold: str = "gold_fn",
-        pred: str = "pred_fn",
-        normalize: Mapping[str, Any] | None = None,
-        assignment: Assignment = "sorted",
-    ):
-        if assignment not in ("sorted", "optimal"):
-            raise ValueError(f"assignment must be sorted or optimal, got {assignment!r}")
-        Normalizer.from_spec(normalize)
-        self.gold = gold
-        self.pred = pred
-        self.normalize = normalize
-        self.assignment: Assignment = assignment
+    def __post_init__(self) -> None:
+        if self.assignment not in ("sorted", "optimal"):
+            raise ValueError(f"assignment must be sorted or optimal, got {self.assignment!r}")
+        Normalizer.from_spec(self.normalize)
+        self.zero_division = check_zero_division(self.zero_division)
+        self.count_column = 3 if self.family == "match" else 4
+        self.reason = "calls" if self.family == "match" else None
 
     def statistic(self) -> Statistic:
-        if self.statistic_kind == "match":
+        if self.family == "match":
             return CallMatchStatistic(self.gold, self.pred, self.normalize, self.assignment)
         return CallTextStatistic(self.gold, self.pred, self.normalize)
 
-    def compute(self, summed: np.ndarray) -> np.ndarray:
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
         summed = np.asarray(summed, dtype=np.float64)
-        count = summed[..., 3 if self.statistic_kind == "match" else 4]
-        safe = np.where(count > 0, count, 1.0)
-        values: np.ndarray = np.where(count > 0, summed[..., self.column] / safe, np.nan)
-        return values
+        return safe_divide(
+            summed[..., self.column], summed[..., self.count_column], self.zero_division
+        )
 
     def count(self, summed: np.ndarray) -> np.ndarray:
-        counted: np.ndarray = np.asarray(summed, dtype=np.float64)[
-            ..., 3 if self.statistic_kind == "match" else 4
-        ]
+        counted: np.ndarray = np.asarray(summed, dtype=np.float64)[..., self.count_column]
         return counted
 
     def undefined_reason(self, summed: np.ndarray) -> str:
         return "no records"
 
-    def explain_miss(self, table: Table, values: np.ndarray) -> list[str | None] | None:
-        if self.statistic_kind != "match":
-            return None
-        statistic = self.statistic()
-        assert isinstance(statistic, CallMatchStatistic)
-        reasons = statistic.reasons(table)
-        return [r if v < 1.0 else None for r, v in zip(reasons, values, strict=True)]
 
-
-def _column_metric(name: str, kind: str, column: int, definition: str) -> None:
-    cls = type(
-        f"_{name.replace('-', '_')}",
-        (_ColumnMean,),
-        {"column": column, "statistic_kind": kind, "definition": definition, "__doc__": definition},
-    )
-    register_metric(name, definition)(cls)
+def _column_metric(name: str, family: str, column: int, definition: str) -> None:
+    register_metric(name, definition=definition, column=column, family=family)(CallMean)
 
 
 _column_metric(

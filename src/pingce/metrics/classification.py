@@ -11,23 +11,16 @@ check every value against it.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from functools import cached_property
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
 from ..labels import RISK_LEVELS, LabelScale
 from ..records import FieldSpec, Table
-from .base import (
-    Metric,
-    StatBlock,
-    Statistic,
-    TableMetric,
-    ZeroDivision,
-    check_zero_division,
-    register_metric,
-    register_table,
-)
+from ._policy import ZeroDivision, check_zero_division, safe_divide
+from .protocol import Context, Metric, StatBlock, Statistic, TableMetric
+from .registry import register_metric, register_table
 
 __all__ = [
     "Accuracy",
@@ -41,10 +34,14 @@ __all__ = [
 
 Average = Literal["binary", "macro", "micro", "weighted"]
 KappaWeights = Literal["none", "linear", "quadratic"]
+Kind = Literal["precision", "recall", "f1"]
 
 
 class ConfusionStatistic(Statistic):
-    """Each record is one cell ``gold * k + pred`` of the flattened confusion matrix."""
+    """Each record is one cell ``gold * k + pred`` of the flattened confusion matrix.
+
+    Reasons (one text per cell, looked up by code): ``label`` says "gold 高, predicted 中",
+    ``level`` adds how many levels apart and the credit of weighted accuracy."""
 
     def __init__(self, gold: str, pred: str, scale: LabelScale):
         self.gold = gold
@@ -61,21 +58,29 @@ class ConfusionStatistic(Statistic):
             FieldSpec(self.pred, "label", scale=self.scale),
         ]
 
-    def compute(self, table: Table) -> StatBlock:
+    def _cell_reasons(self) -> dict[str, np.ndarray]:
+        k, labels = self.scale.k, self.scale.labels
+        label = np.empty(k * k, dtype=object)
+        level = np.empty(k * k, dtype=object)
+        for g in range(k):
+            for p in range(k):
+                if g == p:
+                    continue
+                text = f"gold {labels[g]}, predicted {labels[p]}"
+                d = abs(g - p)
+                apart = "one level apart" if d == 1 else f"{d} levels apart"
+                label[g * k + p] = text
+                level[g * k + p] = f"{text}: {apart} (credit {1.0 - d / (k - 1):g})"
+        return {"label": label, "level": level}
+
+    def compute(self, table: Table, context: Context) -> StatBlock:
         k = self.scale.k
         dtype = np.int8 if k * k <= 127 else np.int16 if k * k <= 32767 else np.int64
         gold = table.column(self.gold).astype(dtype)
         pred = table.column(self.pred).astype(dtype)
-        return StatBlock(width=k * k, codes=gold * dtype(k) + pred)
-
-
-def _divide(num: np.ndarray, den: np.ndarray, zero_division: ZeroDivision) -> np.ndarray:
-    """``num / den`` elementwise; where ``den == 0`` the policy value (NaN for null)."""
-    num = np.asarray(num, dtype=np.float64)
-    den = np.asarray(den, dtype=np.float64)
-    fill = np.nan if zero_division is None else float(zero_division)
-    safe = np.where(den == 0, 1.0, den)
-    return np.asarray(np.where(den == 0, fill, num / safe), dtype=np.float64)
+        codes = gold * dtype(k) + pred
+        reasons = {name: cells[codes] for name, cells in self._cell_reasons().items()}
+        return StatBlock(width=k * k, codes=codes, reasons=reasons)
 
 
 def _nanmean(values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
@@ -87,30 +92,27 @@ def _nanmean(values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarra
     valid = ~np.isnan(values)
     filled = np.where(valid, values, 0.0)
     count = valid.sum(axis=-1)
-    plain = _divide(filled.sum(axis=-1), count, None)
+    plain = safe_divide(filled.sum(axis=-1), count, None)
     if weights is None:
         return plain
     w = np.where(valid, weights, 0.0)
     wsum = w.sum(axis=-1)
-    weighted = _divide((filled * w).sum(axis=-1), wsum, None)
+    weighted = safe_divide((filled * w).sum(axis=-1), wsum, None)
     return np.asarray(np.where(wsum > 0, weighted, plain), dtype=np.float64)
 
 
-class _ConfusionMetric(Metric):
+@dataclass(eq=False)
+class ConfusionMetric(Metric):
     """Base of the metrics computed from the confusion matrix."""
 
-    def __init__(
-        self,
-        gold: str = "gold",
-        pred: str = "pred",
-        scale: LabelScale = RISK_LEVELS,
-        zero_division: ZeroDivision = None,
-    ):
-        self.gold = gold
-        self.pred = pred
-        self.scale = scale
-        self.k = scale.k
-        self.zero_division = check_zero_division(zero_division)
+    gold: str = "gold"
+    pred: str = "pred"
+    scale: LabelScale = RISK_LEVELS
+    zero_division: ZeroDivision = None
+
+    def __post_init__(self) -> None:
+        self.k = self.scale.k
+        self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
         return ConfusionStatistic(self.gold, self.pred, self.scale)
@@ -129,86 +131,64 @@ class _ConfusionMetric(Metric):
     def undefined_reason(self, summed: np.ndarray) -> str:
         return "no records"
 
-    def _pair_text(self, table: Table) -> tuple[list[str], list[str], np.ndarray]:
-        gold = table.column(self.gold).astype(np.int64)
-        pred = table.column(self.pred).astype(np.int64)
-        return self.scale.names(gold), self.scale.names(pred), np.abs(gold - pred)
-
 
 @register_metric("accuracy")
-class Accuracy(_ConfusionMetric):
+@dataclass(eq=False)
+class Accuracy(ConfusionMetric):
     """Share of records whose predicted label equals the gold label."""
 
     definition = "correct / total: share of records whose predicted label equals the gold label"
+    reason = "label"
 
-    def compute(self, summed: np.ndarray) -> np.ndarray:
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
         c = self.matrix(summed)
-        return _divide(np.trace(c, axis1=-2, axis2=-1), self.total(summed), self.zero_division)
-
-    def explain_miss(self, table: Table, values: np.ndarray) -> list[str | None]:
-        gold, pred, _ = self._pair_text(table)
-        return [
-            None if v == 1.0 else f"gold {g}, predicted {p}"
-            for v, g, p in zip(values, gold, pred, strict=True)
-        ]
+        return safe_divide(np.trace(c, axis1=-2, axis2=-1), self.total(summed), self.zero_division)
 
 
 @register_metric("weighted_accuracy")
-class WeightedAccuracy(_ConfusionMetric):
+@dataclass(eq=False)
+class WeightedAccuracy(ConfusionMetric):
     """Mean of 1 - |gold - pred| / (k - 1) over records: 1 / 0.5 / 0 on a three-level scale."""
 
     definition = (
         "mean of 1 - |gold - pred|/(k - 1) over records (three levels: exact 1, one apart 0.5, "
         "two apart 0)"
     )
+    reason = "level"
 
-    @cached_property
-    def credit(self) -> np.ndarray:
-        """Credit of cell (gold i, predicted j): 1 - |i - j| / (k - 1)."""
+    def __post_init__(self) -> None:
+        super().__post_init__()
         idx = np.arange(self.k)
-        credit: np.ndarray = 1.0 - np.abs(idx[:, None] - idx[None, :]) / (self.k - 1)
-        return credit
+        self.credit = 1.0 - np.abs(idx[:, None] - idx[None, :]) / (self.k - 1)
+        """Credit of cell (gold i, predicted j): 1 - |i - j| / (k - 1)."""
 
-    def compute(self, summed: np.ndarray) -> np.ndarray:
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
         c = self.matrix(summed)
-        return _divide((c * self.credit).sum(axis=(-2, -1)), self.total(summed), self.zero_division)
-
-    def explain_miss(self, table: Table, values: np.ndarray) -> list[str | None]:
-        gold, pred, distance = self._pair_text(table)
-        out: list[str | None] = []
-        for v, g, p, d in zip(values, gold, pred, distance, strict=True):
-            if v == 1.0:
-                out.append(None)
-            else:
-                apart = "one level apart" if d == 1 else f"{d} levels apart"
-                out.append(f"gold {g}, predicted {p}: {apart} (credit {v:g})")
-        return out
+        return safe_divide(
+            (c * self.credit).sum(axis=(-2, -1)), self.total(summed), self.zero_division
+        )
 
 
-class PrecisionRecallF1(_ConfusionMetric):
+@dataclass(eq=False)
+class PrecisionRecallF1(ConfusionMetric):
     """Precision, recall or F1: of the positive labels (binary) or averaged over classes."""
 
     per_record = False
 
-    def __init__(
-        self,
-        gold: str = "gold",
-        pred: str = "pred",
-        scale: LabelScale = RISK_LEVELS,
-        average: Average = "binary",
-        positive: Sequence[str] | None = None,
-        zero_division: ZeroDivision = None,
-        kind: Literal["precision", "recall", "f1"] = "precision",
-    ):
-        super().__init__(gold, pred, scale, zero_division)
-        if average not in ("binary", "macro", "micro", "weighted"):
+    average: Average = "binary"
+    positive: Sequence[str] | None = None
+    kind: Kind = "precision"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.average not in ("binary", "macro", "micro", "weighted"):
             raise ValueError(
-                f"average must be one of binary, macro, micro, weighted; got {average!r}"
+                f"average must be one of binary, macro, micro, weighted; got {self.average!r}"
             )
-        if kind not in ("precision", "recall", "f1"):
-            raise ValueError(f"kind must be precision, recall or f1; got {kind!r}")
-        self.average = average
-        self.kind = kind
+        if self.kind not in ("precision", "recall", "f1"):
+            raise ValueError(f"kind must be precision, recall or f1; got {self.kind!r}")
+        scale = self.scale
+        positive = self.positive
         if positive is None:
             positive = list(scale.labels[:-1])
         if isinstance(positive, str):
@@ -224,10 +204,10 @@ class PrecisionRecallF1(_ConfusionMetric):
                 f"positive labels must be a non-empty proper subset of {list(scale.labels)}, "
                 f"got {list(positive)}"
             )
-        self.positive = sorted(set(codes))
-        self.positive_names = [scale.labels[c] for c in self.positive]
+        self.positive_codes = sorted(set(codes))
+        self.positive_names = [scale.labels[c] for c in self.positive_codes]
         mask = np.zeros(self.k, dtype=bool)
-        mask[self.positive] = True
+        mask[self.positive_codes] = True
         self.mask = mask
 
     def _binary_counts(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -240,12 +220,12 @@ class PrecisionRecallF1(_ConfusionMetric):
     def _score(self, tp: np.ndarray, pred: np.ndarray, true: np.ndarray) -> np.ndarray:
         zd = self.zero_division
         if self.kind == "precision":
-            return _divide(tp, pred, zd)
+            return safe_divide(tp, pred, zd)
         if self.kind == "recall":
-            return _divide(tp, true, zd)
-        return _divide(2 * tp, pred + true, zd)
+            return safe_divide(tp, true, zd)
+        return safe_divide(2 * tp, pred + true, zd)
 
-    def compute(self, summed: np.ndarray) -> np.ndarray:
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
         c = self.matrix(summed)
         if self.average == "binary":
             return self._score(*self._binary_counts(c))
@@ -294,48 +274,25 @@ _AVERAGE_TEXT = {
     "weighted": "per class, mean weighted by gold support",
 }
 
-
-def _binary_factory(kind: Literal["precision", "recall", "f1"]) -> Any:
-    def factory(
-        gold: str = "gold",
-        pred: str = "pred",
-        scale: LabelScale = RISK_LEVELS,
-        average: Average = "binary",
-        positive: Sequence[str] | None = None,
-        zero_division: ZeroDivision = None,
-    ) -> PrecisionRecallF1:
-        return PrecisionRecallF1(gold, pred, scale, average, positive, zero_division, kind)
-
-    return factory
-
-
-def _averaged_factory(kind: Literal["precision", "recall", "f1"], average: Average) -> Any:
-    def factory(
-        gold: str = "gold",
-        pred: str = "pred",
-        scale: LabelScale = RISK_LEVELS,
-        zero_division: ZeroDivision = None,
-    ) -> PrecisionRecallF1:
-        return PrecisionRecallF1(gold, pred, scale, average, None, zero_division, kind)
-
-    return factory
-
-
 for _kind in ("precision", "recall", "f1"):
     register_metric(
         _kind,
         definition=f"{_KIND_TEXT[_kind]} with the positive labels as one class (default: every "
         "label but the last, i.e. 高 and 中), or averaged over classes with `average`",
-    )(_binary_factory(_kind))
+        kind=_kind,
+    )(PrecisionRecallF1)
     for _average in ("macro", "micro", "weighted"):
         register_metric(
             f"{_average}_{_kind}",
             definition=f"{_kind} {_AVERAGE_TEXT[_average]}",
-        )(_averaged_factory(_kind, _average))
+            kind=_kind,
+            average=_average,
+            positive=None,
+        )(PrecisionRecallF1)
 
 
-@register_metric("cohen_kappa")
-class CohenKappa(_ConfusionMetric):
+@dataclass(eq=False)
+class CohenKappa(ConfusionMetric):
     """Cohen's kappa 1 - sum(w*O)/sum(w*E); weights none, linear |i-j| or quadratic (i-j)^2."""
 
     per_record = False
@@ -344,22 +301,17 @@ class CohenKappa(_ConfusionMetric):
         "linear |i-j| or quadratic (i-j)^2 over scale positions"
     )
 
-    def __init__(
-        self,
-        gold: str = "gold",
-        pred: str = "pred",
-        scale: LabelScale = RISK_LEVELS,
-        weights: KappaWeights = "none",
-    ):
-        super().__init__(gold, pred, scale)
-        if weights not in ("none", "linear", "quadratic"):
-            raise ValueError(f"weights must be none, linear or quadratic; got {weights!r}")
-        self.weights = weights
+    weights: KappaWeights = "none"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.weights not in ("none", "linear", "quadratic"):
+            raise ValueError(f"weights must be none, linear or quadratic; got {self.weights!r}")
         idx = np.arange(self.k, dtype=np.float64)
         diff = idx[None, :] - idx[:, None]
-        if weights == "none":
+        if self.weights == "none":
             self.w = (diff != 0).astype(np.float64)
-        elif weights == "linear":
+        elif self.weights == "linear":
             self.w = np.abs(diff)
         else:
             self.w = diff**2
@@ -369,14 +321,16 @@ class CohenKappa(_ConfusionMetric):
         n = c.sum(axis=(-2, -1))
         pred = c.sum(axis=-2)
         true = c.sum(axis=-1)
-        expected = _divide(pred[..., :, None] * true[..., None, :], n[..., None, None], 0.0)
+        expected = safe_divide(pred[..., :, None] * true[..., None, :], n[..., None, None], 0.0)
         observed_w = (self.w * c).sum(axis=(-2, -1))
         expected_w = (self.w * expected).sum(axis=(-2, -1))
         return observed_w, expected_w
 
-    def compute(self, summed: np.ndarray) -> np.ndarray:
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
         observed_w, expected_w = self._parts(summed)
-        return 1.0 - _divide(observed_w, expected_w, None)
+        # kappa is 1 - O/E; a 0/0 ratio is undefined whatever the policy (it is not a ratio
+        # metric whose convention users choose)
+        return 1.0 - safe_divide(observed_w, expected_w, None)
 
     def undefined_reason(self, summed: np.ndarray) -> str:
         if float(self.total(summed)) == 0:
@@ -387,28 +341,29 @@ class CohenKappa(_ConfusionMetric):
         )
 
 
-@register_metric("qwk")
-def qwk(gold: str = "gold", pred: str = "pred", scale: LabelScale = RISK_LEVELS) -> CohenKappa:
-    """Quadratic weighted kappa: Cohen's kappa with weights (i-j)^2 over scale positions."""
-    return CohenKappa(gold, pred, scale, "quadratic")
-
-
-@register_metric("linear_kappa")
-def linear_kappa(
-    gold: str = "gold", pred: str = "pred", scale: LabelScale = RISK_LEVELS
-) -> CohenKappa:
-    """Linear weighted kappa: Cohen's kappa with weights |i-j| over scale positions."""
-    return CohenKappa(gold, pred, scale, "linear")
+register_metric("cohen_kappa", zero_division=None)(CohenKappa)
+register_metric(
+    "qwk",
+    definition="Quadratic weighted kappa: Cohen's kappa with weights (i-j)^2 over scale positions",
+    weights="quadratic",
+    zero_division=None,
+)(CohenKappa)
+register_metric(
+    "linear_kappa",
+    definition="Linear weighted kappa: Cohen's kappa with weights |i-j| over scale positions",
+    weights="linear",
+    zero_division=None,
+)(CohenKappa)
 
 
 @register_table("confusion_matrix")
+@dataclass(eq=False)
 class ConfusionMatrixTable(TableMetric):
     """Counts of (gold, predicted) pairs; rows gold, columns predicted, in scale order."""
 
-    def __init__(self, gold: str = "gold", pred: str = "pred", scale: LabelScale = RISK_LEVELS):
-        self.gold = gold
-        self.pred = pred
-        self.scale = scale
+    gold: str = "gold"
+    pred: str = "pred"
+    scale: LabelScale = RISK_LEVELS
 
     def statistic(self) -> Statistic:
         return ConfusionStatistic(self.gold, self.pred, self.scale)
@@ -423,20 +378,17 @@ class ConfusionMatrixTable(TableMetric):
 
 
 @register_table("per_class")
+@dataclass(eq=False)
 class PerClassTable(TableMetric):
     """Precision, recall, F1 and gold support of each label (one-vs-rest)."""
 
-    def __init__(
-        self,
-        gold: str = "gold",
-        pred: str = "pred",
-        scale: LabelScale = RISK_LEVELS,
-        zero_division: ZeroDivision = None,
-    ):
-        self.gold = gold
-        self.pred = pred
-        self.scale = scale
-        self.zero_division = check_zero_division(zero_division)
+    gold: str = "gold"
+    pred: str = "pred"
+    scale: LabelScale = RISK_LEVELS
+    zero_division: ZeroDivision = None
+
+    def __post_init__(self) -> None:
+        self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
         return ConfusionStatistic(self.gold, self.pred, self.scale)
@@ -454,9 +406,9 @@ class PerClassTable(TableMetric):
 
         return {
             "labels": list(self.scale.labels),
-            "precision": clean(_divide(tp, pred, zd)),
-            "recall": clean(_divide(tp, true, zd)),
-            "f1": clean(_divide(2 * tp, pred + true, zd)),
+            "precision": clean(safe_divide(tp, pred, zd)),
+            "recall": clean(safe_divide(tp, true, zd)),
+            "f1": clean(safe_divide(2 * tp, pred + true, zd)),
             "support": [int(x) for x in true],
             "predicted": [int(x) for x in pred],
         }

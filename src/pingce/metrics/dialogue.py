@@ -21,14 +21,17 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
 
 from ..errors import InputError
 from ..records import FieldSpec, Table, json_equal_key
-from ..similarity.base import Pair, SimilarityTable
-from .base import Metric, StatBlock, Statistic, check_zero_division, register_metric
+from ..similarity.base import Pair
+from ._policy import ZeroDivision, check_zero_division, fill_value, safe_divide
+from .protocol import Context, Metric, StatBlock, Statistic
+from .registry import register_metric
 
 __all__ = [
     "STATUSES",
@@ -37,7 +40,6 @@ __all__ = [
     "HybridStatistic",
     "dialogue_order",
     "feature_spec",
-    "json_equal_key",
 ]
 
 STATUSES = ("DEFINITIVE", "INQUIRY_ONLY", "CASE_REJECTED", "EMERGENCY_ABORT")
@@ -240,7 +242,11 @@ class DialogueStatistic(Statistic):
     def fields(self) -> list[FieldSpec]:
         return self.f.specs()
 
-    def compute(self, table: Table) -> StatBlock:
+    def check(self, table: Table) -> None:
+        if self.sequence:
+            dialogue_order(table, self.f)  # two records of one turn: an input error now
+
+    def compute(self, table: Table, context: Context) -> StatBlock:
         f = self.f
         n = table.n
         rows = np.zeros((n, _WIDTH))
@@ -265,13 +271,33 @@ class DialogueStatistic(Statistic):
         definitive, rejected = flag(status, "DEFINITIVE"), flag(status, "CASE_REJECTED")
         eff = definitive & np.fromiter((d is not None for d in gt_dx), bool, n)
         rows[:, _EFF_HIT], rows[:, _EFF_N] = eff & correct, eff
-        rows[:, _REJ_TRUE] = rejected & np.fromiter((c is True for c in conflict), bool, n)
+        true_rejection = np.fromiter((c is True for c in conflict), bool, n)
+        rows[:, _REJ_TRUE] = rejected & true_rejection
         rows[:, _REJ_N] = rejected
         missed = np.fromiter((e is True for e in emergency), bool, n) & ~flag(
             status, "EMERGENCY_ABORT"
         )
-        rows[:, _ILLEGAL] = missed | (flag(risk, "UNCERTAIN") & definitive)
+        blind = flag(risk, "UNCERTAIN") & definitive
+        rows[:, _ILLEGAL] = missed | blind
         rows[:, _TURNS] = 1.0
+        reasons = {
+            name: np.empty(n, dtype=object)
+            for name in ("effective_recall", "rejection", "conflict", "structure", "funnel")
+        }
+        for j in np.flatnonzero(eff & ~correct):
+            reasons["effective_recall"][j] = (
+                f"DEFINITIVE {pred_dx[j]!r}, truth {gt_dx[j]!r}"
+                if pred_dx[j]
+                else f"DEFINITIVE without a diagnosis, truth {gt_dx[j]!r}"
+            )
+        reasons["rejection"][rejected & ~true_rejection] = (
+            f"CASE_REJECTED, but {f.gt_conflict} is not true: the case holds"
+        )
+        for j in np.flatnonzero(missed):
+            reasons["funnel"][j] = f"missed emergency: status {status[j]}, not EMERGENCY_ABORT"
+        reasons["funnel"][blind & ~missed] = (
+            "DEFINITIVE although risk is UNCERTAIN (a blind diagnosis)"
+        )
         for i in range(n):  # feature objects: dictionaries, one turn at a time
             p, g = pred_ft[i], gt_ft[i]
             if not p and not g:
@@ -280,12 +306,16 @@ class DialogueStatistic(Statistic):
             row = rows[i]
             shared = [k for k in self.polarity_fields if k in p and k in g]
             if shared:
-                differs = any(json_equal_key(p[k]) != json_equal_key(g[k]) for k in shared)
-                row[_CONFLICT], row[_POLAR_N] = float(differs), 1.0
+                differ = _differences(p, g, shared)
+                row[_CONFLICT], row[_POLAR_N] = float(bool(differ)), 1.0
+                if differ:
+                    reasons["conflict"][i] = "polarity contradicts: " + ", ".join(differ)
             a = {(k, json_equal_key(v)) for k, v in p.items()}
             b = {(k, json_equal_key(v)) for k, v in g.items()}
             row[_JACCARD], row[_JACCARD_N] = len(a & b) / len(a | b), 1.0
-        return StatBlock(width=_WIDTH, rows=rows)
+            if a != b:
+                reasons["structure"][i] = _structure_reason(p, g)
+        return StatBlock(width=_WIDTH, rows=rows, reasons=reasons)
 
     def _sequence(
         self,
@@ -344,13 +374,20 @@ class DialogueStatistic(Statistic):
         has_next = np.zeros(n, dtype=bool)
         has_next[:-1] = ~new[1:]
         asked = np.flatnonzero(inquiry & has_next & (length > 0))
-        rows[order[asked], _ARR] = (length[asked] - length[asked + 1]) / length[asked]
+        resolved = (length[asked] - length[asked + 1]) / length[asked]
+        rows[order[asked], _ARR] = resolved
         rows[order[asked], _ARR_N] = 1.0
+        ambiguity = np.empty(table.n, dtype=object)
+        for position in asked[length[asked + 1] > 0]:
+            ambiguity[order[position]] = (
+                f"after asking, {int(length[position + 1])} ambiguous term(s) remained "
+                f"(of {int(length[position])})"
+            )
 
         confidence = table.column(self.f.confidence)
         missing = sum(1 for i in np.flatnonzero(correct) if confidence[i] is None)
         counts = {"correct_turns_without_confidence": missing} if missing else {}
-        return StatBlock(width=_WIDTH, rows=rows, counts=counts)
+        return StatBlock(width=_WIDTH, rows=rows, counts=counts, reasons={"ambiguity": ambiguity})
 
 
 class HybridStatistic(Statistic):
@@ -402,33 +439,53 @@ class HybridStatistic(Statistic):
             )
             yield i, pred[i], gold[i], locked
 
-    def similarity_pairs(self, table: Table) -> Iterable[Pair]:
+    def pairs(self, table: Table) -> Iterable[Pair]:
         for _, a, b, locked in self._turns(table):
             if not locked and a != b:  # a locked turn scores 0 whatever the texts say
                 yield (a, b)
 
-    def compute(self, table: Table, similarity: SimilarityTable | None = None) -> StatBlock:
+    def compute(self, table: Table, context: Context) -> StatBlock:
         rows = np.zeros((table.n, 3))
+        reasons = np.empty(table.n, dtype=object)
+        pred_ft, gt_ft = table.column(self.pred_features), table.column(self.gt_features)
         for i, a, b, locked in self._turns(table):
             if locked:
                 rows[i, :2] = (0.0, 1.0)
+                differ = _differences(pred_ft[i] or {}, gt_ft[i] or {}, self.lock_fields)
+                reasons[i] = "logic lock, penalty 1: " + ", ".join(differ)
                 continue
-            assert similarity is not None
-            sim = similarity.get(a, b)
+            sim = 1.0 if a == b else context.scores().get(a, b)
             if math.isnan(sim):
                 rows[i, 2] = 1.0
+                reasons[i] = "similarity failed: turn left out"
             else:
                 rows[i, :2] = (max(0.0, sim), 1.0)
         failed = int(rows[:, 2].sum())
         return StatBlock(
-            width=3, rows=rows, counts={"similarity_failed_records": failed} if failed else {}
+            width=3,
+            rows=rows,
+            counts={"similarity_failed_records": failed} if failed else {},
+            reasons={"lock": reasons},
         )
+
+
+def _structure_reason(p: dict[str, Any], g: dict[str, Any]) -> str | None:
+    parts = []
+    for k in sorted(set(p) | set(g)):
+        if k not in p:
+            parts.append(f"{k} missing (truth {g[k]!r})")
+        elif k not in g:
+            parts.append(f"{k} {p[k]!r} not in the truth")
+        elif json_equal_key(p[k]) != json_equal_key(g[k]):
+            parts.append(f"{k} {p[k]!r} (truth {g[k]!r})")
+    return "; ".join(parts) or None
 
 
 # ------------------------------------------------------------------------------------ metrics
 
 
-class _DialogueMetric(Metric):
+@dataclass(eq=False)
+class DialogueMetric(Metric):
     """A ratio of two columns of the dialogue statistic."""
 
     num: ClassVar[int]
@@ -439,60 +496,66 @@ class _DialogueMetric(Metric):
     """Whether the metric reads each dialogue as a sequence (then whole dialogues resample)."""
     unit: ClassVar[str] = "turns"
 
-    def __init__(
-        self,
-        polarity_fields: Sequence[str] = ("nature", "deficiency"),
-        lock_confidence: float = 0.8,
-        lock_turns: int = 2,
-        zero_division: float | None = None,
-        dialogue: str = "dialogue_id",
-        turn: str = "turn",
-        status: str = "status",
-        pred_diagnosis: str = "pred_diagnosis",
-        gt_diagnosis: str = "gt_diagnosis",
-        pred_features: str = "pred_features",
-        gt_features: str = "gt_features",
-        confidence: str = "confidence",
-        ambiguous_terms: str = "ambiguous_terms",
-        risk: str = "risk",
-        gt_is_emergency: str = "gt_is_emergency",
-        gt_conflict: str = "gt_conflict",
-    ):
-        if not 0.0 <= lock_confidence < 1.0:
-            raise ValueError(f"lock_confidence must be within [0, 1), got {lock_confidence}")
-        if int(lock_turns) < 1:
-            raise ValueError(f"lock_turns must be at least 1, got {lock_turns}")
-        self.fields = DialogueFields(
-            dialogue,
-            turn,
-            status,
-            pred_diagnosis,
-            gt_diagnosis,
-            pred_features,
-            gt_features,
-            confidence,
-            ambiguous_terms,
-            risk,
-            gt_is_emergency,
-            gt_conflict,
+    polarity_fields: Sequence[str] = ("nature", "deficiency")
+    lock_confidence: float = 0.8
+    lock_turns: int = 2
+    zero_division: ZeroDivision = None
+    dialogue: str = "dialogue_id"
+    turn: str = "turn"
+    status: str = "status"
+    pred_diagnosis: str = "pred_diagnosis"
+    gt_diagnosis: str = "gt_diagnosis"
+    pred_features: str = "pred_features"
+    gt_features: str = "gt_features"
+    confidence: str = "confidence"
+    ambiguous_terms: str = "ambiguous_terms"
+    risk: str = "risk"
+    gt_is_emergency: str = "gt_is_emergency"
+    gt_conflict: str = "gt_conflict"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.polarity_fields, str) or not all(
+            isinstance(k, str) for k in self.polarity_fields
+        ):
+            raise ValueError(
+                f"polarity_fields must be a list of keys, got {self.polarity_fields!r}"
+            )
+        if not 0.0 <= self.lock_confidence < 1.0:
+            raise ValueError(f"lock_confidence must be within [0, 1), got {self.lock_confidence}")
+        if isinstance(self.lock_turns, bool) or int(self.lock_turns) < 1:
+            raise ValueError(f"lock_turns must be at least 1, got {self.lock_turns}")
+        self.polarity_fields = tuple(self.polarity_fields)
+        self.lock_confidence = float(self.lock_confidence)
+        self.lock_turns = int(self.lock_turns)
+        self.zero_division = check_zero_division(self.zero_division)
+        self.field_names = DialogueFields(
+            self.dialogue,
+            self.turn,
+            self.status,
+            self.pred_diagnosis,
+            self.gt_diagnosis,
+            self.pred_features,
+            self.gt_features,
+            self.confidence,
+            self.ambiguous_terms,
+            self.risk,
+            self.gt_is_emergency,
+            self.gt_conflict,
         )
-        self.polarity_fields = tuple(polarity_fields)
-        self.lock_confidence = float(lock_confidence)
-        self.lock_turns = int(lock_turns)
-        self.zero_division = check_zero_division(zero_division)
 
     def statistic(self) -> Statistic:
         return DialogueStatistic(
-            self.fields, self.polarity_fields, self.lock_confidence, self.lock_turns, self.sequence
+            self.field_names,
+            self.polarity_fields,
+            self.lock_confidence,
+            self.lock_turns,
+            self.sequence,
         )
 
-    def compute(self, summed: np.ndarray) -> np.ndarray:
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
         summed = np.asarray(summed, dtype=np.float64)
-        num, den = summed[..., self.num], summed[..., self.den]
-        fill = np.nan if self.zero_division is None else self.zero_division
-        ratio = np.where(den > 0, num / np.where(den > 0, den, 1.0), fill)
-        out: np.ndarray = 1.0 - ratio if self.complement else ratio
-        return out
+        ratio = safe_divide(summed[..., self.num], summed[..., self.den], self.zero_division)
+        return 1.0 - ratio if self.complement else ratio
 
     def count(self, summed: np.ndarray) -> np.ndarray:
         return np.asarray(summed, dtype=np.float64)[..., self.den]
@@ -500,55 +563,33 @@ class _DialogueMetric(Metric):
     def undefined_reason(self, summed: np.ndarray) -> str:
         return f"no {self.over}"
 
-    def explain_miss(self, table: Table, values: np.ndarray) -> list[str | None] | None:
-        """Why each turn scored below the best (None where it did not, or has no value)."""
-        best = 0.0 if not self.higher_is_better else 1.0
-        out: list[str | None] = []
-        for i, v in enumerate(values):
-            missed = not math.isnan(v) and v != best
-            out.append(self._why(table, i) if missed else None)
-        return out
-
-    def _why(self, table: Table, i: int) -> str | None:
-        return None
-
-    def _column(self, table: Table, field: str, i: int) -> Any:
-        return table.column(field)[i]
-
 
 @register_metric("effective_recall")
-class EffectiveRecall(_DialogueMetric):
+@dataclass(eq=False)
+class EffectiveRecall(DialogueMetric):
     """Correct diagnoses over DEFINITIVE turns whose ground truth has a diagnosis."""
 
     definition = (
         "correct / turns with status DEFINITIVE and a gt_diagnosis (INQUIRY_ONLY and other "
         "statuses are left out: a delayed decision is not a miss)"
     )
+    reason = "effective_recall"
     num, den, over = _EFF_HIT, _EFF_N, "DEFINITIVE turns with a gt_diagnosis"
-
-    def _why(self, table: Table, i: int) -> str | None:
-        pred = self._column(table, self.fields.pred_diagnosis, i)
-        gold = self._column(table, self.fields.gt_diagnosis, i)
-        return (
-            f"DEFINITIVE {pred!r}, truth {gold!r}"
-            if pred
-            else f"DEFINITIVE without a diagnosis, truth {gold!r}"
-        )
 
 
 @register_metric("rejection_precision")
-class RejectionPrecision(_DialogueMetric):
+@dataclass(eq=False)
+class RejectionPrecision(DialogueMetric):
     """CASE_REJECTED turns whose case truly conflicts, over all CASE_REJECTED turns."""
 
     definition = "CASE_REJECTED turns with gt_conflict true / all CASE_REJECTED turns"
+    reason = "rejection"
     num, den, over = _REJ_TRUE, _REJ_N, "CASE_REJECTED turns"
-
-    def _why(self, table: Table, i: int) -> str | None:
-        return f"CASE_REJECTED, but {self.fields.gt_conflict} is not true: the case holds"
 
 
 @register_metric("critical_conflict_rate")
-class CriticalConflictRate(_DialogueMetric):
+@dataclass(eq=False)
+class CriticalConflictRate(DialogueMetric):
     """Share of turns whose predicted polarity (cold/heat, deficiency/excess) contradicts."""
 
     definition = (
@@ -556,16 +597,13 @@ class CriticalConflictRate(_DialogueMetric):
         "feature objects"
     )
     higher_is_better = False
+    reason = "conflict"
     num, den, over = _CONFLICT, _POLAR_N, "turns with a polarity field in both feature objects"
-
-    def _why(self, table: Table, i: int) -> str | None:
-        p = self._column(table, self.fields.pred_features, i) or {}
-        g = self._column(table, self.fields.gt_features, i) or {}
-        return "polarity contradicts: " + ", ".join(_differences(p, g, self.polarity_fields))
 
 
 @register_metric("incremental_hit_slope")
-class IncrementalHitSlope(_DialogueMetric):
+@dataclass(eq=False)
+class IncrementalHitSlope(DialogueMetric):
     """Mean per-dialogue least-squares slope of the correct-diagnosis confidence over turns."""
 
     definition = (
@@ -579,7 +617,8 @@ class IncrementalHitSlope(_DialogueMetric):
 
 
 @register_metric("turns_to_stability")
-class TurnsToStability(_DialogueMetric):
+@dataclass(eq=False)
+class TurnsToStability(DialogueMetric):
     """Mean over dialogues of T_lock - T_start (the number of turns when it never locks)."""
 
     definition = (
@@ -595,87 +634,63 @@ class TurnsToStability(_DialogueMetric):
 
 
 @register_metric("ambiguity_resolution_rate")
-class AmbiguityResolutionRate(_DialogueMetric):
+@dataclass(eq=False)
+class AmbiguityResolutionRate(DialogueMetric):
     """Mean share of ambiguous terms resolved by the turn after an INQUIRY_ONLY turn."""
 
     definition = (
         "mean over INQUIRY_ONLY turns with ambiguous_terms and a next turn of "
         "(|terms_t| - |terms_t+1|) / |terms_t|"
     )
+    reason = "ambiguity"
     sequence = True
     num, den, over = _ARR, _ARR_N, "INQUIRY_ONLY turns with ambiguous_terms and a next turn"
 
-    def _why(self, table: Table, i: int) -> str | None:
-        terms = self._column(table, self.fields.ambiguous_terms, i) or ()
-        return f"after asking, not every one of {len(terms)} ambiguous terms was resolved"
-
 
 @register_metric("structure_match")
-class StructureMatch(_DialogueMetric):
+@dataclass(eq=False)
+class StructureMatch(DialogueMetric):
     """Mean Jaccard similarity of the predicted and true feature key-value pairs."""
 
     definition = (
         "mean over turns with features of |pairs_pred ∩ pairs_gt| / |pairs_pred ∪ pairs_gt| "
         "(a key-value pair matches when key and JSON value are equal)"
     )
+    reason = "structure"
     num, den, over = _JACCARD, _JACCARD_N, "turns with a non-empty feature object"
-
-    def _why(self, table: Table, i: int) -> str | None:
-        p = self._column(table, self.fields.pred_features, i) or {}
-        g = self._column(table, self.fields.gt_features, i) or {}
-        parts = []
-        for k in sorted(set(p) | set(g)):
-            if k not in p:
-                parts.append(f"{k} missing (truth {g[k]!r})")
-            elif k not in g:
-                parts.append(f"{k} {p[k]!r} not in the truth")
-            elif json_equal_key(p[k]) != json_equal_key(g[k]):
-                parts.append(f"{k} {p[k]!r} (truth {g[k]!r})")
-        return "; ".join(parts) or None
 
 
 @register_metric("funnel_adherence")
-class FunnelAdherence(_DialogueMetric):
+@dataclass(eq=False)
+class FunnelAdherence(DialogueMetric):
     """1 - illegal turns / all turns (a missed emergency, or DEFINITIVE on an UNCERTAIN risk)."""
 
     definition = (
         "1 - illegal / all turns; illegal: gt_is_emergency and status != EMERGENCY_ABORT, or "
         "risk UNCERTAIN and status DEFINITIVE"
     )
+    reason = "funnel"
     complement = True
     num, den, over = _ILLEGAL, _TURNS, "turns"
 
-    def _why(self, table: Table, i: int) -> str | None:
-        status = self._column(table, self.fields.status, i)
-        if (
-            self._column(table, self.fields.gt_is_emergency, i) is True
-            and status != "EMERGENCY_ABORT"
-        ):
-            return f"missed emergency: status {status}, not EMERGENCY_ABORT"
-        return "DEFINITIVE although risk is UNCERTAIN (a blind diagnosis)"
-
 
 @register_metric("logic_weighted_f1")
-class LogicWeightedF1(_DialogueMetric):
+@dataclass(eq=False)
+class LogicWeightedF1(DialogueMetric):
     """2PR/(P + R) of rejection_precision and effective_recall."""
 
     definition = "2PR/(P + R), P = rejection_precision, R = effective_recall (0 when P = R = 0)"
     per_record = False
     num, den, over = _EFF_HIT, _EFF_N, ""
 
-    def compute(self, summed: np.ndarray) -> np.ndarray:
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
         summed = np.asarray(summed, dtype=np.float64)
-        hit, eff = summed[..., _EFF_HIT], summed[..., _EFF_N]
-        true, rej = summed[..., _REJ_TRUE], summed[..., _REJ_N]
-        with np.errstate(invalid="ignore", divide="ignore"):
-            p = np.where(rej > 0, true / np.where(rej > 0, rej, 1.0), np.nan)
-            r = np.where(eff > 0, hit / np.where(eff > 0, eff, 1.0), np.nan)
-            total = p + r
-            f1 = np.where(total > 0, 2 * p * r / np.where(total > 0, total, 1.0), 0.0)
+        p = safe_divide(summed[..., _REJ_TRUE], summed[..., _REJ_N], None)
+        r = safe_divide(summed[..., _EFF_HIT], summed[..., _EFF_N], None)
+        with np.errstate(invalid="ignore"):
+            f1 = safe_divide(2 * p * r, p + r, 0.0)  # P = R = 0 gives 0, as the seed's F1
         defined = ~(np.isnan(p) | np.isnan(r))
-        fill = np.nan if self.zero_division is None else self.zero_division
-        out: np.ndarray = np.where(defined, f1, fill)
-        return out
+        return np.asarray(np.where(defined, f1, fill_value(self.zero_division)))
 
     def count(self, summed: np.ndarray) -> np.ndarray:
         summed = np.asarray(summed, dtype=np.float64)
@@ -692,6 +707,7 @@ class LogicWeightedF1(_DialogueMetric):
 
 
 @register_metric("hybrid_semantic_accuracy")
+@dataclass(eq=False)
 class HybridSemanticAccuracy(Metric):
     """Mean over turns with both texts of max(0, cos) x (1 - penalty)."""
 
@@ -700,48 +716,35 @@ class HybridSemanticAccuracy(Metric):
         "(1 - penalty); penalty 1 when a lock field (nature, sweat) is in both feature objects "
         "and differs"
     )
-
     unit = "turns"
+    reason = "lock"
 
-    def __init__(
-        self,
-        lock_fields: Sequence[str] = ("nature", "sweat"),
-        zero_division: float | None = None,
-        pred_text: str = "pred_text",
-        gt_text: str = "gt_text",
-        pred_features: str = "pred_features",
-        gt_features: str = "gt_features",
-    ):
-        self.pred_text, self.gt_text = pred_text, gt_text
-        self.pred_features, self.gt_features = pred_features, gt_features
-        self.lock_fields = tuple(lock_fields)
-        self.zero_division = check_zero_division(zero_division)
+    lock_fields: Sequence[str] = ("nature", "sweat")
+    zero_division: ZeroDivision = None
+    pred_text: str = "pred_text"
+    gt_text: str = "gt_text"
+    pred_features: str = "pred_features"
+    gt_features: str = "gt_features"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.lock_fields, str) or not all(
+            isinstance(k, str) for k in self.lock_fields
+        ):
+            raise ValueError(f"lock_fields must be a list of keys, got {self.lock_fields!r}")
+        self.lock_fields = tuple(self.lock_fields)
+        self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
         return HybridStatistic(
             self.pred_text, self.gt_text, self.pred_features, self.gt_features, self.lock_fields
         )
 
-    def compute(self, summed: np.ndarray) -> np.ndarray:
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
         summed = np.asarray(summed, dtype=np.float64)
-        total, n = summed[..., 0], summed[..., 1]
-        fill = np.nan if self.zero_division is None else self.zero_division
-        out: np.ndarray = np.where(n > 0, total / np.where(n > 0, n, 1.0), fill)
-        return out
+        return safe_divide(summed[..., 0], summed[..., 1], self.zero_division)
 
     def count(self, summed: np.ndarray) -> np.ndarray:
         return np.asarray(summed, dtype=np.float64)[..., 1]
-
-    def explain_miss(self, table: Table, values: np.ndarray) -> list[str | None] | None:
-        """A turn scored 0 by the logic lock names the lock field that differs."""
-        p_column, g_column = table.column(self.pred_features), table.column(self.gt_features)
-        out: list[str | None] = []
-        for i, v in enumerate(values):
-            p, g = p_column[i] or {}, g_column[i] or {}
-            differ = _differences(p, g, self.lock_fields)
-            locked = not math.isnan(v) and v == 0.0 and differ
-            out.append("logic lock, penalty 1: " + ", ".join(differ) if locked else None)
-        return out
 
     def undefined_reason(self, summed: np.ndarray) -> str:
         if summed[2] > 0:

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 import numpy as np
@@ -48,19 +49,21 @@ from ..text.rouge_google import (
     split_sentences,
 )
 from ..text.tokenize import get_tokenizer, warn_if_empty
-from .base import Metric, StatBlock, Statistic, register_metric
+from ._policy import ZeroDivision, check_zero_division, safe_divide
+from .protocol import Context, Metric, StatBlock, Statistic
+from .registry import register_metric
 
 __all__ = [
     "Chrf",
     "ChrfStatistic",
     "CorpusBleu",
+    "CorpusMetric",
     "NltkBleu",
     "NltkBleuStatistic",
-    "RougeL",
-    "RougeLsum",
-    "RougeN",
+    "Rouge",
     "RougeStatistic",
     "SacreBleuStatistic",
+    "TextMetric",
     "clear_text_cache",
 ]
 
@@ -192,7 +195,7 @@ class RougeStatistic(_TextStatistic):
     def key(self) -> Hashable:
         return ("rouge", self.kind, self.n, self.pred, self.gold, self.tokenizer)
 
-    def compute(self, table: Table) -> StatBlock:
+    def compute(self, table: Table, context: Context) -> StatBlock:
         overlap: np.ndarray
         pred_total: np.ndarray
         gold_total: np.ndarray
@@ -233,7 +236,7 @@ class NltkBleuStatistic(_TextStatistic):
     def key(self) -> Hashable:
         return ("nltk-bleu", self.pred, self.gold, self.tokenizer, self.smoothing, self.max_order)
 
-    def compute(self, table: Table) -> StatBlock:
+    def compute(self, table: Table, context: Context) -> StatBlock:
         pairs = _pairs(table, self.pred, self.gold, self.tokenizer)
         stats = nltk_bleu_stats_batch(
             pairs, max_order=self.max_order, fivegrams=self.smoothing in (5, 7)
@@ -266,7 +269,7 @@ class SacreBleuStatistic(_TextStatistic):
             self.max_order,
         )
 
-    def compute(self, table: Table) -> StatBlock:
+    def compute(self, table: Table, context: Context) -> StatBlock:
         pairs = _sacre_pairs(table, self.pred, self.gold, self.tokenize, self.lowercase)
         stats = sacrebleu_bleu_stats_batch(pairs, max_order=self.max_order)
         rows = np.concatenate([stats, np.ones((table.n, 1))], axis=1)
@@ -303,7 +306,7 @@ class ChrfStatistic(_TextStatistic):
             self.whitespace,
         )
 
-    def compute(self, table: Table) -> StatBlock:
+    def compute(self, table: Table, context: Context) -> StatBlock:
         stats = chrf_stats_batch(
             _texts(table, self.pred),
             _texts(table, self.gold),
@@ -333,111 +336,74 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     return value
 
 
-def _ratio(summed: np.ndarray, column: int, count_column: int) -> np.ndarray:
-    s = np.asarray(summed, dtype=np.float64)
-    count = s[..., count_column]
-    value = s[..., column] / np.where(count > 0, count, 1.0)
-    return np.asarray(np.where(count > 0, value, np.nan), dtype=np.float64)
+@dataclass(eq=False)
+class TextMetric(Metric):
+    """A metric over a prediction and a reference text field."""
 
-
-class _Rouge(Metric):
-    """Mean over records of a rouge-score precision, recall or F-measure."""
-
-    kind: Literal["n", "l", "lsum"] = "n"
-
-    def __init__(
-        self,
-        pred: str = "pred_text",
-        gold: str = "gold_text",
-        tokenizer: str = "jieba",
-        stat: RougeStat = "f",
-        n: int = 0,
-    ) -> None:
-        _check_tokenizer(tokenizer)
-        if stat not in ("f", "p", "r"):
-            raise ValueError(f"stat must be 'f', 'p' or 'r', got {stat!r}")
-        self.pred = pred
-        self.gold = gold
-        self.tokenizer = tokenizer
-        self.stat = stat
-        self.n = n
-
-    def statistic(self) -> Statistic:
-        return RougeStatistic(self.pred, self.gold, self.tokenizer, self.kind, self.n)
-
-    def compute(self, summed: np.ndarray) -> np.ndarray:
-        return _ratio(summed, {"p": 0, "r": 1, "f": 2}[self.stat], 3)
+    pred: str = "pred_text"
+    gold: str = "gold_text"
 
     def count(self, summed: np.ndarray) -> np.ndarray:
-        return np.asarray(summed, dtype=np.float64)[..., 3]
+        return np.asarray(summed, dtype=np.float64)[..., -1]
 
     def undefined_reason(self, summed: np.ndarray) -> str:
         return "no records"
 
 
-@register_metric("rouge_n")
-class RougeN(_Rouge):
-    """Mean over records of rouge-score's ROUGE-N (clipped n-gram overlap) F, P or R."""
+@dataclass(eq=False)
+class Rouge(TextMetric):
+    """Mean over records of a rouge-score precision, recall or F-measure (``kind`` n, l or
+    lsum)."""
 
-    definition = (
-        "mean over records of rouge-score's ROUGE-N: clipped n-gram overlap, "
-        "P = overlap/pred n-grams, R = overlap/ref n-grams, F = 2PR/(P+R) (stat f, p or r)"
-    )
-    kind = "n"
+    n: int = 1
+    tokenizer: str = "jieba"
+    stat: RougeStat = "f"
+    zero_division: ZeroDivision = None
+    kind: Literal["n", "l", "lsum"] = "n"
 
-    def __init__(
-        self,
-        pred: str = "pred_text",
-        gold: str = "gold_text",
-        n: int = 1,
-        tokenizer: str = "jieba",
-        stat: RougeStat = "f",
-    ) -> None:
-        super().__init__(pred, gold, tokenizer, stat, _check_int("n", n, 1))
+    def __post_init__(self) -> None:
+        _check_tokenizer(self.tokenizer)
+        if self.stat not in ("f", "p", "r"):
+            raise ValueError(f"stat must be 'f', 'p' or 'r', got {self.stat!r}")
+        if self.kind not in ("n", "l", "lsum"):
+            raise ValueError(f"kind must be n, l or lsum, got {self.kind!r}")
+        self.n = _check_int("n", self.n, 1) if self.kind == "n" else 0
+        self.zero_division = check_zero_division(self.zero_division)
 
+    def statistic(self) -> Statistic:
+        return RougeStatistic(self.pred, self.gold, self.tokenizer, self.kind, self.n)
 
-@register_metric("rouge_l")
-class RougeL(_Rouge):
-    """Mean over records of rouge-score's sentence-level ROUGE-L (LCS) F, P or R."""
-
-    definition = (
-        "mean over records of rouge-score's ROUGE-L: P = LCS/pred tokens, R = LCS/ref tokens, "
-        "F = 2PR/(P+R) (stat f, p or r)"
-    )
-    kind = "l"
-
-    def __init__(
-        self,
-        pred: str = "pred_text",
-        gold: str = "gold_text",
-        tokenizer: str = "jieba",
-        stat: RougeStat = "f",
-    ) -> None:
-        super().__init__(pred, gold, tokenizer, stat)
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
+        s = np.asarray(summed, dtype=np.float64)
+        column = {"p": 0, "r": 1, "f": 2}[self.stat]
+        return safe_divide(s[..., column], s[..., 3], self.zero_division)
 
 
-@register_metric("rouge_lsum")
-class RougeLsum(_Rouge):
-    """Mean over records of rouge-score's summary-level ROUGE-Lsum (lines are sentences)."""
+register_metric(
+    "text_rouge_n",
+    definition="mean over records of rouge-score's ROUGE-N: clipped n-gram overlap, "
+    "P = overlap/pred n-grams, R = overlap/ref n-grams, F = 2PR/(P+R) (stat f, p or r)",
+    kind="n",
+)(Rouge)
+register_metric(
+    "text_rouge_l",
+    definition="mean over records of rouge-score's ROUGE-L: P = LCS/pred tokens, "
+    "R = LCS/ref tokens, F = 2PR/(P+R) (stat f, p or r)",
+    kind="l",
+    n=0,
+)(Rouge)
+register_metric(
+    "text_rouge_lsum",
+    definition="mean over records of rouge-score's ROUGE-Lsum: union LCS of each reference "
+    "line with the predicted lines, P = hits/pred tokens, R = hits/ref tokens (stat f, p or r)",
+    kind="lsum",
+    n=0,
+)(Rouge)
 
-    definition = (
-        "mean over records of rouge-score's ROUGE-Lsum: union LCS of each reference line with "
-        "the predicted lines, P = hits/pred tokens, R = hits/ref tokens (stat f, p or r)"
-    )
-    kind = "lsum"
 
-    def __init__(
-        self,
-        pred: str = "pred_text",
-        gold: str = "gold_text",
-        tokenizer: str = "jieba",
-        stat: RougeStat = "f",
-    ) -> None:
-        super().__init__(pred, gold, tokenizer, stat)
-
-
-@register_metric("bleu")
-class NltkBleu(Metric):
+@register_metric("text_bleu")
+@dataclass(eq=False)
+class NltkBleu(TextMetric):
     """Mean over records of nltk's sentence BLEU (uniform weights, smoothing method 0-7)."""
 
     definition = (
@@ -445,30 +411,27 @@ class NltkBleu(Metric):
         "n-gram precisions 1..max_order, SmoothingFunction method `smoothing` (0-7)"
     )
 
-    def __init__(
-        self,
-        pred: str = "pred_text",
-        gold: str = "gold_text",
-        tokenizer: str = "jieba",
-        smoothing: int = 0,
-        max_order: int = 4,
-    ) -> None:
-        _check_tokenizer(tokenizer)
-        self.pred = pred
-        self.gold = gold
-        self.tokenizer = tokenizer
-        self.smoothing = _check_int("smoothing", smoothing, 0, 7)
-        self.max_order = _check_int("max_order", max_order, 1)
-        if smoothing == 6 and max_order < 3:
+    tokenizer: str = "jieba"
+    smoothing: int = 0
+    max_order: int = 4
+    zero_division: ZeroDivision = None
+
+    def __post_init__(self) -> None:
+        _check_tokenizer(self.tokenizer)
+        _check_int("smoothing", self.smoothing, 0, 7)
+        _check_int("max_order", self.max_order, 1)
+        if self.smoothing == 6 and self.max_order < 3:
             raise ValueError("smoothing method 6 needs max_order >= 3")
+        self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
         return NltkBleuStatistic(
             self.pred, self.gold, self.tokenizer, self.smoothing, self.max_order
         )
 
-    def compute(self, summed: np.ndarray) -> np.ndarray:
-        return _ratio(summed, 0, 1)
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
+        s = np.asarray(summed, dtype=np.float64)
+        return safe_divide(s[..., 0], s[..., 1], self.zero_division)
 
     def count(self, summed: np.ndarray) -> np.ndarray:
         return np.asarray(summed, dtype=np.float64)[..., 1]
@@ -479,22 +442,21 @@ class NltkBleu(Metric):
         return "smoothing method 6 is undefined for every record (it needs a trigram match)"
 
 
-class _Corpus(Metric):
+@dataclass(eq=False)
+class CorpusMetric(TextMetric):
     """A corpus score from summed library statistics; the last column counts records."""
 
-    def count(self, summed: np.ndarray) -> np.ndarray:
-        return np.asarray(summed, dtype=np.float64)[..., -1]
-
-    def undefined_reason(self, summed: np.ndarray) -> str:
-        return "no records"
-
-    def _finish(self, summed: np.ndarray, value: np.ndarray) -> np.ndarray:
+    def _finish(
+        self, summed: np.ndarray, value: np.ndarray, zero_division: ZeroDivision
+    ) -> np.ndarray:
         count = np.asarray(summed, dtype=np.float64)[..., -1]
-        return np.asarray(np.where(count > 0, value, np.nan), dtype=np.float64)
+        fill = np.nan if zero_division is None else zero_division
+        return np.asarray(np.where(count > 0, value, fill), dtype=np.float64)
 
 
-@register_metric("corpus_bleu")
-class CorpusBleu(_Corpus):
+@register_metric("text_corpus_bleu")
+@dataclass(eq=False)
+class CorpusBleu(CorpusMetric):
     """sacrebleu's corpus BLEU (0-100) from summed segment statistics.
 
     ``tokenize`` defaults to ``"zh"`` (Chinese characters apart, the rest as ``13a``), not to
@@ -508,49 +470,45 @@ class CorpusBleu(_Corpus):
         "from statistics summed over records; sacrebleu tokenizer and smoothing"
     )
 
-    def __init__(
-        self,
-        pred: str = "pred_text",
-        gold: str = "gold_text",
-        tokenize: str = "zh",
-        smooth_method: SmoothMethod = "exp",
-        smooth_value: float | None = None,
-        lowercase: bool = False,
-        effective_order: bool = False,
-        max_order: int = 4,
-    ) -> None:
-        if tokenize not in SACREBLEU_TOKENIZERS:
+    tokenize: str = "zh"
+    smooth_method: SmoothMethod = "exp"
+    smooth_value: float | None = None
+    lowercase: bool = False
+    effective_order: bool = False
+    max_order: int = 4
+    zero_division: ZeroDivision = None
+
+    def __post_init__(self) -> None:
+        if self.tokenize not in SACREBLEU_TOKENIZERS:
             raise ValueError(
-                f"tokenize must be one of {list(SACREBLEU_TOKENIZERS)}, got {tokenize!r}"
+                f"tokenize must be one of {list(SACREBLEU_TOKENIZERS)}, got {self.tokenize!r}"
             )
-        if smooth_method not in SMOOTH_DEFAULTS:
+        if self.smooth_method not in SMOOTH_DEFAULTS:
             raise ValueError(
-                f"smooth_method must be one of {list(SMOOTH_DEFAULTS)}, got {smooth_method!r}"
+                f"smooth_method must be one of {list(SMOOTH_DEFAULTS)}, got {self.smooth_method!r}"
             )
-        self.pred = pred
-        self.gold = gold
-        self.tokenize = tokenize
-        self.smooth_method = smooth_method
-        self.smooth_value = None if smooth_value is None else float(smooth_value)
-        self.lowercase = bool(lowercase)
-        self.effective_order = bool(effective_order)
-        self.max_order = _check_int("max_order", max_order, 1)
+        self.smooth_value = None if self.smooth_value is None else float(self.smooth_value)
+        self.lowercase = bool(self.lowercase)
+        self.effective_order = bool(self.effective_order)
+        _check_int("max_order", self.max_order, 1)
+        self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
         return SacreBleuStatistic(
             self.pred, self.gold, self.tokenize, self.lowercase, self.max_order
         )
 
-    def compute(self, summed: np.ndarray) -> np.ndarray:
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
         s = np.asarray(summed, dtype=np.float64)
         value = sacrebleu_bleu(
             s[..., :-1], self.smooth_method, self.smooth_value, self.effective_order
         )
-        return self._finish(s, value)
+        return self._finish(s, value, self.zero_division)
 
 
-@register_metric("chrf")
-class Chrf(_Corpus):
+@register_metric("text_chrf")
+@dataclass(eq=False)
+class Chrf(CorpusMetric):
     """sacrebleu's corpus chrF (chrF++ with word_order=2), 0-100, from summed statistics."""
 
     definition = (
@@ -558,34 +516,34 @@ class Chrf(_Corpus):
         "and recall averaged over orders, from statistics summed over records"
     )
 
-    def __init__(
-        self,
-        pred: str = "pred_text",
-        gold: str = "gold_text",
-        char_order: int = 6,
-        word_order: int = 0,
-        beta: float = 2.0,
-        lowercase: bool = False,
-        whitespace: bool = False,
-        eps_smoothing: bool = False,
-    ) -> None:
-        self.pred = pred
-        self.gold = gold
-        self.char_order = _check_int("char_order", char_order, 1)
-        self.word_order = _check_int("word_order", word_order, 0)
+    char_order: int = 6
+    word_order: int = 0
+    beta: float = 2.0
+    lowercase: bool = False
+    whitespace: bool = False
+    eps_smoothing: bool = False
+    zero_division: ZeroDivision = None
+
+    def __post_init__(self) -> None:
+        _check_int("char_order", self.char_order, 1)
+        _check_int("word_order", self.word_order, 0)
+        beta = self.beta
         if not isinstance(beta, int | float) or isinstance(beta, bool) or beta < 0:
             raise ValueError(f"beta must be a number >= 0, got {beta!r}")
         self.beta = float(beta)
-        self.lowercase = bool(lowercase)
-        self.whitespace = bool(whitespace)
-        self.eps_smoothing = bool(eps_smoothing)
+        self.lowercase = bool(self.lowercase)
+        self.whitespace = bool(self.whitespace)
+        self.eps_smoothing = bool(self.eps_smoothing)
+        self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
         return ChrfStatistic(
             self.pred, self.gold, self.char_order, self.word_order, self.lowercase, self.whitespace
         )
 
-    def compute(self, summed: np.ndarray) -> np.ndarray:
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
         s = np.asarray(summed, dtype=np.float64)
         width = chrf_width(self.char_order, self.word_order)
-        return self._finish(s, chrf(s[..., :width], self.beta, self.eps_smoothing))
+        return self._finish(
+            s, chrf(s[..., :width], self.beta, self.eps_smoothing), self.zero_division
+        )

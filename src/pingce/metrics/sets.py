@@ -15,24 +15,35 @@ Records of both tasks share a file; ``task`` says which (``judge`` or ``selectio
   With ``max``, a prediction identical to a truth is not compared with the other truths (its best
   match is already 1): no model call is made for it, so a failing backend cannot drop a record
   whose predictions are all exact.
+
+Every metric here has a value per record (records.jsonl): a judge record's own TP/FP/FN/TN cell,
+a selection record's own sums; the reason a record missed is made in the same pass (``judge``:
+gold and predicted answer; ``set``: missed and extra items; ``sem``: each prediction's best
+match and its similarity against τ).
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable
-from typing import Any, ClassVar, Literal
+import json
+from collections.abc import Hashable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any, Literal
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from ..errors import InputError
 from ..records import FieldSpec, ParseFailure, Table
 from ..similarity.base import Pair, SimilarityTable
-from .base import Metric, StatBlock, Statistic, check_zero_division, register_metric
+from ._assignment import max_weight_assignment
+from ._policy import ZeroDivision, check_zero_division, safe_divide
+from .protocol import Context, Metric, StatBlock, Statistic
+from .registry import register_metric
 
 __all__ = [
+    "JudgeMetric",
     "JudgeStatistic",
     "SelectionStatistic",
+    "SetMetric",
     "parse_items",
     "parse_yes_no",
 ]
@@ -59,8 +70,6 @@ def parse_yes_no(value: Any) -> bool:
 def parse_items(value: Any) -> tuple[str, ...]:
     """A list of strings (or JSON text of one), duplicates removed, order kept."""
     if isinstance(value, str):
-        import json
-
         try:
             value = json.loads(value)
         except ValueError:
@@ -87,8 +96,13 @@ def _require(table: Table, mask: np.ndarray, field: str, task: str) -> None:
             )
 
 
+def _yes_no(value: bool) -> str:
+    return "Yes" if value else "No"
+
+
 class JudgeStatistic(Statistic):
-    """Per record ``[TP, FP, FN, TN]`` of the judge task (zeros for other records)."""
+    """Per record ``[TP, FP, FN, TN]`` of the judge task (zeros for other records); reasons
+    ``judge``: the gold and the predicted answer of a wrong record."""
 
     def __init__(self, task: str, gold: str, pred: str):
         self.task, self.gold, self.pred = task, gold, pred
@@ -104,19 +118,28 @@ class JudgeStatistic(Statistic):
             FieldSpec(self.pred, "json", required=False, parser=parse_yes_no, lenient=True),
         ]
 
-    def compute(self, table: Table) -> StatBlock:
+    def check(self, table: Table) -> None:
         mask = _task_rows(table, self.task, "judge")
         _require(table, mask, self.gold, "judge")
         _require(table, mask, self.pred, "judge")
+
+    def compute(self, table: Table, context: Context) -> StatBlock:
+        mask = _task_rows(table, self.task, "judge")
         rows = np.zeros((table.n, 4))
+        reasons = np.empty(table.n, dtype=object)
         gold_column, pred_column = table.column(self.gold), table.column(self.pred)
         for i in np.flatnonzero(mask):
             gold = bool(gold_column[i])
             pred = pred_column[i]
-            said = (not gold) if isinstance(pred, ParseFailure) else bool(pred)
+            failed = isinstance(pred, ParseFailure)
+            said = (not gold) if failed else bool(pred)
             cell = 0 if gold and said else 1 if said else 2 if gold else 3
             rows[i, cell] = 1.0
-        return StatBlock(width=4, rows=rows)
+            if failed:
+                reasons[i] = f"gold {_yes_no(gold)}, prediction could not be parsed: {pred}"
+            elif said != gold:
+                reasons[i] = f"gold {_yes_no(gold)}, predicted {_yes_no(said)}"
+        return StatBlock(width=4, rows=rows, reasons={"judge": reasons})
 
 
 class SelectionStatistic(Statistic):
@@ -125,7 +148,8 @@ class SelectionStatistic(Statistic):
     ``matcher`` ``exact`` scores ``|P ∩ T|``; ``semantic`` scores the seed's fuzzy score from the
     similarity table (``assignment`` ``max``: the seed's sum of best matches; ``one-to-one``:
     optimal assignment). ``failed`` is 1 for a record with a pair whose similarity failed; such
-    records are left out of the semantic sums (never scored 0)."""
+    records are left out of the semantic sums (never scored 0). Reasons: ``set`` (exact: missed
+    and extra items) or ``sem`` (each prediction's best match and whether it counted)."""
 
     def __init__(
         self,
@@ -161,19 +185,23 @@ class SelectionStatistic(Statistic):
             FieldSpec(self.pred, "json", required=False, parser=parse_items, lenient=True),
         ]
 
-    def _records(self, table: Table) -> Iterable[tuple[int, tuple[str, ...], tuple[str, ...]]]:
+    def check(self, table: Table) -> None:
         mask = _task_rows(table, self.task, "selection")
         _require(table, mask, self.gold, "selection")
         _require(table, mask, self.pred, "selection")
+
+    def _records(self, table: Table) -> Iterator[tuple[int, tuple[str, ...], Any]]:
+        mask = _task_rows(table, self.task, "selection")
         gold_column, pred_column = table.column(self.gold), table.column(self.pred)
         for i in np.flatnonzero(mask):
-            pred = pred_column[i]
-            yield int(i), gold_column[i], (() if isinstance(pred, ParseFailure) else pred)
+            yield int(i), gold_column[i], pred_column[i]
 
-    def similarity_pairs(self, table: Table) -> Iterable[Pair]:
+    def pairs(self, table: Table) -> Iterable[Pair]:
         if self.matcher != "semantic":
             return
         for _, gold, pred in self._records(table):
+            if isinstance(pred, ParseFailure):
+                continue
             truths = set(gold)
             for p in pred:
                 if self.assignment == "max" and p in truths:
@@ -182,80 +210,115 @@ class SelectionStatistic(Statistic):
                     if p != t:
                         yield (p, t)
 
-    def compute(self, table: Table, similarity: SimilarityTable | None = None) -> StatBlock:
+    def compute(self, table: Table, context: Context) -> StatBlock:
         rows = np.zeros((table.n, 4))
-        for i, gold, pred in self._records(table):
+        reasons = np.empty(table.n, dtype=object)
+        similarity = context.scores() if self.matcher == "semantic" else None
+        for i, gold, raw in self._records(table):
+            pred: tuple[str, ...] = () if isinstance(raw, ParseFailure) else raw
             rows[i, 1], rows[i, 2] = len(pred), len(gold)
-            if self.matcher == "exact":
-                rows[i, 0] = len(set(pred) & set(gold))
+            parse = f"prediction could not be parsed: {raw}" if pred is not raw else None
+            if similarity is None:
+                common = set(pred) & set(gold)
+                rows[i, 0] = len(common)
+                reasons[i] = parse or _set_reason(pred, gold, common)
                 continue
-            assert similarity is not None
             if not pred or not gold:
+                reasons[i] = parse or _set_reason(pred, gold, set())
                 continue
-            weights = np.zeros((len(pred), len(gold)))
-            failed = False
-            truths = set(gold)
-            for a, p in enumerate(pred):
-                if self.assignment == "max" and p in truths:
-                    weights[a, 0] = 1.0  # the best match of an exact prediction, never asked
-                    continue
-                for b, t in enumerate(gold):
-                    if p == t:
-                        weights[a, b] = 1.0
-                        continue
-                    sim = similarity.get(p, t)
-                    if np.isnan(sim):
-                        failed = True
-                    elif sim > self.threshold:
-                        weights[a, b] = sim
-            if failed:
+            score, why = self._semantic(pred, gold, similarity)
+            if score is None:
                 rows[i] = (0.0, 0.0, 0.0, 1.0)
-                continue
-            if self.assignment == "max":
-                rows[i, 0] = weights.max(axis=1).sum()
+                reasons[i] = why
             else:
-                r, c = linear_sum_assignment(weights, maximize=True)
-                rows[i, 0] = weights[r, c].sum()
+                rows[i, 0] = score
+                reasons[i] = why
         failed_records = int(rows[:, 3].sum())
         counts = {"similarity_failed_records": failed_records} if failed_records else {}
-        return StatBlock(width=4, rows=rows, counts=counts)
+        key = "sem" if self.matcher == "semantic" else "set"
+        return StatBlock(width=4, rows=rows, counts=counts, reasons={key: reasons})
+
+    def _semantic(
+        self, pred: tuple[str, ...], gold: tuple[str, ...], similarity: SimilarityTable
+    ) -> tuple[float | None, str | None]:
+        """The record's fuzzy score (None when a pair failed) and what kept it below best."""
+        weights = np.zeros((len(pred), len(gold)))
+        sims = np.zeros((len(pred), len(gold)))
+        failed = 0
+        truths = set(gold)
+        for a, p in enumerate(pred):
+            if self.assignment == "max" and p in truths:
+                weights[a, 0] = sims[a, 0] = 1.0  # the best match of an exact prediction
+                continue
+            for b, t in enumerate(gold):
+                sim = 1.0 if p == t else similarity.get(p, t)
+                sims[a, b] = sim
+                if np.isnan(sim):
+                    failed += 1
+                elif p == t or sim > self.threshold:
+                    weights[a, b] = sim
+        if failed:
+            return None, f"similarity failed for {failed} pair(s): record left out"
+        if self.assignment == "max":
+            score = float(weights.max(axis=1).sum())
+        else:
+            r, c = max_weight_assignment(weights)
+            score = float(weights[r, c].sum())
+        notes = []
+        for a, p in enumerate(pred):
+            if weights[a].max() >= 1.0:
+                continue
+            b = int(np.argmax(sims[a]))
+            sim, tau = sims[a, b], self.threshold
+            verdict = f"> τ {tau:g}, counts {sim:.3g}" if sim > tau else f"≤ τ {tau:g}, counts 0"
+            notes.append(f"{p!r} ~ {gold[b]!r}: {sim:.3g} ({verdict})")
+        matched = {b for b in range(len(gold)) if weights[:, b].max() > 0}
+        unmatched = [gold[b] for b in range(len(gold)) if b not in matched]
+        if unmatched:
+            notes.append("no match for " + ", ".join(repr(t) for t in unmatched))
+        return score, "; ".join(notes) or None
 
 
-def _divide(num: np.ndarray, den: np.ndarray, zero_division: float | None) -> np.ndarray:
-    fill = np.nan if zero_division is None else float(zero_division)
-    safe = np.where(den == 0, 1.0, den)
-    out: np.ndarray = np.where(den == 0, fill, num / safe)
-    return out
+def _set_reason(pred: tuple[str, ...], gold: tuple[str, ...], common: set[str]) -> str | None:
+    missed = [t for t in gold if t not in common]
+    extra = [p for p in pred if p not in common]
+    parts = []
+    if missed:
+        parts.append("missed " + ", ".join(repr(t) for t in missed))
+    if extra:
+        parts.append("extra " + ", ".join(repr(p) for p in extra))
+    return "; ".join(parts) or None
 
 
-class _JudgeMetric(Metric):
-    per_record = False
-    kind: ClassVar[str]
+@dataclass(eq=False)
+class JudgeMetric(Metric):
+    """Accuracy, precision, recall or F1 of the judge task (positive = Yes)."""
 
-    def __init__(
-        self,
-        task: str = "task",
-        gold: str = "gold",
-        pred: str = "pred",
-        zero_division: float | None = None,
-    ):
-        self.task, self.gold, self.pred = task, gold, pred
-        self.zero_division = check_zero_division(zero_division)
+    reason = "judge"
+
+    task: str = "task"
+    gold: str = "gold"
+    pred: str = "pred"
+    zero_division: ZeroDivision = None
+    kind: Literal["accuracy", "precision", "recall", "f1"] = "accuracy"
+
+    def __post_init__(self) -> None:
+        self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
         return JudgeStatistic(self.task, self.gold, self.pred)
 
-    def compute(self, summed: np.ndarray) -> np.ndarray:
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
         s = np.asarray(summed, dtype=np.float64)
         tp, fp, fn, tn = s[..., 0], s[..., 1], s[..., 2], s[..., 3]
         zd = self.zero_division
         if self.kind == "accuracy":
-            return _divide(tp + tn, tp + fp + fn + tn, zd)
+            return safe_divide(tp + tn, tp + fp + fn + tn, zd)
         if self.kind == "precision":
-            return _divide(tp, tp + fp, zd)
+            return safe_divide(tp, tp + fp, zd)
         if self.kind == "recall":
-            return _divide(tp, tp + fn, zd)
-        return _divide(2 * tp, 2 * tp + fp + fn, zd)
+            return safe_divide(tp, tp + fn, zd)
+        return safe_divide(2 * tp, 2 * tp + fp + fn, zd)
 
     def count(self, summed: np.ndarray) -> np.ndarray:
         s = np.asarray(summed, dtype=np.float64)
@@ -278,28 +341,30 @@ class _JudgeMetric(Metric):
         }[self.kind]
 
 
-class _SetMetric(Metric):
-    per_record = False
-    kind: ClassVar[str]
-    matcher: ClassVar[Literal["exact", "semantic"]]
+@dataclass(eq=False)
+class SetMetric(Metric):
+    """Precision, recall or F1 of the selection task, exact or semantic (micro-averaged)."""
 
-    def __init__(
-        self,
-        task: str = "task",
-        gold: str = "gold_items",
-        pred: str = "pred_items",
-        threshold: float = 0.7,
-        assignment: SetAssignment = "max",
-        zero_division: float | None = None,
-    ):
+    task: str = "task"
+    gold: str = "gold_items"
+    pred: str = "pred_items"
+    threshold: float = 0.7
+    assignment: SetAssignment = "max"
+    zero_division: ZeroDivision = None
+    kind: Literal["precision", "recall", "f1"] = "precision"
+    matcher: Literal["exact", "semantic"] = "exact"
+
+    def __post_init__(self) -> None:
+        threshold = self.threshold
+        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
+            raise ValueError(f"threshold must be a number within [0, 1], got {threshold!r}")
         if not 0.0 <= threshold <= 1.0:
             raise ValueError(f"threshold must be within [0, 1], got {threshold}")
-        if assignment not in ("max", "one-to-one"):
-            raise ValueError(f"assignment must be max or one-to-one, got {assignment!r}")
-        self.task, self.gold, self.pred = task, gold, pred
+        if self.assignment not in ("max", "one-to-one"):
+            raise ValueError(f"assignment must be max or one-to-one, got {self.assignment!r}")
         self.threshold = float(threshold)
-        self.assignment: SetAssignment = assignment
-        self.zero_division = check_zero_division(zero_division)
+        self.zero_division = check_zero_division(self.zero_division)
+        self.reason = "set" if self.matcher == "exact" else "sem"
 
     def statistic(self) -> Statistic:
         if self.matcher == "exact":
@@ -308,18 +373,16 @@ class _SetMetric(Metric):
             self.task, self.gold, self.pred, "semantic", self.threshold, self.assignment
         )
 
-    def compute(self, summed: np.ndarray) -> np.ndarray:
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
         s = np.asarray(summed, dtype=np.float64)
         score, n_pred, n_gold = s[..., 0], s[..., 1], s[..., 2]
         zd = self.zero_division
-        precision = _divide(score, n_pred, zd)
-        recall = _divide(score, n_gold, zd)
         if self.kind == "precision":
-            return precision
+            return safe_divide(score, n_pred, zd)
         if self.kind == "recall":
-            return recall
+            return safe_divide(score, n_gold, zd)
         # 2PR/(P + R) with P = S/|P|, R = S/|T| is 2S/(|P| + |T|): 0 when nothing matched
-        return _divide(2 * score, n_pred + n_gold, zd)
+        return safe_divide(2 * score, n_pred + n_gold, zd)
 
     def count(self, summed: np.ndarray) -> np.ndarray:
         s = np.asarray(summed, dtype=np.float64)
@@ -344,9 +407,7 @@ _JUDGE_TEXT = {
     "f1": "2TP / (2TP + FP + FN), over judge records (positive = Yes)",
 }
 for _kind, _text in _JUDGE_TEXT.items():
-    register_metric(f"judge_{_kind}", _text)(
-        type(f"Judge{_kind.title()}", (_JudgeMetric,), {"kind": _kind, "__doc__": _text})
-    )
+    register_metric(f"judge_{_kind}", definition=_text, kind=_kind)(JudgeMetric)
 
 _SET_TEXT = {
     ("set", "precision"): "Σ|P ∩ T| / Σ|P| over selection records (exact strings)",
@@ -359,14 +420,14 @@ _SET_TEXT = {
     ("sem", "f1"): "2PR/(P + R) of sem_precision and sem_recall = 2ΣScore / (Σ|P| + Σ|T|)",
 }
 for (_prefix, _kind), _text in _SET_TEXT.items():
-    register_metric(f"{_prefix}_{_kind}", _text)(
-        type(
-            f"{_prefix.title()}{_kind.title()}",
-            (_SetMetric,),
-            {
-                "kind": _kind,
-                "matcher": "exact" if _prefix == "set" else "semantic",
-                "__doc__": _text,
-            },
-        )
-    )
+    if _prefix == "set":  # exact matching has no threshold or assignment
+        register_metric(
+            f"set_{_kind}",
+            definition=_text,
+            kind=_kind,
+            matcher="exact",
+            threshold=0.7,
+            assignment="max",
+        )(SetMetric)
+    else:
+        register_metric(f"sem_{_kind}", definition=_text, kind=_kind, matcher="semantic")(SetMetric)

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..records import FieldSpec, Table
-from .base import Metric, StatBlock, Statistic, register_metric
+from ._policy import ZeroDivision, check_zero_division, safe_divide
+from .protocol import Context, Metric, StatBlock, Statistic
+from .registry import register_metric
 
 __all__ = ["LatencyMean", "LatencyPercentile", "LatencyStatistic"]
 
@@ -32,7 +35,7 @@ class LatencyStatistic(Statistic):
     def fields(self) -> list[FieldSpec]:
         return [FieldSpec(self.field, "number", required=False, minimum=0.0)]
 
-    def compute(self, table: Table) -> StatBlock:
+    def compute(self, table: Table, context: Context) -> StatBlock:
         values = np.asarray(table.column(self.field), dtype=np.float64)
         if self.raw:
             return StatBlock(width=1, rows=values[:, None], decomposable=False)
@@ -42,22 +45,26 @@ class LatencyStatistic(Statistic):
 
 
 @register_metric("avg_latency_sec")
+@dataclass(eq=False)
 class LatencyMean(Metric):
     """Mean latency in seconds over the records that report one."""
 
     definition = "mean of latency_sec over the records that have one"
     higher_is_better = False
 
-    def __init__(self, latency: str = "latency_sec"):
-        self.field = latency
+    latency: str = "latency_sec"
+    zero_division: ZeroDivision = None
+
+    def __post_init__(self) -> None:
+        self.field = self.latency
+        self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
         return LatencyStatistic(self.field)
 
-    def compute(self, summed: np.ndarray) -> np.ndarray:
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
         summed = np.asarray(summed, dtype=np.float64)
-        total, count = summed[..., 0], summed[..., 1]
-        return np.where(count > 0, total / np.where(count > 0, count, 1.0), np.nan)
+        return safe_divide(summed[..., 0], summed[..., 1], self.zero_division)
 
     def count(self, summed: np.ndarray) -> np.ndarray:
         return np.asarray(summed, dtype=np.float64)[..., 1]
@@ -66,6 +73,7 @@ class LatencyMean(Metric):
         return f"no record has {self.field}"
 
 
+@dataclass(eq=False)
 class LatencyPercentile(Metric):
     """The q-th percentile of latency (numpy's linear interpolation)."""
 
@@ -73,11 +81,16 @@ class LatencyPercentile(Metric):
     per_record = False
     higher_is_better = False
 
-    def __init__(self, latency: str = "latency_sec", q: float = 95.0):
-        if not 0.0 <= q <= 100.0:
-            raise ValueError(f"q must be within [0, 100], got {q}")
-        self.field = latency
-        self.q = float(q)
+    latency: str = "latency_sec"
+    q: float = 95.0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.q, bool) or not isinstance(self.q, int | float):
+            raise ValueError(f"q must be a number within [0, 100], got {self.q!r}")
+        if not 0.0 <= self.q <= 100.0:
+            raise ValueError(f"q must be within [0, 100], got {self.q}")
+        self.field = self.latency
+        self.q = float(self.q)
 
     def statistic(self) -> Statistic:
         return LatencyStatistic(self.field, raw=True)
@@ -104,7 +117,7 @@ class LatencyPercentile(Metric):
         b = float(sorted_values[j])
         return _lerp(a, b, frac)
 
-    def compute_rows(self, rows: np.ndarray, weights: np.ndarray | None = None) -> float:
+    def finalize_rows(self, rows: np.ndarray, weights: np.ndarray | None = None) -> float:
         _, sorted_values = self._prepare(rows)
         cumulative = self._cumulative(rows, weights)
         m = float(cumulative[-1]) if cumulative.size else 0.0
@@ -123,7 +136,7 @@ class LatencyPercentile(Metric):
         _, a = self._prepare(rows)
         m = a.shape[0]
         n = rows.shape[0]
-        full = self.compute_rows(rows)
+        full = self.finalize_rows(rows)
         values: list[float] = []
         counts: list[float] = []
         if n - m:
@@ -193,18 +206,13 @@ def _lerp(a: float, b: float, t: float) -> float:
     return b - diff * (1.0 - t) if t >= 0.5 else a + diff * t
 
 
-def _percentile_factory(q: float) -> type[LatencyPercentile]:
-    class _Percentile(LatencyPercentile):
-        def __init__(self, latency: str = "latency_sec"):
-            super().__init__(latency, q)
-
-    _Percentile.__name__ = f"LatencyP{int(q)}"
-    _Percentile.__doc__ = f"The {int(q)}th percentile of latency_sec (numpy linear interpolation)."
-    return _Percentile
-
-
 register_metric(
-    "latency_percentile", "the q-th percentile of latency_sec (numpy's linear interpolation)"
+    "latency_percentile",
+    definition="the q-th percentile of latency_sec (numpy's linear interpolation)",
 )(LatencyPercentile)
 for _q in (50, 95, 99):
-    register_metric(f"p{_q}_latency_sec")(_percentile_factory(_q))
+    register_metric(
+        f"p{_q}_latency_sec",
+        definition=f"The {_q}th percentile of latency_sec (numpy linear interpolation).",
+        q=float(_q),
+    )(LatencyPercentile)

@@ -1,7 +1,16 @@
-"""Reports of a result: files (results.json, records.jsonl, report.md), console tables."""
+"""Reports of a result: files (results.json, records.jsonl, report.md, comparison.json) and
+console tables. Reports only read results; nothing here calls into metrics or the engine."""
 
-from .console import print_result
-from .files import write_outputs
+from .console import print_comparison, print_notes, print_profile, print_result
+from .files import write_comparison, write_outputs
 from .markdown import render_markdown
 
-__all__ = ["print_result", "render_markdown", "write_outputs"]
+__all__ = [
+    "print_comparison",
+    "print_notes",
+    "print_profile",
+    "print_result",
+    "render_markdown",
+    "write_comparison",
+    "write_outputs",
+]

@@ -1,14 +1,33 @@
-"""Console output: the metric table (with intervals) and the confusion matrix, with rich."""
+"""Console output of a run or a comparison, with rich: tables of metrics (with intervals), the
+confusion matrix, slices, failures, notes and the time per phase."""
 
 from __future__ import annotations
 
 from rich.console import Console
 from rich.table import Table
 
-from ..results import EvaluationResult
+from ..results import ComparisonResult, EvaluationResult
 from .format import fmt_interval, fmt_number, fmt_value
 
-__all__ = ["print_result"]
+__all__ = ["print_comparison", "print_notes", "print_profile", "print_result"]
+
+
+def print_notes(notes: list[str], console: Console) -> None:
+    """Things the user should know (deprecated names...), one line each."""
+    for note in notes:
+        console.print(f"[yellow]note:[/yellow] {note}", highlight=False)
+
+
+def print_profile(seconds: dict[str, float], console: Console) -> None:
+    """Seconds and share of each phase of the run (``--profile``)."""
+    total = sum(seconds.values())
+    table = Table(title=f"time per phase ({total:.2f} s)", title_justify="left")
+    table.add_column("phase", style="bold")
+    table.add_column("seconds", justify="right")
+    table.add_column("share", justify="right")
+    for name, value in seconds.items():
+        table.add_row(name, f"{value:.3f}", f"{value / total:.1%}" if total else "—")
+    console.print(table)
 
 
 def print_result(result: EvaluationResult, console: Console) -> None:
@@ -18,7 +37,7 @@ def print_result(result: EvaluationResult, console: Console) -> None:
     if result.n_records != result.data.n_loaded:
         title += f" (of {result.data.n_loaded} loaded)"
     table = Table(title=title, title_justify="left")
-    table.add_column("metric", style="bold")
+    table.add_column("metric", style="bold", no_wrap=True)
     table.add_column("value", justify="right")
     by = f", by {sig.unit}" if sig.unit else ""
     ci_head = f"{sig.ci_level:.0%} CI ({sig.ci_method}{by})" if sig.bootstrap else "CI (off)"
@@ -72,3 +91,50 @@ def print_result(result: EvaluationResult, console: Console) -> None:
     if any(failure_counts.values()):
         shown = ", ".join(f"{name} {count}" for name, count in failure_counts.items())
         console.print(f"[red]failures:[/red] {shown}")
+    print_notes(result.notes, console)
+
+
+def print_comparison(result: ComparisonResult, console: Console) -> None:
+    """The comparison table: both values, the difference, its interval and p-value."""
+    signature = result.signature
+    by = f", by {signature.unit}" if signature.unit else ""
+    title = f"{result.suite}: candidate {result.candidate} vs baseline {result.baseline}, "
+    title += f"{result.n_records} records"
+    table = Table(title=title, title_justify="left")
+    table.add_column("metric", style="bold", no_wrap=True)
+    for column in ("candidate", "baseline", "delta"):
+        table.add_column(column, justify="right")
+    head = f"{signature.ci_level:.0%} CI of delta ({signature.ci_method}{by})"
+    table.add_column(head if signature.bootstrap else "CI (off)", justify="right")
+    table.add_column("p", justify="right")
+    table.add_column("note", overflow="fold", max_width=50)
+    for name, m in result.metrics.items():
+        delta = fmt_number(m.delta)
+        excludes_zero = (
+            m.ci_low is not None and m.ci_high is not None and (m.ci_low > 0 or m.ci_high < 0)
+        )
+        if m.delta is not None and excludes_zero:  # green: better, red: worse
+            better = (m.delta > 0) == m.higher_is_better
+            delta = f"[{'green' if better else 'red'}]{delta}[/]"
+        interval = (
+            f"[{fmt_number(m.ci_low)}, {fmt_number(m.ci_high)}]"
+            if m.ci_low is not None and m.ci_high is not None
+            else ""
+        )
+        p_value = "" if m.p_value is None else f"{m.p_value:.4f}"
+        table.add_row(
+            name,
+            fmt_number(m.candidate),
+            fmt_number(m.baseline),
+            delta,
+            interval,
+            p_value,
+            m.note or "",
+        )
+    console.print(table)
+    for side, failed in result.failures.items():
+        counts = {k: v for k, v in failed.model_dump().items() if v}
+        if counts:
+            shown = ", ".join(f"{k} {v}" for k, v in counts.items())
+            console.print(f"[yellow]{side} failures: {shown}[/yellow]")
+    print_notes(result.notes, console)

@@ -1,4 +1,5 @@
-"""Writing a run's files: results.json, records.jsonl and report.md, all or nothing."""
+"""Writing a run's files (results.json, records.jsonl, report.md) or a comparison's
+(comparison.json), all or nothing."""
 
 from __future__ import annotations
 
@@ -9,10 +10,10 @@ from pathlib import Path
 
 import orjson
 
-from ..results import EvaluationResult
+from ..results import ComparisonResult, EvaluationResult
 from .markdown import render_markdown
 
-__all__ = ["OUTPUT_FILES", "write_outputs"]
+__all__ = ["OUTPUT_FILES", "write_comparison", "write_outputs"]
 
 OUTPUT_FILES = ("results.json", "records.jsonl", "report.md")
 
@@ -40,3 +41,14 @@ def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict
         return paths
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def write_comparison(result: ComparisonResult, out: str | os.PathLike[str]) -> Path:
+    """Write comparison.json into ``out`` (atomically: a temporary file, then a rename)."""
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    path = target / "comparison.json"
+    temporary = target / ".comparison.json.tmp"
+    temporary.write_text(result.to_json() + "\n", encoding="utf-8")
+    os.replace(temporary, path)
+    return path

@@ -72,6 +72,7 @@ def render_markdown(result: EvaluationResult) -> str:
     failures = ", ".join(f"{k} {v}" for k, v in result.failures.model_dump().items())
     lines.append(f"- Failures: {failures}")
     lines.append(f"- pingce {result.pingce_version}")
+    lines += [f"- Note: {note}" for note in result.notes]
     if result.sampling is not None:
         s = result.sampling
         lines += ["", "## Sampling", ""]

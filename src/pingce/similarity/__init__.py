@@ -11,8 +11,11 @@ from typing import Any
 from ..errors import OptionError
 from .base import BackendStats, Pair, SimilarityBackend, SimilarityTable
 from .cache import SimilarityCache, default_cache_path
+from .names import BACKEND_NAMES, BackendName, parse_backend_name
 
 __all__ = [
+    "BACKEND_NAMES",
+    "BackendName",
     "BackendStats",
     "Pair",
     "SimilarityBackend",
@@ -21,6 +24,7 @@ __all__ = [
     "backend_options",
     "default_cache_path",
     "make_backend",
+    "parse_backend_name",
 ]
 
 
@@ -59,12 +63,15 @@ def make_backend(
 ) -> SimilarityBackend:
     """A backend from its command-line name. ``cache``: a path, None for the default file, or
     False for no cache. ``options`` go to the backend (judge template, concurrency, prices...)."""
-    kind, _, model = spec.partition(":")
+    try:
+        name = parse_backend_name(spec)
+    except ValueError as exc:
+        raise OptionError(f"--similarity {exc}") from None
     store: SimilarityCache | None = None
-    if kind in ("openai", "embedding-api", "rerank") and cache is not False:
+    if name.kind in ("openai", "embedding-api", "rerank") and cache is not False:
         store = SimilarityCache(default_cache_path() if cache in (None, True) else Path(str(cache)))
     try:
-        return _build(spec, kind, model, base_url, store, options)
+        return _build(spec, name, base_url, store, options)
     except BaseException:
         if store is not None:
             store.close()
@@ -73,53 +80,45 @@ def make_backend(
 
 def _build(
     spec: str,
-    kind: str,
-    model: str,
+    name: BackendName,
     base_url: str | None,
     store: SimilarityCache | None,
     options: dict[str, Any] | None,
 ) -> SimilarityBackend:
+    kind, model = name.kind, name.model
     try:
-        if kind == "exact" and not model:
+        if kind == "exact":
             from .lexical import ExactBackend
 
             return ExactBackend()
-        if kind == "levenshtein" and not model:
+        if kind == "levenshtein":
             from .lexical import LevenshteinBackend
 
             return LevenshteinBackend()
         if kind == "lexical":
             from .lexical import LexicalBackend
 
-            if model:
-                low, _, high = model.removeprefix("char-").partition("-")
-                return LexicalBackend(int(low), int(high or low))
-            return LexicalBackend()
-        if kind == "embedding" and model:
+            return LexicalBackend(*name.lexical_orders) if name.lexical_orders else LexicalBackend()
+        if kind == "embedding":
             from .embedding import EmbeddingBackend
 
             return EmbeddingBackend(model, **_accepted(EmbeddingBackend, options))
-        if kind == "embedding-api" and model:
+        if kind == "embedding-api":
             from .embedding import EmbeddingAPIBackend
 
             return EmbeddingAPIBackend(
                 model, base_url=base_url, cache=store, **_accepted(EmbeddingAPIBackend, options)
             )
-        if kind == "rerank" and model:
+        if kind == "rerank":
             from .rerank import RerankBackend
 
             return RerankBackend(
                 model, base_url=base_url, cache=store, **_accepted(RerankBackend, options)
             )
-        if kind == "openai" and model:
-            from .judge import JudgeBackend
+        from .judge import JudgeBackend
 
-            return JudgeBackend(
-                model, base_url=base_url, cache=store, **_accepted(JudgeBackend, options)
-            )
+        return JudgeBackend(
+            model, base_url=base_url, cache=store, **_accepted(JudgeBackend, options)
+        )
     except (TypeError, ValueError) as exc:
         raise OptionError(f"--similarity {spec}: {exc}") from None
-    raise OptionError(
-        f"--similarity {spec!r}: expected exact, levenshtein, lexical[:char-1-3], "
-        "embedding:<model or path>, embedding-api:<model>, rerank:<model> or openai:<model>"
-    )

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import math
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+
+from ..progress import Advance
 
 __all__ = [
     "BackendStats",
@@ -27,7 +29,6 @@ __all__ = [
 ]
 
 Pair = tuple[str, str]
-Progress = Callable[[float], None]
 
 
 @dataclass
@@ -98,7 +99,7 @@ class SimilarityBackend(ABC):
 
     @abstractmethod
     def score_distinct(
-        self, pairs: Sequence[Pair], stats: BackendStats, progress: Progress | None = None
+        self, pairs: Sequence[Pair], stats: BackendStats, progress: Advance | None = None
     ) -> np.ndarray:
         """Scores of distinct pairs, NaN where a score could not be obtained."""
 
@@ -106,7 +107,7 @@ class SimilarityBackend(ABC):
         """Release resources (connections, models)."""
 
     def score(
-        self, pairs: Iterable[Pair], progress: Progress | None = None
+        self, pairs: Iterable[Pair], progress: Advance | None = None
     ) -> tuple[SimilarityTable, BackendStats]:
         """Score pairs, each distinct pair once; an exact match scores 1 without a model."""
         stats = BackendStats()

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from ..errors import OptionError
-from .base import BackendStats, Pair, Progress, SimilarityBackend
+from ..progress import Advance
+from .base import BackendStats, Pair, SimilarityBackend
 from .cache import SimilarityCache, public_url
 from .http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
 from .remote import RemoteBackend
@@ -113,7 +114,7 @@ class EmbeddingBackend(SimilarityBackend):
         return _unit(np.asarray(vectors, dtype=np.float64))
 
     def score_distinct(
-        self, pairs: Sequence[Pair], stats: BackendStats, progress: Progress | None = None
+        self, pairs: Sequence[Pair], stats: BackendStats, progress: Advance | None = None
     ) -> np.ndarray:
         texts = list(dict.fromkeys(t for pair in pairs for t in pair))
         vectors = self.encode(texts, stats)
@@ -219,7 +220,7 @@ class EmbeddingAPIBackend(RemoteBackend):
         return out, failed
 
     def score_distinct(
-        self, pairs: Sequence[Pair], stats: BackendStats, progress: Progress | None = None
+        self, pairs: Sequence[Pair], stats: BackendStats, progress: Advance | None = None
     ) -> np.ndarray:
         scores, todo = self.from_cache(pairs, stats, None)
         if todo:

@@ -15,7 +15,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .base import BackendStats, Pair, Progress, SimilarityBackend
+from ..progress import Advance
+from .base import BackendStats, Pair, SimilarityBackend
 
 __all__ = ["FakeBackend"]
 
@@ -42,7 +43,7 @@ class FakeBackend(SimilarityBackend):
         return self.label
 
     def score_distinct(
-        self, pairs: Sequence[Pair], stats: BackendStats, progress: Progress | None = None
+        self, pairs: Sequence[Pair], stats: BackendStats, progress: Advance | None = None
     ) -> np.ndarray:
         self.asked.extend(pairs)
         out = np.full(len(pairs), np.nan)

@@ -1,4 +1,4 @@
-"""Offline backends without a model: exact match, Levenshtein, character n-gram TF-IDF cosine."""
+"""Offline backends without a model: exact match, Levenshtein, character n-gram count cosine."""
 
 from __future__ import annotations
 
@@ -7,7 +7,8 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import sparse
 
-from .base import BackendStats, Pair, Progress, SimilarityBackend
+from ..progress import Advance
+from .base import BackendStats, Pair, SimilarityBackend
 
 __all__ = ["ExactBackend", "LevenshteinBackend", "LexicalBackend"]
 
@@ -21,7 +22,7 @@ class ExactBackend(SimilarityBackend):
         return "exact"
 
     def score_distinct(
-        self, pairs: Sequence[Pair], stats: BackendStats, progress: Progress | None = None
+        self, pairs: Sequence[Pair], stats: BackendStats, progress: Advance | None = None
     ) -> np.ndarray:
         if progress is not None:
             progress(len(pairs))
@@ -37,7 +38,7 @@ class LevenshteinBackend(SimilarityBackend):
         return "levenshtein:normalized"
 
     def score_distinct(
-        self, pairs: Sequence[Pair], stats: BackendStats, progress: Progress | None = None
+        self, pairs: Sequence[Pair], stats: BackendStats, progress: Advance | None = None
     ) -> np.ndarray:
         from rapidfuzz.distance import Levenshtein
 
@@ -76,7 +77,7 @@ class LexicalBackend(SimilarityBackend):
         ]
 
     def score_distinct(
-        self, pairs: Sequence[Pair], stats: BackendStats, progress: Progress | None = None
+        self, pairs: Sequence[Pair], stats: BackendStats, progress: Advance | None = None
     ) -> np.ndarray:
         texts = list(dict.fromkeys(t for pair in pairs for t in pair))
         index = {t: i for i, t in enumerate(texts)}

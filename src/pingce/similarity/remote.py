@@ -10,7 +10,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..errors import OptionError
-from .base import BackendStats, Pair, Progress, SimilarityBackend
+from ..progress import Advance
+from .base import BackendStats, Pair, SimilarityBackend
 from .cache import SimilarityCache
 from .http import RetryPolicy
 
@@ -70,7 +71,7 @@ class RemoteBackend(SimilarityBackend):
         return headers
 
     def from_cache(
-        self, pairs: Sequence[Pair], stats: BackendStats, progress: Progress | None
+        self, pairs: Sequence[Pair], stats: BackendStats, progress: Advance | None
     ) -> tuple[np.ndarray, list[int]]:
         """Scores of the cached pairs (NaN elsewhere) and the indices still to ask."""
         scores = np.full(len(pairs), np.nan)

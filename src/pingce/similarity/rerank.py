@@ -19,7 +19,8 @@ from typing import Any, Literal
 import numpy as np
 
 from ..errors import OptionError
-from .base import BackendStats, Pair, Progress
+from ..progress import Advance
+from .base import BackendStats, Pair
 from .cache import SimilarityCache, public_url
 from .http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
 from .judge import _count
@@ -74,7 +75,7 @@ class RerankBackend(RemoteBackend):
         return base + "/rerank"
 
     def score_distinct(
-        self, pairs: Sequence[Pair], stats: BackendStats, progress: Progress | None = None
+        self, pairs: Sequence[Pair], stats: BackendStats, progress: Advance | None = None
     ) -> np.ndarray:
         scores, todo = self.from_cache(pairs, stats, progress)
         if todo:
@@ -106,7 +107,7 @@ class RerankBackend(RemoteBackend):
         todo: list[int],
         scores: np.ndarray,
         stats: BackendStats,
-        progress: Progress | None,
+        progress: Advance | None,
     ) -> None:
         pending, flush = self.writer(stats)
         url = self._url()

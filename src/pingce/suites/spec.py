@@ -1,42 +1,25 @@
 """Suites are data: a YAML file names the fields, the label scale and the metrics with their
-arguments. This module validates it (an error names the key that is wrong) and builds the metric
-objects from the registry.
+arguments. This module is the file's schema (pydantic): validation only; :mod:`.build` turns a
+valid spec into metric objects.
 """
 
 from __future__ import annotations
 
-import inspect
-import os
-from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
-import yaml
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
     StrictInt,
     StrictStr,
-    ValidationError,
     field_validator,
 )
 
-from ..errors import SuiteError
-from ..labels import LabelScale
-from ..metrics.base import (
-    Metric,
-    TableMetric,
-    ZeroDivision,
-    create_metric,
-    create_table,
-    metric_registry,
-    table_registry,
-)
-from ..records import FieldSpec, parse_path
+from ..metrics._policy import ZeroDivision, check_zero_division
+from ..records import parse_path
 
-__all__ = ["BuiltSuite", "SuiteSpec", "builtin_suites", "load_suite"]
+__all__ = ["DefaultsSpec", "LabelsSpec", "SuiteSpec"]
 
 
 class LabelsSpec(BaseModel):
@@ -57,12 +40,10 @@ class DefaultsSpec(BaseModel):
 
     zero_division: ZeroDivision = None
 
-    @field_validator("zero_division")
+    @field_validator("zero_division", mode="before")
     @classmethod
-    def _policy(cls, value: ZeroDivision) -> ZeroDivision:
-        if value is not None and value not in (0.0, 1.0):
-            raise ValueError("zero_division must be null, 0 or 1")
-        return value
+    def _policy(cls, value: object) -> ZeroDivision:
+        return check_zero_division(value)
 
 
 class SuiteSpec(BaseModel):
@@ -112,6 +93,8 @@ class SuiteSpec(BaseModel):
     @field_validator("similarity")
     @classmethod
     def _backend_options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        if not value:
+            return value
         from ..similarity import backend_options
 
         known = backend_options()
@@ -129,173 +112,3 @@ class SuiteSpec(BaseModel):
         if isinstance(value, dict):
             return {k: ({} if v is None else v) for k, v in value.items()}
         return value
-
-
-@dataclass
-class BuiltSuite:
-    """A suite ready to run: its spec, scale, metric objects and the fields they read."""
-
-    spec: SuiteSpec
-    source: str
-    scale: LabelScale | None
-    metrics: dict[str, Metric]
-    tables: dict[str, TableMetric]
-
-    def items(self) -> dict[str, Metric | TableMetric]:
-        """Every metric and table by result name."""
-        return {**self.metrics, **self.tables}
-
-    def fields(self) -> list[FieldSpec]:
-        """Every field any metric or table reads, each once."""
-        seen: dict[str, FieldSpec] = {}
-        for item in self.items().values():
-            for spec in item.statistic().fields():
-                seen.setdefault(spec.path, spec)
-        return list(seen.values())
-
-    def label_fields(self) -> set[str]:
-        """Paths of the fields read as labels."""
-        return {f.path for f in self.fields() if f.kind == "label"}
-
-
-def builtin_suites() -> dict[str, str]:
-    """Built-in suite names and their one-line descriptions."""
-    out = {}
-    for entry in sorted(resources.files("pingce.suites").iterdir(), key=lambda p: p.name):
-        if entry.name.endswith(".yaml"):
-            data = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
-            out[entry.name[: -len(".yaml")]] = str(data.get("description", "")).strip()
-    return out
-
-
-def _format_loc(loc: tuple[int | str, ...]) -> str:
-    return ".".join(str(part) for part in loc)
-
-
-def _build(
-    kind: str,
-    name: str,
-    entry: dict[str, Any],
-    spec: SuiteSpec,
-    scale: LabelScale | None,
-    source: str,
-) -> Any:
-    args = dict(entry)
-    registered = args.pop("metric", name) if kind == "metric" else args.pop("table", name)
-    registry = metric_registry() if kind == "metric" else table_registry()
-    info = registry.get(str(registered))
-    key = f"{kind}s.{name}"
-    if info is None:
-        raise SuiteError(
-            f"unknown {kind} {registered!r}; `pingce metrics` lists them: "
-            + ", ".join(sorted(registry)),
-            source=source,
-            key=key,
-        )
-    params = inspect.signature(info.factory).parameters
-    for param, path in spec.inputs.items():
-        if param in params and param not in args:
-            args[param] = path
-    if "scale" in params:
-        if "scale" in args:
-            raise SuiteError(
-                "the label scale is set by the suite's `labels`", source=source, key=key
-            )
-        if scale is None:
-            raise SuiteError(
-                f"{kind} {registered!r} needs the suite's `labels`", source=source, key=key
-            )
-        args["scale"] = scale
-    defaults = {"zero_division": spec.defaults.zero_division, **(spec.defaults.model_extra or {})}
-    for param, value in defaults.items():
-        if param in params and param not in args:
-            args[param] = value
-    try:
-        item = (create_metric if kind == "metric" else create_table)(str(registered), **args)
-    except SuiteError as exc:
-        raise SuiteError(exc.reason, source=source, key=key) from None
-    item.name = name
-    item.args.pop("scale", None)
-    return item
-
-
-def load_suite(suite: str | os.PathLike[str] | SuiteSpec) -> BuiltSuite:
-    """Load a built-in suite by name, a suite YAML file by path, or a :class:`SuiteSpec`."""
-    if isinstance(suite, SuiteSpec):
-        spec, source = suite, f"<suite {suite.name}>"
-    else:
-        text, source = _read(suite)
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise SuiteError(f"not valid YAML: {exc}", source=source) from None
-        if not isinstance(data, dict):
-            raise SuiteError("a suite file must be a mapping of keys", source=source)
-        try:
-            spec = SuiteSpec.model_validate(data)
-        except ValidationError as exc:
-            first = exc.errors()[0]
-            if first["loc"][:2] == ("labels", "values") and isinstance(first.get("input"), bool):
-                raise SuiteError(
-                    f"a label must be a string or an integer, got {first['input']!r}: YAML reads "
-                    "unquoted yes/no/true/false as booleans, so quote such labels",
-                    source=source,
-                    key=_format_loc(first["loc"][:3]),
-                ) from None
-            shown = "" if first["loc"][:1] == ("similarity",) else f" (got {first.get('input')!r})"
-            raise SuiteError(  # similarity options are not echoed: they may hold a key
-                f"{first['msg']}{shown}"
-                if first["type"] != "missing"
-                else "required key is missing",
-                source=source,
-                key=_format_loc(first["loc"]),
-            ) from None
-    scale = None
-    if spec.labels is not None:
-        try:
-            scale = LabelScale.from_spec(
-                spec.labels.values, spec.labels.aliases, spec.labels.case_insensitive
-            )
-        except ValueError as exc:
-            raise SuiteError(str(exc), source=source, key="labels") from None
-    metrics = {
-        name: _build("metric", name, entry, spec, scale, source)
-        for name, entry in spec.metrics.items()
-    }
-    tables = {
-        name: _build("table", name, entry, spec, scale, source)
-        for name, entry in spec.tables.items()
-    }
-    for name, item in {**metrics, **tables}.items():
-        needed = item.statistic().unit_field
-        if needed is not None and spec.unit != needed:
-            raise SuiteError(
-                f"metric {item.registry_name!r} reads the records of one {needed!r} together, "
-                f"so the suite must resample whole units of it: add `unit: {needed}`",
-                source=source,
-                key="unit" if spec.unit is not None else f"metrics.{name}",
-            )
-    if spec.unit is not None:
-        for name, metric in metrics.items():
-            if not metric.decomposable:
-                raise SuiteError(
-                    f"metric {metric.registry_name!r} does not add up over records, so it cannot "
-                    f"be resampled by unit ({spec.unit!r}); drop `unit` or the metric",
-                    source=source,
-                    key=f"metrics.{name}",
-                )
-    return BuiltSuite(spec=spec, source=source, scale=scale, metrics=metrics, tables=tables)
-
-
-def _read(suite: str | os.PathLike[str]) -> tuple[str, str]:
-    text_name = os.fspath(suite)
-    builtins = builtin_suites()
-    if text_name in builtins:
-        resource = resources.files("pingce.suites") / f"{text_name}.yaml"
-        return resource.read_text(encoding="utf-8"), f"built-in suite {text_name}"
-    path = Path(text_name)
-    if path.is_file():
-        return path.read_text(encoding="utf-8"), text_name
-    raise SuiteError(
-        f"no built-in suite or suite file {text_name!r}; built-in suites: {', '.join(builtins)}"
-    )

@@ -1,0 +1,308 @@
+"""The one path of a run: load -> plan -> check -> sample -> similarities -> statistics ->
+values, per-record values and reasons -> intervals -> slices -> result.
+
+``pingce run``, ``pingce.evaluate``, ``pingce compare`` and ``pingce calibrate`` all go through the
+phases here (:mod:`.compare` runs them for both sides). Each statistic is computed once and
+shared by every metric that reads it; corpus values, per-record values, slices and bootstrap
+intervals are all finalisations of the same blocks, and no model is called after the
+similarity phase.
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import zlib
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._version import __version__
+from ..metrics.protocol import Context, StatBlock
+from ..options import RunOptions
+from ..progress import ProgressHook, no_progress
+from ..records import Table, load_records
+from ..results import (
+    DataInfo,
+    EvaluationResult,
+    MetricResult,
+    Signature,
+    SliceResult,
+)
+from ..sampling import SamplingInfo, sample_indices
+from ..stats import Interval, bootstrap_intervals
+from ..suites.build import BuiltSuite, load_suite
+from ..suites.spec import SuiteSpec
+from .groups import slice_keys, slice_order, unit_codes
+from .plan import Plan, check_records, make_plan
+from .profile import Profile
+from .similarities import BackendChoice, Scored, score_pairs
+from .values import count_failures, metric_values, record_rows, table_values
+
+__all__ = ["Blocks", "Data", "Run", "evaluate_suite", "load", "plan_run", "statistics"]
+
+Data = str | os.PathLike[str] | Iterable[Mapping[str, Any]]
+"""Records: a JSONL/CSV path or an iterable of dictionaries."""
+Blocks = dict[Hashable, StatBlock]
+
+
+def plan_run(
+    suite: str | os.PathLike[str] | SuiteSpec | BuiltSuite,
+    options: RunOptions,
+    *,
+    comparison: bool = False,
+) -> Plan:
+    """Validate the options, load the suite with them laid over its defaults, and plan (for a
+    comparison, the suite's ``match_by`` fields are read too)."""
+    options.validate()
+    built = load_suite(suite, defaults=options.suite_defaults())
+    identify = built.spec.match_by or [] if comparison else []
+    return make_plan(built, options, identify=identify)
+
+
+def load(plan: Plan, data: Data, progress: ProgressHook, label: str = "records") -> Table:
+    """Read and validate the fields the plan needs (a progress bar over the file's bytes)."""
+    total: float | None = None
+    if isinstance(data, str | os.PathLike) and os.path.isfile(data):
+        total = float(os.path.getsize(data))
+    advance = progress(f"loading {label}", total)
+    table = load_records(
+        data,
+        plan.fields,
+        id_path=plan.suite.spec.id_field,
+        progress=advance if total is not None else None,
+    )
+    if not isinstance(data, str | os.PathLike) and label != "records":
+        table.source = f"<{label}>"  # two lists of dicts: say which is which
+    return table
+
+
+def similarities(plan: Plan, tables: Sequence[Table], progress: ProgressHook) -> Scored | None:
+    """Score every pair any statistic needs on any of ``tables``, with one backend."""
+    needing = [s for s in plan.statistics.values() if s.needs_similarity]
+    if not needing:
+        return None
+    pairs = (p for table in tables for s in needing for p in s.pairs(table))
+    options = plan.options
+    choice = BackendChoice(
+        options.similarity, options.base_url, options.cache, plan.suite.spec.similarity
+    )
+    return score_pairs(pairs, choice, progress)
+
+
+def pairs_of(plan: Plan, table: Table) -> list[tuple[str, str]]:
+    """The distinct pairs the statistics need on ``table``."""
+    needing = [s for s in plan.statistics.values() if s.needs_similarity]
+    return list(dict.fromkeys(p for s in needing for p in s.pairs(table)))
+
+
+def statistics(plan: Plan, table: Table, scored: Scored | None) -> Blocks:
+    """Every statistic of the plan over ``table``, once each."""
+    context = Context(similarity=None if scored is None else scored.table)
+    return {key: s.compute(table, context) for key, s in plan.statistics.items()}
+
+
+def versions() -> dict[str, str]:
+    """Versions that the numbers depend on."""
+    import scipy
+
+    return {
+        "pingce": __version__,
+        "python": platform.python_version(),
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+    }
+
+
+def signature(plan: Plan, scored: Scored | None) -> Signature:
+    """Everything needed to reproduce the numbers."""
+    options, suite = plan.options, plan.suite
+    return Signature(
+        seed=options.seed,
+        bootstrap=options.bootstrap,
+        ci_method=options.ci_method,
+        ci_level=options.ci_level,
+        similarity=None if scored is None else scored.signature,
+        unit=suite.spec.unit,
+        zero_division=suite.spec.defaults.zero_division,
+        labels=list(suite.scale.labels) if suite.scale is not None else None,
+        metrics={name: item.describe() for name, item in suite.items().items()},
+        versions=versions(),
+    )
+
+
+def _stable_hash(text: str) -> int:
+    return zlib.crc32(text.encode("utf-8"))
+
+
+@dataclass
+class Run:
+    """A run in progress: the plan, the records, their statistic blocks and unit codes."""
+
+    plan: Plan
+    table: Table
+    blocks: Blocks
+    units: np.ndarray | None
+    progress: ProgressHook
+
+    def values(
+        self, blocks: Blocks, seed: int | list[int], label: str, units: np.ndarray | None
+    ) -> tuple[dict[str, MetricResult], dict[str, dict[str, Any]]]:
+        """Values, intervals and tables over ``blocks``; with ``units`` (a unit code per record)
+        the bootstrap resamples whole units."""
+        plan, options = self.plan, self.plan.options
+        results = metric_values(plan, blocks)
+        intervals: dict[str, Interval] = {}
+        if options.bootstrap > 0:
+            resampled: Mapping[Hashable, StatBlock] = blocks
+            if units is not None:
+                codes, dense = np.unique(units, return_inverse=True)
+                resampled = {k: b.grouped(dense, len(codes)) for k, b in blocks.items()}
+            advance = self.progress(f"bootstrap {label}".strip(), float(options.bootstrap))
+            intervals = bootstrap_intervals(
+                resampled,
+                {name: (m, plan.keys[name]) for name, m in plan.metrics.items()},
+                {name: r.value for name, r in results.items()},
+                resamples=options.bootstrap,
+                seed=seed,
+                method=options.ci_method,
+                level=options.ci_level,
+                progress=advance,
+            )
+        for name, interval in intervals.items():
+            results[name] = results[name].model_copy(
+                update={"ci_low": interval.low, "ci_high": interval.high, "ci_note": interval.note}
+            )
+        return results, table_values(plan, blocks)
+
+    def slices(self) -> dict[str, SliceResult]:
+        """Metrics per value of each ``--slice`` field."""
+        plan, table, units = self.plan, self.table, self.units
+        out: dict[str, SliceResult] = {}
+        for path in plan.options.slices:
+            names, inverse = np.unique(
+                np.asarray(slice_keys(table, path, plan), dtype=object).astype(str),
+                return_inverse=True,
+            )
+            values = [str(v) for v in names]
+            # a field that varies within a unit splits units: metrics that read a unit as a
+            # whole (a dialogue's slope) have no value in such slices, rather than a misleading one
+            splits_units = units is not None and (
+                np.unique(np.stack([units, inverse]), axis=1).shape[1] > np.unique(units).size
+            )
+            for i in slice_order(values, path, plan):
+                key = f"{path}={values[i]}"
+                rows = np.flatnonzero(inverse == i)
+                sub = {k: b.take(rows) for k, b in self.blocks.items()}
+                metrics, tables = self.values(
+                    sub,
+                    [plan.options.seed, 2, _stable_hash(key)],
+                    key,
+                    None if units is None else units[rows],
+                )
+                if splits_units:
+                    for name in plan.metrics:
+                        unit = plan.statistic_of(name).unit_field
+                        if unit is not None:
+                            metrics[name] = MetricResult(
+                                value=None,
+                                n=0,
+                                undefined_reason=f"{path} varies within {unit} units and "
+                                f"{plan.metrics[name].registry_name} reads each {unit} as a whole: "
+                                f"slice by a field that is constant within a {unit}",
+                            )
+                out[key] = SliceResult(n_records=int(rows.shape[0]), metrics=metrics, tables=tables)
+        return out
+
+
+def sample(
+    plan: Plan, table: Table, units: np.ndarray | None
+) -> tuple[Table, np.ndarray | None, SamplingInfo | None]:
+    """``--sample N [--stratify FIELD]``: the drawn records (whole units in a unit suite)."""
+    options = plan.options
+    if options.sample is None:
+        return table, units, None
+    keys = None
+    order = None
+    if options.stratify:
+        keys = slice_keys(table, options.stratify, plan)
+        scale = plan.label_scales.get(options.stratify)
+        if scale is not None:
+            order = list(scale.labels)
+    population, noun = table.n, "records"
+    if units is not None:  # draw whole units; a unit's stratum is that of its first record
+        population, noun = int(units.max()) + 1, f"units of {plan.unit}"
+        first = np.full(population, table.n, dtype=np.int64)
+        np.minimum.at(first, units, np.arange(table.n))
+        keys = None if keys is None else [keys[i] for i in first]
+    index, info = sample_indices(
+        keys,
+        population,
+        options.sample,
+        seed=options.seed,
+        allocation=options.allocation,
+        short=options.short_strata,
+        field=options.stratify,
+        order=order,
+        noun=noun,
+    )
+    if units is not None:
+        info = info.model_copy(update={"unit": plan.unit})
+        index = np.flatnonzero(np.isin(units, index))
+    return table.take(index), None if units is None else units[index], info
+
+
+def evaluate_suite(
+    suite: str | os.PathLike[str] | SuiteSpec | BuiltSuite,
+    data: Data,
+    options: RunOptions | None = None,
+    *,
+    progress: ProgressHook | None = None,
+    profile: Profile | None = None,
+) -> EvaluationResult:
+    """Run ``suite`` over ``data`` and return the result (per-record values attached)."""
+    options = options or RunOptions()
+    progress = progress or no_progress
+    timer = profile or Profile()
+    with timer.phase("plan"):
+        plan = plan_run(suite, options)
+    with timer.phase("load"):
+        table = load(plan, data, progress)
+    n_loaded = table.n
+    with timer.phase("plan"):
+        check_records(plan, table)
+        units = unit_codes(table, plan.unit)
+        table, units, sampling = sample(plan, table, units)
+    with timer.phase("similarities"):
+        scored = similarities(plan, [table], progress)
+    with timer.phase("statistics"):
+        blocks = statistics(plan, table, scored)
+        rows = record_rows(plan, table, blocks)
+        failures = count_failures(table, blocks, 0 if scored is None else scored.stats.failures)
+    run = Run(plan, table, blocks, units, progress)
+    with timer.phase("intervals"):
+        metrics, tables = run.values(blocks, options.seed, "", units)
+    with timer.phase("slices"):
+        slices = run.slices()
+    result = EvaluationResult(
+        pingce_version=__version__,
+        suite=plan.suite.spec.name,
+        n_records=table.n,
+        metrics=metrics,
+        tables=tables,
+        slices=slices,
+        failures=failures,
+        signature=signature(plan, scored),
+        data=DataInfo(source=table.source, n_loaded=n_loaded, id_field=plan.suite.spec.id_field),
+        sampling=sampling,
+        definitions={name: item.definition for name, item in plan.suite.items().items()},
+        notes=list(plan.suite.notes),
+    )
+    if scored is not None:
+        result.similarity = scored.stats.summary()
+    result._records = rows
+    if profile is not None:
+        result.profile = timer.ordered()
+    return result

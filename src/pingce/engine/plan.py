@@ -1,0 +1,143 @@
+"""The plan of a run: which fields to read, which statistics to compute, which metric reads which.
+
+Everything that can be checked without the records is checked here, before a byte is read: the
+fields that metrics read must be read the same way by all of them (a metric given the wrong kind
+of input is a suite error naming its key, not a crash mid-run). :func:`check_records` then runs,
+on the loaded records and before any model call, every check that needs the records but no
+model: the statistics' own (required fields, duplicate turns) and the command line's (a
+``--slice`` field that no record has).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import OptionError, SuiteError
+from ..labels import LabelScale
+from ..metrics.protocol import Metric, Statistic, TableMetric
+from ..options import RunOptions
+from ..records import FieldSpec, Table
+from ..suites.build import BuiltSuite
+
+__all__ = ["Plan", "check_records", "make_plan"]
+
+
+@dataclass
+class Plan:
+    """What a run reads and computes.
+
+    ``statistics`` are keyed by their identity (metrics with equal keys share one computation);
+    ``keys`` maps every metric and table (by result name) to its statistic."""
+
+    suite: BuiltSuite
+    options: RunOptions
+    fields: list[FieldSpec]
+    statistics: dict[Hashable, Statistic]
+    keys: dict[str, Hashable]
+    label_scales: dict[str, LabelScale]
+    """Fields read as labels, and their scale (records.jsonl shows their names)."""
+
+    @property
+    def metrics(self) -> dict[str, Metric]:
+        """The suite's scalar metrics by result name."""
+        return self.suite.metrics
+
+    @property
+    def tables(self) -> dict[str, TableMetric]:
+        """The suite's table metrics by result name."""
+        return self.suite.tables
+
+    @property
+    def unit(self) -> str | None:
+        """The field whose values group records that resample together (a dialogue)."""
+        return self.suite.spec.unit
+
+    @property
+    def needs_similarity(self) -> bool:
+        """Whether a statistic may ask for similarities (then a backend is opened)."""
+        return any(s.needs_similarity for s in self.statistics.values())
+
+    def statistic_of(self, name: str) -> Statistic:
+        """The statistic that metric or table ``name`` reads."""
+        return self.statistics[self.keys[name]]
+
+
+def _merge(
+    merged: dict[str, tuple[FieldSpec, str]], spec: FieldSpec, owner: str, suite: BuiltSuite
+) -> None:
+    """Add ``spec`` (read by ``owner``, a suite key) to the fields read so far."""
+    known = merged.get(spec.path)
+    if known is None:
+        merged[spec.path] = (spec, owner)
+        return
+    first, first_owner = known
+    if not first.reads_like(spec):
+        raise SuiteError(
+            f"reads field {spec.path!r} as {spec.describe()}, but {first_owner} reads it as "
+            f"{first.describe()}: one field cannot feed both (point this metric at another field "
+            "with its `pred`/`gold` arguments, or use a metric made for that input)",
+            source=suite.source,
+            key=owner,
+        )
+    if spec.required and not first.required:
+        merged[spec.path] = (dataclasses.replace(first, required=True), first_owner)
+
+
+def make_plan(
+    suite: BuiltSuite,
+    options: RunOptions,
+    *,
+    identify: Sequence[str] = (),
+) -> Plan:
+    """The plan of running ``suite`` with ``options``. ``identify``: fields that identify a
+    record across two outputs (a comparison's ``match_by``), read as required JSON values."""
+    merged: dict[str, tuple[FieldSpec, str]] = {}
+    statistics: dict[Hashable, Statistic] = {}
+    keys: dict[str, Hashable] = {}
+    for name, item in suite.items().items():
+        owner = f"{'tables' if isinstance(item, TableMetric) else 'metrics'}.{name}"
+        statistic = item.statistic()
+        for spec in statistic.fields():
+            _merge(merged, spec, owner, suite)
+        statistics.setdefault(statistic.key, statistic)
+        keys[name] = statistic.key
+    fields = [spec for spec, _ in merged.values()]
+    known = set(merged)
+    required = [suite.spec.unit, *identify] if suite.spec.unit else list(identify)
+    for path in required:
+        if path not in known:  # every record must say which unit it belongs to
+            fields.append(FieldSpec(path, "json", required=True))
+            known.add(path)
+    for path in [*([options.stratify] if options.stratify else []), *options.slices]:
+        if path not in known:
+            fields.append(FieldSpec(path, "value", required=False))
+            known.add(path)
+    scales = {f.path: f.scale for f in fields if f.kind == "label" and f.scale is not None}
+    return Plan(suite, options, fields, statistics, keys, scales)
+
+
+def check_records(plan: Plan, table: Table) -> None:
+    """Every check that needs the records but no model: the statistics' own and the options'.
+    Runs before any similarity is asked for."""
+    for statistic in plan.statistics.values():
+        statistic.check(table)
+    options = plan.options
+    for option, path in [
+        *(("--stratify", p) for p in ([options.stratify] if options.stratify else [])),
+        *(("--slice", p) for p in options.slices),
+    ]:
+        column = table.column(path)
+        absent = (
+            bool(np.isnan(column).all())
+            if isinstance(column, np.ndarray) and column.dtype.kind == "f"
+            else isinstance(column, list) and all(value is None for value in column)
+        )
+        if absent:
+            raise OptionError(
+                f"{option} {path}: no record of {table.source} has the field {path!r} "
+                f"({table.n} records read); check its spelling or its path (a.b[0].c)"
+            )

@@ -1,0 +1,98 @@
+"""From statistic blocks to results: corpus values, tables, per-record values and reasons, and
+the failures counted on the way. Every function here reads blocks; none recomputes a statistic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping
+
+import numpy as np
+
+from ..metrics.protocol import Metric, StatBlock
+from ..records import ParseFailure, Table
+from ..results import Failures, MetricResult, RecordRows
+from .plan import Plan
+
+__all__ = ["count_failures", "metric_value", "metric_values", "record_rows", "table_values"]
+
+Blocks = Mapping[Hashable, StatBlock]
+
+
+def metric_value(metric: Metric, block: StatBlock) -> MetricResult:
+    """A metric's value on a block, with n and the reason when undefined."""
+    if metric.decomposable:
+        summed = block.total()
+        value = float(metric.finalize(summed[None, :])[0])
+        n = round(float(metric.count(summed[None, :])[0]))
+        reason = metric.undefined_reason(summed) if math.isnan(value) else None
+    else:
+        assert block.rows is not None
+        value = metric.finalize_rows(block.rows)
+        n = metric.count_rows(block.rows)
+        reason = metric.undefined_rows_reason(block.rows) if math.isnan(value) else None
+    return MetricResult(value=None if math.isnan(value) else value, n=n, undefined_reason=reason)
+
+
+def metric_values(plan: Plan, blocks: Blocks) -> dict[str, MetricResult]:
+    """Every metric's value over the blocks' records."""
+    return {name: metric_value(m, blocks[plan.keys[name]]) for name, m in plan.metrics.items()}
+
+
+def table_values(plan: Plan, blocks: Blocks) -> dict[str, dict[str, object]]:
+    """Every table metric over the blocks' records."""
+    return {name: t.build(blocks[plan.keys[name]].total()) for name, t in plan.tables.items()}
+
+
+def per_record_values(metric: Metric, block: StatBlock) -> np.ndarray:
+    """The metric on each record alone: its finaliser over the record's own statistics."""
+    if block.codes is not None:  # one finalisation per cell, looked up by code
+        per_cell = np.asarray(metric.finalize(np.eye(block.width)), dtype=np.float64)
+        return np.asarray(per_cell[block.codes], dtype=np.float64)
+    assert block.rows is not None
+    return np.asarray(metric.finalize(np.asarray(block.rows, dtype=np.float64)), dtype=np.float64)
+
+
+def record_rows(plan: Plan, table: Table, blocks: Blocks) -> RecordRows:
+    """Per-record values of every metric that has one, and the reason each record missed."""
+    values: dict[str, np.ndarray] = {}
+    misses: dict[str, np.ndarray] = {}
+    for name, metric in plan.metrics.items():
+        if not (metric.per_record and metric.decomposable):
+            continue
+        block = blocks[plan.keys[name]]
+        column = per_record_values(metric, block)
+        values[name] = column
+        reasons = block.reasons.get(metric.reason) if metric.reason else None
+        if reasons is not None:
+            missed = ~np.isnan(column) & (column != metric.best)
+            explained = np.empty(table.n, dtype=object)
+            explained[missed] = reasons[missed]
+            misses[name] = explained
+    fields: dict[str, object] = {}
+    for path, column in table.columns.items():
+        scale = plan.label_scales.get(path)
+        if scale is not None:
+            fields[path] = np.asarray(scale.labels, dtype=object)[np.asarray(column, np.int64)]
+        else:
+            fields[path] = column
+    return RecordRows(table.ids, table.lines, fields, values, misses)
+
+
+def parse_failures(table: Table) -> int:
+    """Records with a value that its parser rejected (a prediction that did not parse)."""
+    failed = np.zeros(table.n, dtype=bool)
+    for path, column in table.columns.items():
+        spec = table.specs.get(path)
+        if spec is not None and spec.lenient:
+            failed |= np.fromiter((isinstance(v, ParseFailure) for v in column), bool, table.n)
+    return int(failed.sum())
+
+
+def count_failures(table: Table, blocks: Blocks, judge: int) -> Failures:
+    """Parse failures, failed similarity pairs and the events the statistics counted."""
+    failures = Failures(parse=parse_failures(table), judge=judge)
+    for block in blocks.values():
+        for name, count in block.counts.items():
+            setattr(failures, name, getattr(failures, name, 0) + count)
+    return failures

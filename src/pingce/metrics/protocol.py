@@ -1,0 +1,292 @@
+"""The metric protocol: statistics first, scores second (as sacrebleu does for BLEU).
+
+* A :class:`Statistic` turns the loaded records into a :class:`StatBlock`: per record, a small
+  vector of numbers that add up (confusion-matrix cells, sums and counts), and, made in the same
+  pass, the reason a record missed. It is computed once per run, however many metrics read it.
+  Input checks that need no model are in :meth:`Statistic.check` (the engine runs them before
+  any model call); the text pairs whose similarity it needs are listed by
+  :meth:`Statistic.pairs` and arrive, scored, in the :class:`Context` of
+  :meth:`Statistic.compute`.
+* A :class:`Metric` is a pure finaliser: :meth:`Metric.finalize` turns a *summed* statistic
+  vector into its value, vectorised over any leading axes, so one call finalises the corpus,
+  every bootstrap resample or every record at once. Ratios go through the one safe division of
+  :mod:`pingce.metrics._policy`.
+
+Corpus value, per-record values, slices, bootstrap intervals and jackknife values all come from
+these two steps. A metric that does not decompose into sums (a latency percentile) sets
+``decomposable = False`` and reads the rows themselves through :meth:`Metric.finalize_rows`.
+
+Metric classes are dataclasses: their fields are the arguments a suite may set, which the
+registry (:mod:`pingce.metrics.registry`) reads and keeps on every instance.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from ..records import FieldSpec, Table
+
+if TYPE_CHECKING:
+    from ..similarity.base import Pair, SimilarityTable
+
+__all__ = [
+    "Context",
+    "Metric",
+    "StatBlock",
+    "Statistic",
+    "TableMetric",
+    "describe",
+    "reason_column",
+]
+
+
+@dataclass
+class StatBlock:
+    """Per-record statistics of one :class:`Statistic`, in one of three layouts.
+
+    * one-hot: record ``i`` adds 1 to cell ``codes[i]`` of a ``width``-vector (a confusion matrix
+      flattened); sums are ``np.bincount``, the cheapest layout to resample;
+    * dense: ``rows[i]`` is a vector of ``width`` numbers that add up;
+    * raw: ``rows[i]`` are values that do not add up (``decomposable`` is False), e.g. latencies
+      with NaN where a record has none.
+
+    ``reasons`` holds named columns of per-record explanations (an object array: a string where
+    the statistic knows why a record missed, None elsewhere); a metric names the column that
+    explains its misses (:attr:`Metric.reason`).
+    """
+
+    width: int
+    codes: np.ndarray | None = None
+    rows: np.ndarray | None = None
+    decomposable: bool = True
+    counts: dict[str, int] = field(default_factory=dict)
+    """Events to report in ``failures`` (e.g. texts the seed's library scores 0)."""
+    reasons: dict[str, np.ndarray] = field(default_factory=dict)
+
+    @property
+    def n(self) -> int:
+        """Number of records."""
+        if self.codes is not None:
+            return int(self.codes.shape[0])
+        assert self.rows is not None
+        return int(self.rows.shape[0])
+
+    def total(self) -> np.ndarray:
+        """The statistics summed over all records (decomposable blocks only)."""
+        if self.codes is not None:
+            return np.bincount(self.codes, minlength=self.width).astype(np.float64)
+        assert self.rows is not None and self.decomposable
+        return np.asarray(self.rows.sum(axis=0), dtype=np.float64)
+
+    def weighted_total(self, weights: np.ndarray) -> np.ndarray:
+        """Sum of the statistics with record ``i`` counted ``weights[i]`` times."""
+        if self.codes is not None:
+            return np.asarray(
+                np.bincount(self.codes, weights=weights, minlength=self.width), dtype=np.float64
+            )
+        assert self.rows is not None
+        return np.asarray(weights @ self.rows, dtype=np.float64)
+
+    def resampled_total(self, index: np.ndarray, counts: Callable[[], np.ndarray]) -> np.ndarray:
+        """Sum over the records at ``index`` (with repeats); ``counts()``: per-record counts."""
+        if self.codes is not None:
+            return np.bincount(self.codes[index], minlength=self.width).astype(np.float64)
+        assert self.rows is not None
+        return np.asarray(counts() @ self.rows, dtype=np.float64)
+
+    def per_record(self) -> np.ndarray:
+        """Each record's own statistic vector, shape ``(n, width)``."""
+        if self.codes is not None:
+            onehot: np.ndarray = np.eye(self.width, dtype=np.float64)[self.codes]
+            return onehot
+        assert self.rows is not None
+        return np.asarray(self.rows, dtype=np.float64)
+
+    def grouped(self, units: np.ndarray, n_units: int) -> StatBlock:
+        """The statistics summed within units (record ``i`` belongs to unit ``units[i]``): a
+        block of ``n_units`` rows whose totals equal this block's."""
+        assert self.decomposable
+        out = np.zeros((n_units, self.width))
+        if self.codes is not None:
+            np.add.at(out, (units, self.codes), 1.0)
+        else:
+            assert self.rows is not None
+            np.add.at(out, units, self.rows)
+        return StatBlock(width=self.width, rows=out, counts=dict(self.counts))
+
+    def take(self, index: np.ndarray) -> StatBlock:
+        """The block restricted to the records at ``index`` (a sample or a slice)."""
+        return StatBlock(
+            width=self.width,
+            codes=None if self.codes is None else self.codes[index],
+            rows=None if self.rows is None else self.rows[index],
+            decomposable=self.decomposable,
+            reasons={name: column[index] for name, column in self.reasons.items()},
+        )
+
+
+def reason_column(texts: Iterable[str | None], n: int) -> np.ndarray:
+    """An object array of ``n`` reasons (None: nothing to say) from an iterable."""
+    out = np.empty(n, dtype=object)
+    out[:] = list(texts)
+    return out
+
+
+@dataclass(frozen=True)
+class Context:
+    """What a statistic reads besides the records: the similarity scores of the pairs it listed
+    in :meth:`Statistic.pairs` (None when no statistic of the run needs any)."""
+
+    similarity: SimilarityTable | None = None
+
+    def scores(self) -> SimilarityTable:
+        """The similarity table; a statistic that listed pairs can rely on it."""
+        if self.similarity is None:
+            raise RuntimeError("this statistic needs similarities but the engine gave none")
+        return self.similarity
+
+
+class Statistic(ABC):
+    """Computes a :class:`StatBlock` from the records. Equal ``key`` means shareable."""
+
+    needs_similarity: bool = False
+    """Whether :meth:`pairs` may list pairs (then a similarity backend is opened)."""
+    unit_field: str | None = None
+    """A field whose records depend on one another (the turns of a dialogue): the statistic
+    reads them together, so the suite must resample whole units of it (``unit:``)."""
+
+    @property
+    @abstractmethod
+    def key(self) -> Hashable:
+        """Identity of the statistic: metrics with equal keys share one computation."""
+
+    @abstractmethod
+    def fields(self) -> list[FieldSpec]:
+        """The record fields this statistic reads."""
+
+    def check(self, table: Table) -> None:  # noqa: B027  (optional hook)
+        """Raise :class:`~pingce.errors.InputError` for records this statistic cannot read.
+
+        Runs before any model call; checks that need no model belong here, not in
+        :meth:`compute`."""
+
+    def pairs(self, table: Table) -> Iterable[Pair]:
+        """The (a, b) text pairs whose similarity :meth:`compute` will read."""
+        return ()
+
+    @abstractmethod
+    def compute(self, table: Table, context: Context) -> StatBlock:
+        """Per-record statistics (and miss reasons) of every record in ``table``."""
+
+
+class Metric(ABC):
+    """A scalar metric: ``finalize(summed statistics) -> value``.
+
+    Subclasses are dataclasses whose fields are their arguments; they set ``definition`` (one
+    line, shown by ``pingce metrics``), implement :meth:`statistic`, :meth:`finalize` and
+    :meth:`count`, and explain undefined values in :meth:`undefined_reason`. ``name``,
+    ``registry_name`` and ``args`` are filled in by the registry.
+    """
+
+    definition: str = ""
+    unit: ClassVar[str] = "records"
+    decomposable: ClassVar[bool] = True
+    per_record: ClassVar[bool] = True
+    """Whether a value per record is meaningful (shown in records.jsonl)."""
+    higher_is_better: ClassVar[bool] = True
+    reason: str | None = None
+    """The statistic's reason column that says why a record missed this metric (a record misses
+    when its value is defined and not the best, 1 or 0)."""
+
+    name: str = ""
+    registry_name: str = ""
+    args: dict[str, Any]
+
+    @abstractmethod
+    def statistic(self) -> Statistic:
+        """The statistic this metric is computed from."""
+
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
+        """Values from summed statistics of shape ``(..., width)``; NaN where undefined."""
+        raise NotImplementedError
+
+    def count(self, summed: np.ndarray) -> np.ndarray:
+        """How many units (records, predicted positives, ...) each value was computed over."""
+        raise NotImplementedError
+
+    def undefined_reason(self, summed: np.ndarray) -> str:
+        """Why the value of this summed vector is undefined (only called when it is)."""
+        return "undefined for this data"
+
+    @property
+    def best(self) -> float:
+        """A record's value when it did not miss: 1, or 0 for metrics where lower is better."""
+        return 1.0 if self.higher_is_better else 0.0
+
+    # Non-decomposable metrics implement these instead of finalize/count.
+    def finalize_rows(self, rows: np.ndarray, weights: np.ndarray | None = None) -> float:
+        """Value from raw rows, record ``i`` counted ``weights[i]`` times (NaN if undefined)."""
+        raise NotImplementedError
+
+    def count_rows(self, rows: np.ndarray) -> int:
+        """Units the raw-row value is computed over."""
+        raise NotImplementedError
+
+    def undefined_rows_reason(self, rows: np.ndarray) -> str:
+        """Why the value from these raw rows is undefined."""
+        return "undefined for this data"
+
+    def jackknife_rows(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Leave-one-out values as ``(distinct values, how many records give each)``.
+
+        The default recomputes once per record; metrics override it with a closed form.
+        """
+        n = rows.shape[0]
+        weights = np.ones(n)
+        values = np.empty(n)
+        for i in range(n):
+            weights[i] = 0.0
+            values[i] = self.finalize_rows(rows, weights)
+            weights[i] = 1.0
+        return values, np.ones(n)
+
+    def describe(self) -> str:
+        """``name(arg=value, ...)``: the registered metric and the arguments it was built with."""
+        return describe(self.registry_name, self.args)
+
+
+class TableMetric(ABC):
+    """A metric whose result is a table (a confusion matrix, a per-class report)."""
+
+    definition: str = ""
+    name: str = ""
+    registry_name: str = ""
+    args: dict[str, Any]
+
+    @abstractmethod
+    def statistic(self) -> Statistic:
+        """The statistic this table is built from."""
+
+    @abstractmethod
+    def build(self, summed: np.ndarray) -> dict[str, Any]:
+        """The table, JSON-ready, from the summed statistics."""
+
+    def describe(self) -> str:
+        """``name(arg=value, ...)``: the registered table and the arguments it was built with."""
+        return describe(self.registry_name, self.args)
+
+
+def describe(name: str, args: Mapping[str, Any]) -> str:
+    """``name(arg=value, ...)`` with lists shown compactly."""
+
+    def show(value: Any) -> str:
+        if isinstance(value, list | tuple):
+            return "[" + ",".join(str(v) for v in value) + "]"
+        return str(value)
+
+    return f"{name}(" + ", ".join(f"{k}={show(v)}" for k, v in args.items()) + ")"

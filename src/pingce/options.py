@@ -1,0 +1,145 @@
+"""Options of a run and of a comparison: one home for their defaults and their validation.
+
+The command line and :func:`pingce.evaluate` / :func:`pingce.compare` build the same
+:class:`RunOptions`; :meth:`RunOptions.validate` rejects bad values with a message that names the
+option. The similarity-name grammar lives in :mod:`pingce.similarity.names` and the zero-division
+policy in :mod:`pingce.metrics._policy`; both are only *called* from here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from .errors import OptionError
+from .metrics._policy import ZeroDivision, check_zero_division
+from .records import parse_path
+from .sampling import Allocation, Shortfall
+from .similarity.names import BACKEND_NAMES, parse_backend_name
+
+if TYPE_CHECKING:
+    from .similarity.base import SimilarityBackend
+
+__all__ = ["COMPARE_OPTIONS", "CIMethod", "RunOptions", "run_options"]
+
+CIMethod = Literal["bca", "percentile", "basic"]
+
+SUITE: Literal["suite"] = "suite"
+"""``zero_division="suite"``: keep the suite's own default."""
+
+
+@dataclass
+class RunOptions:
+    """Options of a run (the command line's, with the same defaults)."""
+
+    similarity: str | SimilarityBackend = "lexical"
+    """A backend name (``--similarity``) or, from Python, a backend instance (the caller keeps
+    it open and closes it)."""
+    sample: int | None = None
+    stratify: str | None = None
+    allocation: Allocation = "equal"
+    short_strata: Shortfall = "error"
+    seed: int = 0
+    bootstrap: int = 1000
+    ci_method: CIMethod = "bca"
+    ci_level: float = 0.95
+    slices: tuple[str, ...] = ()
+    zero_division: ZeroDivision | str = SUITE
+    """0/0 ratios: ``"suite"`` keeps the suite's default; None (null), 0 or 1 (or their text,
+    ``"null"``, ``"0"``, ``"1"``) replace it."""
+    base_url: str | None = None
+    cache: str | bool | None = None
+    """Similarity cache: a path, None for the default file, False for none."""
+
+    def suite_defaults(self) -> dict[str, Any]:
+        """The suite defaults these options replace (each one alone, never the block)."""
+        if self.zero_division == SUITE:
+            return {}
+        return {"zero_division": self.zero_division}
+
+    def validate(self) -> None:
+        """Reject invalid options with a message naming the option."""
+        from .similarity.base import SimilarityBackend
+
+        if not isinstance(self.similarity, SimilarityBackend):
+            try:
+                parse_backend_name(self.similarity)
+            except ValueError:
+                raise OptionError(
+                    f"--similarity {self.similarity!r}: expected {BACKEND_NAMES}"
+                ) from None
+        _integer("--seed", self.seed)
+        _integer("--bootstrap", self.bootstrap)
+        if self.sample is not None:
+            _integer("--sample", self.sample)
+            if self.sample <= 0:
+                raise OptionError(
+                    f"--sample must be a positive number of records, got {self.sample}"
+                )
+        if self.stratify is not None and self.sample is None:
+            raise OptionError("--stratify needs --sample N (how many records to draw)")
+        if self.bootstrap < 0:
+            raise OptionError(
+                f"--bootstrap must be 0 (off) or a positive count, got {self.bootstrap}"
+            )
+        if self.bootstrap == 1:
+            raise OptionError("--bootstrap 1 cannot give an interval; use 0 (off) or at least 2")
+        if isinstance(self.ci_level, bool) or not isinstance(self.ci_level, int | float):
+            raise OptionError(f"--ci-level must be a number between 0 and 1, got {self.ci_level!r}")
+        if not 0.0 < self.ci_level < 1.0:
+            raise OptionError(f"--ci-level must be between 0 and 1, got {self.ci_level}")
+        _choice("--ci-method", self.ci_method, ("bca", "percentile", "basic"))
+        _choice("--allocation", self.allocation, ("equal", "proportional"))
+        _choice("--short-strata", self.short_strata, ("error", "take-all"))
+        if self.zero_division != SUITE:
+            try:
+                self.zero_division = check_zero_division(self.zero_division)
+            except ValueError:
+                raise OptionError(
+                    f"--zero-division must be null, 0 or 1, got {self.zero_division!r}"
+                ) from None
+        for path in [*self.slices, *([self.stratify] if self.stratify else [])]:
+            try:
+                parse_path(path)
+            except ValueError as exc:
+                raise OptionError(str(exc)) from None
+
+
+def _integer(option: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise OptionError(f"{option} must be an integer, got {value!r}")
+
+
+def _choice(option: str, value: object, choices: tuple[str, ...]) -> None:
+    if value not in choices:
+        raise OptionError(
+            f"{option} must be {', '.join(choices[:-1])} or {choices[-1]}, got {value!r}"
+        )
+
+
+COMPARE_OPTIONS = ("similarity", "bootstrap", "seed", "ci_method", "ci_level", "base_url", "cache")
+"""The options that apply to a comparison (sampling and slices do not)."""
+
+
+def run_options(options: Mapping[str, Any], allowed: Iterable[str] | None = None) -> RunOptions:
+    """:class:`RunOptions` from the keyword arguments of :func:`pingce.evaluate` (``slice`` or
+    ``slices`` as a name or a list of names); unknown names are an :class:`OptionError`."""
+    given = dict(options)
+    if "slice" in given:
+        value = given.pop("slice")
+        given["slices"] = (value,) if isinstance(value, str) else tuple(value)
+    elif isinstance(given.get("slices"), str):
+        given["slices"] = (given["slices"],)
+    elif "slices" in given:
+        given["slices"] = tuple(given["slices"])
+    known = (
+        set(allowed) if allowed is not None else {f.name for f in dataclasses.fields(RunOptions)}
+    )
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise OptionError(f"unknown option(s) {unknown}; known: {sorted(known)}")
+    result = RunOptions(**given)
+    result.validate()
+    return result

@@ -1,0 +1,223 @@
+"""Loading a suite: a built-in name, a YAML file or a :class:`SuiteSpec`, with options laid over
+its defaults, into the metric objects that run it.
+
+Options overlay the suite: ``load_suite(suite, defaults={"zero_division": 0.0})`` replaces that
+one default and keeps every other (``threshold``, ``normalize``, ``assignment``...). Suite
+defaults apply to every metric that takes an argument of that name, unless the metric's own
+entry sets it. Old metric names keep working and leave a note that says what to use instead.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from ..errors import SuiteError
+from ..labels import LabelScale
+from ..metrics.protocol import Metric, TableMetric
+from ..metrics.registry import (
+    create_metric,
+    create_table,
+    metric_registry,
+    resolve_name,
+    table_registry,
+)
+from .spec import DefaultsSpec, SuiteSpec
+
+__all__ = ["BuiltSuite", "builtin_suites", "load_suite"]
+
+
+@dataclass
+class BuiltSuite:
+    """A suite ready to run: its spec (with any overlaid defaults), label scale and metric
+    objects; ``notes`` are things to tell the user (deprecated names)."""
+
+    spec: SuiteSpec
+    source: str
+    scale: LabelScale | None
+    metrics: dict[str, Metric]
+    tables: dict[str, TableMetric]
+    notes: list[str] = field(default_factory=list)
+
+    def items(self) -> dict[str, Metric | TableMetric]:
+        """Every metric and table by result name."""
+        return {**self.metrics, **self.tables}
+
+
+def builtin_suites() -> dict[str, str]:
+    """Built-in suite names and their one-line descriptions."""
+    import yaml
+
+    out = {}
+    for entry in sorted(resources.files("pingce.suites").iterdir(), key=lambda p: p.name):
+        if entry.name.endswith(".yaml"):
+            data = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
+            out[entry.name[: -len(".yaml")]] = str(data.get("description", "")).strip()
+    return out
+
+
+def _format_loc(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+def _build(
+    kind: str,
+    name: str,
+    entry: dict[str, Any],
+    spec: SuiteSpec,
+    scale: LabelScale | None,
+    source: str,
+    notes: list[str],
+) -> Any:
+    args = dict(entry)
+    given = args.pop("metric", name) if kind == "metric" else args.pop("table", name)
+    key = f"{kind}s.{name}"
+    registered = str(given)
+    if kind == "metric":
+        registered, note = resolve_name(registered)
+        if note is not None:
+            notes.append(f"{source}: {key}: {note}")
+    registry = metric_registry() if kind == "metric" else table_registry()
+    info = registry.get(registered)
+    if info is None:
+        raise SuiteError(
+            f"unknown {kind} {given!r}; `pingce metrics` lists them: "
+            + ", ".join(sorted(registry)),
+            source=source,
+            key=key,
+        )
+    params = info.parameters
+    for param, path in spec.inputs.items():
+        if param in params and param not in args:
+            args[param] = path
+    if "scale" in params:
+        if "scale" in args:
+            raise SuiteError(
+                "the label scale is set by the suite's `labels`", source=source, key=key
+            )
+        if scale is None:
+            raise SuiteError(
+                f"{kind} {registered!r} needs the suite's `labels`", source=source, key=key
+            )
+        args["scale"] = scale
+    defaults = {"zero_division": spec.defaults.zero_division, **(spec.defaults.model_extra or {})}
+    for param, value in defaults.items():
+        if param in params and param not in args:
+            args[param] = value
+    try:
+        item = (create_metric if kind == "metric" else create_table)(registered, **args)
+    except SuiteError as exc:
+        raise SuiteError(exc.reason, source=source, key=key) from None
+    item.name = name
+    item.args.pop("scale", None)
+    return item
+
+
+def _parse(suite: str | os.PathLike[str]) -> tuple[SuiteSpec, str]:
+    import yaml
+    from pydantic import ValidationError
+
+    text, source = _read(suite)
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise SuiteError(f"not valid YAML: {exc}", source=source) from None
+    if not isinstance(data, dict):
+        raise SuiteError("a suite file must be a mapping of keys", source=source)
+    try:
+        return SuiteSpec.model_validate(data), source
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        if first["loc"][:2] == ("labels", "values") and isinstance(first.get("input"), bool):
+            raise SuiteError(
+                f"a label must be a string or an integer, got {first['input']!r}: YAML reads "
+                "unquoted yes/no/true/false as booleans, so quote such labels",
+                source=source,
+                key=_format_loc(first["loc"][:3]),
+            ) from None
+        shown = "" if first["loc"][:1] == ("similarity",) else f" (got {first.get('input')!r})"
+        raise SuiteError(  # similarity options are not echoed: they may hold a key
+            f"{first['msg']}{shown}" if first["type"] != "missing" else "required key is missing",
+            source=source,
+            key=_format_loc(first["loc"]),
+        ) from None
+
+
+def _overlay(spec: SuiteSpec, defaults: Mapping[str, Any]) -> SuiteSpec:
+    """The spec with ``defaults`` replacing those defaults, one by one (never the block)."""
+    if not defaults:
+        return spec
+    merged = {**spec.defaults.model_dump(), **defaults}
+    return spec.model_copy(update={"defaults": DefaultsSpec.model_validate(merged)})
+
+
+def load_suite(
+    suite: str | os.PathLike[str] | SuiteSpec | BuiltSuite,
+    *,
+    defaults: Mapping[str, Any] | None = None,
+) -> BuiltSuite:
+    """Load a built-in suite by name, a suite YAML file by path, or a :class:`SuiteSpec`, with
+    ``defaults`` laid over the suite's own (an option replaces one default, never the block)."""
+    if isinstance(suite, BuiltSuite):
+        if not defaults:
+            return suite
+        spec, source = suite.spec, suite.source
+    elif isinstance(suite, SuiteSpec):
+        spec, source = suite, f"<suite {suite.name}>"
+    else:
+        spec, source = _parse(suite)
+    spec = _overlay(spec, defaults or {})
+    scale = None
+    if spec.labels is not None:
+        try:
+            scale = LabelScale.from_spec(
+                spec.labels.values, spec.labels.aliases, spec.labels.case_insensitive
+            )
+        except ValueError as exc:
+            raise SuiteError(str(exc), source=source, key="labels") from None
+    notes: list[str] = []
+    metrics = {
+        name: _build("metric", name, entry, spec, scale, source, notes)
+        for name, entry in spec.metrics.items()
+    }
+    tables = {
+        name: _build("table", name, entry, spec, scale, source, notes)
+        for name, entry in spec.tables.items()
+    }
+    for name, item in {**metrics, **tables}.items():
+        needed = item.statistic().unit_field
+        if needed is not None and spec.unit != needed:
+            raise SuiteError(
+                f"metric {item.registry_name!r} reads the records of one {needed!r} together, "
+                f"so the suite must resample whole units of it: add `unit: {needed}`",
+                source=source,
+                key="unit" if spec.unit is not None else f"metrics.{name}",
+            )
+    if spec.unit is not None:
+        for name, metric in metrics.items():
+            if not metric.decomposable:
+                raise SuiteError(
+                    f"metric {metric.registry_name!r} does not add up over records, so it cannot "
+                    f"be resampled by unit ({spec.unit!r}); drop `unit` or the metric",
+                    source=source,
+                    key=f"metrics.{name}",
+                )
+    return BuiltSuite(spec, source, scale, metrics, tables, notes)
+
+
+def _read(suite: str | os.PathLike[str]) -> tuple[str, str]:
+    text_name = os.fspath(suite)
+    builtins = builtin_suites()
+    if text_name in builtins:
+        resource = resources.files("pingce.suites") / f"{text_name}.yaml"
+        return resource.read_text(encoding="utf-8"), f"built-in suite {text_name}"
+    path = Path(text_name)
+    if path.is_file():
+        return path.read_text(encoding="utf-8"), text_name
+    raise SuiteError(
+        f"no built-in suite or suite file {text_name!r}; built-in suites: {', '.join(builtins)}"
+    )
