@@ -1038,3 +1038,24 @@ def test_non_decomposable_metric_without_direct_definition_fails_loudly() -> Non
     with pytest.raises(pytest.fail.Exception, match="no direct definition"):
         check_corpus_value("test_median")
     assert not metric.decomposable
+
+
+@every_metric
+def test_zero_division_policy_decides_a_metric_with_nothing_to_count(name: str) -> None:
+    """Every metric that takes ``zero_division`` gives the policy's value (null as NaN) when its
+    summed statistics are all zero: one policy, honoured by every ratio metric."""
+    info = metric_registry()[name]
+    if "zero_division" not in info.parameters:
+        pytest.skip(f"{name} has no zero-division policy (not a ratio a user chooses)")
+    for policy in (None, 0.0, 1.0):
+        metric = build(name, {"zero_division": policy})
+        if not metric.decomposable:
+            continue
+        rng = np.random.default_rng(0)
+        block = stat_block(metric, load(metric, make_records(metric, 5, rng)))
+        value = float(metric.finalize(np.zeros(block.width)[None, :])[0])
+        if policy is None:
+            assert math.isnan(value), (name, value)
+            assert metric.undefined_reason(np.zeros(block.width)), name
+        else:
+            assert value == policy, (name, policy, value)

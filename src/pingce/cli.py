@@ -95,6 +95,16 @@ def _profiler(enabled: bool) -> Profile | None:
     return Profile()
 
 
+def _show_profile(timer: Profile | None, written: float, started: float, console: Console) -> None:
+    """With --profile: the engine's phases, then writing and printing, on stderr."""
+    if timer is None:
+        return
+    from .report import print_profile
+
+    seconds = {**timer.ordered(), "write": written, "report": time.perf_counter() - started}
+    print_profile(seconds, console)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="pingce")
 def cli() -> None:
@@ -225,7 +235,7 @@ def run(
     from .engine import evaluate_suite
     from .errors import PingceError
     from .options import RunOptions
-    from .report import print_profile, print_result, write_outputs
+    from .report import print_result, write_outputs
 
     console, err_console = _consoles()
     timer = _profiler(profile)
@@ -260,9 +270,7 @@ def run(
     if not quiet:
         print_result(result, console)
     console.print(f"outputs: {target}/ ({', '.join(paths)})")
-    if timer is not None:
-        seconds = {**timer.ordered(), "write": written, "report": time.perf_counter() - start}
-        print_profile(seconds, err_console)
+    _show_profile(timer, written, start, err_console)
     if result.failures.judge:
         sys.exit(EXIT_JUDGE_FAILURES)
 
@@ -326,7 +334,7 @@ def compare(
     from .engine import compare_suite
     from .errors import PingceError
     from .options import RunOptions
-    from .report import print_comparison, print_profile, write_comparison
+    from .report import print_comparison, write_comparison
 
     console, err_console = _consoles()
     timer = _profiler(profile)
@@ -352,9 +360,7 @@ def compare(
     print_comparison(result, console)
     if path is not None:
         console.print(f"output: {path}")
-    if timer is not None:
-        seconds = {**timer.ordered(), "write": written, "report": time.perf_counter() - start}
-        print_profile(seconds, err_console)
+    _show_profile(timer, written, start, err_console)
     if any(side.judge for side in result.failures.values()):
         sys.exit(EXIT_JUDGE_FAILURES)
 
@@ -380,16 +386,18 @@ def compare(
 )
 def calibrate(pairs: str, similarity: str, base_url: str | None, cache: str | None) -> None:
     """Choose the similarity threshold τ that best reproduces human match labels (max F1)."""
-    from rich.console import Console
     from rich.table import Table
 
     from .calibrate import calibrate as run_calibration
     from .errors import PingceError
     from .report.format import fmt_number
 
-    console = Console()
+    console, err_console = _consoles()
     try:
-        result = run_calibration(pairs, similarity, base_url=base_url, cache=cache)
+        with _progress(err_console, enabled=err_console.is_terminal) as hook:
+            result = run_calibration(
+                pairs, similarity, base_url=base_url, cache=cache, progress=hook
+            )
     except PingceError as exc:
         _fail(str(exc))
         return

@@ -17,7 +17,7 @@ from .errors import OptionError
 from .metrics._policy import ZeroDivision, check_zero_division
 from .records import parse_path
 from .sampling import Allocation, Shortfall
-from .similarity.names import BACKEND_NAMES, parse_backend_name
+from .similarity.names import parse_backend_name
 
 if TYPE_CHECKING:
     from .similarity.base import SimilarityBackend
@@ -66,10 +66,8 @@ class RunOptions:
         if not isinstance(self.similarity, SimilarityBackend):
             try:
                 parse_backend_name(self.similarity)
-            except ValueError:
-                raise OptionError(
-                    f"--similarity {self.similarity!r}: expected {BACKEND_NAMES}"
-                ) from None
+            except ValueError as exc:
+                raise OptionError(f"--similarity {exc}") from None
         _integer("--seed", self.seed)
         _integer("--bootstrap", self.bootstrap)
         if self.sample is not None:

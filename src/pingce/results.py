@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from pydantic import (
@@ -39,8 +39,24 @@ __all__ = [
 ]
 
 
-class MetricResult(BaseModel):
+class _Plain(BaseModel):
+    """A result model whose keys in ``OMIT_WHEN_NONE`` are left out of its JSON when None."""
+
+    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ()
+
+    @model_serializer(mode="wrap")
+    def _omit_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in self.OMIT_WHEN_NONE:
+            if data.get(key) is None:
+                data.pop(key, None)
+        return data
+
+
+class MetricResult(_Plain):
     """One metric's value, its confidence interval and the units it was computed over."""
+
+    OMIT_WHEN_NONE = ("undefined_reason", "ci_note")
 
     value: float | None = Field(
         description="The metric; null when undefined (see undefined_reason)."
@@ -50,14 +66,6 @@ class MetricResult(BaseModel):
     n: int = Field(description="Units (records, predicted positives, ...) it was computed over.")
     undefined_reason: str | None = Field(None, description="Why the value is null.")
     ci_note: str | None = Field(None, description="Anything to know about the interval.")
-
-    @model_serializer(mode="wrap")
-    def _drop_empty_notes(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        for key in ("undefined_reason", "ci_note"):
-            if data.get(key) is None:
-                data.pop(key, None)
-        return data
 
 
 class SliceResult(BaseModel):
@@ -163,8 +171,10 @@ def _plain(values: Any) -> list[Any]:
     return out
 
 
-class EvaluationResult(BaseModel):
+class EvaluationResult(_Plain):
     """The whole result of a run (the content of results.json)."""
+
+    OMIT_WHEN_NONE = ("profile",)
 
     pingce_version: str
     suite: str
@@ -213,8 +223,10 @@ class EvaluationResult(BaseModel):
         return self.model_dump_json(indent=2)
 
 
-class MetricComparison(BaseModel):
+class MetricComparison(_Plain):
     """One metric of both systems, their difference and its paired bootstrap interval."""
+
+    OMIT_WHEN_NONE = ("note",)
 
     candidate: float | None = Field(description="The candidate's value (null when undefined).")
     baseline: float | None = Field(description="The baseline's value (null when undefined).")
@@ -229,16 +241,11 @@ class MetricComparison(BaseModel):
     higher_is_better: bool = True
     note: str | None = Field(None, description="Why a value is null, or about the interval.")
 
-    @model_serializer(mode="wrap")
-    def _drop_empty_note(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if data.get("note") is None:
-            data.pop("note", None)
-        return data
 
-
-class ComparisonResult(BaseModel):
+class ComparisonResult(_Plain):
     """The content of comparison.json."""
+
+    OMIT_WHEN_NONE = ("profile",)
 
     pingce_version: str
     suite: str

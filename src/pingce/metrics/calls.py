@@ -352,8 +352,17 @@ class _CallStatistic(Statistic):
 
     def fields(self) -> list[FieldSpec]:
         return [
-            FieldSpec(self.gold, "json", required=False, parser=_gold_parser),
-            FieldSpec(self.pred, "json", required=False, parser=parse_calls, lenient=True),
+            FieldSpec(
+                self.gold, "json", required=False, parser=_gold_parser, what="function calls"
+            ),
+            FieldSpec(
+                self.pred,
+                "json",
+                required=False,
+                parser=parse_calls,
+                lenient=True,
+                what="function calls",
+            ),
         ]
 
     def calls(self, table: Table) -> list[tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]]:

@@ -122,6 +122,15 @@ def feature_spec(path: str) -> FieldSpec:
     return FieldSpec(path, "json", required=False, parser=_parse_object)
 
 
+def _keys(name: str, value: object) -> tuple[str, ...]:
+    """A list of feature keys (a metric argument), as a tuple; else ValueError."""
+    if isinstance(value, str) or not isinstance(value, list | tuple):
+        raise ValueError(f"{name} must be a list of keys, got {value!r}")
+    if not all(isinstance(k, str) for k in value):
+        raise ValueError(f"{name} must be a list of keys, got {value!r}")
+    return tuple(value)
+
+
 def _differences(pred: dict[str, Any], gold: dict[str, Any], keys: Sequence[str]) -> list[str]:
     """``key value (truth value)`` for each of ``keys`` in both objects with different values."""
     return [
@@ -514,17 +523,11 @@ class DialogueMetric(Metric):
     gt_conflict: str = "gt_conflict"
 
     def __post_init__(self) -> None:
-        if isinstance(self.polarity_fields, str) or not all(
-            isinstance(k, str) for k in self.polarity_fields
-        ):
-            raise ValueError(
-                f"polarity_fields must be a list of keys, got {self.polarity_fields!r}"
-            )
+        self.polarity_fields = _keys("polarity_fields", self.polarity_fields)
         if not 0.0 <= self.lock_confidence < 1.0:
             raise ValueError(f"lock_confidence must be within [0, 1), got {self.lock_confidence}")
         if isinstance(self.lock_turns, bool) or int(self.lock_turns) < 1:
             raise ValueError(f"lock_turns must be at least 1, got {self.lock_turns}")
-        self.polarity_fields = tuple(self.polarity_fields)
         self.lock_confidence = float(self.lock_confidence)
         self.lock_turns = int(self.lock_turns)
         self.zero_division = check_zero_division(self.zero_division)
@@ -554,8 +557,12 @@ class DialogueMetric(Metric):
 
     def finalize(self, summed: np.ndarray) -> np.ndarray:
         summed = np.asarray(summed, dtype=np.float64)
-        ratio = safe_divide(summed[..., self.num], summed[..., self.den], self.zero_division)
-        return 1.0 - ratio if self.complement else ratio
+        if not self.complement:
+            return safe_divide(summed[..., self.num], summed[..., self.den], self.zero_division)
+        # 1 - ratio; with nothing to count the metric itself takes the policy's value
+        den = summed[..., self.den]
+        value = 1.0 - safe_divide(summed[..., self.num], den, None)
+        return np.asarray(np.where(den == 0, fill_value(self.zero_division), value))
 
     def count(self, summed: np.ndarray) -> np.ndarray:
         return np.asarray(summed, dtype=np.float64)[..., self.den]
@@ -727,11 +734,7 @@ class HybridSemanticAccuracy(Metric):
     gt_features: str = "gt_features"
 
     def __post_init__(self) -> None:
-        if isinstance(self.lock_fields, str) or not all(
-            isinstance(k, str) for k in self.lock_fields
-        ):
-            raise ValueError(f"lock_fields must be a list of keys, got {self.lock_fields!r}")
-        self.lock_fields = tuple(self.lock_fields)
+        self.lock_fields = _keys("lock_fields", self.lock_fields)
         self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:

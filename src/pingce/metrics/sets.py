@@ -248,7 +248,8 @@ class SelectionStatistic(Statistic):
         truths = set(gold)
         for a, p in enumerate(pred):
             if self.assignment == "max" and p in truths:
-                weights[a, 0] = sims[a, 0] = 1.0  # the best match of an exact prediction
+                b = gold.index(p)  # its best match is itself: no other truth is asked
+                weights[a, b] = sims[a, b] = 1.0
                 continue
             for b, t in enumerate(gold):
                 sim = 1.0 if p == t else similarity.get(p, t)

@@ -26,7 +26,7 @@ from ..progress import Advance
 from .base import BackendStats, Pair
 from .cache import SimilarityCache, public_url
 from .http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
-from .remote import RemoteBackend
+from .remote import RemoteBackend, token_count
 
 __all__ = ["DEFAULT_TEMPLATE", "JudgeBackend", "parse_score", "render_prompt"]
 
@@ -89,17 +89,6 @@ def parse_score(text: str) -> float | None:
     if not math.isfinite(score) or not 0.0 <= score <= 1.0:
         return None
     return score
-
-
-def _count(value: Any) -> int:
-    """A token count from a usage field; anything that is not a whole number counts 0."""
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return max(0, value)
-    if isinstance(value, float) and value.is_integer():
-        return max(0, int(value))
-    return 0
 
 
 class JudgeBackend(RemoteBackend):
@@ -208,7 +197,10 @@ class JudgeBackend(RemoteBackend):
                 raise Retry("malformed response (content is not text)")
             usage = payload.get("usage") if isinstance(payload, dict) else None
             usage = usage if isinstance(usage, dict) else {}
-            pt, ct = _count(usage.get("prompt_tokens")), _count(usage.get("completion_tokens"))
+            pt, ct = (
+                token_count(usage.get("prompt_tokens")),
+                token_count(usage.get("completion_tokens")),
+            )
             stats.prompt_tokens += pt
             stats.completion_tokens += ct
             stats.cost += pt / 1000 * self.price_prompt + ct / 1000 * self.price_completion

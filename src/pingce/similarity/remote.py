@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from .base import BackendStats, Pair, SimilarityBackend
 from .cache import SimilarityCache
 from .http import RetryPolicy
 
-__all__ = ["RemoteBackend"]
+__all__ = ["RemoteBackend", "token_count"]
 
 
 class RemoteBackend(SimilarityBackend):
@@ -112,3 +113,14 @@ class RemoteBackend(SimilarityBackend):
                 return
 
         return pending, flush
+
+
+def token_count(value: Any) -> int:
+    """A token count from a usage field; anything that is not a whole number counts 0."""
+    if isinstance(value, bool):
+        return 0
+    if isinstance(value, int):
+        return max(0, value)
+    if isinstance(value, float) and value.is_integer():
+        return max(0, int(value))
+    return 0

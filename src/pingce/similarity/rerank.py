@@ -23,8 +23,7 @@ from ..progress import Advance
 from .base import BackendStats, Pair
 from .cache import SimilarityCache, public_url
 from .http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
-from .judge import _count
-from .remote import RemoteBackend
+from .remote import RemoteBackend, token_count
 
 __all__ = ["RerankBackend"]
 
@@ -129,7 +128,7 @@ class RerankBackend(RemoteBackend):
                         raise Retry("malformed response (results do not match the documents)")
                     usage = payload.get("usage")
                     if isinstance(usage, dict):
-                        stats.prompt_tokens += _count(usage.get("total_tokens"))
+                        stats.prompt_tokens += token_count(usage.get("total_tokens"))
                     return found
 
                 body = {
