@@ -402,7 +402,9 @@ def _runtime_imports(module: str, tree: ast.Module, packages: set[str]) -> set[s
 def test_no_module_imports_another_modules_private_names() -> None:
     """Old main: comparison.py imported six private names of runner.py."""
     found = []
-    for module, tree in _modules().items():
+    modules = _modules()
+    packages = {m for m in modules if (SRC.parent / m.replace(".", "/") / "__init__.py").exists()}
+    for module, tree in modules.items():
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (
                 node.level or (node.module or "").startswith("pingce")
@@ -410,6 +412,14 @@ def test_no_module_imports_another_modules_private_names() -> None:
                 for alias in node.names:
                     if alias.name.startswith("_") and alias.name != "__version__":
                         found.append(f"{module}: {alias.name}")
+                # a private module (``metrics._policy``) is imported only inside its package
+                source = _absolute(module, module in packages, node)
+                parts = source.split(".")
+                private = [i for i, part in enumerate(parts) if part.startswith("_")]
+                if private and parts[0] == "pingce":
+                    package = ".".join(parts[: private[0]])
+                    if not module.startswith(package + ".") and module != package:
+                        found.append(f"{module}: private module {source}")
     assert not found
 
 
@@ -507,3 +517,153 @@ def test_compare_goes_through_the_engine_and_report(tmp_path: Path) -> None:
     assert len(distinct) == len(fake.asked)  # both sides' pairs asked once, together
     assert all(m.delta in (0.0, None) for m in result.metrics.values())
     assert result.signature.similarity == "fake"
+
+
+# --------------------------------------------------------- review of the engine (findings)
+
+
+def _function_points_with_a_failure(zero_division: Any) -> list[dict[str, Any]]:
+    records = [
+        {"id": "j1", "task": "judge", "gold": False, "pred": "No"},
+        {"id": "j2", "task": "judge", "gold": True, "pred": "Yes"},
+        {"id": "s1", "task": "selection", "gold_items": ["订单"], "pred_items": ["订单表"]},
+        {"id": "s2", "task": "selection", "gold_items": ["客户"], "pred_items": ["客户"]},
+    ]
+    fake = FakeBackend(lambda a, b: 0.9, fail=[("订单表", "订单")])
+    result = pingce.evaluate(
+        "function-points", records, similarity=fake, bootstrap=0, zero_division=zero_division
+    )
+    return result.record_values()
+
+
+@pytest.mark.parametrize("zero_division", [None, 0, 1])
+def test_a_record_a_metric_does_not_count_has_no_value_whatever_the_policy(
+    zero_division: Any,
+) -> None:
+    rows = {row["id"]: row for row in _function_points_with_a_failure(zero_division)}
+    assert rows["j1"]["values"]["judge_precision"] is None  # said No: not a precision record
+    assert rows["j1"]["values"]["judge_accuracy"] == 1.0
+    assert rows["j1"]["values"]["sem_precision"] is None  # a judge record has no items
+    assert rows["s2"]["values"]["judge_accuracy"] is None
+    assert rows["s2"]["values"]["sem_f1"] == 1.0
+    assert rows["s1"]["values"]["sem_precision"] is None  # left out: its call failed
+    assert "similarity failed" in rows["s1"]["misses"]["sem_precision"]
+    assert rows["s1"]["values"]["set_precision"] == 0.0
+
+
+def test_a_value_filled_by_the_policy_says_so() -> None:
+    records = [{"id": "a", "gold_level": "高", "pred_level": "高"}]
+    result = pingce.evaluate("contract-risk", records, bootstrap=0, zero_division=0)
+    latency = result.metrics["avg_latency_sec"]
+    assert latency.value == 0.0 and latency.n == 0
+    assert latency.value_note and "zero-division policy" in latency.value_note
+    assert "no record has latency_sec" in latency.value_note
+    plain = pingce.evaluate("contract-risk", records, bootstrap=0)
+    assert plain.metrics["avg_latency_sec"].value is None
+    assert plain.metrics["avg_latency_sec"].value_note is None
+    assert result.metrics["accuracy"].value_note is None
+
+
+def test_logic_weighted_f1_is_the_f1_of_its_parts_under_the_policy() -> None:
+    turn = {"dialogue_id": "d", "status": "DEFINITIVE", "gt_diagnosis": "甲"}
+    records = [
+        {**turn, "turn": 1, "pred_diagnosis": "甲"},
+        {**turn, "turn": 2, "pred_diagnosis": "乙"},
+    ]
+    result = pingce.evaluate("tcm-dialogue", records, bootstrap=0, zero_division=1)
+    p = result.value("rejection_precision")  # no CASE_REJECTED turn: the policy's 1
+    r = result.value("effective_recall")
+    assert (p, r) == (1.0, 0.5)
+    assert result.value("logic_weighted_f1") == pytest.approx(2 * p * r / (p + r))
+    assert pingce.evaluate("tcm-dialogue", records, bootstrap=0).value("logic_weighted_f1") is None
+
+
+@pytest.mark.parametrize(
+    ("entry", "words"),
+    [
+        ({"gold": "a..b"}, "invalid field path"),
+        ({"gold": 5}, "accuracy"),
+    ],
+)
+def test_a_field_argument_that_is_not_a_path_is_a_suite_error(
+    tmp_path: Path, entry: dict[str, Any], words: str
+) -> None:
+    def edit(data: dict[str, Any]) -> None:
+        data["metrics"]["accuracy"] = entry
+
+    suite = suite_copy(tmp_path, "contract-risk", edit)
+    with pytest.raises(SuiteError) as info:
+        pingce.evaluate(suite, EXAMPLES / "contract_risk" / "records.jsonl")
+    assert info.value.key == "metrics.accuracy" and words in str(info.value)
+
+
+def test_a_negative_seed_is_an_option_error_before_any_call() -> None:
+    fake = FakeBackend(lambda a, b: 0.5)
+    with pytest.raises(OptionError, match="--seed"):
+        pingce.evaluate(
+            "function-points", EXAMPLES / "function_points" / "records.jsonl", similarity=fake,
+            seed=-1,
+        )  # fmt: skip
+    assert fake.asked == []
+
+
+def test_a_metric_left_without_records_by_failures_says_why() -> None:
+    records = [{"id": "s1", "task": "selection", "gold_items": ["订单"], "pred_items": ["订单表"]}]
+    fake = FakeBackend(lambda a, b: 0.9, fail=[("订单表", "订单")])
+    result = pingce.evaluate("function-points", records, similarity=fake, bootstrap=0)
+    reason = result.metrics["sem_precision"].undefined_reason
+    assert reason and "failed similarity calls" in reason
+
+
+def test_values_above_the_best_are_not_misses() -> None:
+    """The seed's max assignment lets sem_recall exceed 1: that is no miss."""
+    records = [
+        {"id": "s1", "task": "selection", "gold_items": ["订单"], "pred_items": ["订单表", "订单"]},
+    ]
+    fake = FakeBackend(lambda a, b: 0.9)
+    result = pingce.evaluate("function-points", records, similarity=fake, bootstrap=0)
+    row = result.record_values()[0]
+    assert row["values"]["sem_recall"] == pytest.approx(1.9)  # 1 (exact) + 0.9, one truth
+    assert "sem_recall" not in row["misses"]
+    assert row["values"]["sem_precision"] == pytest.approx(0.95)
+    assert "'订单表' ~ '订单': 0.9 (> τ 0.7, counts 0.9)" in row["misses"]["sem_precision"]
+
+
+@pytest.mark.parametrize(("group", "name"), [("defaults", "treshold"), ("inputs", "answer")])
+def test_a_default_or_input_no_metric_takes_is_a_suite_error(
+    tmp_path: Path, group: str, name: str
+) -> None:
+    def edit(data: dict[str, Any]) -> None:
+        data.setdefault(group, {})[name] = 0.9 if group == "defaults" else "answer"
+
+    suite = suite_copy(tmp_path, "function-points", edit)
+    with pytest.raises(SuiteError) as info:
+        pingce.evaluate(suite, EXAMPLES / "function_points" / "records.jsonl")
+    assert info.value.key == f"{group}.{name}"
+    assert "ignored" in str(info.value) and "threshold" in str(info.value)
+
+
+def test_number_slices_are_in_numeric_order() -> None:
+    records = [
+        {"id": str(i), "gold_level": "高", "pred_level": "高", "latency_sec": float(v)}
+        for i, v in enumerate([10, 2, 2, 30])
+    ] + [{"id": "x", "gold_level": "低", "pred_level": "高"}]
+    result = pingce.evaluate("contract-risk", records, bootstrap=0, slices=["latency_sec"])
+    assert list(result.slices) == [
+        "latency_sec=2",
+        "latency_sec=10",
+        "latency_sec=30",
+        "latency_sec=(missing)",
+    ]
+
+
+def test_compare_takes_the_zero_division_policy(tmp_path: Path) -> None:
+    records = [{"id": "a", "gold_level": "低", "pred_level": "低"}]
+    compared = pingce.compare("contract-risk", records, records, bootstrap=0, zero_division=0)
+    assert compared.metrics["precision"].candidate == 0.0
+    assert (
+        pingce.compare("contract-risk", records, records, bootstrap=0)
+        .metrics["precision"]
+        .candidate
+        is None
+    )

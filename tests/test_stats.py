@@ -460,3 +460,25 @@ def test_bootstrap_intervals_with_zero_resamples_is_empty() -> None:
         {"k": block}, {"accuracy": (metric, "k")}, {"accuracy": 0.75}, resamples=0, seed=0
     )
     assert got == {}
+
+
+def test_normal_cdf_and_quantile_equal_scipys() -> None:
+    """BCa's normal functions come from the standard library (no scipy import at run time);
+    they agree with scipy.special.ndtr/ndtri, edge values included."""
+    from scipy.special import ndtr as scipy_ndtr
+    from scipy.special import ndtri as scipy_ndtri
+
+    from pingce.stats import ndtr, ndtri
+
+    rng = np.random.default_rng(7)
+    levels = [0.0, 1.0, 0.5, 0.025, 0.975, 1e-300, 1 - 1e-16, *rng.random(2000).tolist()]
+    for p in levels:
+        want = float(scipy_ndtri(p))
+        got = ndtri(p)
+        assert got == want or abs(got - want) <= 2e-15 * max(1.0, abs(want)), p
+    for p in (-0.1, 1.5, math.nan):
+        assert math.isnan(ndtri(p))
+    points = [-math.inf, math.inf, 0.0, -40.0, 40.0, *rng.normal(0, 4, 2000).tolist()]
+    for x in points:
+        assert abs(ndtr(x) - float(scipy_ndtr(x))) <= 1e-15, x
+    assert math.isnan(ndtr(math.nan))

@@ -17,6 +17,9 @@ import click
 
 from ._version import __version__
 
+_STARTED = time.perf_counter()
+"""When this module was imported: ``--profile``'s start-up phase runs from here to the engine."""
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -96,13 +99,28 @@ def _profiler(enabled: bool) -> Profile | None:
 
 
 def _show_profile(timer: Profile | None, written: float, started: float, console: Console) -> None:
-    """With --profile: the engine's phases, then writing and printing, on stderr."""
+    """With --profile: start-up (importing what the command needs), the engine's phases, then
+    writing and printing, on stderr."""
     if timer is None:
         return
     from .report import print_profile
 
-    seconds = {**timer.ordered(), "write": written, "report": time.perf_counter() - started}
+    seconds = {
+        "start-up": _imported - _STARTED,
+        **timer.ordered(),
+        "write": written,
+        "report": time.perf_counter() - started,
+    }
     print_profile(seconds, console)
+
+
+_imported = _STARTED
+
+
+def _imports_done() -> None:
+    """Mark the end of start-up: the command has imported what it needs."""
+    global _imported
+    _imported = time.perf_counter()
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -239,6 +257,7 @@ def run(
 
     console, err_console = _consoles()
     timer = _profiler(profile)
+    _imports_done()
     try:
         options = RunOptions(
             similarity=similarity,
@@ -309,6 +328,12 @@ def run(
     help="Interval method for the differences.",
 )
 @click.option("--ci-level", type=float, default=0.95, show_default=True, help="Confidence level.")
+@click.option(
+    "--zero-division",
+    type=click.Choice(["null", "0", "1"]),
+    default=None,
+    help="Value of 0/0 ratios [default: the suite's, null].",
+)
 @click.option("--cache", "cache", default=None, type=click.Path(dir_okay=False), help="Cache file.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the similarity cache.")
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
@@ -324,6 +349,7 @@ def compare(
     bootstrap: int,
     ci_method: Any,
     ci_level: float,
+    zero_division: str | None,
     cache: str | None,
     no_cache: bool,
     no_progress: bool,
@@ -338,6 +364,7 @@ def compare(
 
     console, err_console = _consoles()
     timer = _profiler(profile)
+    _imports_done()
     try:
         options = RunOptions(
             similarity=similarity,
@@ -345,6 +372,7 @@ def compare(
             bootstrap=bootstrap,
             ci_method=ci_method,
             ci_level=ci_level,
+            zero_division="suite" if zero_division is None else zero_division,
             base_url=base_url,
             cache=False if no_cache else cache,
         )
@@ -384,7 +412,16 @@ def compare(
 @click.option(
     "--cache", default=None, type=click.Path(dir_okay=False), help="Similarity cache file."
 )
-def calibrate(pairs: str, similarity: str, base_url: str | None, cache: str | None) -> None:
+@click.option("--no-cache", is_flag=True, help="Do not read or write the similarity cache.")
+@click.option("--no-progress", is_flag=True, help="Never show progress bars.")
+def calibrate(
+    pairs: str,
+    similarity: str,
+    base_url: str | None,
+    cache: str | None,
+    no_cache: bool,
+    no_progress: bool,
+) -> None:
     """Choose the similarity threshold τ that best reproduces human match labels (max F1)."""
     from rich.table import Table
 
@@ -394,9 +431,13 @@ def calibrate(pairs: str, similarity: str, base_url: str | None, cache: str | No
 
     console, err_console = _consoles()
     try:
-        with _progress(err_console, enabled=err_console.is_terminal) as hook:
+        with _progress(err_console, enabled=not no_progress and err_console.is_terminal) as hook:
             result = run_calibration(
-                pairs, similarity, base_url=base_url, cache=cache, progress=hook
+                pairs,
+                similarity,
+                base_url=base_url,
+                cache=False if no_cache else cache,
+                progress=hook,
             )
     except PingceError as exc:
         _fail(str(exc))

@@ -14,17 +14,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from .errors import OptionError
-from .metrics._policy import ZeroDivision, check_zero_division
+from .metrics import ZeroDivision, check_zero_division
 from .records import parse_path
 from .sampling import Allocation, Shortfall
 from .similarity.names import parse_backend_name
 
 if TYPE_CHECKING:
     from .similarity.base import SimilarityBackend
+    from .stats import CIMethod
 
-__all__ = ["COMPARE_OPTIONS", "CIMethod", "RunOptions", "run_options"]
-
-CIMethod = Literal["bca", "percentile", "basic"]
+__all__ = ["COMPARE_OPTIONS", "RunOptions", "run_options"]
 
 SUITE: Literal["suite"] = "suite"
 """``zero_division="suite"``: keep the suite's own default."""
@@ -69,6 +68,8 @@ class RunOptions:
             except ValueError as exc:
                 raise OptionError(f"--similarity {exc}") from None
         _integer("--seed", self.seed)
+        if self.seed < 0:
+            raise OptionError(f"--seed must be 0 or a positive integer, got {self.seed}")
         _integer("--bootstrap", self.bootstrap)
         if self.sample is not None:
             _integer("--sample", self.sample)
@@ -98,11 +99,16 @@ class RunOptions:
                 raise OptionError(
                     f"--zero-division must be null, 0 or 1, got {self.zero_division!r}"
                 ) from None
-        for path in [*self.slices, *([self.stratify] if self.stratify else [])]:
+        named = [("--slice", p) for p in self.slices]
+        named += [("--stratify", self.stratify)] if self.stratify else []
+        for option, path in named:
             try:
                 parse_path(path)
-            except ValueError as exc:
-                raise OptionError(str(exc)) from None
+            except (ValueError, AttributeError):
+                raise OptionError(
+                    f"{option} {path!r}: not a field path (keys and [index], e.g. meta.source "
+                    "or evidence[0].law)"
+                ) from None
 
 
 def _integer(option: str, value: object) -> None:
@@ -117,7 +123,16 @@ def _choice(option: str, value: object, choices: tuple[str, ...]) -> None:
         )
 
 
-COMPARE_OPTIONS = ("similarity", "bootstrap", "seed", "ci_method", "ci_level", "base_url", "cache")
+COMPARE_OPTIONS = (
+    "similarity",
+    "bootstrap",
+    "seed",
+    "ci_method",
+    "ci_level",
+    "zero_division",
+    "base_url",
+    "cache",
+)
 """The options that apply to a comparison (sampling and slices do not)."""
 
 

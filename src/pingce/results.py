@@ -56,7 +56,7 @@ class _Plain(BaseModel):
 class MetricResult(_Plain):
     """One metric's value, its confidence interval and the units it was computed over."""
 
-    OMIT_WHEN_NONE = ("undefined_reason", "ci_note")
+    OMIT_WHEN_NONE = ("undefined_reason", "value_note", "ci_note")
 
     value: float | None = Field(
         description="The metric; null when undefined (see undefined_reason)."
@@ -65,7 +65,16 @@ class MetricResult(_Plain):
     ci_high: float | None = Field(None, description="Upper end of the bootstrap interval.")
     n: int = Field(description="Units (records, predicted positives, ...) it was computed over.")
     undefined_reason: str | None = Field(None, description="Why the value is null.")
+    value_note: str | None = Field(
+        None,
+        description="Where the value comes from a convention rather than the data (a 0/0 "
+        "filled by the zero-division policy).",
+    )
     ci_note: str | None = Field(None, description="Anything to know about the interval.")
+
+    def note(self) -> str:
+        """The one remark a report shows beside the value (empty when there is none)."""
+        return self.undefined_reason or self.value_note or self.ci_note or ""
 
 
 class SliceResult(BaseModel):
@@ -202,6 +211,10 @@ class EvaluationResult(_Plain):
     def value(self, name: str) -> float | None:
         """Shortcut: the value of metric ``name``."""
         return self.metrics[name].value
+
+    def attach_records(self, rows: RecordRows) -> None:
+        """Attach the per-record values and reasons (the engine does, once per run)."""
+        self._records = rows
 
     @property
     def records(self) -> RecordRows | None:

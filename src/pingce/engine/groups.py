@@ -40,9 +40,17 @@ def slice_keys(table: Table, path: str, plan: Plan) -> list[str]:
 
 
 def slice_order(names: list[str], path: str, plan: Plan) -> list[int]:
-    """Positions of the slice names in report order: scale order for labels, else sorted."""
+    """Positions of the slice names (sorted as text) in report order: scale order for labels,
+    numeric order when every name is a number, else as given; ``(missing)`` last."""
     scale = plan.label_scales.get(path)
-    if scale is None:
-        return list(range(len(names)))
-    rank = {label: i for i, label in enumerate(scale.labels)}
-    return sorted(range(len(names)), key=lambda i: rank.get(names[i], 0))
+    if scale is not None:
+        rank = {label: i for i, label in enumerate(scale.labels)}
+        return sorted(range(len(names)), key=lambda i: rank.get(names[i], 0))
+    numbers = {}
+    for i, name in enumerate(names):
+        try:
+            numbers[i] = float(name)
+        except ValueError:
+            if name != "(missing)":
+                return sorted(range(len(names)), key=lambda i: names[i] == "(missing)")
+    return sorted(range(len(names)), key=lambda i: (i not in numbers, numbers.get(i, 0.0)))

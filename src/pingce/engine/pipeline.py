@@ -105,14 +105,15 @@ def statistics(plan: Plan, table: Table, scored: Scored | None) -> Blocks:
 
 
 def versions() -> dict[str, str]:
-    """Versions that the numbers depend on."""
-    import scipy
+    """Versions that the numbers depend on (read from the installed metadata, so asking costs
+    no import)."""
+    from importlib.metadata import version
 
     return {
         "pingce": __version__,
         "python": platform.python_version(),
         "numpy": np.__version__,
-        "scipy": scipy.__version__,
+        "scipy": version("scipy"),
     }
 
 
@@ -302,7 +303,7 @@ def evaluate_suite(
     )
     if scored is not None:
         result.similarity = scored.stats.summary()
-    result._records = rows
+    result.attach_records(rows)
     if profile is not None:
         result.profile = timer.ordered()
     return result

@@ -56,11 +56,6 @@ class Plan:
         """The field whose values group records that resample together (a dialogue)."""
         return self.suite.spec.unit
 
-    @property
-    def needs_similarity(self) -> bool:
-        """Whether a statistic may ask for similarities (then a backend is opened)."""
-        return any(s.needs_similarity for s in self.statistics.values())
-
     def statistic_of(self, name: str) -> Statistic:
         """The statistic that metric or table ``name`` reads."""
         return self.statistics[self.keys[name]]

@@ -1,6 +1,7 @@
 """Where a run's time goes: seconds per phase (``--profile``).
 
-Phases: ``plan`` (suite, fields, checks, sampling), ``load`` (read and validate the records),
+Phases: ``start-up`` (the command line importing what it needs; not the interpreter's own
+start), ``plan`` (suite, fields, checks, sampling), ``load`` (read and validate the records),
 ``similarities`` (model calls, cache), ``statistics`` (the metrics' own arithmetic: statistics,
 values, per-record values and reasons), ``intervals`` (bootstrap), ``slices``, ``write`` (output
 files) and ``report`` (console).
@@ -14,7 +15,17 @@ from contextlib import contextmanager
 
 __all__ = ["PHASES", "Profile"]
 
-PHASES = ("plan", "load", "similarities", "statistics", "intervals", "slices", "write", "report")
+PHASES = (
+    "start-up",
+    "plan",
+    "load",
+    "similarities",
+    "statistics",
+    "intervals",
+    "slices",
+    "write",
+    "report",
+)
 
 
 class Profile:
@@ -31,11 +42,6 @@ class Profile:
             yield
         finally:
             self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
-
-    def add(self, other: dict[str, float]) -> None:
-        """Add another profile's seconds to this one."""
-        for name, seconds in other.items():
-            self.seconds[name] = self.seconds.get(name, 0.0) + seconds
 
     def ordered(self) -> dict[str, float]:
         """Seconds by phase, in pipeline order."""

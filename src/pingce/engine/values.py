@@ -9,7 +9,7 @@ from collections.abc import Hashable, Mapping
 
 import numpy as np
 
-from ..metrics.protocol import Metric, StatBlock
+from ..metrics.protocol import LEFT_OUT, Metric, StatBlock
 from ..records import ParseFailure, Table
 from ..results import Failures, MetricResult, RecordRows
 from .plan import Plan
@@ -31,7 +31,17 @@ def metric_value(metric: Metric, block: StatBlock) -> MetricResult:
         value = metric.finalize_rows(block.rows)
         n = metric.count_rows(block.rows)
         reason = metric.undefined_rows_reason(block.rows) if math.isnan(value) else None
-    return MetricResult(value=None if math.isnan(value) else value, n=n, undefined_reason=reason)
+    note = None
+    policy = getattr(metric, "zero_division", None)
+    if n == 0 and not math.isnan(value) and policy is not None and metric.decomposable:
+        summed = block.total()
+        note = f"{metric.undefined_reason(summed)}: {value:g} by the zero-division policy"
+    return MetricResult(
+        value=None if math.isnan(value) else value,
+        n=n,
+        undefined_reason=reason,
+        value_note=note,
+    )
 
 
 def metric_values(plan: Plan, blocks: Blocks) -> dict[str, MetricResult]:
@@ -45,12 +55,26 @@ def table_values(plan: Plan, blocks: Blocks) -> dict[str, dict[str, object]]:
 
 
 def per_record_values(metric: Metric, block: StatBlock) -> np.ndarray:
-    """The metric on each record alone: its finaliser over the record's own statistics."""
+    """The metric on each record alone: its finaliser over the record's own statistics, and
+    null for a record the metric does not count (a judge record for a set metric, a record
+    predicted No for precision, a record left out after a failed call), whatever the
+    zero-division policy: the policy fills corpus and slice values, it invents no record's."""
     if block.codes is not None:  # one finalisation per cell, looked up by code
-        per_cell = np.asarray(metric.finalize(np.eye(block.width)), dtype=np.float64)
+        cells = np.eye(block.width)
+        per_cell = np.asarray(metric.finalize(cells), dtype=np.float64)
+        per_cell[np.asarray(metric.count(cells)) == 0] = np.nan
         return np.asarray(per_cell[block.codes], dtype=np.float64)
     assert block.rows is not None
-    return np.asarray(metric.finalize(np.asarray(block.rows, dtype=np.float64)), dtype=np.float64)
+    rows = np.asarray(block.rows, dtype=np.float64)
+    values = np.asarray(metric.finalize(rows), dtype=np.float64)
+    values[np.asarray(metric.count(rows)) == 0] = np.nan
+    return values
+
+
+def worse_than_best(metric: Metric, values: np.ndarray) -> np.ndarray:
+    """Where a record's value is below the best (above it for lower-is-better metrics)."""
+    with np.errstate(invalid="ignore"):
+        return values < metric.best if metric.higher_is_better else values > metric.best
 
 
 def record_rows(plan: Plan, table: Table, blocks: Blocks) -> RecordRows:
@@ -64,10 +88,15 @@ def record_rows(plan: Plan, table: Table, blocks: Blocks) -> RecordRows:
         column = per_record_values(metric, block)
         values[name] = column
         reasons = block.reasons.get(metric.reason) if metric.reason else None
-        if reasons is not None:
-            missed = ~np.isnan(column) & (column != metric.best)
+        left_out = block.reasons.get(LEFT_OUT)
+        if reasons is not None or left_out is not None:
             explained = np.empty(table.n, dtype=object)
-            explained[missed] = reasons[missed]
+            if reasons is not None:  # why a record scored below the best
+                worse = worse_than_best(metric, column)
+                explained[worse] = reasons[worse]
+            if left_out is not None:  # why a record has no value at all
+                gone = np.isnan(column) & (left_out != None)  # noqa: E711  (object array)
+                explained[gone] = left_out[gone]
             misses[name] = explained
     fields: dict[str, object] = {}
     for path, column in table.columns.items():

@@ -2,6 +2,7 @@
 zero-division policy (:mod:`._policy`) and one module per family (classification, timing,
 calls, sets, dialogue, overlap), which the registry imports on first use."""
 
+from ._policy import ZeroDivision, check_zero_division
 from .protocol import Context, Metric, StatBlock, Statistic, TableMetric
 from .registry import (
     MetricInfo,
@@ -20,6 +21,8 @@ __all__ = [
     "StatBlock",
     "Statistic",
     "TableMetric",
+    "ZeroDivision",
+    "check_zero_division",
     "create_metric",
     "create_table",
     "metric_registry",

@@ -30,7 +30,7 @@ from ..errors import InputError
 from ..records import FieldSpec, Table, json_equal_key
 from ..similarity.base import Pair
 from ._policy import ZeroDivision, check_zero_division, fill_value, safe_divide
-from .protocol import Context, Metric, StatBlock, Statistic
+from .protocol import LEFT_OUT, Context, Metric, StatBlock, Statistic
 from .registry import register_metric
 
 __all__ = [
@@ -466,15 +466,19 @@ class HybridStatistic(Statistic):
             sim = 1.0 if a == b else context.scores().get(a, b)
             if math.isnan(sim):
                 rows[i, 2] = 1.0
-                reasons[i] = "similarity failed: turn left out"
             else:
                 rows[i, :2] = (max(0.0, sim), 1.0)
         failed = int(rows[:, 2].sum())
+        explained = {"lock": reasons}
+        if failed:
+            left_out = np.empty(table.n, dtype=object)
+            left_out[rows[:, 2] == 1.0] = "similarity failed: turn left out"
+            explained[LEFT_OUT] = left_out
         return StatBlock(
             width=3,
             rows=rows,
             counts={"similarity_failed_records": failed} if failed else {},
-            reasons={"lock": reasons},
+            reasons=explained,
         )
 
 
@@ -491,6 +495,14 @@ def _structure_reason(p: dict[str, Any], g: dict[str, Any]) -> str | None:
 
 
 # ------------------------------------------------------------------------------------ metrics
+
+
+# Arguments a metric does not read are fixed at their defaults (they are not its arguments and do
+# not show in its signature): turn metrics ignore the lock settings, sequence metrics the
+# polarity fields, and all but turns_to_stability the lock settings.
+_TURN_ONLY: dict[str, Any] = {"lock_confidence": 0.8, "lock_turns": 2}
+_SEQUENCE_ONLY: dict[str, Any] = {"polarity_fields": ("nature", "deficiency")}
+_SLOPE_ONLY: dict[str, Any] = {**_TURN_ONLY, **_SEQUENCE_ONLY}
 
 
 @dataclass(eq=False)
@@ -524,10 +536,14 @@ class DialogueMetric(Metric):
 
     def __post_init__(self) -> None:
         self.polarity_fields = _keys("polarity_fields", self.polarity_fields)
-        if not 0.0 <= self.lock_confidence < 1.0:
-            raise ValueError(f"lock_confidence must be within [0, 1), got {self.lock_confidence}")
-        if isinstance(self.lock_turns, bool) or int(self.lock_turns) < 1:
-            raise ValueError(f"lock_turns must be at least 1, got {self.lock_turns}")
+        confidence = self.lock_confidence
+        if isinstance(confidence, bool) or not isinstance(confidence, int | float):
+            raise ValueError(f"lock_confidence must be a number within [0, 1), got {confidence!r}")
+        if not 0.0 <= confidence < 1.0:
+            raise ValueError(f"lock_confidence must be within [0, 1), got {confidence}")
+        turns = self.lock_turns
+        if isinstance(turns, bool) or not isinstance(turns, int) or turns < 1:
+            raise ValueError(f"lock_turns must be a whole number of turns >= 1, got {turns!r}")
         self.lock_confidence = float(self.lock_confidence)
         self.lock_turns = int(self.lock_turns)
         self.zero_division = check_zero_division(self.zero_division)
@@ -571,7 +587,7 @@ class DialogueMetric(Metric):
         return f"no {self.over}"
 
 
-@register_metric("effective_recall")
+@register_metric("effective_recall", **_TURN_ONLY)
 @dataclass(eq=False)
 class EffectiveRecall(DialogueMetric):
     """Correct diagnoses over DEFINITIVE turns whose ground truth has a diagnosis."""
@@ -584,7 +600,7 @@ class EffectiveRecall(DialogueMetric):
     num, den, over = _EFF_HIT, _EFF_N, "DEFINITIVE turns with a gt_diagnosis"
 
 
-@register_metric("rejection_precision")
+@register_metric("rejection_precision", **_TURN_ONLY)
 @dataclass(eq=False)
 class RejectionPrecision(DialogueMetric):
     """CASE_REJECTED turns whose case truly conflicts, over all CASE_REJECTED turns."""
@@ -594,7 +610,7 @@ class RejectionPrecision(DialogueMetric):
     num, den, over = _REJ_TRUE, _REJ_N, "CASE_REJECTED turns"
 
 
-@register_metric("critical_conflict_rate")
+@register_metric("critical_conflict_rate", **_TURN_ONLY)
 @dataclass(eq=False)
 class CriticalConflictRate(DialogueMetric):
     """Share of turns whose predicted polarity (cold/heat, deficiency/excess) contradicts."""
@@ -608,7 +624,7 @@ class CriticalConflictRate(DialogueMetric):
     num, den, over = _CONFLICT, _POLAR_N, "turns with a polarity field in both feature objects"
 
 
-@register_metric("incremental_hit_slope")
+@register_metric("incremental_hit_slope", **_SLOPE_ONLY)
 @dataclass(eq=False)
 class IncrementalHitSlope(DialogueMetric):
     """Mean per-dialogue least-squares slope of the correct-diagnosis confidence over turns."""
@@ -623,7 +639,7 @@ class IncrementalHitSlope(DialogueMetric):
     num, den, over = _SLOPE, _SLOPE_N, "dialogues with at least 2 turns"
 
 
-@register_metric("turns_to_stability")
+@register_metric("turns_to_stability", **_SEQUENCE_ONLY)
 @dataclass(eq=False)
 class TurnsToStability(DialogueMetric):
     """Mean over dialogues of T_lock - T_start (the number of turns when it never locks)."""
@@ -640,7 +656,7 @@ class TurnsToStability(DialogueMetric):
     num, den, over = _TTS, _TTS_N, "dialogues"
 
 
-@register_metric("ambiguity_resolution_rate")
+@register_metric("ambiguity_resolution_rate", **_SLOPE_ONLY)
 @dataclass(eq=False)
 class AmbiguityResolutionRate(DialogueMetric):
     """Mean share of ambiguous terms resolved by the turn after an INQUIRY_ONLY turn."""
@@ -654,7 +670,7 @@ class AmbiguityResolutionRate(DialogueMetric):
     num, den, over = _ARR, _ARR_N, "INQUIRY_ONLY turns with ambiguous_terms and a next turn"
 
 
-@register_metric("structure_match")
+@register_metric("structure_match", **_TURN_ONLY)
 @dataclass(eq=False)
 class StructureMatch(DialogueMetric):
     """Mean Jaccard similarity of the predicted and true feature key-value pairs."""
@@ -667,7 +683,7 @@ class StructureMatch(DialogueMetric):
     num, den, over = _JACCARD, _JACCARD_N, "turns with a non-empty feature object"
 
 
-@register_metric("funnel_adherence")
+@register_metric("funnel_adherence", **_TURN_ONLY)
 @dataclass(eq=False)
 class FunnelAdherence(DialogueMetric):
     """1 - illegal turns / all turns (a missed emergency, or DEFINITIVE on an UNCERTAIN risk)."""
@@ -681,7 +697,7 @@ class FunnelAdherence(DialogueMetric):
     num, den, over = _ILLEGAL, _TURNS, "turns"
 
 
-@register_metric("logic_weighted_f1")
+@register_metric("logic_weighted_f1", **_TURN_ONLY)
 @dataclass(eq=False)
 class LogicWeightedF1(DialogueMetric):
     """2PR/(P + R) of rejection_precision and effective_recall."""
@@ -692,12 +708,10 @@ class LogicWeightedF1(DialogueMetric):
 
     def finalize(self, summed: np.ndarray) -> np.ndarray:
         summed = np.asarray(summed, dtype=np.float64)
-        p = safe_divide(summed[..., _REJ_TRUE], summed[..., _REJ_N], None)
-        r = safe_divide(summed[..., _EFF_HIT], summed[..., _EFF_N], None)
-        with np.errstate(invalid="ignore"):
-            f1 = safe_divide(2 * p * r, p + r, 0.0)  # P = R = 0 gives 0, as the seed's F1
-        defined = ~(np.isnan(p) | np.isnan(r))
-        return np.asarray(np.where(defined, f1, fill_value(self.zero_division)))
+        zd = self.zero_division  # P and R follow the policy; F1 of the two is then their F1
+        p = safe_divide(summed[..., _REJ_TRUE], summed[..., _REJ_N], zd)
+        r = safe_divide(summed[..., _EFF_HIT], summed[..., _EFF_N], zd)
+        return safe_divide(2 * p * r, p + r, 0.0)  # P = R = 0 gives 0; a null P or R, null
 
     def count(self, summed: np.ndarray) -> np.ndarray:
         summed = np.asarray(summed, dtype=np.float64)

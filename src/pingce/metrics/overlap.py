@@ -49,7 +49,7 @@ from ..text.rouge_google import (
     split_sentences,
 )
 from ..text.tokenize import get_tokenizer, warn_if_empty
-from ._policy import ZeroDivision, check_zero_division, safe_divide
+from ._policy import ZeroDivision, check_zero_division, fill_value, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic
 from .registry import register_metric
 
@@ -444,13 +444,16 @@ class NltkBleu(TextMetric):
 
 @dataclass(eq=False)
 class CorpusMetric(TextMetric):
-    """A corpus score from summed library statistics; the last column counts records."""
+    """A corpus score (0-100, as sacrebleu's) from summed library statistics; the last column
+    counts records."""
+
+    maximum = 100.0
 
     def _finish(
         self, summed: np.ndarray, value: np.ndarray, zero_division: ZeroDivision
     ) -> np.ndarray:
         count = np.asarray(summed, dtype=np.float64)[..., -1]
-        fill = np.nan if zero_division is None else zero_division
+        fill = self.maximum * fill_value(zero_division)  # the policy's 0 or 1 on a 0-100 scale
         return np.asarray(np.where(count > 0, value, fill), dtype=np.float64)
 
 

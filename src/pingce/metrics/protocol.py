@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..similarity.base import Pair, SimilarityTable
 
 __all__ = [
+    "LEFT_OUT",
     "Context",
     "Metric",
     "StatBlock",
@@ -57,7 +58,8 @@ class StatBlock:
 
     ``reasons`` holds named columns of per-record explanations (an object array: a string where
     the statistic knows why a record missed, None elsewhere); a metric names the column that
-    explains its misses (:attr:`Metric.reason`).
+    explains its misses (:attr:`Metric.reason`). The column ``left_out`` (:data:`LEFT_OUT`) says
+    why a record was left out of every metric of the block (a failed similarity call).
     """
 
     width: int
@@ -130,6 +132,10 @@ class StatBlock:
         )
 
 
+LEFT_OUT = "left_out"
+"""The reason column that says why a record was left out of a block's metrics."""
+
+
 def reason_column(texts: Iterable[str | None], n: int) -> np.ndarray:
     """An object array of ``n`` reasons (None: nothing to say) from an iterable."""
     out = np.empty(n, dtype=object)
@@ -199,6 +205,8 @@ class Metric(ABC):
     per_record: ClassVar[bool] = True
     """Whether a value per record is meaningful (shown in records.jsonl)."""
     higher_is_better: ClassVar[bool] = True
+    maximum: ClassVar[float] = 1.0
+    """The best value a metric on a 0-1 scale can have (100 for sacrebleu's 0-100 scores)."""
     reason: str | None = None
     """The statistic's reason column that says why a record missed this metric (a record misses
     when its value is defined and not the best, 1 or 0)."""
@@ -225,8 +233,8 @@ class Metric(ABC):
 
     @property
     def best(self) -> float:
-        """A record's value when it did not miss: 1, or 0 for metrics where lower is better."""
-        return 1.0 if self.higher_is_better else 0.0
+        """A record's value when it did not miss: the maximum, or 0 where lower is better."""
+        return self.maximum if self.higher_is_better else 0.0
 
     # Non-decomposable metrics implement these instead of finalize/count.
     def finalize_rows(self, rows: np.ndarray, weights: np.ndarray | None = None) -> float:

@@ -176,7 +176,8 @@ def _create(store: dict[str, MetricInfo], kind: Kind, name: str, args: dict[str,
             if fixed
             else f"unknown argument(s) {unknown}"
         )
-        raise SuiteError(f"{detail}; {kind} {name!r} takes {list(info.parameters)}", key=name)
+        takes = [p for p in info.parameters if p != "scale"]  # the scale is the suite's labels
+        raise SuiteError(f"{detail}; {kind} {name!r} takes {takes}", key=name)
     missing = [p for p, default in info.parameters.items() if default is REQUIRED and p not in args]
     if missing:
         raise SuiteError(f"{kind} {name!r} needs argument(s) {missing}", key=name)

@@ -36,7 +36,7 @@ from ..records import FieldSpec, ParseFailure, Table
 from ..similarity.base import Pair, SimilarityTable
 from ._assignment import max_weight_assignment
 from ._policy import ZeroDivision, check_zero_division, safe_divide
-from .protocol import Context, Metric, StatBlock, Statistic
+from .protocol import LEFT_OUT, Context, Metric, StatBlock, Statistic
 from .registry import register_metric
 
 __all__ = [
@@ -213,6 +213,7 @@ class SelectionStatistic(Statistic):
     def compute(self, table: Table, context: Context) -> StatBlock:
         rows = np.zeros((table.n, 4))
         reasons = np.empty(table.n, dtype=object)
+        left_out = np.empty(table.n, dtype=object)
         similarity = context.scores() if self.matcher == "semantic" else None
         for i, gold, raw in self._records(table):
             pred: tuple[str, ...] = () if isinstance(raw, ParseFailure) else raw
@@ -229,14 +230,15 @@ class SelectionStatistic(Statistic):
             score, why = self._semantic(pred, gold, similarity)
             if score is None:
                 rows[i] = (0.0, 0.0, 0.0, 1.0)
-                reasons[i] = why
+                left_out[i] = why
             else:
                 rows[i, 0] = score
                 reasons[i] = why
         failed_records = int(rows[:, 3].sum())
         counts = {"similarity_failed_records": failed_records} if failed_records else {}
         key = "sem" if self.matcher == "semantic" else "set"
-        return StatBlock(width=4, rows=rows, counts=counts, reasons={key: reasons})
+        explained = {key: reasons, LEFT_OUT: left_out} if failed_records else {key: reasons}
+        return StatBlock(width=4, rows=rows, counts=counts, reasons=explained)
 
     def _semantic(
         self, pred: tuple[str, ...], gold: tuple[str, ...], similarity: SimilarityTable
@@ -394,6 +396,12 @@ class SetMetric(Metric):
         return counted
 
     def undefined_reason(self, summed: np.ndarray) -> str:
+        failed = int(np.asarray(summed)[..., 3].sum())
+        if failed:
+            return (
+                f"{failed} selection record(s) had failed similarity calls and were left out; "
+                f"no other record has {'predicted' if self.kind == 'precision' else 'gold'} items"
+            )
         return {
             "precision": "no predicted items in selection records: precision is 0/0",
             "recall": "no gold items in selection records: recall is 0/0",

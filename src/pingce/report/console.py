@@ -48,7 +48,7 @@ def print_result(result: EvaluationResult, console: Console) -> None:
         value = fmt_value(m)
         if m.value is None:
             value = f"[yellow]{value}[/yellow]"
-        table.add_row(name, value, fmt_interval(m), str(m.n), m.undefined_reason or m.ci_note or "")
+        table.add_row(name, value, fmt_interval(m), str(m.n), m.note())
     console.print(table)
     for name, data in result.tables.items():
         if "matrix" in data:

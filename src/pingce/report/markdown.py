@@ -17,7 +17,7 @@ def _cell(text: object) -> str:
 def _metric_rows(metrics: dict[str, MetricResult]) -> list[str]:
     rows = []
     for name, m in metrics.items():
-        note = m.undefined_reason or m.ci_note or ""
+        note = m.note()
         rows.append(f"| `{name}` | {fmt_value(m)} | {fmt_interval(m)} | {m.n} | {_cell(note)} |")
     return rows
 

@@ -112,9 +112,27 @@ def _build(
         item = (create_metric if kind == "metric" else create_table)(registered, **args)
     except SuiteError as exc:
         raise SuiteError(exc.reason, source=source, key=key) from None
+    try:  # field arguments must be field paths: say so here, not in a traceback mid-run
+        item.statistic().fields()
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise SuiteError(f"{kind} {registered!r}: {exc}", source=source, key=key) from None
     item.name = name
     item.args.pop("scale", None)
     return item
+
+
+def _check_used(spec: SuiteSpec, taken: set[str], source: str) -> None:
+    """A default or an input that no metric or table takes is a typo (or a stale line): say so
+    rather than run without it."""
+    for group, names in (("defaults", spec.defaults.model_extra or {}), ("inputs", spec.inputs)):
+        for name in names:
+            if name not in taken:
+                raise SuiteError(
+                    f"no metric or table of this suite takes an argument {name!r}, so this "
+                    f"{group[:-1]} would be ignored; arguments taken: {sorted(taken)}",
+                    source=source,
+                    key=f"{group}.{name}",
+                )
 
 
 def _parse(suite: str | os.PathLike[str]) -> tuple[SuiteSpec, str]:
@@ -188,6 +206,13 @@ def load_suite(
         name: _build("table", name, entry, spec, scale, source, notes)
         for name, entry in spec.tables.items()
     }
+    registry = {**metric_registry(), **table_registry()}
+    taken = {
+        param
+        for item in [*metrics.values(), *tables.values()]
+        for param in registry[item.registry_name].parameters
+    }
+    _check_used(spec, taken - {"scale"}, source)
     for name, item in {**metrics, **tables}.items():
         needed = item.statistic().unit_field
         if needed is not None and spec.unit != needed:

@@ -16,7 +16,7 @@ from pydantic import (
     field_validator,
 )
 
-from ..metrics._policy import ZeroDivision, check_zero_division
+from ..metrics import ZeroDivision, check_zero_division
 from ..records import parse_path
 
 __all__ = ["DefaultsSpec", "LabelsSpec", "SuiteSpec"]
