@@ -217,7 +217,7 @@ def main() -> None:
                     run.label,
                     f"{run.wall_s:.2f} s",
                     f"{run.peak_rss_mb:.0f} MB",
-                    f"{ratio:.1f}x",
+                    f"{ratio:.2f}x",
                     f">= {TARGET:.0f}x: {'met' if ratio >= TARGET else 'NOT met'}",
                 ]
             )

@@ -371,20 +371,11 @@ def main() -> None:
     if problems:
         print("MISMATCH:\n  " + "\n  ".join(problems))
     else:
-        print(
-            "checks pass: "
-            + "; ".join(
-                s
-                for s, part in (
-                    ("judge requests, cache hits and every record's score", "judge"),
-                    (
-                        "each distinct string encoded once, each distinct pair scored once",
-                        "embedding",
-                    ),
-                )
-                if part in which
-            )
-        )
+        checked = {
+            "judge": "judge requests, cache hits and every record's score",
+            "embedding": "each distinct string encoded once, each distinct pair scored once",
+        }
+        print("checks pass: " + "; ".join(v for k, v in checked.items() if k in which))
     save_summary("bench_similarity", summary)
     if problems:
         raise SystemExit(1)

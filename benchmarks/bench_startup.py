@@ -62,7 +62,12 @@ def import_times(statement: str) -> dict[str, Any]:
     by_own = sorted(rows, key=lambda r: -r[1])
     installed = metadata.packages_distributions()
     third_party = sorted(
-        {name.split(".")[0] for name, *_ in rows if name.split(".")[0] in installed} | {"pingce"}
+        {
+            top
+            for top in (name.split(".")[0] for name, *_ in rows)
+            if top in installed and not top.startswith("_")
+        }
+        | {"pingce"}
     )
     return {
         "statement": statement,

@@ -291,7 +291,7 @@ def main() -> None:
                 f"{run.peak_rss_mb:.0f} MB",
                 what[name],
                 f"{reference[name]:.2f} s",
-                f"{ratio:.1f}x",
+                f"{ratio:.2f}x",
                 f">= {TARGET:.0f}x: {'met' if ratio >= TARGET else 'NOT met'}",
             ]
         )

@@ -2,8 +2,9 @@
 JSON summary in ``benchmarks/out/<script>.json``.
 
 ``run_all.py [NAME ...]`` runs the scripts whose file name contains a NAME (all by default) at
-their full sizes; ``--small`` runs them at the small sizes used to check that they work (a few
-minutes in all; the ratios at these sizes are dominated by start-up and mean little).
+their full sizes; ``--small`` runs them at the small sizes used to check that they work (about 5
+minutes in all on a quiet 2-core machine; the ratios at these sizes are dominated by start-up and
+mean little).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ SMALL = {
     "bench_compare.py": ["20000"],
     "bench_contract_risk.py": ["100000"],
     "bench_function_call.py": ["2000"],
-    "bench_similarity.py": ["2000"],
+    "bench_similarity.py": ["1000"],
     "bench_startup.py": ["10"],
     "bench_tcm_dialogue.py": ["3000"],
     "bench_text_overlap.py": ["2000"],
