@@ -1,20 +1,25 @@
-"""Benchmark: contract-risk at one million records (issue 2).
+"""Benchmark: contract-risk at one million records through the command line (issue 2, issue 10).
 
-1. The whole pipeline in a fresh process: load 1,000,000 JSONL records, compute every metric of
-   the built-in suite, 1,000 bootstrap resamples; wall time per phase and peak memory (RSS).
-2. Per bootstrap resample: pingce (one bincount per statistic block, all metrics finalised from
-   the summed statistics) against scikit-learn computing the same metrics on each resample
-   (timed on 20 resamples in the same run).
+1. As users run it: ``pingce run contract-risk --data FILE --out DIR --profile`` in a child
+   process, with the default 1,000 bootstrap resamples (BCa, all 17 metrics) and with
+   ``--bootstrap 0``: wall clock, peak RSS, seconds per phase. Target (measured earlier through
+   the command line): no worse than 311 MB and about 67 s with the resamples.
+2. Per bootstrap resample: pingce's ``intervals`` phase / 1,000 against scikit-learn computing the
+   same metrics on each resample (timed on 20 resamples in this process).
 3. Metrics alone on 1,000,000 labels against the floor: a bare ``numpy.bincount`` confusion
-   matrix.
+   matrix (in this process).
 
-Run with ``make bench`` (or ``.venv/bin/python benchmarks/bench_contract_risk.py``).
+The values pingce wrote to results.json must equal scikit-learn's on the full data (to 1e-9;
+latency percentiles: numpy's default linear interpolation).
+
+Data: seeded records (id, gold and predicted level with a realistic confusion, latency, a
+contract type), written once to ``benchmarks/data/``.
+
+Run: ``.venv/bin/python benchmarks/bench_contract_risk.py [records]``.
 """
 
 from __future__ import annotations
 
-import json
-import subprocess
 import sys
 import time
 import warnings
@@ -23,46 +28,15 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
+from _cli import machine, out_dir, phase_lines, print_table, run_cli, save_summary
 from _data import contract_risk_file, risk_labels
 
-N = 1_000_000
+N = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
 RESAMPLES = 1000
 SKLEARN_RESAMPLES = 20
-
-CHILD = r"""
-import json, resource, sys, time
-from pingce.engine import evaluate_suite
-from pingce.options import RunOptions
-marks = []
-def hook(description, total):
-    marks.append((description, time.perf_counter()))
-    return lambda amount: None
-start = time.perf_counter()
-result = evaluate_suite("contract-risk", sys.argv[1], RunOptions(bootstrap=int(sys.argv[2])),
-                        progress=hook)
-end = time.perf_counter()
-phases = dict(marks)
-boot = phases.get("bootstrap", end)
-print(json.dumps({
-    "total": end - start,
-    "load_and_metrics": boot - start,
-    "bootstrap": end - boot if "bootstrap" in phases else 0.0,
-    "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-    "accuracy": result.metrics["accuracy"].value,
-    "n": result.n_records,
-}))
-"""
-
-
-def pipeline(path: Path, resamples: int) -> dict[str, float]:
-    """Run the suite in a fresh interpreter and return its timings and peak memory."""
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(path), str(resamples)],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return dict(json.loads(out.stdout))
+TARGET_RSS_MB = 311
+TARGET_WALL_S = 67
+TOL = 1e-9
 
 
 def sklearn_resample(
@@ -142,53 +116,112 @@ def metrics_alone(gold: np.ndarray, pred: np.ndarray) -> tuple[float, float]:
 
 
 def main() -> None:
+    info = machine(["scikit-learn", "scipy"])
     path = contract_risk_file(N)
     gold, pred, latency = risk_labels(N)
-    print(f"data: {path} ({path.stat().st_size / 1e6:.0f} MB, {N:,} records)")
+    print(f"data: {path} ({path.stat().st_size / 1e6:.0f} MB, {N:,} records)", flush=True)
 
-    base = pipeline(path, 0)
-    full = pipeline(path, RESAMPLES)
-    per_resample = full["bootstrap"] / RESAMPLES
-    print(
-        f"pingce pipeline, bootstrap 0:    {base['total']:.2f} s (load+metrics), "
-        f"peak RSS {base['peak_rss_mb']:.0f} MB"
+    full = run_cli(
+        f"`pingce run contract-risk` ({N:,}, {RESAMPLES:,} resamples)",
+        ["run", "contract-risk", "--data", path, "--bootstrap", RESAMPLES],
+        out=out_dir("contract_risk", "default"),
     )
-    print(
-        f"pingce pipeline, bootstrap {RESAMPLES}: {full['total']:.2f} s total, "
-        f"{full['bootstrap']:.2f} s bootstrap, peak RSS {full['peak_rss_mb']:.0f} MB"
+    base = run_cli(
+        f"`pingce run contract-risk --bootstrap 0` ({N:,})",
+        ["run", "contract-risk", "--data", path, "--bootstrap", "0"],
+        out=out_dir("contract_risk", "bootstrap0"),
     )
+    intervals = full.phases.get("intervals", 0.0)
+    per_resample = intervals / RESAMPLES
 
-    rng = np.random.default_rng(1)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
+        expected = sklearn_resample(gold, pred, latency, np.arange(N))
+        rng = np.random.default_rng(1)
         sklearn_resample(gold, pred, latency, rng.integers(0, N, N))  # warm-up
         t = time.perf_counter()
         for _ in range(SKLEARN_RESAMPLES):
             sklearn_resample(gold, pred, latency, rng.integers(0, N, N))
         sk_per_resample = (time.perf_counter() - t) / SKLEARN_RESAMPLES
-    print(
-        f"per resample: pingce {per_resample * 1e3:.1f} ms, scikit-learn "
-        f"{sk_per_resample * 1e3:.0f} ms -> pingce {sk_per_resample / per_resample:.0f}x faster"
-    )
-
     ours, floor = metrics_alone(gold, pred)
-    print(
-        f"label metrics alone on {N:,} labels: pingce {ours * 1e3:.1f} ms, bare np.bincount "
-        f"{floor * 1e3:.1f} ms -> {ours / floor:.2f}x the floor"
+
+    problems = []
+    for run in (full, base):
+        metrics = run.results()["metrics"]
+        for name, value in expected.items():
+            got = metrics[name]["value"]
+            if got is None or abs(got - value) > TOL:
+                problems.append(f"{run.label}: {name} pingce {got!r}, scikit-learn/numpy {value!r}")
+
+    wall_ok = full.wall_s <= TARGET_WALL_S
+    rss_ok = full.peak_rss_mb <= TARGET_RSS_MB
+    print_table(
+        ["measurement", "result", "target"],
+        [
+            [
+                base.label,
+                f"{base.wall_s:.2f} s, {base.peak_rss_mb:.0f} MB",
+                "",
+            ],
+            [
+                full.label,
+                f"{full.wall_s:.2f} s",
+                f"~{TARGET_WALL_S} s: {'met' if wall_ok else 'NOT met'}",
+            ],
+            [
+                "  its peak RSS",
+                f"{full.peak_rss_mb:.0f} MB",
+                f"<= {TARGET_RSS_MB} MB: {'met' if rss_ok else 'NOT met'}",
+            ],
+            ["  its intervals phase", f"{intervals:.2f} s", ""],
+            ["per resample: pingce (intervals phase / 1,000)", f"{per_resample * 1e3:.1f} ms", ""],
+            [
+                f"per resample: scikit-learn, same metrics ({SKLEARN_RESAMPLES} timed)",
+                f"{sk_per_resample * 1e3:,.0f} ms",
+                "",
+            ],
+            [
+                "ratio per resample",
+                f"pingce {sk_per_resample / per_resample:.0f}x faster",
+                ">= 20x",
+            ],
+            [f"label metrics alone on {N:,} labels (in process)", f"{ours * 1e3:.1f} ms", ""],
+            ["bare np.bincount confusion matrix (the floor)", f"{floor * 1e3:.1f} ms", ""],
+            ["ratio to the floor", f"{ours / floor:.2f}x", "<= 3x"],
+        ],
+        title=f"\ncontract-risk, {N:,} records:",
     )
-    summary = {
-        "pipeline_total_s": full["total"],
-        "pipeline_bootstrap_s": full["bootstrap"],
-        "pipeline_no_bootstrap_s": base["total"],
-        "peak_rss_mb": full["peak_rss_mb"],
-        "per_resample_ms": per_resample * 1e3,
-        "sklearn_per_resample_ms": sk_per_resample * 1e3,
-        "speedup_vs_sklearn": sk_per_resample / per_resample,
-        "metrics_alone_ms": ours * 1e3,
-        "bincount_floor_ms": floor * 1e3,
-        "ratio_to_floor": ours / floor,
-    }
-    print(json.dumps(summary, indent=2))
+    for run in (full, base):
+        for line in phase_lines(run):
+            print(line)
+    if problems:
+        print("MISMATCH with scikit-learn:\n  " + "\n  ".join(problems))
+    else:
+        print(
+            f"numbers identical: all {len(expected)} metrics in both runs' results.json equal "
+            "scikit-learn's (and numpy's percentiles) on the full data to 1e-9"
+        )
+    save_summary(
+        "bench_contract_risk",
+        {
+            "machine": info,
+            "records": N,
+            "file_mb": path.stat().st_size / 1e6,
+            "with_bootstrap": full.summary(),
+            "no_bootstrap": base.summary(),
+            "target_wall_met": wall_ok,
+            "target_rss_met": rss_ok,
+            "per_resample_ms": per_resample * 1e3,
+            "sklearn_per_resample_ms": sk_per_resample * 1e3,
+            "speedup_vs_sklearn": sk_per_resample / per_resample if per_resample else None,
+            "metrics_alone_ms": ours * 1e3,
+            "bincount_floor_ms": floor * 1e3,
+            "ratio_to_floor": ours / floor,
+            "identical": not problems,
+        },
+    )
+    if problems:
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

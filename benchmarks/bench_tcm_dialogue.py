@@ -1,11 +1,19 @@
-"""The tcm-dialogue suite at scale.
+"""The tcm-dialogue suite at scale, through the command line.
 
-100,000 seeded dialogues of 2-8 turns (~500,000 records) in a JSONL file. pingce
-(``pingce.evaluate("tcm-dialogue", ..., similarity="exact")``) against the seed's way: a plain
-per-dialogue Python loop with ``numpy.polyfit`` for the slope (what the seed document writes),
-reading the same file with ``json.loads``. Then the dialogue-level bootstrap: pingce's 1,000
-resamples against the naive way, which recomputes the metrics on each resample of dialogues
-(timed on 3 resamples and extrapolated).
+100,000 seeded dialogues of 2-8 turns (~500,000 records, every field of CONTRACT.md present) in
+a JSONL file in ``benchmarks/data/``. pingce as users run it (``pingce run tcm-dialogue --data
+FILE --out DIR --profile``, a child process timed from outside) against the seed's way in this
+process: ``json.loads`` of every line, then a plain per-dialogue Python loop with
+``numpy.polyfit`` for the slope (what the seed document writes; 9 metrics, no intervals).
+
+1. Like for like: ``--similarity exact --bootstrap 0`` (the loop computes no intervals and
+   compares diagnoses exactly). Target: pingce >= 5x faster.
+2. With intervals: ``--similarity exact`` (1,000 resamples of whole dialogues, BCa), and the
+   command line's defaults (``--similarity lexical``, 1,000 resamples), against the naive
+   dialogue bootstrap that recomputes the metrics on each resample (3 timed, extrapolated to
+   1,000).
+
+Every run's 9 shared metrics, read from results.json, must equal the loop's (to 1e-9).
 
 Run: ``.venv/bin/python benchmarks/bench_tcm_dialogue.py [dialogues]``.
 """
@@ -14,50 +22,47 @@ from __future__ import annotations
 
 import json
 import sys
-import tempfile
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(Path(__file__).parent))
+from _cli import CliRun, machine, out_dir, phase_lines, print_table, run_cli, save_summary
+from _data import data_file
 
 DIALOGUES = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
 STATUSES = ["DEFINITIVE", "INQUIRY_ONLY", "CASE_REJECTED", "EMERGENCY_ABORT"]
 DX = ["风寒表实证", "风热犯表证", "脾胃虚寒证", "肝郁气滞证"]
+TARGET = 5.0
+TOL = 1e-9
+NAIVE_RESAMPLES = 3
 
 
-def make(path: Path, dialogues: int, seed: int = 0) -> int:
+def turns(dialogues: int, seed: int = 0) -> Iterator[dict[str, Any]]:
+    """The records of ``dialogues`` seeded dialogues, turn by turn."""
     rng = np.random.default_rng(seed)
-    n = 0
-    with open(path, "w", encoding="utf-8") as out:
-        for d in range(dialogues):
-            truth = DX[int(rng.integers(4))]
-            for t in range(int(rng.integers(2, 9))):
-                status = STATUSES[int(rng.choice(4, p=[0.5, 0.35, 0.1, 0.05]))]
-                record: dict[str, Any] = {
-                    "dialogue_id": f"d{d}",
-                    "turn": t + 1,
-                    "status": status,
-                    "gt_diagnosis": truth,
-                    "pred_diagnosis": truth if rng.random() < 0.6 + 0.05 * t else DX[0],
-                    "confidence": round(float(min(1.0, 0.3 + 0.1 * t + rng.random() * 0.3)), 3),
-                    "pred_features": {
-                        "nature": ["寒", "热"][int(rng.integers(2))],
-                        "sweat": "无汗",
-                    },
-                    "gt_features": {"nature": "寒", "sweat": "无汗", "deficiency": "实"},
-                    "ambiguous_terms": ["发冷", "身痛"][: int(rng.integers(0, 3))],
-                    "risk": "UNCERTAIN" if rng.random() < 0.1 else "LOW",
-                    "gt_is_emergency": bool(rng.random() < 0.03),
-                    "gt_conflict": bool(rng.random() < 0.5),
-                }
-                out.write(json.dumps(record, ensure_ascii=False) + "\n")
-                n += 1
-    return n
+    for d in range(dialogues):
+        truth = DX[int(rng.integers(4))]
+        for t in range(int(rng.integers(2, 9))):
+            status = STATUSES[int(rng.choice(4, p=[0.5, 0.35, 0.1, 0.05]))]
+            yield {
+                "dialogue_id": f"d{d}",
+                "turn": t + 1,
+                "status": status,
+                "gt_diagnosis": truth,
+                "pred_diagnosis": truth if rng.random() < 0.6 + 0.05 * t else DX[0],
+                "confidence": round(float(min(1.0, 0.3 + 0.1 * t + rng.random() * 0.3)), 3),
+                "pred_features": {"nature": ["寒", "热"][int(rng.integers(2))], "sweat": "无汗"},
+                "gt_features": {"nature": "寒", "sweat": "无汗", "deficiency": "实"},
+                "ambiguous_terms": ["发冷", "身痛"][: int(rng.integers(0, 3))],
+                "risk": "UNCERTAIN" if rng.random() < 0.1 else "LOW",
+                "gt_is_emergency": bool(rng.random() < 0.03),
+                "gt_conflict": bool(rng.random() < 0.5),
+            }
 
 
 def naive(records: list[dict[str, Any]]) -> dict[str, float]:
@@ -121,30 +126,40 @@ def naive(records: list[dict[str, Any]]) -> dict[str, float]:
     }
 
 
+def worst_difference(run: CliRun, reference: dict[str, float]) -> float:
+    metrics = run.results()["metrics"]
+    return max(abs((metrics[k]["value"] or 0.0) - v) for k, v in reference.items())
+
+
 def main() -> None:
-    import pingce
+    info = machine()
+    path = data_file(f"tcm_dialogue_{DIALOGUES}_0.jsonl", lambda: turns(DIALOGUES))
+    print(f"data: {path} ({path.stat().st_size / 1e6:.0f} MB, {DIALOGUES:,} dialogues)", flush=True)
 
-    tmp = Path(tempfile.mkdtemp(prefix="pingce-bench-tcm-"))
-    path = tmp / "turns.jsonl"
-    n = make(path, DIALOGUES)
-    pingce.evaluate("tcm-dialogue", path, bootstrap=0, similarity="exact")  # warm up imports
-
-    started = time.perf_counter()
-    result = pingce.evaluate("tcm-dialogue", path, bootstrap=0, similarity="exact")
-    ours = time.perf_counter() - started
+    base = ["run", "tcm-dialogue", "--data", path]
+    like = run_cli(
+        "`pingce run tcm-dialogue --similarity exact --bootstrap 0`",
+        [*base, "--similarity", "exact", "--bootstrap", "0"],
+        out=out_dir("tcm_dialogue", "exact-bootstrap0"),
+    )
+    exact_boot = run_cli(
+        "`pingce run tcm-dialogue --similarity exact` (1,000 resamples)",
+        [*base, "--similarity", "exact"],
+        out=out_dir("tcm_dialogue", "exact"),
+    )
+    default = run_cli(
+        "`pingce run tcm-dialogue` (defaults: lexical, 1,000 resamples)",
+        base,
+        out=out_dir("tcm_dialogue", "default"),
+    )
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # polyfit on constant c warns RankWarning at times
         started = time.perf_counter()
         records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
         reference = naive(records)
-        theirs = time.perf_counter() - started
-    worst = max(abs((result.metrics[k].value or 0.0) - v) for k, v in reference.items())
-
-    started = time.perf_counter()
-    pingce.evaluate("tcm-dialogue", path, bootstrap=1000, similarity="exact")
-    ours_with_boot = time.perf_counter() - started
-    ours_boot = max(ours_with_boot - ours, 1e-9)  # the 1,000 resamples alone (approximately)
+        seed_s = time.perf_counter() - started
+    n = len(records)
 
     rng = np.random.default_rng(1)
     by: dict[str, list[dict[str, Any]]] = {}
@@ -154,7 +169,7 @@ def main() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         started = time.perf_counter()
-        for _ in range(3):
+        for _ in range(NAIVE_RESAMPLES):
             chosen = rng.integers(0, len(ids), size=len(ids))
             sample = [
                 {**r, "dialogue_id": f"{ids[i]}#{k}"}
@@ -162,31 +177,78 @@ def main() -> None:
                 for r in by[ids[i]]
             ]
             naive(sample)
-        naive_boot = (time.perf_counter() - started) / 3 * 1000
+        naive_boot_s = (time.perf_counter() - started) / NAIVE_RESAMPLES * 1000
 
-    print(
-        json.dumps(
-            {
-                "dialogues": DIALOGUES,
-                "records": n,
-                "pingce_sec": ours,
-                "seed_loop_sec": theirs,
-                "speedup": theirs / ours,
-                "max_abs_difference": worst,
-                "pingce_with_bootstrap_1000_sec": ours_with_boot,
-                "pingce_bootstrap_1000_sec": ours_boot,
-                "naive_bootstrap_1000_sec_extrapolated": naive_boot,
-                "bootstrap_speedup_vs_whole_run": naive_boot / ours_with_boot,
-            },
-            indent=2,
-        )
+    differences = {
+        run.label: worst_difference(run, reference) for run in (like, exact_boot, default)
+    }
+    identical = all(d <= TOL for d in differences.values())
+    ratio = seed_s / like.wall_s
+    print_table(
+        ["measurement", "wall", "peak RSS", "ratio", "target"],
+        [
+            ["seed: json.loads + per-dialogue loop (9 metrics)", f"{seed_s:.2f} s", "", "", ""],
+            [
+                like.label,
+                f"{like.wall_s:.2f} s",
+                f"{like.peak_rss_mb:.0f} MB",
+                f"{ratio:.2f}x",
+                f">= {TARGET:.0f}x: {'met' if ratio >= TARGET else 'NOT met'}",
+            ],
+            [
+                "naive dialogue bootstrap, 1,000 resamples (extrapolated)",
+                f"~{naive_boot_s:,.0f} s",
+                "",
+                "",
+                "",
+            ],
+            *[
+                [
+                    run.label,
+                    f"{run.wall_s:.2f} s",
+                    f"{run.peak_rss_mb:.0f} MB",
+                    f"{naive_boot_s / run.wall_s:,.0f}x",
+                    "",
+                ]
+                for run in (exact_boot, default)
+            ],
+        ],
+        title=f"\ntcm-dialogue, {n:,} turns in {DIALOGUES:,} dialogues, same run (ratio = the "
+        "seed's way / pingce):",
     )
     print(
-        f"tcm-dialogue: {n:,} turns in {DIALOGUES:,} dialogues: pingce {ours:.1f} s (load + 9 "
-        f"metrics) vs the seed's loop {theirs:.1f} s (json.loads + loop) = {theirs / ours:.2f}x; "
-        f"run with 1,000 dialogue resamples {ours_with_boot:.1f} s (resamples ~{ours_boot:.1f} s) "
-        f"vs ~{naive_boot:,.0f} s recomputing per resample = {naive_boot / ours_with_boot:,.0f}x"
+        f"cost of the intervals: {exact_boot.wall_s - like.wall_s:.2f} s (intervals phase "
+        f"{exact_boot.phases.get('intervals', 0.0):.2f} s); of lexical similarity over exact: "
+        f"{default.wall_s - exact_boot.wall_s:.2f} s"
     )
+    for run in (like, exact_boot, default):
+        for line in phase_lines(run):
+            print(line)
+    worst = max(differences.values())
+    print(
+        f"numbers {'identical' if identical else 'DIFFER'}: the 9 metrics of the loop in every "
+        f"run's results.json, largest difference {worst:.1e}"
+    )
+    save_summary(
+        "bench_tcm_dialogue",
+        {
+            "machine": info,
+            "dialogues": DIALOGUES,
+            "records": n,
+            "seed_loop_s": seed_s,
+            "like_for_like": like.summary(),
+            "exact_with_intervals": exact_boot.summary(),
+            "defaults": default.summary(),
+            "ratio_like_for_like": ratio,
+            "naive_bootstrap_1000_s_extrapolated": naive_boot_s,
+            "naive_bootstrap_over_exact_with_intervals": naive_boot_s / exact_boot.wall_s,
+            "naive_bootstrap_over_defaults": naive_boot_s / default.wall_s,
+            "max_abs_difference": differences,
+            "identical": identical,
+        },
+    )
+    if not identical:
+        raise SystemExit(1)
 
 
 if __name__ == "__main__":

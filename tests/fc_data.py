@@ -25,6 +25,7 @@ import random
 from typing import Any
 
 __all__ = [
+    "REALISTIC_ERRORS",
     "SEED_DEMO_RECORDS",
     "as_json_arguments",
     "as_model_text",
@@ -604,8 +605,41 @@ def _real_value(rng: random.Random) -> Any:
     return rng.choice([True, False])
 
 
-def realistic_records(n: int, seed: int = 0) -> list[Record]:
-    """``n`` records of realistic size: 1-3 calls of 2-6 arguments, mostly Chinese values."""
+# How the predictions of :func:`realistic_records` that are not left exact go wrong, in shares
+# of those records (at the default exact share 0.55 these are 20, 7, 6, 5, 4 and 3 % of all).
+REALISTIC_ERRORS: tuple[tuple[str, float], ...] = (
+    ("wrong_value", 20 / 45),
+    ("wrong_name", 7 / 45),
+    ("missing_argument", 6 / 45),
+    ("missing_call", 5 / 45),
+    ("shuffled_calls", 4 / 45),
+    ("empty", 3 / 45),
+)
+
+
+def _error_bounds(exact_share: float) -> list[float]:
+    """Upper bounds in [0, 1) of each kind of :data:`REALISTIC_ERRORS` for a uniform draw."""
+    if exact_share == 0.55:  # the literal bounds the tests' data was generated with
+        return [0.75, 0.82, 0.88, 0.93, 0.97]
+    bounds, total = [], exact_share
+    for _, share in REALISTIC_ERRORS[:-1]:
+        total += (1.0 - exact_share) * share
+        bounds.append(total)
+    return bounds
+
+
+def realistic_records(n: int, seed: int = 0, *, exact_share: float = 0.55) -> list[Record]:
+    """``n`` records of realistic size: 1-3 calls of 2-6 arguments, mostly Chinese values.
+
+    A share ``exact_share`` of the predictions is drawn to be left exactly as the gold calls;
+    the rest get one error of :data:`REALISTIC_ERRORS` (a new value, name or order can happen to
+    equal the old one, and dropping the only call leaves none, so the share of predictions
+    exactly right comes out a little above ``exact_share``). The default keeps the data the
+    tests were written against.
+    """
+    if not 0.0 <= exact_share <= 1.0:
+        raise ValueError(f"exact_share must be in [0, 1], got {exact_share!r}")
+    value_bound, name_bound, arg_bound, call_bound, shuffle_bound = _error_bounds(exact_share)
     rng = random.Random(seed)
     out: list[Record] = []
     for i in range(n):
@@ -616,19 +650,19 @@ def realistic_records(n: int, seed: int = 0) -> list[Record]:
             gold.append({"name": name, "arguments": {k: _real_value(rng) for k in chosen}})
         pred = copy.deepcopy(gold)
         u = rng.random()
-        if u < 0.55:
+        if u < exact_share:
             pass
-        elif u < 0.75:
+        elif u < value_bound:
             args = rng.choice(pred)["arguments"]
             args[rng.choice(list(args))] = _real_value(rng)
-        elif u < 0.82:
+        elif u < name_bound:
             rng.choice(pred)["name"] = rng.choice(SCHEMAS)[0]
-        elif u < 0.88:
+        elif u < arg_bound:
             args = rng.choice(pred)["arguments"]
             del args[rng.choice(list(args))]
-        elif u < 0.93:
+        elif u < call_bound:
             pred.pop()
-        elif u < 0.97:
+        elif u < shuffle_bound:
             rng.shuffle(pred)
         else:
             pred = []

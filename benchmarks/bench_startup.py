@@ -1,0 +1,161 @@
+"""Benchmark: how fast the command line starts (issue 10).
+
+1. ``pingce --help`` and ``pingce metrics``: wall clock of the whole command, median of REPEAT runs
+   each (default 15), against the floor of the same interpreter doing nothing (``python -c
+   pass``). Target: ``pingce --help`` under 0.3 s.
+2. ``python -X importtime -c "import pingce.cli"``, summarised: modules imported, their total,
+   the largest by cumulative and by own time. The same for what ``pingce run`` imports before its
+   first phase (``pingce.engine`` and ``pingce.report``), which every run pays.
+3. ``pingce run contract-risk`` on the bundled 60 example records with ``--profile``: on a small
+   file the start-up is most of a run.
+
+Run: ``.venv/bin/python benchmarks/bench_startup.py [REPEAT]``.
+"""
+
+from __future__ import annotations
+
+import re
+import statistics
+import subprocess
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).parent))
+from _cli import ROOT, child_env, machine, median_wall, out_dir, phase_lines, print_table, run_cli
+from _cli import save_summary as save
+
+REPEAT = int(sys.argv[1]) if len(sys.argv) > 1 else 15
+TARGET_HELP_S = 0.3
+_IMPORT = re.compile(r"^import time:\s+(\d+)\s+\|\s+(\d+)\s+\|(\s*)(\S+)")
+
+
+def interpreter_floor(repeat: int) -> float:
+    """Median wall seconds of ``python -c pass`` with the same environment."""
+    walls = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-c", "pass"], check=True, env=child_env())
+        walls.append(time.perf_counter() - start)
+    return statistics.median(walls)
+
+
+def import_times(statement: str) -> dict[str, Any]:
+    """``python -X importtime -c STATEMENT``, summarised (times in seconds)."""
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", statement],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=child_env(),
+    )
+    rows = []
+    for line in out.stderr.splitlines():
+        match = _IMPORT.match(line)
+        if match:
+            own, cumulative, indent, name = match.groups()
+            rows.append((name, int(own) / 1e6, int(cumulative) / 1e6, len(indent)))
+    top_level = [r for r in rows if r[3] == min(x[3] for x in rows)]
+    by_cumulative = sorted(rows, key=lambda r: -r[2])
+    by_own = sorted(rows, key=lambda r: -r[1])
+    installed = metadata.packages_distributions()
+    third_party = sorted(
+        {
+            top
+            for top in (name.split(".")[0] for name, *_ in rows)
+            if top in installed and not top.startswith("_")
+        }
+        | {"pingce"}
+    )
+    return {
+        "statement": statement,
+        "modules": len(rows),
+        "total_s": sum(r[1] for r in rows),
+        "top_level_cumulative_s": sum(r[2] for r in top_level),
+        "largest_cumulative": [(n, round(c, 4)) for n, _, c, _ in by_cumulative[:8]],
+        "largest_own": [(n, round(o, 4)) for n, o, _, _ in by_own[:8]],
+        "packages": third_party,
+    }
+
+
+def main() -> None:
+    info = machine()
+    floor = interpreter_floor(REPEAT)
+    help_s, help_all = median_wall(["--help"], REPEAT)
+    metrics_s, metrics_all = median_wall(["metrics"], REPEAT)
+    print_table(
+        ["command", "median wall", "min", "max", "above `python -c pass`", "target"],
+        [
+            ["python -c pass", f"{floor:.3f} s", "", "", "", ""],
+            [
+                "pingce --help",
+                f"{help_s:.3f} s",
+                f"{min(help_all):.3f} s",
+                f"{max(help_all):.3f} s",
+                f"{help_s - floor:.3f} s",
+                f"< {TARGET_HELP_S} s: {'met' if help_s < TARGET_HELP_S else 'NOT met'}",
+            ],
+            [
+                "pingce metrics",
+                f"{metrics_s:.3f} s",
+                f"{min(metrics_all):.3f} s",
+                f"{max(metrics_all):.3f} s",
+                f"{metrics_s - floor:.3f} s",
+                "",
+            ],
+        ],
+        title=f"\nstart-up, median of {REPEAT} runs each:",
+    )
+
+    imports = {}
+    for statement in ("import pingce.cli", "import pingce.cli, pingce.engine, pingce.report"):
+        summary = import_times(statement)
+        imports[statement] = summary
+        print(
+            f"\npython -X importtime -c {statement!r}: {summary['modules']} modules, "
+            f"{summary['total_s']:.3f} s in all (top level {summary['top_level_cumulative_s']:.3f} "
+            f"s); third-party packages: {', '.join(summary['packages']) or 'none'}"
+        )
+        print(
+            "  largest, with what they import: "
+            + ", ".join(f"{n} {s * 1e3:.0f} ms" for n, s in summary["largest_cumulative"])
+        )
+        print(
+            "  largest on their own:           "
+            + ", ".join(f"{n} {s * 1e3:.0f} ms" for n, s in summary["largest_own"])
+        )
+
+    example = ROOT / "examples" / "contract_risk" / "records.jsonl"
+    small = run_cli(
+        "pingce run contract-risk on the 60 example records",
+        ["run", "contract-risk", "--data", example],
+        out=out_dir("startup", "contract-risk-example"),
+    )
+    print(
+        f"\n{small.label}: {small.wall_s:.2f} s wall, {small.startup_s:.2f} s of it outside the "
+        f"profiled phases, peak RSS {small.peak_rss_mb:.0f} MB"
+    )
+    for line in phase_lines(small, note="60 records: start-up and plan are expected to lead"):
+        print(line)
+
+    save(
+        "bench_startup",
+        {
+            "machine": info,
+            "repeat": REPEAT,
+            "python_pass_median_s": floor,
+            "help_median_s": help_s,
+            "help_all_s": help_all,
+            "help_target_met": help_s < TARGET_HELP_S,
+            "metrics_median_s": metrics_s,
+            "metrics_all_s": metrics_all,
+            "imports": imports,
+            "example_run": small.summary(),
+        },
+    )
+
+
+if __name__ == "__main__":
+    main()
