@@ -135,16 +135,19 @@ class CliRun:
 
     @property
     def profiled_s(self) -> float:
-        return sum(self.phases.values())
+        """The engine's phases, write and report (``--profile``'s own start-up row aside)."""
+        return sum(v for k, v in self.phases.items() if k != STARTUP)
 
     @property
     def startup_s(self) -> float:
-        """Wall time outside the profiled phases: interpreter start, imports, exit."""
+        """Wall time outside the engine's phases: interpreter start, imports (the row
+        ``--profile`` prints as start-up), exit."""
         return max(0.0, self.wall_s - self.profiled_s)
 
     def seconds(self) -> dict[str, float]:
         """Every phase and the start-up, in seconds."""
-        return {STARTUP: self.startup_s, **self.phases}
+        others = {k: v for k, v in self.phases.items() if k != STARTUP}
+        return {STARTUP: self.startup_s, **others}
 
     def shares(self) -> dict[str, float]:
         """Every phase's share of the wall time (start-up included)."""
