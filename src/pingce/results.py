@@ -10,11 +10,14 @@ pass over the statistics, never a callback into the metrics. ``pingce.compare`` 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any
 
 import numpy as np
+import orjson
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -24,6 +27,7 @@ from pydantic import (
     model_serializer,
 )
 
+from .records import json_texts
 from .sampling import SamplingInfo
 
 __all__ = [
@@ -150,6 +154,87 @@ class RecordRows:
                 if missed:
                     row["misses"] = missed
                 yield row
+
+    def iter_jsonl(self, rows: int = 16384) -> Iterator[bytes]:
+        """The text of records.jsonl, ``rows`` lines at a time: byte for byte
+        ``orjson.dumps(row) + b"\\n"`` for each row of :meth:`iter_rows`, but made a column at a
+        time (one orjson call per column, values that repeat serialised once) instead of a
+        dictionary per record."""
+        columns, closing = _row_template(
+            [
+                b'{"id":',
+                self.ids,
+                b',"line":',
+                self.lines,
+                b',"fields":{',
+                *_members(self.fields),
+                b'},"values":{',
+                *_members(self.values),
+                b"}",
+            ]
+        )
+        misses = [(orjson.dumps(name) + b":", column) for name, column in self.misses.items()]
+        for start in range(0, self.n, rows):
+            stop = min(start + rows, self.n)
+            pieces = [_fragments(column[start:stop], text) for text, column in columns]
+            pieces.append(_endings(closing, misses, start, stop))
+            yield b"".join(map(b"".join, zip(*pieces, strict=True)))
+
+
+def _endings(closing: bytes, misses: list[tuple[bytes, Any]], start: int, stop: int) -> list[bytes]:
+    """Per row of [start, stop): ``closing``, then ``,"misses":{...}`` with the metrics the row
+    missed (nothing when none), then the end of the row and of its line."""
+    missed: dict[int, bytes] = {}  # row -> ',"metric":"reason"' for each metric it missed
+    for key, column in misses:
+        reasons = column[start:stop]
+        rows = np.flatnonzero(np.fromiter(map(operator.is_not, reasons, repeat(None)), bool))
+        texts = _fragments(reasons[rows], b"," + key)
+        for row, text in zip(rows.tolist(), texts, strict=True):
+            missed[row] = missed.get(row, b"") + text
+    plain = closing + b"}\n"
+    endings = [plain] * (stop - start)
+    for row, text in missed.items():
+        endings[row] = closing + b',"misses":{' + text[1:] + b"}}\n"
+    return endings
+
+
+def _members(columns: dict[str, Any]) -> list[bytes | Any]:
+    """The members of a JSON object of columns: each name's text, then its column."""
+    out: list[bytes | Any] = []
+    for k, (name, column) in enumerate(columns.items()):
+        out.extend([(b"," if k else b"") + orjson.dumps(name) + b":", column])
+    return out
+
+
+def _row_template(segments: list[bytes | Any]) -> tuple[list[tuple[bytes, Any]], bytes]:
+    """(text before it, column) for each column of ``segments`` (texts and columns in row
+    order, texts merged), and the text after the last column."""
+    columns: list[tuple[bytes, Any]] = []
+    text = b""
+    for segment in segments:
+        if isinstance(segment, bytes):
+            text += segment
+        else:
+            columns.append((text, segment))
+            text = b""
+    return columns, text
+
+
+_SHARED = {str, bool, type(None)}
+"""Types whose values may be serialised once per distinct value: equal values of these types
+serialise alike (unlike 1, 1.0 and True, or 0.0 and -0.0, which compare equal)."""
+
+
+def _fragments(values: Any, prefix: bytes) -> list[bytes]:
+    """``prefix`` followed by ``orjson.dumps`` of each value, as it appears inside a row (NaN
+    of a float array: null); values that repeat are serialised once."""
+    values = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    if set(map(type, values)) <= _SHARED:
+        distinct = list(set(values))
+        if 2 * len(distinct) <= len(values):
+            texts = dict(zip(distinct, json_texts(distinct, prefix), strict=True))
+            return list(map(texts.__getitem__, values))
+    return json_texts(values, prefix)
 
 
 def _plain(values: Any) -> list[Any]:
