@@ -17,7 +17,7 @@ from array import array
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from itertools import chain, islice
+from itertools import chain, islice, repeat
 from pathlib import Path
 from typing import Any, Literal
 
@@ -261,7 +261,7 @@ class Table:
 
 _CHUNK = 16384
 """Records of an iterable or a CSV file checked together (JSONL is read in blocks of bytes)."""
-_BLOCK_BYTES = 1 << 20
+_BLOCK_BYTES = 1 << 18
 """JSONL is read about this many bytes at a time; the lines of a block are parsed and checked
 together (a list comprehension per field instead of a method call per record)."""
 
@@ -275,7 +275,8 @@ class _Column:
     def __init__(self, spec: FieldSpec):
         self.spec = spec
         self.parts = parse_path(spec.path)
-        self.key = self.parts[0] if len(self.parts) == 1 else None
+        first = self.parts[0]
+        self.key = first if len(self.parts) == 1 and isinstance(first, str) else None
         # an optional field (not a label) treats absent and null alike: both read as None
         self.nullable = not spec.required and spec.kind != "label"
         self.chunks: list[Any] = []
@@ -300,10 +301,10 @@ class _Column:
         """The raw value of each record (None where absent when the field is nullable, else the
         ``_MISSING`` marker)."""
         key = self.key
-        if key is not None:
+        if key is not None:  # dict.get mapped in C: no Python step per record
             if self.nullable:
-                return [record.get(key) for record in records]  # type: ignore[arg-type]
-            return [record.get(key, _MISSING) for record in records]  # type: ignore[arg-type]
+                return list(map(dict.get, records, repeat(key)))
+            return list(map(dict.get, records, repeat(key), repeat(_MISSING)))
         values = [_get(record, self.parts) for record in records]
         if self.nullable:
             return [None if value is _MISSING else value for value in values]
@@ -778,7 +779,7 @@ class _Loader:
         parts = self.id_parts
         key = parts[0]
         if len(parts) == 1 and isinstance(key, str):
-            raw = [record.get(key) for record in records]
+            raw = list(map(dict.get, records, repeat(key)))
         else:
             raw = [_get(record, parts) for record in records]
         if set(map(type, raw)) <= {str, _NONE}:

@@ -27,6 +27,7 @@ from pydantic import (
     model_serializer,
 )
 
+from ._collector import collector_paused
 from .records import json_texts
 from .sampling import SamplingInfo
 
@@ -155,7 +156,7 @@ class RecordRows:
                     row["misses"] = missed
                 yield row
 
-    def iter_jsonl(self, rows: int = 16384) -> Iterator[bytes]:
+    def iter_jsonl(self, rows: int = 4096) -> Iterator[bytes]:
         """The text of records.jsonl, ``rows`` lines at a time: byte for byte
         ``orjson.dumps(row) + b"\\n"`` for each row of :meth:`iter_rows`, but made a column at a
         time (one orjson call per column, values that repeat serialised once) instead of a
@@ -176,26 +177,46 @@ class RecordRows:
         misses = [(orjson.dumps(name) + b":", column) for name, column in self.misses.items()]
         for start in range(0, self.n, rows):
             stop = min(start + rows, self.n)
-            pieces = [_fragments(column[start:stop], text) for text, column in columns]
-            pieces.append(_endings(closing, misses, start, stop))
-            yield b"".join(map(b"".join, zip(*pieces, strict=True)))
+            with collector_paused():  # many small containers, no cycles
+                pieces = [_fragments(column[start:stop], text) for text, column in columns]
+                pieces.extend(_endings(closing, misses, start, stop))
+                text = b"".join(map(b"".join, zip(*pieces, strict=True)))
+            yield text
 
 
-def _endings(closing: bytes, misses: list[tuple[bytes, Any]], start: int, stop: int) -> list[bytes]:
-    """Per row of [start, stop): ``closing``, then ``,"misses":{...}`` with the metrics the row
-    missed (nothing when none), then the end of the row and of its line."""
-    missed: dict[int, bytes] = {}  # row -> ',"metric":"reason"' for each metric it missed
+def _endings(
+    closing: bytes, misses: list[tuple[bytes, Any]], start: int, stop: int
+) -> list[list[bytes]]:
+    """Per row of [start, stop), the pieces after the last column: ``closing``, the metrics the
+    row missed as ``,"misses":{"metric":"reason",...}`` (nothing when none), the end of the row
+    and of its line. Made a metric at a time (a piece per metric, empty where it did not miss).
+    """
+    n = stop - start
+    some = np.zeros(n, dtype=bool)  # the row missed an earlier metric (a comma goes first)
+    entries = []
     for key, column in misses:
         reasons = column[start:stop]
-        rows = np.flatnonzero(np.fromiter(map(operator.is_not, reasons, repeat(None)), bool))
-        texts = _fragments(reasons[rows], b"," + key)
-        for row, text in zip(rows.tolist(), texts, strict=True):
-            missed[row] = missed.get(row, b"") + text
-    plain = closing + b"}\n"
-    endings = [plain] * (stop - start)
-    for row, text in missed.items():
-        endings[row] = closing + b',"misses":{' + text[1:] + b"}}\n"
-    return endings
+        missed = np.fromiter(map(operator.is_not, reasons, repeat(None)), bool, n)
+        if not missed.any():
+            continue
+        texts = np.full(n, b"", dtype=object)
+        for rows, prefix in ((missed & ~some, key), (missed & some, b"," + key)):
+            if rows.any():
+                texts[rows] = _objects(_fragments(reasons[rows], prefix))
+        entries.append(texts.tolist())
+        some |= missed
+    opening = np.full(n, closing, dtype=object)
+    opening[some] = closing + b',"misses":{'
+    ending = np.full(n, b"}\n", dtype=object)
+    ending[some] = b"}}\n"
+    return [opening.tolist(), *entries, ending.tolist()]
+
+
+def _objects(items: list[bytes]) -> np.ndarray:
+    """``items`` as an object array (numpy would make fixed-width bytes of a list of bytes)."""
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
 
 
 def _members(columns: dict[str, Any]) -> list[bytes | Any]:

@@ -125,10 +125,12 @@ def _turns_block(values: list[Any]) -> list[Any] | None:
 
 
 def _diagnoses_block(values: list[Any]) -> list[Any] | None:
-    """``_parse_diagnosis`` of a block of strings and nulls (None: parse one by one)."""
-    if set(map(type, values)) <= {str, type(None)}:
-        return [(v.strip() or None) if v else None for v in values]
-    return None
+    """``_parse_diagnosis`` of a block of strings and nulls (None: parse one by one), each
+    distinct text parsed once."""
+    if not set(map(type, values)) <= {str, type(None)}:
+        return None
+    parsed = {v: (v.strip() or None) if v else None for v in set(values)}
+    return list(map(parsed.__getitem__, values))
 
 
 def _confidences_block(values: list[Any]) -> list[Any] | None:
