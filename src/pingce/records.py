@@ -161,6 +161,7 @@ def json_equal_key(value: Any) -> Hashable:
     return ("other", repr(value))
 
 
+_NUMERIC = (np.dtype(np.float64), np.dtype(np.int64))
 _COMMA_FREE = {int, float, bool, type(None)}
 """Types whose JSON texts hold no comma: a list of them is serialised whole, then split."""
 _GAP = "\x00"
@@ -171,11 +172,18 @@ _CUT = b"\x00"
 """A byte orjson never writes (it escapes the character): where a text is cut in pieces."""
 
 
-def json_texts(values: Sequence[Any], prefix: bytes = b"") -> list[bytes]:
-    """``prefix`` followed by ``orjson.dumps(value)`` for each value (NaN and infinities: null),
-    from one orjson call for the whole list where the values allow: a call per value costs
-    several times as much, and each result holds a few kilobytes of room."""
-    values = list(values)
+def json_texts(values: Sequence[Any] | np.ndarray, prefix: bytes = b"") -> list[bytes]:
+    """``prefix`` followed by ``orjson.dumps(value)`` for each value (NaN and infinities: null;
+    an array of float64 or int64 gives the texts of its elements as Python numbers), from one
+    orjson call for the whole list where the values allow: a call per value costs several
+    times as much, and each result holds a few kilobytes of room."""
+    if isinstance(values, np.ndarray) and values.dtype in _NUMERIC and values.ndim == 1:
+        if not values.size:
+            return []
+        numbers = orjson.dumps(np.ascontiguousarray(values), option=orjson.OPT_SERIALIZE_NUMPY)
+        return _cut(numbers[1:-1], b",", prefix)
+    if not isinstance(values, list):
+        values = values.tolist() if isinstance(values, np.ndarray) else list(values)
     if not values:
         return []
     if set(map(type, values)) <= _COMMA_FREE:
