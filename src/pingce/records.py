@@ -1,10 +1,11 @@
 """Loading records: JSONL and CSV, streamed, validated, stored by column.
 
 A suite declares which fields it reads and of which kind (:class:`FieldSpec`). The loader reads
-the file one line at a time, checks each declared field, and keeps only those fields, as numpy
-arrays where it can. A 2 GB JSONL file therefore costs the memory of a few arrays, not of two
-gigabytes of Python dictionaries. The first bad record stops the load with an :class:`InputError`
-that names the file, the line, the field and the value.
+the file a block of lines at a time (256 KB), takes each declared field from the block's records
+with one pass in C, checks it, and keeps only those fields, as numpy arrays where it can. A 2 GB
+JSONL file therefore costs the memory of a few arrays, not of two gigabytes of Python
+dictionaries. The first bad record stops the load with an :class:`InputError` that names the
+file, the line, the field and the value (the same error as reading one line at a time).
 """
 
 from __future__ import annotations
@@ -107,7 +108,10 @@ class FieldSpec:
     parser: Callable[[Any], Any] | None = field(default=None, compare=False)
     """For ``json`` fields: turns a raw value into the stored one or raises ValueError (an
     input error naming the value). An ``identity_types`` attribute on it (a set of types it
-    returns unchanged) lets the loader skip the calls for chunks made only of those types."""
+    returns unchanged) lets the loader skip the calls for blocks made only of those types (and
+    nulls, when the field is optional); a ``parse_block`` attribute (a function of a block's
+    list of values, nulls as None, returning the parsed list or None to decline) parses a whole
+    block at once, and must agree with the parser value by value."""
     lenient: bool = False
     """For ``json`` fields: a value the parser rejects is kept as a :class:`ParseFailure` (a
     prediction that failed to parse is a wrong answer) instead of stopping the load."""
