@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import tracemalloc
@@ -9,11 +10,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 import pytest
 
+from pingce import records as records_module
 from pingce.errors import InputError
 from pingce.labels import RISK_LEVELS, LabelScale
-from pingce.records import FieldSpec, load_records, parse_path
+from pingce.records import FieldSpec, json_texts, load_records, parse_path
 
 RISK_SPECS = [
     FieldSpec("gold_level", "label", scale=RISK_LEVELS),
@@ -599,3 +602,158 @@ def test_large_jsonl_loads_in_bounded_memory(tmp_path: Path) -> None:
     assert len(everything) == n
     del everything
     assert naive_peak > bound
+
+
+# --------------------------------------------------------------------------- blocks of lines
+# A JSONL file is read a block of bytes at a time and each block's lines are parsed and checked
+# together. Blocks a few bytes long end mid-line and mid-character: the table and the errors
+# must be those of the whole file read at once.
+
+TRICKY_LINES = [
+    "\ufeff" + json.dumps(rec("a", latency_sec=1.5), ensure_ascii=False),
+    "",
+    "   \t",
+    json.dumps(rec("b", "低", "高"), ensure_ascii=False) + "\r",  # a Windows line ending
+    json.dumps(rec(None, "中", "中", latency_sec=2), ensure_ascii=False),
+    "\x0c",  # a form feed alone: blank too
+    json.dumps(rec(7, "HIGH", "low", note="逗号, 括号]}"), ensure_ascii=False),
+]
+
+
+def write_lines(path: Path, lines: list[str], final_newline: bool) -> Path:
+    path.write_bytes(("\n".join(lines) + ("\n" if final_newline else "")).encode("utf-8"))
+    return path
+
+
+def same_table(a: Any, b: Any) -> None:
+    assert a.ids == b.ids and a.lines.tolist() == b.lines.tolist()
+    for path, column in a.columns.items():
+        assert np.array_equal(column, b.columns[path], equal_nan=True), path
+
+
+@pytest.mark.parametrize("block_bytes", [1, 7, 37, 1 << 20])
+@pytest.mark.parametrize("final_newline", [True, False])
+def test_blocks_of_any_size_give_the_same_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block_bytes: int, final_newline: bool
+) -> None:
+    path = write_lines(tmp_path / "r.jsonl", TRICKY_LINES, final_newline)
+    expected = load_records(path, RISK_SPECS)
+    assert expected.ids == ["a", "b", None, "7"]
+    assert expected.lines.tolist() == [1, 4, 5, 7]
+    assert expected.column("gold_level").tolist() == [HIGH, LOW, MEDIUM, HIGH]
+    monkeypatch.setattr(records_module, "_BLOCK_BYTES", block_bytes)
+    same_table(load_records(path, RISK_SPECS), expected)
+
+
+@pytest.mark.parametrize("block_bytes", [5, 64, 1 << 20])
+@pytest.mark.parametrize(
+    ("bad", "needle"),
+    [('{"id": "x", "gold_level": "高",', "not valid JSON"), ('"just text"', "JSON object")],
+)
+def test_a_bad_line_in_a_later_block_is_named_as_in_one_block(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block_bytes: int, bad: str, needle: str
+) -> None:
+    good = [json.dumps(rec(f"r{i}"), ensure_ascii=False) for i in range(8)]
+    for final_newline in (True, False):  # the bad line is also the file's last, unterminated
+        path = write_lines(tmp_path / "bad.jsonl", [*good, "", bad], final_newline)
+        with pytest.raises(InputError) as whole:
+            load_records(path, RISK_SPECS)
+        monkeypatch.setattr(records_module, "_BLOCK_BYTES", block_bytes)
+        with pytest.raises(InputError) as blocks:
+            load_records(path, RISK_SPECS)
+        monkeypatch.undo()
+        assert (blocks.value.line, str(blocks.value)) == (whole.value.line, str(whole.value))
+        assert blocks.value.line == 10 and needle in str(blocks.value)
+
+
+def test_an_earlier_bad_field_wins_over_a_later_bad_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    lines = [json.dumps(rec("a")), json.dumps(rec("b", pred="极高")), "{not json"]
+    path = write_lines(tmp_path / "two.jsonl", lines, True)
+    monkeypatch.setattr(records_module, "_BLOCK_BYTES", 1 << 20)  # all in one block
+    with pytest.raises(InputError) as info:
+        load_records(path, RISK_SPECS)
+    assert (info.value.line, info.value.field) == (2, "pred_level")
+
+
+@pytest.mark.parametrize("block_bytes", [16, 1 << 20])
+def test_duplicate_ids_within_and_across_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block_bytes: int
+) -> None:
+    monkeypatch.setattr(records_module, "_BLOCK_BYTES", block_bytes)
+    rows = [rec("a"), rec(None), rec("b"), rec(None), rec("c"), rec("b")]
+    path = write_jsonl(tmp_path / "dup.jsonl", rows)
+    with pytest.raises(InputError) as info:
+        load_records(path, RISK_SPECS)
+    assert (info.value.line, info.value.field, info.value.value) == (6, "id", "b")
+    assert "first seen on line 3" in str(info.value)
+
+
+def test_integers_too_long_for_64_bits_stay_exact_next_to_plain_lines(tmp_path: Path) -> None:
+    specs = [FieldSpec("big", "value"), FieldSpec("note", "string", required=False)]
+    lines = [
+        '{"big": 1}',
+        '{"big": 123456789012345678901234567890}',  # json, not orjson, keeps it exact
+        '{"big": 2, "note": "a run of digits in text: 12345678901234567890123"}',
+        '{"big": 0.1000000000000000000000001}',  # 19+ digits that are not an integer
+    ]
+    table = load_records(write_lines(tmp_path / "big.jsonl", lines, True), specs)
+    assert table.column("big") == ["1", "123456789012345678901234567890", "2", "0.1"]
+
+
+def test_optional_fields_absent_in_some_records_of_a_block() -> None:
+    specs = [
+        FieldSpec("score", "number", required=False, minimum=0.0),
+        FieldSpec("kind", "string", required=False, choices=("x", "y")),
+        FieldSpec("tag", "value", required=False),
+        FieldSpec("extra", "json", required=False),
+    ]
+    rows = [
+        {"score": 1, "kind": "x", "tag": "t", "extra": [1]},
+        {"score": None, "kind": None},
+        {},
+        {"score": 2.5, "kind": "y", "tag": True, "extra": None},
+    ]
+    table = load_records(rows, specs)
+    score = table.column("score")
+    assert score[0] == 1.0 and math.isnan(score[1]) and math.isnan(score[2]) and score[3] == 2.5
+    assert table.column("kind") == ["x", None, None, "y"]
+    assert table.column("tag") == ["t", None, None, "true"]
+    assert table.column("extra") == [[1], None, None, None]
+    with pytest.raises(InputError) as info:
+        load_records([*rows, {"kind": None}, {"kind": "z"}], specs)
+    assert (info.value.line, info.value.field, info.value.value) == (6, "kind", "z")
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_reading_a_file_leaves_the_garbage_collector_as_it_was(
+    tmp_path: Path, enabled: bool
+) -> None:
+    good = write_jsonl(tmp_path / "good.jsonl", [rec("a"), rec("b")])
+    bad = write_jsonl(tmp_path / "bad.jsonl", [rec("a"), "{broken"])
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        assert load_records(good, RISK_SPECS).n == 2
+        assert gc.isenabled() is enabled
+        with pytest.raises(InputError):
+            load_records(bad, RISK_SPECS)
+        assert gc.isenabled() is enabled
+    finally:
+        gc.enable() if was else gc.disable()
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [1, 2.5, None, "a", True, -0.0],
+        ["逗号, 在里面", "\x00", 'quote " and \\ backslash', "\n"],
+        [{"a": [1, {"b": None}]}, (1, "x"), [], {}, "\x00 gap"],
+        [float("nan"), float("inf"), 1e300, 5e-324, 2**63 - 1],
+    ],
+)
+def test_json_texts_are_orjson_texts_with_the_prefix(values: list[Any]) -> None:
+    assert json_texts(values) == [orjson.dumps(v) for v in values]
+    assert json_texts(values, b',"k":') == [b',"k":' + orjson.dumps(v) for v in values]
+    assert json_texts([]) == []

@@ -16,9 +16,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pingce
 from pingce.errors import InputError
+from pingce.metrics import dialogue
 from pingce.similarity.base import BackendStats, SimilarityBackend
 from pingce.similarity.lexical import LexicalBackend
 
@@ -767,3 +770,110 @@ def test_records_jsonl_says_why_each_turn_missed(tmp_path: Path) -> None:
     assert "gt_conflict is not true" in misses[("d5", 1)]["rejection_precision"]
     assert "deficiency '实' (truth '虚')" in misses[("d3", 2)]["critical_conflict_rate"]
     assert misses[("d1", 4)] == {}  # a perfect turn has no reasons
+
+
+# ------------------------------------------------------------------------------ 9. fast paths
+# The loader parses a block of values at once where a parser allows it, and the statistic checks
+# each distinct pair of feature objects once. Both must give what one value, or one turn, at a
+# time gives.
+
+ANY_VALUE = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**70), max_value=2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.sampled_from(["", "  ", " 风寒表实证 ", "x", "1"]),
+    st.lists(st.sampled_from(["发冷", "身痛", 1, None]), max_size=3),
+    st.dictionaries(st.sampled_from(["nature", "a"]), st.sampled_from(["寒", 1]), max_size=2),
+)
+PARSERS_WITH_BLOCKS = [
+    dialogue._parse_turn,
+    dialogue._parse_diagnosis,
+    dialogue._parse_confidence,
+    dialogue._parse_terms,
+]
+
+
+def one_by_one(parser: Callable[[Any], Any], values: list[Any]) -> list[Any] | None:
+    """The parser on each value (None kept), or None when it rejects one."""
+    try:
+        return [None if v is None else parser(v) for v in values]
+    except ValueError:
+        return None
+
+
+@pytest.mark.parametrize("parser", PARSERS_WITH_BLOCKS, ids=lambda p: p.__name__)
+@settings(max_examples=300, deadline=None)
+@given(values=st.lists(ANY_VALUE, max_size=8))
+def test_block_parsers_agree_with_the_parser_value_by_value(
+    parser: Callable[[Any], Any], values: list[Any]
+) -> None:
+    parsed = parser.parse_block(values)  # type: ignore[attr-defined]
+    if parsed is None:
+        return  # the loader then calls the parser on each value
+    expected = one_by_one(parser, values)
+    assert expected is not None, f"the block parser accepted {values!r}"
+    assert len(parsed) == len(expected)
+    for got, want in zip(parsed, expected, strict=True):
+        assert type(got) is type(want) and got == want
+
+
+@pytest.mark.parametrize(
+    ("parser", "block"),
+    [
+        (dialogue._parse_turn, [1, 2, 3]),
+        (dialogue._parse_diagnosis, [" a ", "", None, "a"]),
+        (dialogue._parse_confidence, [0, 0.5, None, 1]),
+        (dialogue._parse_terms, [["a"], [], None]),
+    ],
+    ids=lambda x: getattr(x, "__name__", ""),
+)
+def test_block_parsers_take_plain_blocks(parser: Any, block: list[Any]) -> None:
+    assert parser.parse_block(block) == one_by_one(parser, block)
+
+
+def test_a_confidence_beyond_float_range_is_an_input_error() -> None:
+    records = [turn("a", 1, "DEFINITIVE", confidence=0.5), turn("a", 2, "DEFINITIVE")]
+    records[1]["confidence"] = 10**400
+    with pytest.raises(InputError) as info:
+        evaluate(records)
+    assert (info.value.line, info.value.field) == (2, "confidence")
+
+
+FEATURE_OBJECTS = [
+    None,
+    {},
+    {"nature": "寒", "sweat": "无汗"},
+    {"sweat": "无汗", "nature": "寒"},
+    {"nature": "热", "deficiency": "实"},
+    {"nature": 1},
+    {"nature": 1.0},
+    {"nature": True},
+    {"nature": "1"},
+    {"nature": None},
+    {"nature": float("nan")},
+    {"nature": [1, 2], "deficiency": {"a": 1}},
+    {"nature": (1, 2)},
+]
+
+
+def turn_rows(records: list[dict[str, Any]]) -> list[tuple[Any, Any]]:
+    keep = ("critical_conflict_rate", "structure_match")
+    return [
+        (
+            {k: v for k, v in row["values"].items() if k in keep},
+            {k: v for k, v in row.get("misses", {}).items() if k in keep},
+        )
+        for row in evaluate(records, similarity="exact").record_values()
+    ]
+
+
+def test_feature_checks_of_each_turn_as_if_it_were_alone() -> None:
+    records = [
+        turn(f"d{i}", 1, "INQUIRY_ONLY", pred_features=p, gt_features=g)
+        for i, (p, g) in enumerate(itertools.product(FEATURE_OBJECTS, repeat=2))
+    ]
+    together = turn_rows(records)
+    alone = [turn_rows([r])[0] for r in records]
+    assert together == alone
+    assert len({str(row) for row in together}) > 20  # the pairs do differ

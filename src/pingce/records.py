@@ -1,10 +1,11 @@
 """Loading records: JSONL and CSV, streamed, validated, stored by column.
 
 A suite declares which fields it reads and of which kind (:class:`FieldSpec`). The loader reads
-the file one line at a time, checks each declared field, and keeps only those fields, as numpy
-arrays where it can. A 2 GB JSONL file therefore costs the memory of a few arrays, not of two
-gigabytes of Python dictionaries. The first bad record stops the load with an :class:`InputError`
-that names the file, the line, the field and the value.
+the file a block of lines at a time (256 KB), takes each declared field from the block's records
+with one pass in C, checks it, and keeps only those fields, as numpy arrays where it can. A 2 GB
+JSONL file therefore costs the memory of a few arrays, not of two gigabytes of Python
+dictionaries. The first bad record stops the load with an :class:`InputError` that names the
+file, the line, the field and the value (the same error as reading one line at a time).
 """
 
 from __future__ import annotations
@@ -15,13 +16,16 @@ import os
 import re
 from array import array
 from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
+from itertools import chain, islice, repeat
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 import orjson
 
+from ._collector import collector_paused
 from .errors import InputError
 from .labels import LabelScale
 from .progress import Advance
@@ -32,6 +36,7 @@ __all__ = [
     "ParseFailure",
     "Table",
     "json_equal_key",
+    "json_texts",
     "load_records",
     "parse_path",
 ]
@@ -43,7 +48,12 @@ FieldKind = Literal["label", "number", "string", "value", "json"]
 ``json``: any JSON value, passed through the field's ``parser`` (a function that returns the
 parsed value or raises ``ValueError`` with the reason) and stored as the parsed object."""
 
-_MISSING = object()
+
+class _Missing:
+    """The type of ``_MISSING``: a field a record does not have."""
+
+
+_MISSING = _Missing()
 _LONG_INT = re.compile(rb"\d{19,}")
 _DIGITS = b"0123456789"
 _PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
@@ -98,7 +108,10 @@ class FieldSpec:
     parser: Callable[[Any], Any] | None = field(default=None, compare=False)
     """For ``json`` fields: turns a raw value into the stored one or raises ValueError (an
     input error naming the value). An ``identity_types`` attribute on it (a set of types it
-    returns unchanged) lets the loader skip the calls for chunks made only of those types."""
+    returns unchanged) lets the loader skip the calls for blocks made only of those types (and
+    nulls, when the field is optional); a ``parse_block`` attribute (a function of a block's
+    list of values, nulls as None, returning the parsed list or None to decline) parses a whole
+    block at once, and must agree with the parser value by value."""
     lenient: bool = False
     """For ``json`` fields: a value the parser rejects is kept as a :class:`ParseFailure` (a
     prediction that failed to parse is a wrong answer) instead of stopping the load."""
@@ -152,6 +165,50 @@ def json_equal_key(value: Any) -> Hashable:
     return ("other", repr(value))
 
 
+_NUMERIC = (np.dtype(np.float64), np.dtype(np.int64))
+_COMMA_FREE = {int, float, bool, type(None)}
+"""Types whose JSON texts hold no comma: a list of them is serialised whole, then split."""
+_GAP = "\x00"
+"""Put between the values of a list serialised whole: its JSON text ``"\\u0000"`` is a string
+of its own, so where it occurs only as often as it was put in, it marks where values end."""
+_GAP_TEXT = orjson.dumps(_GAP)
+_CUT = b"\x00"
+"""A byte orjson never writes (it escapes the character): where a text is cut in pieces."""
+
+
+def json_texts(values: Sequence[Any] | np.ndarray, prefix: bytes = b"") -> list[bytes]:
+    """``prefix`` followed by ``orjson.dumps(value)`` for each value (NaN and infinities: null;
+    an array of float64 or int64 gives the texts of its elements as Python numbers), from one
+    orjson call for the whole list where the values allow: a call per value costs several
+    times as much, and each result holds a few kilobytes of room."""
+    if isinstance(values, np.ndarray) and values.dtype in _NUMERIC and values.ndim == 1:
+        if not values.size:
+            return []
+        numbers = orjson.dumps(np.ascontiguousarray(values), option=orjson.OPT_SERIALIZE_NUMPY)
+        return _cut(numbers[1:-1], b",", prefix)
+    if not isinstance(values, list):
+        values = values.tolist() if isinstance(values, np.ndarray) else list(values)
+    if not values:
+        return []
+    if set(map(type, values)) <= _COMMA_FREE:
+        return _cut(orjson.dumps(values)[1:-1], b",", prefix)
+    spaced: list[Any] = [_GAP] * (2 * len(values) - 1)
+    spaced[::2] = values
+    text = orjson.dumps(spaced)
+    if text.count(_GAP_TEXT) == len(values) - 1:  # no value holds the gap itself
+        return _cut(text[1:-1], b"," + _GAP_TEXT + b",", prefix)
+    return _cut(b"".join(map(_cut_before, values)), _CUT, prefix)[1:]
+
+
+def _cut(text: bytes, separator: bytes, prefix: bytes) -> list[bytes]:
+    """``text`` split at ``separator``, each piece with ``prefix`` before it."""
+    return (prefix + text.replace(separator, _CUT + prefix)).split(_CUT)
+
+
+def _cut_before(value: Any) -> bytes:
+    return _CUT + orjson.dumps(value)
+
+
 @dataclass(frozen=True)
 class ParseFailure:
     """A lenient field's value that its parser rejected: why, and the raw value."""
@@ -173,6 +230,7 @@ class Table:
     lines: np.ndarray
     columns: dict[str, Any] = field(default_factory=dict)
     specs: dict[str, FieldSpec] = field(default_factory=dict)
+    _derived: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False)
 
     @property
     def n(self) -> int:
@@ -186,6 +244,14 @@ class Table:
     def column(self, path: str) -> Any:
         """The values of one field, in record order."""
         return self.columns[path]
+
+    def derived(self, key: Hashable, make: Callable[[], Any]) -> Any:
+        """``make()``, made once per table and kept under ``key``: a value computed from the
+        columns that several statistics need (an order of the records, say). A table made by
+        :meth:`take` starts without any."""
+        if key not in self._derived:
+            self._derived[key] = make()
+        return self._derived[key]
 
     def take(self, index: np.ndarray) -> Table:
         """The records at ``index`` (a sample or a slice), in that order."""
@@ -205,18 +271,26 @@ class Table:
         )
 
 
-_CHUNK = 65536
+_CHUNK = 16384
+"""Records of an iterable or a CSV file checked together (JSONL is read in blocks of bytes)."""
+_BLOCK_BYTES = 1 << 18
+"""JSONL is read about this many bytes at a time; the lines of a block are parsed and checked
+together (a list comprehension per field instead of a method call per record)."""
+
+_NONE = type(None)
 
 
 class _Column:
-    """One field's values: raw values are buffered while the file streams by, then checked and
-    converted a chunk at a time (a tight loop per chunk instead of a method call per value)."""
+    """One field's values: taken from a block of records with one list comprehension, then
+    checked and converted together (a tight loop per block instead of a call per value)."""
 
     def __init__(self, spec: FieldSpec):
         self.spec = spec
         self.parts = parse_path(spec.path)
-        self.key = self.parts[0] if len(self.parts) == 1 else None
-        self.buffer: list[Any] = []
+        first = self.parts[0]
+        self.key = first if len(self.parts) == 1 and isinstance(first, str) else None
+        # an optional field (not a label) treats absent and null alike: both read as None
+        self.nullable = not spec.required and spec.kind != "label"
         self.chunks: list[Any] = []
         self.lookup: dict[str, int] = {}
         if spec.scale is not None:
@@ -226,30 +300,38 @@ class _Column:
                 assert code is not None
                 self.lookup[alias] = code
 
-    def get(self, record: dict[str, Any]) -> Any:
-        if self.key is not None:
-            return record.get(self.key, _MISSING)  # type: ignore[arg-type]
-        return _get(record, self.parts)
-
-    def flush(self) -> tuple[int, str, Any] | None:
-        """Convert the buffer; on the first bad value return (position, message, value)."""
-        buffer = self.buffer[:]
-        self.buffer.clear()  # the same list: the loader holds its bound ``append``
-        if not buffer:
-            return None
-        kind = self.spec.kind
-        if kind == "label":
-            converted, bad = self._labels(buffer)
-        elif kind == "number":
-            converted, bad = self._numbers(buffer)
-        elif kind == "json":
-            converted, bad = self._parsed(buffer)
-        else:
-            converted, bad = self._texts(buffer)
+    def add(self, records: list[dict[str, Any]]) -> tuple[int, str, Any] | None:
+        """Take this field from ``records`` and keep it converted; on the first bad value return
+        (position, message, value) and keep nothing."""
+        converted, bad = self.convert(self.extract(records))
         if bad is not None:
             return bad
         self.chunks.append(converted)
         return None
+
+    def extract(self, records: list[dict[str, Any]]) -> list[Any]:
+        """The raw value of each record (None where absent when the field is nullable, else the
+        ``_MISSING`` marker)."""
+        key = self.key
+        if key is not None:  # dict.get mapped in C: no Python step per record
+            if self.nullable:
+                return list(map(dict.get, records, repeat(key)))
+            return list(map(dict.get, records, repeat(key), repeat(_MISSING)))
+        values = [_get(record, self.parts) for record in records]
+        if self.nullable:
+            return [None if value is _MISSING else value for value in values]
+        return values
+
+    def convert(self, values: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
+        """The stored form of a block of raw values, or the first bad one."""
+        kind = self.spec.kind
+        if kind == "label":
+            return self._labels(values)
+        if kind == "number":
+            return self._numbers(values)
+        if kind == "json":
+            return self._parsed(values)
+        return self._texts(values)
 
     def _missing(self, position: int, raw: Any) -> tuple[int, str, Any] | None:
         if self.spec.required or self.spec.kind == "label":
@@ -257,10 +339,22 @@ class _Column:
             return (position, f"required field {what}", InputError._MISSING)
         return None
 
+    def _present_types(self, values: list[Any]) -> tuple[set[type] | None, bool]:
+        """The types of the values other than null and whether there is a null; the types are
+        None when a value is absent or null where the field may not be (the per-value path
+        then names it)."""
+        types = set(map(type, values))
+        nulls = _NONE in types
+        if nulls:
+            if not self.nullable:
+                return None, nulls
+            types.discard(_NONE)
+        return (None if _Missing in types else types), nulls
+
     def _labels(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
         lookup = self.lookup
         try:
-            return np.fromiter((lookup[r] for r in buffer), np.int16, len(buffer)), None
+            return np.fromiter(map(lookup.__getitem__, buffer), np.int16, len(buffer)), None
         except (KeyError, TypeError):
             pass
         scale = self.spec.scale
@@ -284,31 +378,25 @@ class _Column:
     def _numbers(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
         spec = self.spec
         absent = None  # positions of missing/null values (NaN in the column)
+        types, nulls = self._present_types(buffer)
         try:
-            if set(map(type, buffer)) <= {float, int}:
-                values = np.asarray(buffer, dtype=np.float64)
+            if types is not None and types <= {float, int}:
+                values = np.array(buffer, dtype=np.float64)  # None (absent) becomes NaN
+                if nulls:
+                    absent = _none_positions(buffer, values)
             else:
-                values = np.empty(len(buffer), dtype=np.float64)
-                absent = np.zeros(len(buffer), dtype=bool)
-                for i, raw in enumerate(buffer):
-                    if raw is _MISSING or raw is None:
-                        missing = self._missing(i, raw)
-                        if missing is not None:
-                            return None, missing
-                        absent[i] = True
-                    elif type(raw) is float or type(raw) is int:
-                        values[i] = raw
-                    else:
-                        return None, (i, "expected a number", raw)
+                values, absent, bad = self._numbers_one_by_one(buffer)
+                if bad is not None:
+                    return None, bad
         except OverflowError:  # an integer too large for a float
             i = next(i for i, raw in enumerate(buffer) if type(raw) is int and abs(raw) > 2**1023)
             return None, (i, "expected a finite number", buffer[i])
         present = ~absent if absent is not None else np.ones(len(buffer), dtype=bool)
-        bad = present & ~np.isfinite(values)
+        bad_values = present & ~np.isfinite(values)
         if spec.minimum is not None:
-            bad |= present & (values < spec.minimum)
-        if bad.any():
-            i = int(np.flatnonzero(bad)[0])
+            bad_values |= present & (values < spec.minimum)
+        if bad_values.any():
+            i = int(np.flatnonzero(bad_values)[0])
             what = (
                 "a finite number" if not np.isfinite(values[i]) else f"a number >= {spec.minimum:g}"
             )
@@ -317,14 +405,45 @@ class _Column:
             values[absent] = np.nan
         return values, None
 
+    def _numbers_one_by_one(
+        self, buffer: list[Any]
+    ) -> tuple[np.ndarray, np.ndarray, tuple[int, str, Any] | None]:
+        values = np.empty(len(buffer), dtype=np.float64)
+        absent = np.zeros(len(buffer), dtype=bool)
+        for i, raw in enumerate(buffer):
+            if raw is _MISSING or raw is None:
+                missing = self._missing(i, raw)
+                if missing is not None:
+                    return values, absent, missing
+                absent[i] = True
+            elif type(raw) is float or type(raw) is int:
+                values[i] = raw
+            else:
+                return values, absent, (i, "expected a number", raw)
+        return values, absent, None
+
     def _parsed(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
         parser = self.spec.parser
+        types, _ = self._present_types(buffer)
+        if types is not None:
+            if parser is None:
+                return buffer, None
+            # a parser may declare the types it returns unchanged (``parser.identity_types``)
+            # and a function that parses a whole block (``parser.parse_block``): a block they
+            # cover skips the per-value calls
+            identity = getattr(parser, "identity_types", None)
+            if identity is not None and types <= identity:
+                return buffer, None
+            parse_block = getattr(parser, "parse_block", None)
+            if parse_block is not None:
+                parsed = parse_block(buffer)
+                if parsed is not None:
+                    return parsed, None
+        return self._parsed_one_by_one(buffer)
+
+    def _parsed_one_by_one(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
+        parser = self.spec.parser
         lenient = self.spec.lenient
-        # a parser may declare the types it returns unchanged (``parser.identity_types``): a
-        # chunk made only of those skips the per-value calls
-        identity = getattr(parser, "identity_types", None)
-        if identity is not None and set(map(type, buffer)) <= identity:
-            return buffer, None
         out: list[Any] = []
         for i, raw in enumerate(buffer):
             if raw is _MISSING or raw is None:
@@ -345,19 +464,23 @@ class _Column:
         return out, None
 
     def _texts(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
-        converted, bad = self._texts_unchecked(buffer)
+        types, _ = self._present_types(buffer)
+        if types is not None and types <= {str}:
+            converted, bad = buffer, None
+        else:
+            converted, bad = self._texts_one_by_one(buffer)
         choices = self.spec.choices
         if bad is None and choices is not None:
             allowed = set(choices)
-            for i, value in enumerate(converted):
-                if value is not None and value not in allowed:
-                    return None, (i, f"expected one of {list(choices)}", value)
+            outside = set(converted) - allowed
+            outside.discard(None)
+            if outside:
+                i = next(i for i, value in enumerate(converted) if value in outside)
+                return None, (i, f"expected one of {list(choices)}", converted[i])
         return converted, bad
 
-    def _texts_unchecked(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
+    def _texts_one_by_one(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
         string = self.spec.kind == "string"
-        if set(map(type, buffer)) == {str}:
-            return buffer, None
         out: list[Any] = []
         for i, raw in enumerate(buffer):
             if raw is _MISSING or raw is None:
@@ -379,7 +502,15 @@ class _Column:
         if self.spec.kind in ("label", "number"):
             empty = np.empty(0, dtype=np.int16 if self.spec.kind == "label" else np.float64)
             return np.concatenate(self.chunks) if self.chunks else empty
-        return [value for chunk in self.chunks for value in chunk]
+        return list(chain.from_iterable(self.chunks))
+
+
+def _none_positions(raw: list[Any], values: np.ndarray) -> np.ndarray:
+    """Where ``raw`` holds None, given ``values`` (its float conversion, NaN there)."""
+    absent: np.ndarray = np.isnan(values)
+    for i in np.flatnonzero(absent):
+        absent[i] = raw[i] is None  # a NaN given as a value is not an absent one
+    return absent
 
 
 def _scalar_text(raw: Any) -> str:
@@ -402,43 +533,127 @@ def _csv_value(text: str, spec: FieldSpec) -> Any:
     return text
 
 
-def _iter_jsonl(path: Path, progress: Advance | None) -> Iterator[tuple[int, Any]]:
-    source = str(path)
-    pending = 0
+@dataclass
+class _Block:
+    """Records read together, with their line numbers; ``error`` is the error of the line that
+    stopped the reading (after the last of these records), None when there is none."""
+
+    numbers: Sequence[int]
+    records: list[Any]
+    error: InputError | None = None
+
+
+_BOM = b"\xef\xbb\xbf"
+_DIGITS_AS_ZEROS = bytes.maketrans(_DIGITS, b"0" * len(_DIGITS))
+_LONG_DIGIT_RUN = b"0" * 19
+
+
+def _jsonl_blocks(path: Path, source: str, progress: Advance | None) -> Iterator[_Block]:
+    """The records of a JSONL file, a block of whole lines at a time; the block with a bad line
+    ends at it and is the last."""
+    number = 1  # line number of the first line of the next block
+    pending: list[bytes] = []  # the start of a line that did not end in the last read
     with open(path, "rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if progress is not None:
-                pending += len(line)
-                if number % 16384 == 0:
-                    progress(pending)
-                    pending = 0
-            if number == 1 and line.startswith(b"\xef\xbb\xbf"):
-                line = line[3:]  # a UTF-8 byte-order mark
-            if not line.strip():
+        while True:
+            data = handle.read(_BLOCK_BYTES)
+            end = data.rfind(b"\n") + 1
+            if data and not end:
+                pending.append(data)
                 continue
+            text = b"".join([*pending, data[:end]]) if data else b"".join(pending)
+            pending = [data[end:]] if data else []
+            if not text:
+                break
+            if number == 1 and text.startswith(_BOM):
+                text = text[3:]  # a UTF-8 byte-order mark
+            lines = text.split(b"\n")
+            terminated = not lines[-1]
+            if terminated:
+                lines.pop()
+            block = _jsonl_block(lines, number, terminated, source, _may_hold_long_int(text))
+            number += len(lines)
+            if progress is not None:
+                progress(len(text))
+            yield block
+            if block.error is not None or not data:
+                break
+
+
+def _may_hold_long_int(text: bytes) -> bool:
+    """Whether ``text`` has a run of 19 digits or more: an integer there may be too long for
+    orjson (which reads integers beyond 64 bits as floats; json keeps them exact)."""
+    return _LONG_DIGIT_RUN in text.translate(_DIGITS_AS_ZEROS)
+
+
+def _jsonl_block(
+    lines: list[bytes], first: int, terminated: bool, source: str, long_ints: bool
+) -> _Block:
+    """Parse ``lines`` (line ``first`` onwards; the last one ended by a newline when
+    ``terminated``): all at once while they are plain, else one at a time."""
+    if not long_ints:
+        loads = orjson.loads
+        try:
+            return _Block(range(first, first + len(lines)), [loads(line) for line in lines])
+        except orjson.JSONDecodeError:
+            kept = [i for i, line in enumerate(lines) if line.strip()]  # blank lines are skipped
             try:
-                # orjson reads integers beyond 64 bits as floats; json keeps them exact
-                # (a line with fewer than 19 digits in all cannot hold one: skip the regex)
-                long_int = len(line) - len(line.translate(None, _DIGITS)) >= 19 and (
-                    _LONG_INT.search(line) is not None
-                )
-                record = json.loads(line) if long_int else orjson.loads(line)
-            except (orjson.JSONDecodeError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-                snippet = line.decode("utf-8", errors="replace").strip()
-                raise InputError(
-                    "not valid JSON: "
-                    + (
-                        f"{exc.msg} at character {exc.pos + 1}"
-                        if isinstance(exc, json.JSONDecodeError)
-                        else str(exc)
-                    ),
-                    source=source,
-                    line=number,
-                    value=snippet,
-                ) from None
-            yield number, record
-    if progress is not None and pending:
-        progress(pending)
+                if len(kept) < len(lines):
+                    return _Block([first + i for i in kept], [loads(lines[i]) for i in kept])
+            except orjson.JSONDecodeError:
+                pass
+    return _jsonl_lines_one_by_one(lines, first, terminated, source)
+
+
+def _jsonl_lines_one_by_one(
+    lines: list[bytes], first: int, terminated: bool, source: str
+) -> _Block:
+    numbers: list[int] = []
+    records: list[Any] = []
+    last = len(lines) - 1
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        whole = line + b"\n" if i < last or terminated else line  # the line as in the file
+        try:
+            records.append(_json_line(whole))
+        except (orjson.JSONDecodeError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return _Block(numbers, records, _json_error(exc, whole, source, first + i))
+        numbers.append(first + i)
+    return _Block(numbers, records)
+
+
+def _json_line(line: bytes) -> Any:
+    # orjson reads integers beyond 64 bits as floats; json keeps them exact (a line with fewer
+    # than 19 digits in all cannot hold one: skip the regex)
+    long_int = len(line) - len(line.translate(None, _DIGITS)) >= 19 and (
+        _LONG_INT.search(line) is not None
+    )
+    return json.loads(line) if long_int else orjson.loads(line)
+
+
+def _json_error(exc: ValueError, line: bytes, source: str, number: int) -> InputError:
+    snippet = line.decode("utf-8", errors="replace").strip()
+    return InputError(
+        "not valid JSON: "
+        + (
+            f"{exc.msg} at character {exc.pos + 1}"
+            if isinstance(exc, json.JSONDecodeError)
+            else str(exc)
+        ),
+        source=source,
+        line=number,
+        value=snippet,
+    )
+
+
+def _blocks_of(pairs: Iterator[tuple[int, Any]]) -> Iterator[_Block]:
+    """(line number, record) pairs in blocks of ``_CHUNK`` (an iterable is read once, and at
+    most one block past a bad record)."""
+    while True:
+        block = list(islice(pairs, _CHUNK))
+        if not block:
+            return
+        yield _Block([number for number, _ in block], [record for _, record in block])
 
 
 def _iter_csv(
@@ -482,7 +697,7 @@ def load_records(
     invalid record, and on an empty input.
     """
     label: str
-    records: Iterable[tuple[int, Any]]
+    blocks: Iterator[_Block]
     if isinstance(source, str | os.PathLike):
         path = Path(source)
         label = str(source)
@@ -490,9 +705,9 @@ def load_records(
             raise InputError("no such file", source=label)
         suffix = path.suffix.lower()
         if suffix == ".csv":
-            records = _iter_csv(path, specs, progress)
+            blocks = _blocks_of(_iter_csv(path, specs, progress))
         elif suffix in {".jsonl", ".json", ".ndjson", ""}:
-            records = _iter_jsonl(path, progress)
+            blocks = _jsonl_blocks(path, label, progress)
         else:
             raise InputError(
                 f"unsupported file type {suffix!r}; use .jsonl (one JSON object a line) or .csv",
@@ -500,99 +715,139 @@ def load_records(
             )
     else:
         label = "<records>"
-        records = enumerate(source, start=1)
+        blocks = _blocks_of(enumerate(source, start=1))
 
-    id_parts = parse_path(id_path)
-    id_key = id_parts[0] if len(id_parts) == 1 else None
-    columns = [_Column(spec) for spec in specs]
-    ids: list[str | None] = []
-    lines = array("q")  # 8 bytes a record, not a Python int object each
-    chunk_start = 0  # index in ids of the first record of the pending chunk
-    appenders = [(column.buffer.append, column.key, column) for column in columns]
+    loader = _Loader(specs, id_path, label)
+    # a file is read by pingce's code alone, which makes no reference cycles; records from the
+    # caller's iterable are read with the collector as it is
+    with collector_paused() if isinstance(source, str | os.PathLike) else nullcontext():
+        for block in blocks:
+            loader.add(block)
+    return loader.table()
 
-    seen_ids: set[str | None] = {None}  # records without an id never clash
 
-    def flush() -> None:
-        nonlocal chunk_start
+class _Loader:
+    """Checks blocks of records and keeps their ids, line numbers and declared fields."""
+
+    def __init__(self, specs: Sequence[FieldSpec], id_path: str, source: str):
+        self.specs = specs
+        self.id_path = id_path
+        self.id_parts = parse_path(id_path)
+        self.source = source
+        self.columns = [_Column(spec) for spec in specs]
+        self.ids: list[str | None] = []
+        self.lines = array("q")  # 8 bytes a record, not a Python int object each
+        self.seen_ids: set[str | None] = {None}  # records without an id never clash
+
+    def add(self, block: _Block) -> None:
+        """Check a block and keep it; raise the first error in it (the earliest line; on one
+        line, the id before the fields, and fields in the order of the specs)."""
+        numbers, records, error = self._objects(block)
+        numbers, records, ids, error = self._ids(numbers, records, error)
         failures = []
-        chunk_ids = ids[chunk_start:]
-        before = len(seen_ids)
-        seen_ids.update(chunk_ids)
-        if len(seen_ids) - before != sum(1 for i in chunk_ids if i is not None):
-            earlier = set(ids[:chunk_start])  # a duplicate id: find the first one
-            for position, record_id in enumerate(chunk_ids):
-                if record_id is not None and record_id in earlier:
-                    first = lines[ids.index(record_id)]
-                    failures.append(
-                        (
-                            position,
-                            -1,
-                            id_path,
-                            f"duplicate id; first seen on line {first}",
-                            record_id,
-                        )
-                    )
-                    break
-                earlier.add(record_id)
-        for order, column in enumerate(columns):
-            bad = column.flush()
+        duplicate = self._duplicate(ids, numbers)
+        if duplicate is not None:
+            failures.append((duplicate[0], -1, self.id_path, duplicate[1], duplicate[2]))
+        for order, column in enumerate(self.columns):
+            bad = column.add(records)
             if bad is not None:
                 failures.append((bad[0], order, column.spec.path, bad[1], bad[2]))
         if failures:
             position, _, field, message, value = min(failures, key=lambda f: (f[0], f[1]))
             raise InputError(
-                message,
-                source=label,
-                line=lines[chunk_start + position],
-                field=field,
-                value=value,
+                message, source=self.source, line=numbers[position], field=field, value=value
             )
-        chunk_start = len(ids)
+        if error is not None:
+            raise error
+        self.ids.extend(ids)
+        self.lines.extend(numbers)
 
-    try:
-        for number, record in records:
+    def _objects(
+        self, block: _Block
+    ) -> tuple[Sequence[int], list[dict[str, Any]], InputError | None]:
+        """The block's records as dictionaries, up to the first that is not an object."""
+        records = block.records
+        if set(map(type, records)) <= {dict}:
+            return block.numbers, records, block.error
+        objects: list[dict[str, Any]] = []
+        for i, record in enumerate(records):
             if type(record) is not dict and isinstance(record, Mapping):
                 record = dict(record)
             if not isinstance(record, dict):
-                flush()
-                raise InputError(
-                    "each record must be a JSON object", source=label, line=number, value=record
+                error = InputError(
+                    "each record must be a JSON object",
+                    source=self.source,
+                    line=block.numbers[i],
+                    value=record,
                 )
-            raw_id = record.get(id_key, _MISSING) if id_key else _get(record, id_parts)
-            record_id: str | None
+                return block.numbers[:i], objects, error
+            objects.append(record)
+        return block.numbers, objects, block.error
+
+    def _ids(
+        self, numbers: Sequence[int], records: list[dict[str, Any]], error: InputError | None
+    ) -> tuple[Sequence[int], list[dict[str, Any]], list[str | None], InputError | None]:
+        """Each record's id (None without one), up to the first id of a wrong type."""
+        parts = self.id_parts
+        key = parts[0]
+        if len(parts) == 1 and isinstance(key, str):
+            raw = list(map(dict.get, records, repeat(key)))
+        else:
+            raw = [_get(record, parts) for record in records]
+        if set(map(type, raw)) <= {str, _NONE}:
+            return numbers, records, raw, error
+        ids: list[str | None] = []
+        for i, raw_id in enumerate(raw):
             if type(raw_id) is str:
-                record_id = raw_id
+                ids.append(raw_id)
             elif raw_id is _MISSING or raw_id is None:
-                record_id = None
+                ids.append(None)
             elif type(raw_id) is int:
-                record_id = str(raw_id)
+                ids.append(str(raw_id))
             else:
-                flush()
-                raise InputError(
+                error = InputError(
                     "an id must be a string or an integer",
-                    source=label,
-                    line=number,
-                    field=id_path,
+                    source=self.source,
+                    line=numbers[i],
+                    field=self.id_path,
                     value=raw_id,
                 )
-            ids.append(record_id)
-            lines.append(number)
-            for append, key, column in appenders:
-                append(record.get(key, _MISSING) if key is not None else column.get(record))
-            if len(ids) - chunk_start >= _CHUNK:
-                flush()
-    except InputError:
-        if len(ids) > chunk_start:
-            flush()  # an earlier record of this chunk may be the first bad one
-        raise
-    flush()
+                return numbers[:i], records[:i], ids, error
+        return numbers, records, ids, error
 
-    if not ids:
-        raise InputError("no records: the input is empty", source=label)
-    return Table(
-        source=label,
-        ids=ids,
-        lines=np.frombuffer(lines, dtype=np.int64).copy(),
-        columns={column.spec.path: column.finish() for column in columns},
-        specs={spec.path: spec for spec in specs},
-    )
+    def _duplicate(
+        self, ids: list[str | None], numbers: Sequence[int]
+    ) -> tuple[int, str, str] | None:
+        """(position, message, id) of the first of ``ids`` seen before (in an earlier block or
+        earlier in this one), or None."""
+        seen = self.seen_ids
+        before = len(seen)
+        seen.update(ids)
+        if len(seen) - before == len(ids) - ids.count(None):
+            return None
+        earlier = set(self.ids)
+        in_block: dict[str, int] = {}  # id -> line, for the ids of this block
+        for position, record_id in enumerate(ids):
+            if record_id is None:
+                continue
+            if record_id in earlier:
+                first = self.lines[self.ids.index(record_id)]
+            elif record_id in in_block:
+                first = in_block[record_id]
+            else:
+                in_block[record_id] = numbers[position]
+                continue
+            return position, f"duplicate id; first seen on line {first}", record_id
+        raise AssertionError("a duplicate id was counted but not found")
+
+    def table(self) -> Table:
+        """The records read, by column."""
+        if not self.ids:
+            raise InputError("no records: the input is empty", source=self.source)
+        return Table(
+            source=self.source,
+            ids=self.ids,
+            lines=np.frombuffer(self.lines, dtype=np.int64).copy(),
+            columns={column.spec.path: column.finish() for column in self.columns},
+            specs={spec.path: spec for spec in self.specs},
+        )

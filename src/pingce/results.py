@@ -10,11 +10,14 @@ pass over the statistics, never a callback into the metrics. ``pingce.compare`` 
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
 from typing import Any, ClassVar
 
 import numpy as np
+import orjson
 from pydantic import (
     BaseModel,
     ConfigDict,
@@ -24,6 +27,8 @@ from pydantic import (
     model_serializer,
 )
 
+from ._collector import collector_paused
+from .records import json_texts
 from .sampling import SamplingInfo
 
 __all__ = [
@@ -167,6 +172,192 @@ class RecordRows:
                 if missed:
                     row["misses"] = missed
                 yield row
+
+    def iter_jsonl(self, rows: int = 4096) -> Iterator[bytes]:
+        """The text of records.jsonl, ``rows`` lines at a time: byte for byte
+        ``orjson.dumps(row) + b"\\n"`` for each row of :meth:`iter_rows`, but made a column at a
+        time (one orjson call per column, values that repeat serialised once, neighbouring
+        columns of few distinct values joined once per distinct combination) instead of a
+        dictionary per record."""
+        columns, closing = _row_template(
+            [
+                b'{"id":',
+                self.ids,
+                b',"line":',
+                self.lines,
+                b',"fields":{',
+                *_members(self.fields),
+                b'},"values":{',
+                *_members(self.values),
+                b"}",
+            ]
+        )
+        misses = [(orjson.dumps(name) + b":", column) for name, column in self.misses.items()]
+        for start in range(0, self.n, rows):
+            stop = min(start + rows, self.n)
+            with collector_paused():  # many small containers, no cycles
+                pieces = [_fragments(column[start:stop], text) for text, column in columns]
+                pieces.extend(_endings(closing, misses, start, stop))
+                merged = _merged(pieces, stop - start)
+                text = b"".join(map(b"".join, zip(*merged, strict=True)))
+            yield text
+
+
+@dataclass
+class _Coded:
+    """A column of row texts as the distinct texts and a code per row (``texts[code]``)."""
+
+    texts: list[bytes]
+    codes: np.ndarray
+
+    def rows(self) -> list[bytes]:
+        out: list[bytes] = _objects(self.texts)[self.codes].tolist()
+        return out
+
+    def then(self, other: _Coded, limit: int) -> _Coded | None:
+        """This column's text followed by ``other``'s, as one column; None when the rows hold
+        more than ``limit`` distinct combinations."""
+        width = len(other.texts)
+        pairs = self.codes * width + other.codes
+        seen = np.zeros(len(self.texts) * width, dtype=bool)
+        seen[pairs] = True
+        combinations = np.flatnonzero(seen)
+        if len(combinations) > limit:
+            return None
+        renumber = np.cumsum(seen) - 1
+        texts = [self.texts[c // width] + other.texts[c % width] for c in combinations.tolist()]
+        return _Coded(texts, renumber[pairs])
+
+
+Pieces = list[bytes] | _Coded
+
+
+def _merged(pieces: list[Pieces], n: int) -> list[list[bytes]]:
+    """The row texts of each piece, neighbouring coded pieces joined while their rows hold few
+    distinct combinations (a row is then joined from fewer, shared pieces)."""
+    limit = max(1, n // 4)
+    out: list[list[bytes]] = []
+    group: _Coded | None = None
+    for piece in pieces:
+        if isinstance(piece, _Coded):
+            joined = group.then(piece, limit) if group is not None else piece
+            if joined is None:
+                assert group is not None
+                out.append(group.rows())
+                joined = piece
+            group = joined
+            continue
+        if group is not None:
+            out.append(group.rows())
+            group = None
+        out.append(piece)
+    if group is not None:
+        out.append(group.rows())
+    return out
+
+
+def _endings(
+    closing: bytes, misses: list[tuple[bytes, Any]], start: int, stop: int
+) -> list[Pieces]:
+    """Per row of [start, stop), the pieces after the last column: ``closing``, the metrics the
+    row missed as ``,"misses":{"metric":"reason",...}`` (nothing when none), the end of the row
+    and of its line. Made a metric at a time (a piece per metric, empty where it did not miss).
+    """
+    n = stop - start
+    some = np.zeros(n, dtype=bool)  # the row missed an earlier metric (a comma goes first)
+    entries: list[Pieces] = []
+    for key, column in misses:
+        reasons = column[start:stop]
+        missed = np.fromiter(map(operator.is_not, reasons, repeat(None)), bool, n)
+        if missed.any():
+            entries.append(_entries(reasons, missed, some, key))
+            some |= missed
+    codes = some.astype(np.int64)
+    opening = _Coded([closing, closing + b',"misses":{'], codes)
+    return [opening, *entries, _Coded([b"}\n", b"}}\n"], codes)]
+
+
+def _entries(reasons: np.ndarray, missed: np.ndarray, some: np.ndarray, key: bytes) -> Pieces:
+    """One metric's ``"metric":"reason"`` per row that missed it (after a comma when an earlier
+    metric was missed too), empty where it did not."""
+    texts = np.full(len(reasons), b"", dtype=object)
+    for rows, prefix in ((missed & ~some, key), (missed & some, b"," + key)):
+        if rows.any():
+            texts[rows] = _objects(_rows(_fragments(reasons[rows], prefix)))
+    plain: list[bytes] = texts.tolist()
+    return _coded(plain) or plain
+
+
+def _coded(texts: list[bytes]) -> _Coded | None:
+    """``texts`` as distinct texts and codes, when at most half are distinct (else None)."""
+    distinct = list(set(texts))
+    if 2 * len(distinct) > len(texts):
+        return None
+    index = {text: code for code, text in enumerate(distinct)}
+    return _Coded(distinct, np.fromiter(map(index.__getitem__, texts), np.int64, len(texts)))
+
+
+def _rows(piece: Pieces) -> list[bytes]:
+    return piece.rows() if isinstance(piece, _Coded) else piece
+
+
+def _objects(items: list[bytes]) -> np.ndarray:
+    """``items`` as an object array (numpy would make fixed-width bytes of a list of bytes)."""
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+def _members(columns: dict[str, Any]) -> list[bytes | Any]:
+    """The members of a JSON object of columns: each name's text, then its column."""
+    out: list[bytes | Any] = []
+    for k, (name, column) in enumerate(columns.items()):
+        out.extend([(b"," if k else b"") + orjson.dumps(name) + b":", column])
+    return out
+
+
+def _row_template(segments: list[bytes | Any]) -> tuple[list[tuple[bytes, Any]], bytes]:
+    """(text before it, column) for each column of ``segments`` (texts and columns in row
+    order, texts merged), and the text after the last column."""
+    columns: list[tuple[bytes, Any]] = []
+    text = b""
+    for segment in segments:
+        if isinstance(segment, bytes):
+            text += segment
+        else:
+            columns.append((text, segment))
+            text = b""
+    return columns, text
+
+
+_SHARED = {str, bool, type(None)}
+"""Types whose values may be serialised once per distinct value: equal values of these types
+serialise alike (unlike 1, 1.0 and True, or 0.0 and -0.0, which compare equal)."""
+
+
+def _fragments(values: Any, prefix: bytes) -> Pieces:
+    """``prefix`` followed by ``orjson.dumps`` of each value, as it appears inside a row (NaN
+    of a float array: null); values that repeat are serialised once (and coded)."""
+    if isinstance(values, np.ndarray):
+        if values.dtype in (np.float64, np.int64):
+            return _number_fragments(values, prefix)
+        values = values.tolist()
+    if set(map(type, values)) <= _SHARED:
+        distinct = list(set(values))
+        if 2 * len(distinct) <= len(values):
+            index = {value: code for code, value in enumerate(distinct)}
+            codes = np.fromiter(map(index.__getitem__, values), np.int64, len(values))
+            return _Coded(json_texts(distinct, prefix), codes)
+    return json_texts(values, prefix)
+
+
+def _number_fragments(values: np.ndarray, prefix: bytes) -> Pieces:
+    """:func:`_fragments` of a float64 or int64 array: numbers that repeat (a metric of 0 or 1
+    per record, say) serialised once; floats told apart by their bits (0.0 and -0.0 differ)."""
+    distinct, inverse = np.unique(values.view(np.int64), return_inverse=True)
+    if 2 * len(distinct) > len(values):
+        return json_texts(values, prefix)  # orjson writes the numbers as Python's
+    return _Coded(json_texts(distinct.view(values.dtype), prefix), inverse.reshape(-1))
 
 
 def _plain(values: Any) -> list[Any]:

@@ -20,14 +20,18 @@ from __future__ import annotations
 
 import json
 import math
+import operator
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
+from itertools import chain, repeat
 from typing import Any, ClassVar
 
 import numpy as np
+import orjson
 
+from .._collector import collector_paused
 from ..errors import InputError
-from ..records import FieldSpec, Table, json_equal_key
+from ..records import FieldSpec, Table, json_equal_key, json_texts
 from ..similarity.base import Pair
 from ._policy import ZeroDivision, check_zero_division, fill_value, safe_divide
 from .protocol import LEFT_OUT, Context, Metric, StatBlock, Statistic
@@ -106,15 +110,68 @@ def _parse_bool(value: Any) -> bool:
 def _parse_confidence(value: Any) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError("expected a number in [0, 1]")
-    if not 0.0 <= float(value) <= 1.0:
+    if not 0 <= value <= 1:  # exact for integers of any size, false for NaN
         raise ValueError("expected a number in [0, 1]")
     return float(value)
 
 
-# values these parsers return unchanged: the loader skips them for a chunk of only these types
+def _turns_block(values: list[Any]) -> list[Any] | None:
+    """``_parse_turn`` of a block of plain integers within the limit (None: parse one by one)."""
+    if not values:
+        return values
+    if set(map(type, values)) <= {int} and min(values) > -_TURN_LIMIT and max(values) < _TURN_LIMIT:
+        return values
+    return None
+
+
+def _diagnoses_block(values: list[Any]) -> list[Any] | None:
+    """``_parse_diagnosis`` of a block of strings and nulls (None: parse one by one), each
+    distinct text parsed once."""
+    if not set(map(type, values)) <= {str, type(None)}:
+        return None
+    parsed = {v: (v.strip() or None) if v else None for v in set(values)}
+    return list(map(parsed.__getitem__, values))
+
+
+def _confidences_block(values: list[Any]) -> list[Any] | None:
+    """``_parse_confidence`` of a block of numbers in [0, 1] and nulls (None: one by one)."""
+    types = set(map(type, values))
+    if not types <= {float, int, type(None)}:
+        return None
+    present = [v for v in values if v is not None] if type(None) in types else values
+    try:
+        numbers = np.fromiter(present, np.float64, len(present))
+    except OverflowError:
+        return None
+    if not np.all((numbers >= 0.0) & (numbers <= 1.0)):  # NaN fails too
+        return None
+    if int in types:
+        return [None if v is None else float(v) for v in values]
+    return values
+
+
+def _terms_block(values: list[Any]) -> list[Any] | None:
+    """``_parse_terms`` of a block of lists of strings and nulls (None: parse one by one)."""
+    types = set(map(type, values))
+    if not types <= {list, type(None)}:
+        return None
+    lists = [v for v in values if v is not None] if type(None) in types else values
+    if not set(map(type, chain.from_iterable(lists))) <= {str}:
+        return None
+    if len(lists) == len(values):
+        return list(map(tuple, values))
+    return [None if v is None else tuple(v) for v in values]
+
+
+# values these parsers return unchanged: the loader skips them for a block of only these types
 _parse_id.identity_types = frozenset({str})  # type: ignore[attr-defined]
 _parse_object.identity_types = frozenset({dict})  # type: ignore[attr-defined]
 _parse_bool.identity_types = frozenset({bool})  # type: ignore[attr-defined]
+# and these parse a whole block at once (or return None to have it parsed value by value)
+_parse_turn.parse_block = _turns_block  # type: ignore[attr-defined]
+_parse_diagnosis.parse_block = _diagnoses_block  # type: ignore[attr-defined]
+_parse_confidence.parse_block = _confidences_block  # type: ignore[attr-defined]
+_parse_terms.parse_block = _terms_block  # type: ignore[attr-defined]
 
 
 def feature_spec(path: str) -> FieldSpec:
@@ -187,13 +244,19 @@ class DialogueFields:
 
 def _codes(values: Sequence[Any]) -> np.ndarray:
     """An integer per value, equal values equal codes (in order of first appearance)."""
-    index: dict[Any, int] = {}
-    return np.fromiter((index.setdefault(v, len(index)) for v in values), np.int64, len(values))
+    index = {value: code for code, value in enumerate(dict.fromkeys(values))}
+    return np.fromiter(map(index.__getitem__, values), np.int64, len(values))
 
 
 def dialogue_order(table: Table, fields: DialogueFields) -> tuple[np.ndarray, np.ndarray]:
     """Record indices sorted by dialogue, then turn, and each sorted record's dialogue code.
-    Two records of one dialogue with the same turn are an input error naming the later line."""
+    Two records of one dialogue with the same turn are an input error naming the later line.
+    Made once per table (the check and the statistic both need it)."""
+    key = ("dialogue order", fields.dialogue, fields.turn)
+    return table.derived(key, lambda: _dialogue_order(table, fields))  # type: ignore[no-any-return]
+
+
+def _dialogue_order(table: Table, fields: DialogueFields) -> tuple[np.ndarray, np.ndarray]:
     group = _codes(table.column(fields.dialogue))
     turns = np.asarray(table.column(fields.turn), dtype=np.int64)
     order = np.lexsort((np.arange(table.n), turns, group))
@@ -211,6 +274,94 @@ def dialogue_order(table: Table, fields: DialogueFields) -> tuple[np.ndarray, np
             value=int(turns[second]),
         )
     return order, g
+
+
+def _objects(values: Sequence[Any]) -> np.ndarray:
+    """A column as an object array (comparisons with a value then run element by element in C)."""
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def _or_empty(value: Any) -> Any:
+    return value or ()
+
+
+def _is_true(values: Sequence[Any]) -> np.ndarray:
+    """Where the value is ``True`` itself."""
+    return np.fromiter(map(operator.is_, values, repeat(True)), bool, len(values))
+
+
+def _present(values: Sequence[Any]) -> np.ndarray:
+    """Where the value is not None."""
+    return np.fromiter(map(operator.is_not, values, repeat(None)), bool, len(values))
+
+
+def _correct(pred: Sequence[Any], gold: Sequence[Any]) -> np.ndarray:
+    """Where a turn's diagnosis is correct: present and equal to the truth's."""
+    correct: np.ndarray = np.fromiter(map(operator.eq, pred, gold), bool, len(pred))
+    correct &= _present(pred)
+    return correct
+
+
+def _confidences(values: Sequence[Any]) -> np.ndarray:
+    """The confidences as floats, 0 where absent."""
+    out = np.array(values, dtype=np.float64)  # None: NaN (a confidence itself is never NaN)
+    out[np.isnan(out)] = 0.0
+    return out
+
+
+def _feature_checks(
+    pred: Sequence[Any], gold: Sequence[Any], polarity_fields: Sequence[str]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per turn: [conflict, polarity turn, Jaccard, structure turn] and the reasons of the
+    conflict and of the structure mismatch. Computed once per distinct pair of feature objects
+    (dictionaries compared member by member in Python), then spread to every turn."""
+    codes, firsts = _alike(_feature_keys(pred), _feature_keys(gold))
+    checks = np.zeros((len(firsts), 4))
+    conflicts = np.empty(len(firsts), dtype=object)
+    structures = np.empty(len(firsts), dtype=object)
+    for code, i in enumerate(firsts.tolist()):
+        p, g = pred[i], gold[i]
+        if not p and not g:
+            continue
+        p, g = p or {}, g or {}
+        shared = [k for k in polarity_fields if k in p and k in g]
+        if shared:
+            differ = _differences(p, g, shared)
+            checks[code, :2] = (float(bool(differ)), 1.0)
+            if differ:
+                conflicts[code] = "polarity contradicts: " + ", ".join(differ)
+        a = {(k, json_equal_key(v)) for k, v in p.items()}
+        b = {(k, json_equal_key(v)) for k, v in g.items()}
+        checks[code, 2:] = (len(a & b) / len(a | b), 1.0)
+        if a != b:
+            structures[code] = _structure_reason(p, g)
+    return checks[codes], conflicts[codes], structures[codes]
+
+
+def _feature_keys(objects: Sequence[Any]) -> list[Hashable]:
+    """A key per feature object (None or a dictionary): its JSON text, equal for objects whose
+    members are the same strings in the same order, so that their comparisons come out alike;
+    the object's position (a key of its own) where a member's value is not a string (1 and 1.0,
+    or NaN and null, would share a text but not a comparison)."""
+    dicts = [value or _NO_FEATURES for value in objects]
+    if set(map(type, chain.from_iterable(map(dict.values, dicts)))) <= {str}:
+        return list(json_texts(dicts))
+    return [
+        orjson.dumps(d) if set(map(type, d.values())) <= {str} else i for i, d in enumerate(dicts)
+    ]
+
+
+_NO_FEATURES: dict[str, Any] = {}  # read only
+
+
+def _alike(first: Sequence[Hashable], second: Sequence[Hashable]) -> tuple[np.ndarray, np.ndarray]:
+    """A code per position, equal where both keys are equal, and a position of each code."""
+    a, b = _codes(first), _codes(second)
+    pairs = a * (int(b.max(initial=0)) + 1) + b
+    _, firsts, codes = np.unique(pairs, return_index=True, return_inverse=True)
+    return codes.reshape(-1), firsts
 
 
 def _group_sums(group: np.ndarray, values: np.ndarray, n_groups: int) -> np.ndarray:
@@ -256,42 +407,32 @@ class DialogueStatistic(Statistic):
             dialogue_order(table, self.f)  # two records of one turn: an input error now
 
     def compute(self, table: Table, context: Context) -> StatBlock:
+        with collector_paused():  # many small containers, no cycles
+            return self._compute(table)
+
+    def _compute(self, table: Table) -> StatBlock:
         f = self.f
         n = table.n
         rows = np.zeros((n, _WIDTH))
-        status = table.column(f.status)
+        status = _objects(table.column(f.status))
         pred_dx, gt_dx = table.column(f.pred_diagnosis), table.column(f.gt_diagnosis)
-        pred_ft, gt_ft = table.column(f.pred_features), table.column(f.gt_features)
-        confidence = table.column(f.confidence)
-        terms = table.column(f.ambiguous_terms)
-        risk = table.column(f.risk)
-        emergency, conflict = table.column(f.gt_is_emergency), table.column(f.gt_conflict)
-        turns = table.column(f.turn)
-        correct = np.fromiter(
-            (p is not None and p == g for p, g in zip(pred_dx, gt_dx, strict=True)), bool, n
-        )
-        conf = np.fromiter((0.0 if c is None else c for c in confidence), np.float64, n)
+        correct = _correct(pred_dx, gt_dx)
+        conf = _confidences(table.column(f.confidence))
         if self.sequence:
-            return self._sequence(table, rows, status, correct, conf, turns, terms)
+            return self._sequence(table, rows, status, correct, conf)
 
-        def flag(values: Sequence[Any], wanted: Any) -> np.ndarray:
-            return np.fromiter((v == wanted for v in values), bool, n)
-
-        definitive, rejected = flag(status, "DEFINITIVE"), flag(status, "CASE_REJECTED")
-        eff = definitive & np.fromiter((d is not None for d in gt_dx), bool, n)
+        definitive, rejected = status == "DEFINITIVE", status == "CASE_REJECTED"
+        eff = definitive & _present(gt_dx)
         rows[:, _EFF_HIT], rows[:, _EFF_N] = eff & correct, eff
-        true_rejection = np.fromiter((c is True for c in conflict), bool, n)
+        true_rejection = _is_true(table.column(f.gt_conflict))
         rows[:, _REJ_TRUE] = rejected & true_rejection
         rows[:, _REJ_N] = rejected
-        missed = np.fromiter((e is True for e in emergency), bool, n) & ~flag(
-            status, "EMERGENCY_ABORT"
-        )
-        blind = flag(risk, "UNCERTAIN") & definitive
+        missed = _is_true(table.column(f.gt_is_emergency)) & (status != "EMERGENCY_ABORT")
+        blind = (_objects(table.column(f.risk)) == "UNCERTAIN") & definitive
         rows[:, _ILLEGAL] = missed | blind
         rows[:, _TURNS] = 1.0
         reasons = {
-            name: np.empty(n, dtype=object)
-            for name in ("effective_recall", "rejection", "conflict", "structure", "funnel")
+            name: np.empty(n, dtype=object) for name in ("effective_recall", "rejection", "funnel")
         }
         for j in np.flatnonzero(eff & ~correct):
             reasons["effective_recall"][j] = (
@@ -307,34 +448,19 @@ class DialogueStatistic(Statistic):
         reasons["funnel"][blind & ~missed] = (
             "DEFINITIVE although risk is UNCERTAIN (a blind diagnosis)"
         )
-        for i in range(n):  # feature objects: dictionaries, one turn at a time
-            p, g = pred_ft[i], gt_ft[i]
-            if not p and not g:
-                continue
-            p, g = p or {}, g or {}
-            row = rows[i]
-            shared = [k for k in self.polarity_fields if k in p and k in g]
-            if shared:
-                differ = _differences(p, g, shared)
-                row[_CONFLICT], row[_POLAR_N] = float(bool(differ)), 1.0
-                if differ:
-                    reasons["conflict"][i] = "polarity contradicts: " + ", ".join(differ)
-            a = {(k, json_equal_key(v)) for k, v in p.items()}
-            b = {(k, json_equal_key(v)) for k, v in g.items()}
-            row[_JACCARD], row[_JACCARD_N] = len(a & b) / len(a | b), 1.0
-            if a != b:
-                reasons["structure"][i] = _structure_reason(p, g)
+        features, reasons["conflict"], reasons["structure"] = _feature_checks(
+            table.column(f.pred_features), table.column(f.gt_features), self.polarity_fields
+        )
+        rows[:, [_CONFLICT, _POLAR_N, _JACCARD, _JACCARD_N]] = features
         return StatBlock(width=_WIDTH, rows=rows, reasons=reasons)
 
     def _sequence(
         self,
         table: Table,
         rows: np.ndarray,
-        status: Sequence[Any],
+        status: np.ndarray,
         correct: np.ndarray,
         conf: np.ndarray,
-        turns: Sequence[int],
-        terms: Sequence[Any],
     ) -> StatBlock:
         """The columns that read a dialogue as a sequence, vectorised over all dialogues:
         slope, turns to stability, ambiguity resolution."""
@@ -348,7 +474,7 @@ class DialogueStatistic(Statistic):
         sizes = np.bincount(g, minlength=n_groups).astype(np.float64)
         # turns relative to each dialogue's first, in exact integers before any float: turn
         # indices of 10**17 and 10**17 + 1 stay one apart
-        whole = np.asarray(turns, dtype=np.int64)[order]
+        whole = np.asarray(table.column(self.f.turn), dtype=np.int64)[order]
         t = (whole - whole[starts][g]).astype(np.float64)
         c = np.where(correct, conf, 0.0)[order]
 
@@ -378,8 +504,9 @@ class DialogueStatistic(Statistic):
         rows[firsts, _TTS_N] = 1.0
 
         # ambiguity resolution after INQUIRY_ONLY turns that have a next turn
-        length = np.fromiter((len(terms[i] or ()) for i in order), np.float64, n)
-        inquiry = np.fromiter((status[i] == "INQUIRY_ONLY" for i in order), bool, n)
+        terms = table.column(self.f.ambiguous_terms)
+        length = np.fromiter(map(len, map(_or_empty, terms)), np.float64, n)[order]
+        inquiry = (status == "INQUIRY_ONLY")[order]
         has_next = np.zeros(n, dtype=bool)
         has_next[:-1] = ~new[1:]
         asked = np.flatnonzero(inquiry & has_next & (length > 0))
@@ -393,8 +520,7 @@ class DialogueStatistic(Statistic):
                 f"(of {int(length[position])})"
             )
 
-        confidence = table.column(self.f.confidence)
-        missing = sum(1 for i in np.flatnonzero(correct) if confidence[i] is None)
+        missing = int(np.count_nonzero(correct & ~_present(table.column(self.f.confidence))))
         counts = {"correct_turns_without_confidence": missing} if missing else {}
         return StatBlock(width=_WIDTH, rows=rows, counts=counts, reasons={"ambiguity": ambiguity})
 

@@ -8,8 +8,6 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import orjson
-
 from ..results import ComparisonResult, EvaluationResult
 from .markdown import render_markdown
 
@@ -30,9 +28,9 @@ def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict
     try:
         (staging / "results.json").write_text(result.to_json() + "\n", encoding="utf-8")
         with open(staging / "records.jsonl", "wb") as handle:
-            for row in result.record_values_iter():
-                handle.write(orjson.dumps(row))
-                handle.write(b"\n")
+            if result.records is not None:
+                for text in result.records.iter_jsonl():
+                    handle.write(text)
         (staging / "report.md").write_text(render_markdown(result), encoding="utf-8")
         paths = {}
         for name in OUTPUT_FILES:

@@ -1,0 +1,100 @@
+"""records.jsonl: the text made a column at a time is, byte for byte, each row of
+``RecordRows.iter_rows`` through ``orjson.dumps`` (what users' scripts read)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import orjson
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pingce.records import ParseFailure
+from pingce.results import RecordRows
+
+SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**63), max_value=2**63 - 1),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=6),
+    st.sampled_from(["高", "\x00", 'a "quoted", text', "line\nbreak", "\\", "]},{"]),
+)
+VALUES = st.recursive(
+    SCALARS,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.lists(inner, max_size=3).map(tuple),
+        st.dictionaries(st.text(max_size=4), inner, max_size=3),
+    ),
+    max_leaves=6,
+)
+FLOATS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True), st.sampled_from([0.0, -0.0, 1.0, 0.5])
+)
+REASONS = st.one_of(st.none(), st.sampled_from(["gold 高, predicted 中", "", "\x00", "x, y"]))
+
+
+@st.composite
+def record_rows(draw: Any) -> RecordRows:
+    n = draw(st.integers(min_value=0, max_value=9))
+
+    def column(elements: Any) -> list[Any]:
+        # a column of few distinct values or of any values (serialised once or each)
+        pool = draw(st.lists(elements, min_size=1, max_size=3))
+        if draw(st.booleans()):
+            return [draw(st.sampled_from(pool)) for _ in range(n)]
+        return draw(st.lists(elements, min_size=n, max_size=n))
+
+    fields: dict[str, Any] = {}
+    for name in draw(st.lists(st.sampled_from(["a", "b.c", "名", "d"]), unique=True)):
+        kind = draw(st.sampled_from(["values", "floats", "labels", "failures"]))
+        if kind == "values":
+            fields[name] = column(VALUES)
+        elif kind == "floats":
+            fields[name] = np.array(column(FLOATS), dtype=np.float64)
+        elif kind == "labels":
+            fields[name] = np.array(column(st.sampled_from(["高", "中", "低"])), dtype=object)
+        else:
+            fields[name] = column(st.one_of(st.none(), st.builds(ParseFailure, st.text())))
+    values = {
+        name: np.array(column(FLOATS), dtype=np.float64)
+        for name in draw(st.lists(st.sampled_from(["m1", "m2", "指标"]), unique=True))
+    }
+    misses = {}
+    for name in draw(st.lists(st.sampled_from(["m1", "m2", "m3"]), unique=True)):
+        reasons = np.empty(n, dtype=object)
+        reasons[:] = column(REASONS)
+        misses[name] = reasons
+    ids = column(st.one_of(st.none(), st.text(max_size=3)))
+    lines = np.array(draw(st.lists(st.integers(1, 10**12), min_size=n, max_size=n)), np.int64)
+    return RecordRows(ids, lines, fields, values, misses)
+
+
+def expected_text(rows: RecordRows) -> bytes:
+    return b"".join(orjson.dumps(row) + b"\n" for row in rows.iter_rows())
+
+
+@settings(max_examples=400, deadline=None)
+@given(rows=record_rows(), chunk=st.integers(min_value=1, max_value=4))
+def test_records_jsonl_is_orjson_of_each_row(rows: RecordRows, chunk: int) -> None:
+    assert b"".join(rows.iter_jsonl(rows=chunk)) == expected_text(rows)
+
+
+def test_every_part_of_a_row_in_order() -> None:
+    rows = RecordRows(
+        ids=["r1", None],
+        lines=np.array([3, 5]),
+        fields={"gold": np.array(["高", "低"], dtype=object), "score": np.array([0.5, np.nan])},
+        values={"accuracy": np.array([1.0, 0.0]), "mean": np.array([np.nan, -0.0])},
+        misses={"accuracy": np.array([None, "gold 低, predicted 高"], dtype=object)},
+    )
+    text = b"".join(rows.iter_jsonl())
+    assert text == expected_text(rows)
+    assert text.decode("utf-8").splitlines() == [
+        '{"id":"r1","line":3,"fields":{"gold":"高","score":0.5},'
+        '"values":{"accuracy":1.0,"mean":null}}',
+        '{"id":null,"line":5,"fields":{"gold":"低","score":null},'
+        '"values":{"accuracy":0.0,"mean":-0.0},"misses":{"accuracy":"gold 低, predicted 高"}}',
+    ]
