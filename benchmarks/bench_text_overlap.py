@@ -114,7 +114,8 @@ def main() -> None:
         sacrebleu_corpus_bleu,
         sacrebleu_tokenize_all,
     )
-    from pingce.text.rouge_google import PairIds, paused_gc, rouge_l_batch, rouge_n_batch
+    from pingce.text.pairs import PairIds, paused_gc
+    from pingce.text.rouge_google import rouge_l_batch, rouge_n_batch
     from pingce.text.tokenize import jieba_words
 
     preds, golds = chinese_pairs()

@@ -604,9 +604,24 @@ def _real_value(rng: random.Random) -> Any:
     return rng.choice([True, False])
 
 
-def realistic_records(n: int, seed: int = 0) -> list[Record]:
-    """``n`` records of realistic size: 1-3 calls of 2-6 arguments, mostly Chinese values."""
+_WRONG_CUTS = (0.75, 0.82, 0.88, 0.93, 0.97)
+"""Where each kind of wrong prediction ends on [0, 1) at the default exact share 0.55."""
+
+
+def realistic_records(n: int, seed: int = 0, *, exact_share: float = 0.55) -> list[Record]:
+    """``n`` records of realistic size: 1-3 calls of 2-6 arguments, mostly Chinese values.
+
+    About ``exact_share`` of the predictions equal the gold calls; the rest are wrong in one way
+    (a value, a name, a missing argument or call, swapped order, nothing), in the proportions of
+    the default share 0.55 (20 : 7 : 6 : 5 : 4 : 3 of the 45 % wrong).
+    """
+    if not 0.0 <= exact_share <= 1.0:
+        raise ValueError(f"exact_share must be in [0, 1], got {exact_share!r}")
     rng = random.Random(seed)
+    cuts = _WRONG_CUTS
+    if exact_share != 0.55:  # the wrong kinds keep their proportions of the 45 % at 0.55
+        cuts = tuple(exact_share + (c - 0.55) * (1.0 - exact_share) / 0.45 for c in cuts)
+    value_cut, name_cut, arg_cut, call_cut, order_cut = cuts
     out: list[Record] = []
     for i in range(n):
         gold: list[Call] = []
@@ -616,19 +631,19 @@ def realistic_records(n: int, seed: int = 0) -> list[Record]:
             gold.append({"name": name, "arguments": {k: _real_value(rng) for k in chosen}})
         pred = copy.deepcopy(gold)
         u = rng.random()
-        if u < 0.55:
+        if u < exact_share:
             pass
-        elif u < 0.75:
+        elif u < value_cut:
             args = rng.choice(pred)["arguments"]
             args[rng.choice(list(args))] = _real_value(rng)
-        elif u < 0.82:
+        elif u < name_cut:
             rng.choice(pred)["name"] = rng.choice(SCHEMAS)[0]
-        elif u < 0.88:
+        elif u < arg_cut:
             args = rng.choice(pred)["arguments"]
             del args[rng.choice(list(args))]
-        elif u < 0.93:
+        elif u < call_cut:
             pred.pop()
-        elif u < 0.97:
+        elif u < order_cut:
             rng.shuffle(pred)
         else:
             pred = []

@@ -26,23 +26,22 @@ parallel calls), and value normalisers.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import math
 import re
-from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Literal
 
 import numpy as np
 
 from ..records import FieldSpec, ParseFailure, Table
-from ..text.rouge_seed import (
-    SeedEmptyText,
-    rouge_package_scores,
-    rouge_sentences,
-    sentence_bleu_method3,
-)
+from ..text.bleu import nltk_bleu, nltk_stats_from_matches
+from ..text.pairs import pair_matches
+from ..text.rouge_seed import SeedEmptyText, package_f, rouge_seed_scores, rouge_sentences
 from ..text.tokenize import jieba_words
 from ._assignment import max_weight_assignment
 from ._policy import ZeroDivision, check_zero_division, safe_divide
@@ -61,18 +60,57 @@ __all__ = [
 Assignment = Literal["sorted", "optimal"]
 
 
-@dataclass(frozen=True)
+def _json_encoder() -> Callable[[Any], str]:
+    """``json.dumps(value, sort_keys=True, ensure_ascii=False)`` as a function.
+
+    ``json.dumps`` with options builds a new encoder on every call, which costs more than the
+    encoding of a small object; this builds the C encoder once (what ``json.dumps`` runs inside)
+    and keeps its circular-reference check. Falls back to ``json.dumps`` without the C module.
+    """
+    if c_make_encoder is None:  # pragma: no cover (CPython always has it)
+        return functools.partial(json.dumps, sort_keys=True, ensure_ascii=False)
+    options = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
+    def build() -> Any:
+        return c_make_encoder(
+            {}, options.default, encode_basestring, None, ": ", ", ", True, False, True
+        )
+
+    state = [build()]
+
+    def dumps(value: Any) -> str:
+        try:
+            return "".join(state[0](value, 0))
+        except BaseException:
+            state[0] = build()  # the failed call may have left ids in its marker dict
+            raise
+
+    return dumps
+
+
+_dumps = _json_encoder()
+
+
+@dataclass(slots=True)
 class Call:
-    """One function call: a name and its arguments (a JSON object)."""
+    """One function call: a name and its arguments (a JSON object); treat it as immutable.
+
+    A dataclass, so output writers serialise it as ``{"name", "arguments"}`` (orjson leaves out
+    the ``_text`` cache, as it leaves out every field whose name starts with an underscore).
+    """
 
     name: str
     arguments: Mapping[str, Any] | None
     """None only for a prediction whose arguments were JSON null (the seed keeps it as is)."""
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
 
-    @cached_property
+    @property
     def text(self) -> str:
         """The seed's ``fn2str``: name + JSON of the arguments with sorted keys (made once)."""
-        return self.name + json.dumps(self.arguments, sort_keys=True, ensure_ascii=False)
+        text = self._text
+        if text is None:
+            text = self._text = self.name + _dumps(self.arguments)
+        return text
 
     def serialize(self) -> str:
         """The seed's ``fn2str``: name + JSON of the arguments with sorted keys."""
@@ -81,6 +119,8 @@ class Call:
 
 def serialize_calls(calls: Sequence[Call]) -> str:
     """The seed's ``fns2str``: serialised calls, sorted, joined by ``;``."""
+    if len(calls) == 1:
+        return calls[0].text
     return ";".join(sorted(call.text for call in calls))
 
 
@@ -165,7 +205,20 @@ def parse_calls(value: Any, *, allow_null: bool = True) -> tuple[Call, ...]:
             value = [value]
     if not isinstance(value, list):
         raise ValueError(f"expected a list of calls, got {type(value).__name__}")
-    return tuple(_call(item, i, allow_null) for i, item in enumerate(value))
+    out: list[Call] = []
+    for i, item in enumerate(value):
+        # the common form, {"name": str, "arguments": object}, without the checks of _call
+        if type(item) is dict:
+            name = item.get("name")
+            arguments = item.get("arguments", _ABSENT)
+            if type(name) is str and type(arguments) is dict:
+                out.append(Call(name, arguments))
+                continue
+        out.append(_call(item, i, allow_null))
+    return tuple(out)
+
+
+_ABSENT = object()
 
 
 class Normalizer:
@@ -274,9 +327,11 @@ def _pairs(
     gold: Sequence[Call], pred: Sequence[Call], assignment: Assignment
 ) -> list[tuple[int, int]]:
     """Pairs (gold index, predicted index) for lists of equal length."""
+    if len(gold) == 1:
+        return [(0, 0)]
     if assignment == "sorted":
-        g = sorted(range(len(gold)), key=lambda i: gold[i].serialize())
-        p = sorted(range(len(pred)), key=lambda i: pred[i].serialize())
+        g = sorted(range(len(gold)), key=lambda i: gold[i].text)
+        p = sorted(range(len(pred)), key=lambda i: pred[i].text)
         return list(zip(g, p, strict=True))
     n = len(gold)
     weight = np.zeros((n, len(pred)))
@@ -303,43 +358,68 @@ def _arg_matches(gold: Call, pred: Call) -> int:
     return sum(1 for k, v in gold.arguments.items() if k in given and given[k] == v)
 
 
+_BRUTE_FORCE = 6
+"""Up to this many calls a side, the best pairing is found by trying every one (6! = 720)."""
+
+
+def _max_matching(weight: list[list[int]]) -> int:
+    """Largest total weight of a matching (each row and column used at most once) of a
+    non-negative integer matrix: scipy's ``linear_sum_assignment`` value, by trying every
+    injective map of the shorter side when both sides are small (no scipy import, no arrays)."""
+    rows, cols = len(weight), len(weight[0])
+    if max(rows, cols) > _BRUTE_FORCE:
+        matrix = np.array(weight, dtype=np.float64)
+        chosen_rows, chosen_cols = max_weight_assignment(matrix)
+        return int(matrix[chosen_rows, chosen_cols].sum())
+    if rows <= cols:
+        return max(
+            sum(row[j] for row, j in zip(weight, chosen, strict=True))
+            for chosen in itertools.permutations(range(cols), rows)
+        )
+    return max(
+        sum(weight[i][j] for j, i in enumerate(chosen))
+        for chosen in itertools.permutations(range(rows), cols)
+    )
+
+
+def _argument_share(gold: Sequence[Call], pred: Sequence[Call]) -> float:
+    """``fn_acc_args``: gold arguments matched by the optimally paired predicted calls, over the
+    gold argument units; empty gold scores 1 when the prediction is empty too."""
+    if not gold:
+        return 1.0 if not pred else 0.0
+    units = sum(_arg_units(c) for c in gold)
+    if not pred:
+        return 0.0
+    if len(gold) == 1 and len(pred) == 1:  # the common case needs no assignment
+        return _arg_matches(gold[0], pred[0]) / units
+    return _max_matching([[_arg_matches(g, p) for p in pred] for g in gold]) / units
+
+
 def score_record(
     gold: Sequence[Call], pred: Sequence[Call], assignment: Assignment
 ) -> tuple[float, float, float, list[str]]:
     """``(fn_acc_name, fn_acc_all, fn_acc_args, reasons)`` of one record."""
-    reasons: list[str] = []
-    # fn_acc_args: optimal assignment by matched arguments, whatever the lengths
-    if not gold:
-        args = 1.0 if not pred else 0.0
-    else:
-        units = sum(_arg_units(c) for c in gold)
-        if len(gold) == 1 and len(pred) == 1:  # the common case needs no assignment
-            matched = float(_arg_matches(gold[0], pred[0]))
-        elif pred:
-            weight = np.array([[_arg_matches(g, p) for p in pred] for g in gold], dtype=float)
-            rows, cols = max_weight_assignment(weight)
-            matched = float(weight[rows, cols].sum())
-        else:
-            matched = 0.0
-        args = matched / units
-    if not gold and not pred:
-        return 1.0, 1.0, args, reasons
+    args = _argument_share(gold, pred)
     if len(gold) != len(pred):
-        reasons.append(f"{len(gold)} gold call(s), {len(pred)} predicted")
-        return 0.0, 0.0, args, reasons
+        return 0.0, 0.0, args, [f"{len(gold)} gold call(s), {len(pred)} predicted"]
+    if not gold:
+        return 1.0, 1.0, args, []
     pairs = _pairs(gold, pred, assignment)
-    if any(gold[i].name != pred[j].name for i, j in pairs):
-        reasons.extend(
-            f"call name: gold {gold[i].name}, predicted {pred[j].name}"
-            for i, j in pairs
-            if gold[i].name != pred[j].name
-        )
-        return 0.0, 0.0, args, reasons
-    equal = [gold[i].arguments == pred[j].arguments for i, j in pairs]
-    for (i, j), same in zip(pairs, equal, strict=True):
-        if not same:
+    wrong_names = [
+        f"call name: gold {gold[i].name}, predicted {pred[j].name}"
+        for i, j in pairs
+        if gold[i].name != pred[j].name
+    ]
+    if wrong_names:
+        return 0.0, 0.0, args, wrong_names
+    reasons: list[str] = []
+    equal = 0
+    for i, j in pairs:
+        if gold[i].arguments == pred[j].arguments:
+            equal += 1
+        else:
             reasons.extend(_explain_pair(gold[i], pred[j]))
-    return 1.0, sum(equal) / len(equal), args, reasons
+    return 1.0, equal / len(pairs), args, reasons
 
 
 class _CallStatistic(Statistic):
@@ -358,13 +438,18 @@ class _CallStatistic(Statistic):
 
     def calls(self, table: Table) -> list[tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]]:
         norm = self.normalizer
-        out: list[tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]] = []
-        for gold, pred in zip(table.column(self.gold), table.column(self.pred), strict=True):
+        golds = table.column(self.gold)
+        preds = table.column(self.pred)
+        if not norm.active:
             # a missing field is no calls, as the seed's item.get("gold_fn", [])
-            gold = () if gold is None else gold
-            pred = () if pred is None else pred
-            g = norm.calls(gold)
-            p = pred if isinstance(pred, ParseFailure) else norm.calls(pred)
+            return [
+                (() if g is None else g, () if p is None else p)
+                for g, p in zip(golds, preds, strict=True)
+            ]
+        out: list[tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]] = []
+        for gold, pred in zip(golds, preds, strict=True):
+            g = norm.calls(() if gold is None else gold)
+            p = pred if isinstance(pred, ParseFailure) else norm.calls(() if pred is None else pred)
             out.append((g, p))
         return out
 
@@ -384,79 +469,157 @@ class CallMatchStatistic(_CallStatistic):
         return ("calls", self.gold, self.pred, self.normalizer.key(), self.assignment)
 
     def compute(self, table: Table, context: Context) -> StatBlock:
-        rows = np.zeros((table.n, 4))
-        rows[:, 3] = 1.0
+        values: list[tuple[float, float, float, float]] = []
         reasons: list[str | None] = []
-        for i, (gold, pred) in enumerate(self.calls(table)):
+        for gold, pred in self.calls(table):
             if isinstance(pred, ParseFailure):
+                values.append((0.0, 0.0, 0.0, 1.0))
                 reasons.append(f"prediction could not be parsed: {pred.reason}")
                 continue
             name, whole, args, why = score_record(gold, pred, self.assignment)
-            rows[i, :3] = (name, whole, args)
+            values.append((name, whole, args, 1.0))
             reasons.append("; ".join(why) if why else None)
+        rows = np.array(values, dtype=np.float64).reshape(-1, 4)
         return StatBlock(width=4, rows=rows, reasons={"calls": reason_column(reasons, table.n)})
+
+
+RougeRow = tuple[float, float, float, float]
+"""``(rouge-1, rouge-2, rouge-l, empty)`` of one record; ``empty`` 1 where the package raises."""
+BleuRow = tuple[int, int, int, int, int, int]
+"""``(hyp_len, ref_len, matches_1..matches_4)``: one record's nltk BLEU counts."""
+
+_NO_ROUGE: RougeRow = (0.0, 0.0, 0.0, 0.0)
+_NO_BLEU: BleuRow = (0, 0, 0, 0, 0, 0)
+_ORDER = 4  # BLEU-4
 
 
 class CallTextStatistic(_CallStatistic):
     """Per record ``[rouge-1, rouge-2, rouge-l, bleu-4, 1, empty]`` on the seed's serialisation,
-    jieba words; ``empty`` is 1 where the ``rouge`` package would raise (scored 0, as the seed)."""
+    jieba words; ``empty`` is 1 where the ``rouge`` package would raise (scored 0, as the seed).
+    A prediction that does not parse scores 0 throughout."""
 
     @property
     def key(self) -> Hashable:
         return ("call-text", self.gold, self.pred, self.normalizer.key())
 
     def compute(self, table: Table, context: Context) -> StatBlock:
-        rows = np.zeros((table.n, 6))
-        rows[:, 4] = 1.0
-        tokens: dict[str, list[str]] = {}
-        scores: dict[tuple[str, str], tuple[float, float, float, float, bool]] = {}
-        for i, (gold, pred) in enumerate(self.calls(table)):
+        texts = _CallTexts()
+        rouge: list[RougeRow] = []
+        bleu: list[BleuRow] = []
+        for gold, pred in self.calls(table):
             if isinstance(pred, ParseFailure):
+                rouge.append(_NO_ROUGE)
+                bleu.append(_NO_BLEU)
                 continue
-            ref_text = serialize_calls(gold)
-            hyp_text = serialize_calls(pred)
-            cached = scores.get((hyp_text, ref_text))
-            if cached is None:
-                cached = _text_scores(hyp_text, ref_text, tokens)
-                scores[(hyp_text, ref_text)] = cached
-            r1, r2, rl, bleu, empty = cached
-            rows[i] = (r1, r2, rl, bleu, 1.0, float(empty))
-        return StatBlock(width=6, rows=rows, counts={"empty_text": int(rows[:, 5].sum())})
+            rouge_row, bleu_row = texts.scores(gold, pred)
+            rouge.append(rouge_row)
+            bleu.append(bleu_row)
+        return _text_block(rouge, bleu)
 
 
-def _text_scores(
-    hyp_text: str, ref_text: str, tokens: dict[str, list[str]]
-) -> tuple[float, float, float, float, bool]:
-    hyp = tokens.get(hyp_text)
-    if hyp is None:
-        hyp = tokens[hyp_text] = jieba_words(hyp_text)
-    ref = tokens.get(ref_text)
-    if ref is None:
-        ref = tokens[ref_text] = jieba_words(ref_text)
-    if hyp_text == ref_text:
-        return _identical_scores(hyp)
-    empty = False
+def _text_block(rouge: list[RougeRow], bleu: list[BleuRow]) -> StatBlock:
+    """The statistic block from per-record ROUGE values and BLEU counts (BLEU-4 with nltk's
+    smoothing method 3, for every record at once)."""
+    n = len(rouge)
+    rouge_rows = np.array(rouge, dtype=np.float64).reshape(n, 4)
+    counts = np.array(bleu, dtype=np.int64).reshape(n, 2 + _ORDER)
+    stats = nltk_stats_from_matches(counts[:, 0], counts[:, 1], counts[:, 2:])
+    rows = np.empty((n, 6))
+    rows[:, :3] = rouge_rows[:, :3]
+    rows[:, 3] = nltk_bleu(stats, smoothing=3)
+    rows[:, 4] = 1.0
+    rows[:, 5] = rouge_rows[:, 3]
+    return StatBlock(width=6, rows=rows, counts={"empty_text": int(rows[:, 5].sum())})
+
+
+class _CallTexts:
+    """The seed's text scores of records (``compute_rouge_bleu(fns2str(gold), fns2str(pred))``),
+    with what repeats across records done once: the jieba words of each distinct call
+    serialisation, the scores of each distinct (prediction, gold) text pair.
+
+    The words of a record's text are those of its calls joined by ``";"``: jieba segments a text
+    block by block, a block being a run of letters, digits, Han characters and ``+#&._%-`` (or
+    one other character), and ``";"`` is a block of its own that no serialisation starts or ends
+    beside (``\r\n`` would be; a serialisation ends with ``}`` or ``null``), so
+    ``jieba.cut(a + ";" + b) == jieba.cut(a) + [";"] + jieba.cut(b)``.
+    """
+
+    def __init__(self) -> None:
+        self.words: dict[str, list[str]] = {}
+        self.done: dict[tuple[str, str], tuple[RougeRow, BleuRow]] = {}
+
+    def scores(self, gold: Sequence[Call], pred: Sequence[Call]) -> tuple[RougeRow, BleuRow]:
+        ref_parts = _sorted_texts(gold)
+        hyp_parts = _sorted_texts(pred)
+        key = (";".join(hyp_parts), ";".join(ref_parts))
+        done = self.done.get(key)
+        if done is None:
+            hyp = self.text_words(hyp_parts)
+            if key[0] == key[1]:
+                done = _identical_scores(hyp)
+            else:
+                done = _pair_scores(hyp, self.text_words(ref_parts))
+            self.done[key] = done
+        return done
+
+    def text_words(self, parts: Sequence[str]) -> list[str]:
+        """jieba words of the calls' texts joined by ``";"`` (do not change the list)."""
+        if len(parts) == 1:
+            return self.call_words(parts[0])
+        out: list[str] = []
+        for text in parts:
+            if out:
+                out.append(";")
+            out.extend(self.call_words(text))
+        return out
+
+    def call_words(self, text: str) -> list[str]:
+        words = self.words.get(text)
+        if words is None:
+            words = self.words[text] = jieba_words(text)
+        return words
+
+
+def _sorted_texts(calls: Sequence[Call]) -> list[str]:
+    if len(calls) == 1:
+        return [calls[0].text]
+    return sorted(call.text for call in calls)
+
+
+def _pair_scores(hyp: list[str], ref: list[str]) -> tuple[RougeRow, BleuRow]:
+    """ROUGE values and BLEU counts of two different texts (jieba words)."""
     try:
-        rouge = rouge_package_scores(" ".join(hyp), " ".join(ref))
-        r1, r2, rl = rouge["rouge-1"], rouge["rouge-2"], rouge["rouge-l"]
+        rouge_1, rouge_2, rouge_l = rouge_seed_scores(
+            rouge_sentences(" ".join(hyp)), rouge_sentences(" ".join(ref))
+        )
+        rouge: RougeRow = (rouge_1, rouge_2, rouge_l, 0.0)
     except SeedEmptyText:
-        r1 = r2 = rl = 0.0
-        empty = True
-    return r1, r2, rl, sentence_bleu_method3(hyp, ref), empty
+        rouge = (0.0, 0.0, 0.0, 1.0)
+    m1, m2, m3, m4 = pair_matches(hyp, ref, _ORDER)
+    return rouge, (len(hyp), len(ref), m1, m2, m3, m4)
 
 
-def _identical_scores(tokens: list[str]) -> tuple[float, float, float, float, bool]:
-    """The seed's scores of a prediction whose text equals the gold text, without the tables:
-    every n-gram and LCS word matches, so ROUGE is F(c, c, c) for c distinct n-grams (0 when
-    there is none) and BLEU has precision 1 up to the text length, smoothed above it."""
-    sentences = rouge_sentences(" ".join(tokens))
+_SAME = package_f(1, 1, 1)  # the package's F when every n-gram matches: 2 / (2 + 1e-8)
+
+
+def _identical_scores(words: list[str]) -> tuple[RougeRow, BleuRow]:
+    """The seed's scores of a prediction whose text equals the gold text: every n-gram and LCS
+    word matches, so ROUGE is F(c, c, c) for c distinct n-grams (0 when there is none), and every
+    BLEU n-gram up to the text length is matched."""
+    length = len(words)
+    bleu: BleuRow = (
+        length,
+        length,
+        length,
+        max(0, length - 1),
+        max(0, length - 2),
+        max(0, length - 3),
+    )
+    sentences = rouge_sentences(" ".join(words))
     if not sentences:
-        return 0.0, 0.0, 0.0, sentence_bleu_method3(tokens, tokens), True
-    words = [w for s in sentences for w in s]
-    f = 2.0 * (1.0 / (2.0 + 1e-8))
-    r1 = f if words else 0.0
-    r2 = f if len(words) >= 2 else 0.0
-    return r1, r2, f, sentence_bleu_method3(tokens, tokens), False
+        return (0.0, 0.0, 0.0, 1.0), bleu
+    n_words = sum(map(len, sentences))
+    return (_SAME, _SAME if n_words >= 2 else 0.0, _SAME, 0.0), bleu
 
 
 @dataclass(eq=False)

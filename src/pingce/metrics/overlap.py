@@ -41,13 +41,8 @@ from ..text.bleu import (
     sacrebleu_tokenize_all,
 )
 from ..text.chrf import chrf, chrf_stats_batch, chrf_width
-from ..text.rouge_google import (
-    PairIds,
-    paused_gc,
-    prf,
-    rouge_lsum_counts,
-    split_sentences,
-)
+from ..text.pairs import PairIds, paused_gc
+from ..text.rouge_google import prf, rouge_lsum_counts, split_sentences
 from ..text.tokenize import get_tokenizer, warn_if_empty
 from ._policy import ZeroDivision, check_zero_division, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .rouge_google import PairIds, paused_gc
+from .pairs import PairIds, paused_gc
 
 __all__ = [
     "chrf",
