@@ -40,10 +40,11 @@ import numpy as np
 
 from ..records import FieldSpec, ParseFailure, Table
 from ..text.bleu import nltk_bleu, nltk_stats_from_matches
-from ..text.pairs import pair_matches
-from ..text.rouge_seed import SeedEmptyText, package_f, rouge_seed_scores, rouge_sentences
-from ..text.tokenize import jieba_words
+from ..text.pairs import clipped_matches, paused_gc
+from ..text.rouge_seed import package_f, rouge_package_batch, rouge_sentences
+from ..text.tokenize import jieba_words, load_jieba
 from ._assignment import max_weight_assignment
+from ._halves import in_halves
 from ._policy import ZeroDivision, check_zero_division, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic, reason_column
 from .registry import register_metric
@@ -64,26 +65,21 @@ def _json_encoder() -> Callable[[Any], str]:
     """``json.dumps(value, sort_keys=True, ensure_ascii=False)`` as a function.
 
     ``json.dumps`` with options builds a new encoder on every call, which costs more than the
-    encoding of a small object; this builds the C encoder once (what ``json.dumps`` runs inside)
-    and keeps its circular-reference check. Falls back to ``json.dumps`` without the C module.
+    encoding of a small object; this builds the C encoder once (what ``json.dumps`` runs inside).
+    Without ``json.dumps``'s check for circular references (JSON read from a file cannot have
+    any), a value that contains itself raises ``RecursionError`` instead of ``ValueError``.
+    Falls back to ``json.dumps`` without the C module.
     """
     if c_make_encoder is None:  # pragma: no cover (CPython always has it)
         return functools.partial(json.dumps, sort_keys=True, ensure_ascii=False)
     options = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
 
-    def build() -> Any:
-        return c_make_encoder(
-            {}, options.default, encode_basestring, None, ": ", ", ", True, False, True
-        )
-
-    state = [build()]
+    encode = c_make_encoder(
+        None, options.default, encode_basestring, None, ": ", ", ", True, False, True
+    )
 
     def dumps(value: Any) -> str:
-        try:
-            return "".join(state[0](value, 0))
-        except BaseException:
-            state[0] = build()  # the failed call may have left ids in its marker dict
-            raise
+        return "".join(encode(value, 0))
 
     return dumps
 
@@ -392,6 +388,8 @@ def _argument_share(gold: Sequence[Call], pred: Sequence[Call]) -> float:
         return 0.0
     if len(gold) == 1 and len(pred) == 1:  # the common case needs no assignment
         return _arg_matches(gold[0], pred[0]) / units
+    if len(gold) == len(pred) and sum(map(_arg_matches, gold, pred)) == units:
+        return 1.0  # the calls in their own order match every gold argument: nothing is better
     return _max_matching([[_arg_matches(g, p) for p in pred] for g in gold]) / units
 
 
@@ -422,6 +420,10 @@ def score_record(
     return 1.0, equal / len(pairs), args, reasons
 
 
+CallPair = tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]
+"""A record's gold calls and its predicted calls (or why they did not parse)."""
+
+
 class _CallStatistic(Statistic):
     """Shared set-up of the call statistics: fields, parsing and normalisation."""
 
@@ -436,7 +438,7 @@ class _CallStatistic(Statistic):
             FieldSpec(self.pred, "json", required=False, parser=parse_calls, lenient=True),
         ]
 
-    def calls(self, table: Table) -> list[tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]]:
+    def calls(self, table: Table) -> list[CallPair]:
         norm = self.normalizer
         golds = table.column(self.gold)
         preds = table.column(self.pred)
@@ -446,7 +448,7 @@ class _CallStatistic(Statistic):
                 (() if g is None else g, () if p is None else p)
                 for g, p in zip(golds, preds, strict=True)
             ]
-        out: list[tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]] = []
+        out: list[CallPair] = []
         for gold, pred in zip(golds, preds, strict=True):
             g = norm.calls(() if gold is None else gold)
             p = pred if isinstance(pred, ParseFailure) else norm.calls(() if pred is None else pred)
@@ -469,28 +471,29 @@ class CallMatchStatistic(_CallStatistic):
         return ("calls", self.gold, self.pred, self.normalizer.key(), self.assignment)
 
     def compute(self, table: Table, context: Context) -> StatBlock:
+        first, second = in_halves(self.rows, self.calls(table))
+        rows = np.concatenate([first[0], second[0]])
+        reasons = reason_column(itertools.chain(first[1], second[1]), table.n)
+        return StatBlock(width=4, rows=rows, reasons={"calls": reasons})
+
+    def rows(self, records: Sequence[CallPair]) -> tuple[np.ndarray, list[str | None]]:
+        """Rows ``[fn_acc_name, fn_acc_all, fn_acc_args, 1]`` and miss reasons of records."""
         values: list[tuple[float, float, float, float]] = []
         reasons: list[str | None] = []
-        for gold, pred in self.calls(table):
-            if isinstance(pred, ParseFailure):
-                values.append((0.0, 0.0, 0.0, 1.0))
-                reasons.append(f"prediction could not be parsed: {pred.reason}")
-                continue
-            name, whole, args, why = score_record(gold, pred, self.assignment)
-            values.append((name, whole, args, 1.0))
-            reasons.append("; ".join(why) if why else None)
-        rows = np.array(values, dtype=np.float64).reshape(-1, 4)
-        return StatBlock(width=4, rows=rows, reasons={"calls": reason_column(reasons, table.n)})
+        with paused_gc():  # no cycles are made; collections would walk every loaded record
+            for gold, pred in records:
+                if isinstance(pred, ParseFailure):
+                    values.append((0.0, 0.0, 0.0, 1.0))
+                    reasons.append(f"prediction could not be parsed: {pred.reason}")
+                    continue
+                name, whole, args, why = score_record(gold, pred, self.assignment)
+                values.append((name, whole, args, 1.0))
+                reasons.append("; ".join(why) if why else None)
+        return np.array(values, dtype=np.float64).reshape(-1, 4), reasons
 
 
-RougeRow = tuple[float, float, float, float]
-"""``(rouge-1, rouge-2, rouge-l, empty)`` of one record; ``empty`` 1 where the package raises."""
-BleuRow = tuple[int, int, int, int, int, int]
-"""``(hyp_len, ref_len, matches_1..matches_4)``: one record's nltk BLEU counts."""
-
-_NO_ROUGE: RougeRow = (0.0, 0.0, 0.0, 0.0)
-_NO_BLEU: BleuRow = (0, 0, 0, 0, 0, 0)
 _ORDER = 4  # BLEU-4
+_TEXT_WIDTH = 6  # rouge-1, rouge-2, rouge-l, bleu-4, 1, empty
 
 
 class CallTextStatistic(_CallStatistic):
@@ -503,64 +506,64 @@ class CallTextStatistic(_CallStatistic):
         return ("call-text", self.gold, self.pred, self.normalizer.key())
 
     def compute(self, table: Table, context: Context) -> StatBlock:
-        texts = _CallTexts()
-        rouge: list[RougeRow] = []
-        bleu: list[BleuRow] = []
-        for gold, pred in self.calls(table):
-            if isinstance(pred, ParseFailure):
-                rouge.append(_NO_ROUGE)
-                bleu.append(_NO_BLEU)
-                continue
-            rouge_row, bleu_row = texts.scores(gold, pred)
-            rouge.append(rouge_row)
-            bleu.append(bleu_row)
-        return _text_block(rouge, bleu)
+        load_jieba()  # once, before a child process is forked (it inherits the dictionary)
+        rows = np.concatenate(in_halves(_text_rows, self.calls(table)))
+        return StatBlock(width=_TEXT_WIDTH, rows=rows, counts={"empty_text": int(rows[:, 5].sum())})
 
 
-def _text_block(rouge: list[RougeRow], bleu: list[BleuRow]) -> StatBlock:
-    """The statistic block from per-record ROUGE values and BLEU counts (BLEU-4 with nltk's
-    smoothing method 3, for every record at once)."""
-    n = len(rouge)
-    rouge_rows = np.array(rouge, dtype=np.float64).reshape(n, 4)
-    counts = np.array(bleu, dtype=np.int64).reshape(n, 2 + _ORDER)
-    stats = nltk_stats_from_matches(counts[:, 0], counts[:, 1], counts[:, 2:])
-    rows = np.empty((n, 6))
-    rows[:, :3] = rouge_rows[:, :3]
-    rows[:, 3] = nltk_bleu(stats, smoothing=3)
-    rows[:, 4] = 1.0
-    rows[:, 5] = rouge_rows[:, 3]
-    return StatBlock(width=6, rows=rows, counts={"empty_text": int(rows[:, 5].sum())})
+def _text_rows(records: Sequence[CallPair]) -> np.ndarray:
+    """Rows ``[rouge-1, rouge-2, rouge-l, bleu-4, 1, empty]`` of records."""
+    texts = _TextPairs()
+    slots: list[int] = []
+    with paused_gc():  # no cycles are made; collections would walk every loaded record
+        for gold, pred in records:
+            slots.append(-1 if isinstance(pred, ParseFailure) else texts.add(gold, pred))
+        scored = np.zeros((len(texts) + 1, _TEXT_WIDTH))  # the last row: a parse failure
+        scored[:-1] = texts.scores()
+    scored[:, 4] = 1.0
+    rows: np.ndarray = scored[np.array(slots, dtype=np.int64)].reshape(-1, _TEXT_WIDTH)
+    return rows
 
 
-class _CallTexts:
-    """The seed's text scores of records (``compute_rouge_bleu(fns2str(gold), fns2str(pred))``),
-    with what repeats across records done once: the jieba words of each distinct call
-    serialisation, the scores of each distinct (prediction, gold) text pair.
+class _TextPairs:
+    """The distinct (prediction, gold) text pairs of a run and the seed's scores of each
+    (``compute_rouge_bleu(fns2str(gold), fns2str(pred))``), with what repeats done once.
 
-    The words of a record's text are those of its calls joined by ``";"``: jieba segments a text
-    block by block, a block being a run of letters, digits, Han characters and ``+#&._%-`` (or
-    one other character), and ``";"`` is a block of its own that no serialisation starts or ends
-    beside (``\r\n`` would be; a serialisation ends with ``}`` or ``null``), so
+    A record's text is its calls' serialisations, sorted, joined by ``";"``; its jieba words are
+    the words of each serialisation joined by ``";"`` (each distinct serialisation is segmented
+    once): jieba segments a text block by block, a block being a run of letters, digits, Han
+    characters and ``+#&._%-`` or a run of other characters cut one a character (``\r\n``
+    and whitespace aside), and no serialisation starts or ends with a character that would join
+    a ``";"`` into its neighbour's block (they end with ``}`` or ``null``), so
     ``jieba.cut(a + ";" + b) == jieba.cut(a) + [";"] + jieba.cut(b)``.
+
+    Pairs whose texts are equal are scored from their length; the others in batch: ROUGE-1/2
+    and BLEU counts for all of them at once, the ROUGE-L union-LCS per pair.
     """
 
     def __init__(self) -> None:
+        self.index: dict[tuple[str, str], int] = {}
         self.words: dict[str, list[str]] = {}
-        self.done: dict[tuple[str, str], tuple[RougeRow, BleuRow]] = {}
+        self.same: list[tuple[int, list[str]]] = []
+        self.different: list[tuple[int, list[str], list[str]]] = []
 
-    def scores(self, gold: Sequence[Call], pred: Sequence[Call]) -> tuple[RougeRow, BleuRow]:
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def add(self, gold: Sequence[Call], pred: Sequence[Call]) -> int:
+        """The slot of the record's text pair (a new one when the pair was not seen)."""
         ref_parts = _sorted_texts(gold)
         hyp_parts = _sorted_texts(pred)
         key = (";".join(hyp_parts), ";".join(ref_parts))
-        done = self.done.get(key)
-        if done is None:
+        slot = self.index.get(key)
+        if slot is None:
+            slot = self.index[key] = len(self.index)
             hyp = self.text_words(hyp_parts)
             if key[0] == key[1]:
-                done = _identical_scores(hyp)
+                self.same.append((slot, hyp))
             else:
-                done = _pair_scores(hyp, self.text_words(ref_parts))
-            self.done[key] = done
-        return done
+                self.different.append((slot, hyp, self.text_words(ref_parts)))
+        return slot
 
     def text_words(self, parts: Sequence[str]) -> list[str]:
         """jieba words of the calls' texts joined by ``";"`` (do not change the list)."""
@@ -579,6 +582,28 @@ class _CallTexts:
             words = self.words[text] = jieba_words(text)
         return words
 
+    def scores(self) -> np.ndarray:
+        """Rows ``[rouge-1, rouge-2, rouge-l, bleu-4, 1, empty]`` of the pairs, by slot."""
+        out = np.zeros((len(self.index), _TEXT_WIDTH))
+        bleu_counts = np.zeros((len(self.index), 2 + _ORDER), dtype=np.int64)
+        if self.same:
+            rouge, counts = _same_scores([words for _, words in self.same])
+            slots = np.array([slot for slot, _ in self.same], dtype=np.int64)
+            out[slots, :3] = rouge[:, :3]
+            out[slots, 5] = rouge[:, 3]
+            bleu_counts[slots] = counts
+        if self.different:
+            slots = np.array([slot for slot, _, _ in self.different], dtype=np.int64)
+            rouge, counts = _different_scores(
+                [hyp for _, hyp, _ in self.different], [ref for _, _, ref in self.different]
+            )
+            out[slots, :3] = rouge[:, :3]
+            out[slots, 5] = rouge[:, 3]
+            bleu_counts[slots] = counts
+        stats = nltk_stats_from_matches(bleu_counts[:, 0], bleu_counts[:, 1], bleu_counts[:, 2:])
+        out[:, 3] = nltk_bleu(stats, smoothing=3)
+        return out
+
 
 def _sorted_texts(calls: Sequence[Call]) -> list[str]:
     if len(calls) == 1:
@@ -586,40 +611,46 @@ def _sorted_texts(calls: Sequence[Call]) -> list[str]:
     return sorted(call.text for call in calls)
 
 
-def _pair_scores(hyp: list[str], ref: list[str]) -> tuple[RougeRow, BleuRow]:
-    """ROUGE values and BLEU counts of two different texts (jieba words)."""
-    try:
-        rouge_1, rouge_2, rouge_l = rouge_seed_scores(
-            rouge_sentences(" ".join(hyp)), rouge_sentences(" ".join(ref))
-        )
-        rouge: RougeRow = (rouge_1, rouge_2, rouge_l, 0.0)
-    except SeedEmptyText:
-        rouge = (0.0, 0.0, 0.0, 1.0)
-    m1, m2, m3, m4 = pair_matches(hyp, ref, _ORDER)
-    return rouge, (len(hyp), len(ref), m1, m2, m3, m4)
-
-
 _SAME = package_f(1, 1, 1)  # the package's F when every n-gram matches: 2 / (2 + 1e-8)
 
 
-def _identical_scores(words: list[str]) -> tuple[RougeRow, BleuRow]:
-    """The seed's scores of a prediction whose text equals the gold text: every n-gram and LCS
-    word matches, so ROUGE is F(c, c, c) for c distinct n-grams (0 when there is none), and every
-    BLEU n-gram up to the text length is matched."""
-    length = len(words)
-    bleu: BleuRow = (
-        length,
-        length,
-        length,
-        max(0, length - 1),
-        max(0, length - 2),
-        max(0, length - 3),
+def _same_scores(texts: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """The seed's scores of predictions whose text equals the gold text: every n-gram and LCS
+    word matches, so ROUGE is F(c, c, c) for c distinct n-grams (0 when there is none) and the
+    package raises only on a text without words; every BLEU n-gram up to the length matches.
+    Returns ROUGE rows ``[rouge-1, rouge-2, rouge-l, empty]`` and BLEU counts."""
+    rouge = np.zeros((len(texts), 4))
+    for row, words in enumerate(texts):
+        sentences = rouge_sentences(" ".join(words))
+        if not sentences:
+            rouge[row, 3] = 1.0
+            continue
+        rouge[row, 0] = rouge[row, 2] = _SAME
+        if len(sentences) > 1 or len(sentences[0]) > 1:  # two words or more: a bigram
+            rouge[row, 1] = _SAME
+    lengths = np.fromiter(map(len, texts), np.int64, len(texts))
+    counts = np.empty((len(texts), 2 + _ORDER), dtype=np.int64)
+    counts[:, 0] = counts[:, 1] = lengths
+    for n in range(1, _ORDER + 1):
+        counts[:, 1 + n] = np.maximum(lengths - (n - 1), 0)
+    return rouge, counts
+
+
+def _different_scores(
+    hyps: list[list[str]], refs: list[list[str]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """ROUGE rows ``[rouge-1, rouge-2, rouge-l, empty]`` and BLEU counts ``[hyp_len, ref_len,
+    matches_1..4]`` of pairs of different texts (jieba words)."""
+    n = len(hyps)
+    rouge = rouge_package_batch(
+        [rouge_sentences(" ".join(hyp)) for hyp in hyps],
+        [rouge_sentences(" ".join(ref)) for ref in refs],
     )
-    sentences = rouge_sentences(" ".join(words))
-    if not sentences:
-        return (0.0, 0.0, 0.0, 1.0), bleu
-    n_words = sum(map(len, sentences))
-    return (_SAME, _SAME if n_words >= 2 else 0.0, _SAME, 0.0), bleu
+    counts = np.empty((n, 2 + _ORDER), dtype=np.int64)
+    counts[:, 0] = np.fromiter(map(len, hyps), np.int64, n)
+    counts[:, 1] = np.fromiter(map(len, refs), np.int64, n)
+    counts[:, 2:] = clipped_matches(hyps, refs, _ORDER)
+    return rouge, counts
 
 
 @dataclass(eq=False)

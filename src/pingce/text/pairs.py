@@ -7,9 +7,10 @@ BLEU and chrF share.
   record, and n-grams whose prefix is missing from the other side are dropped before the next
   order. Its ``lcs`` is rapidfuzz's bit-parallel ``LCSseq`` on the id lists (exact: ids, not
   string hashes).
-* :func:`pair_matches` (one pair): ``sum over n-grams g of min(count_hyp(g), count_ref(g))`` for
-  orders ``1..N``, counting only around where the two token lists differ. Pairs that share most
-  of their tokens (a prediction with one wrong value) cost a few n-grams, not the whole text.
+* :func:`clipped_matches`: ``sum over n-grams g of min(count_hyp(g), count_ref(g))`` of every
+  pair for orders ``1..N``, counting only around where the two token lists differ (a
+  :class:`PairIds` of the windows). Pairs that share most of their tokens (a prediction with one
+  wrong value) cost a few n-grams, not the whole text.
 """
 
 from __future__ import annotations
@@ -18,71 +19,67 @@ import gc
 from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from itertools import chain, count, pairwise
+from operator import ne
 
 import numpy as np
 from rapidfuzz.distance import LCSseq
 
-__all__ = ["PairIds", "common_ends", "dense_rank", "pair_matches", "paused_gc"]
+__all__ = ["PairIds", "clipped_matches", "common_ends", "dense_rank", "paused_gc"]
 
 
 def common_ends(x: Sequence[Hashable], y: Sequence[Hashable]) -> tuple[int, int]:
     """``(prefix, suffix)``: the length of the common prefix of ``x`` and ``y``, and of the
     common suffix of what is left after it (so ``prefix + suffix <= min(len(x), len(y))``)."""
     shortest = min(len(x), len(y))
-    prefix = 0
-    while prefix < shortest and x[prefix] == y[prefix]:
-        prefix += 1
-    suffix = 0
+    try:
+        prefix = list(map(ne, x, y)).index(True)  # compares the first ``shortest`` items, in C
+    except ValueError:
+        prefix = shortest
     room = shortest - prefix
-    while suffix < room and x[-1 - suffix] == y[-1 - suffix]:
-        suffix += 1
+    if room == 0:
+        return prefix, 0
+    try:
+        suffix = list(map(ne, reversed(x), reversed(y))).index(True, 0, room)
+    except ValueError:
+        suffix = room
     return prefix, suffix
 
 
-def pair_matches(hyp: Sequence[Hashable], ref: Sequence[Hashable], max_order: int = 4) -> list[int]:
-    """Clipped n-gram matches of one pair for orders ``1..max_order``:
-    ``sum_g min(count_hyp(g), count_ref(g))``.
+def clipped_matches(
+    hyps: Sequence[Sequence[Hashable]], refs: Sequence[Sequence[Hashable]], max_order: int = 4
+) -> np.ndarray:
+    """Clipped n-gram matches ``sum_g min(count_hyp(g), count_ref(g))`` of every pair for orders
+    ``1..max_order``, shape ``(pairs, max_order)``, counting only around where each pair differs.
 
     With ``hyp = P + H + S`` and ``ref = P + R + S`` (``P``, ``S`` the common prefix and suffix),
-    an n-gram lying wholly in ``P`` or wholly in ``S`` occurs at the same place on both sides, so
-    it is matched, and the counts of every other n-gram come from the windows around ``H`` and
-    ``R`` alone (``H``, ``R`` with ``n - 1`` tokens of ``P`` before and of ``S`` after):
-    ``matches_n = (n-grams in P) + (n-grams in S) + sum_g min(window_hyp(g), window_ref(g))``.
+    cut each side to a window ``W``: ``H`` (``R``) with the last ``max_order - 1`` tokens of ``P``
+    before it and the first ``max_order - 1`` of ``S`` after it. An n-gram (``n <= max_order``)
+    not wholly inside the window lies wholly in ``P`` or wholly in ``S``, at the same place on
+    both sides, so it is matched, and
+    ``matches_n = (n-grams of hyp) - (n-grams of W_hyp) + matches_n(W_hyp, W_ref)``; the windows'
+    matches are counted by :class:`PairIds`. A prediction with one wrong value costs a few
+    n-grams, not the whole text.
     """
-    prefix, suffix = common_ends(hyp, ref)
-    out: list[int] = []
+    if len(hyps) != len(refs):
+        raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
+    margin = max_order - 1
+    hyp_windows: list[Sequence[Hashable]] = []
+    ref_windows: list[Sequence[Hashable]] = []
+    for hyp, ref in zip(hyps, refs, strict=True):
+        prefix, suffix = common_ends(hyp, ref)
+        start = max(0, prefix - margin)
+        cut = max(0, suffix - margin)
+        hyp_windows.append(hyp[start : len(hyp) - cut])
+        ref_windows.append(ref[start : len(ref) - cut])
+    windows = PairIds.from_tokens(hyp_windows, ref_windows)
+    hyp_lengths = np.fromiter(map(len, hyps), np.int64, len(hyps))
+    out = np.empty((len(hyps), max_order), dtype=np.int64)
     for n in range(1, max_order + 1):
-        if len(hyp) < n or len(ref) < n:
-            out.append(0)
-            continue
-        shared = max(0, prefix - n + 1) + max(0, suffix - n + 1)
-        start = max(0, prefix - n + 1)
-        hyp_window = hyp[start : len(hyp) - suffix + n - 1]
-        ref_window = ref[start : len(ref) - suffix + n - 1]
-        out.append(shared + _window_matches(hyp_window, ref_window, n))
+        outside = np.maximum(hyp_lengths - (n - 1), 0) - np.maximum(
+            windows.pred_lengths - (n - 1), 0
+        )
+        out[:, n - 1] = outside + windows.matches(n)
     return out
-
-
-def _window_matches(hyp: Sequence[Hashable], ref: Sequence[Hashable], n: int) -> int:
-    """Clipped matches of the n-grams of two short token windows."""
-    if len(hyp) < n or len(ref) < n:
-        return 0
-    if n == 1:
-        hyp_grams: Sequence[Hashable] = hyp
-        ref_grams: Sequence[Hashable] = ref
-    else:
-        hyp_grams = list(zip(*[hyp[k:] for k in range(n)], strict=False))
-        ref_grams = list(zip(*[ref[k:] for k in range(n)], strict=False))
-    left: dict[Hashable, int] = {}
-    for gram in ref_grams:
-        left[gram] = left.get(gram, 0) + 1
-    matched = 0
-    for gram in hyp_grams:
-        available = left.get(gram, 0)
-        if available:
-            left[gram] = available - 1
-            matched += 1
-    return matched
 
 
 @contextmanager

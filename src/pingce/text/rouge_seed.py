@@ -10,7 +10,7 @@ of the statistics of :func:`pingce.text.pairs.pair_matches`):
   An empty hypothesis or reference raises in the package; the seed then scores 0
   (:class:`SeedEmptyText`).
 * ROUGE-N counts *sets* of n-grams over the words of all sentences (each distinct n-gram once,
-  bigrams across a sentence end included): :func:`rouge_n_counts`.
+  bigrams across a sentence end included): :func:`rouge_counts`.
 * ROUGE-L is the summary-level union-LCS: for each (reference sentence, candidate sentence) pair
   the LCS is the one the package's recursive traceback recovers (a match goes diagonally;
   otherwise up when the cell above is strictly larger, else left), and the union of the *words*
@@ -25,15 +25,19 @@ without the limit.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import pairwise
+
+import numpy as np
 
 from .pairs import common_ends
 
 __all__ = [
     "SeedEmptyText",
     "package_f",
-    "rouge_n_counts",
+    "package_f_batch",
+    "rouge_counts",
+    "rouge_package_batch",
     "rouge_package_scores",
-    "rouge_seed_scores",
     "rouge_sentences",
     "traceback_lcs_words",
     "union_lcs_count",
@@ -61,20 +65,42 @@ def package_f(overlap: int, hyp_count: int, ref_count: int) -> float:
     return 2.0 * ((precision * recall) / (precision + recall + 1e-8))
 
 
-def _ngram_set(words: Sequence[str], n: int) -> set[tuple[str, ...]] | set[str]:
-    if n == 1:
-        return set(words)
-    return set(zip(*[words[k:] for k in range(n)], strict=False))
+def package_f_batch(
+    overlap: np.ndarray, hyp_count: np.ndarray, ref_count: np.ndarray
+) -> np.ndarray:
+    """:func:`package_f` elementwise (the same floating-point operations, so the same values)."""
+    overlap = np.asarray(overlap, dtype=np.float64)
+    hyp = np.asarray(hyp_count, dtype=np.float64)
+    ref = np.asarray(ref_count, dtype=np.float64)
+    precision = np.where(hyp == 0, 0.0, overlap / np.where(hyp == 0, 1.0, hyp))
+    recall = np.where(ref == 0, 0.0, overlap / np.where(ref == 0, 1.0, ref))
+    f: np.ndarray = 2.0 * ((precision * recall) / (precision + recall + 1e-8))
+    return f
 
 
-def rouge_n_counts(
-    hyp_words: Sequence[str], ref_words: Sequence[str], n: int
-) -> tuple[int, int, int]:
-    """``(overlap, hyp_count, ref_count)`` of the package's ROUGE-N: distinct n-grams of each
-    side's words and how many of them both sides have."""
-    hyp = _ngram_set(hyp_words, n)
-    ref = _ngram_set(ref_words, n)
-    return len(hyp & ref), len(hyp), len(ref)
+def rouge_counts(
+    hyp: Sequence[Sequence[str]], ref: Sequence[Sequence[str]]
+) -> tuple[int, int, int, int, int, int, int]:
+    """The package's counts of one pair of texts split by :func:`rouge_sentences` (both with a
+    sentence): distinct words both have, of the hypothesis and of the reference; the same for
+    bigrams (over the words of all sentences, so across sentence ends); and the size of the
+    union of traced-LCS words."""
+    hyp_words = [w for s in hyp for w in s]
+    ref_words = [w for s in ref for w in s]
+    hyp_unigrams = set(hyp_words)
+    ref_unigrams = set(ref_words)
+    shared = hyp_unigrams & ref_unigrams
+    hyp_bigrams = set(pairwise(hyp_words))
+    ref_bigrams = set(pairwise(ref_words))
+    return (
+        len(shared),
+        len(hyp_unigrams),
+        len(ref_unigrams),
+        len(hyp_bigrams & ref_bigrams),
+        len(hyp_bigrams),
+        len(ref_bigrams),
+        union_lcs_count(hyp, ref, shared),
+    )
 
 
 def traceback_lcs_words(x: Sequence[str], y: Sequence[str]) -> set[str]:
@@ -155,47 +181,42 @@ def union_lcs_count(
     return len(union)
 
 
-def rouge_seed_scores(
-    hyp: Sequence[Sequence[str]], ref: Sequence[Sequence[str]]
-) -> tuple[float, float, float]:
-    """The package's ROUGE-1, ROUGE-2 and ROUGE-L F of two texts split by
-    :func:`rouge_sentences`; raises :class:`SeedEmptyText` where the package raises."""
+def rouge_package_batch(
+    hyps: Sequence[Sequence[Sequence[str]]], refs: Sequence[Sequence[Sequence[str]]]
+) -> np.ndarray:
+    """The package's ROUGE of many pairs of texts split by :func:`rouge_sentences`: rows
+    ``[rouge-1 F, rouge-2 F, rouge-l F, empty]``, where ``empty`` is 1 (and the F values 0) for
+    a pair on which the package raises (a side without sentences). Counts pair by pair
+    (:func:`rouge_counts`), the F-measures for all pairs at once (:func:`package_f_batch`).
+    """
+    if len(hyps) != len(refs):
+        raise ValueError(f"{len(hyps)} hypotheses but {len(refs)} references")
+    n = len(hyps)
+    counts = np.zeros((n, 7), dtype=np.int64)
+    empty = np.zeros(n, dtype=bool)
+    for i, (hyp, ref) in enumerate(zip(hyps, refs, strict=True)):
+        if hyp and ref:
+            counts[i] = rouge_counts(hyp, ref)
+        else:
+            empty[i] = True
+    out = np.zeros((n, 4))
+    out[:, 0] = package_f_batch(counts[:, 0], counts[:, 1], counts[:, 2])
+    out[:, 1] = package_f_batch(counts[:, 3], counts[:, 4], counts[:, 5])
+    out[:, 2] = package_f_batch(counts[:, 6], counts[:, 1], counts[:, 2])
+    out[empty, :3] = 0.0
+    out[:, 3] = empty
+    return out
+
+
+def rouge_package_scores(hyp_text: str, ref_text: str) -> dict[str, float]:
+    """``Rouge().get_scores(hyp_text, ref_text)[0]``'s F-measures: ``rouge-1``, ``rouge-2`` and
+    ``rouge-l``. Raises :class:`SeedEmptyText` where the package raises (no sentence in a text).
+    """
+    hyp = rouge_sentences(hyp_text)
+    ref = rouge_sentences(ref_text)
     if not hyp:
         raise SeedEmptyText("Hypothesis is empty.")
     if not ref:
         raise SeedEmptyText("Reference is empty.")
-    hyp_words = [w for s in hyp for w in s]
-    ref_words = [w for s in ref for w in s]
-    hyp_unigrams = set(hyp_words)
-    ref_unigrams = set(ref_words)
-    shared = hyp_unigrams & ref_unigrams
-    rouge_1 = package_f(len(shared), len(hyp_unigrams), len(ref_unigrams))
-    rouge_2 = package_f(*rouge_n_counts(hyp_words, ref_words, 2))
-    llcs = union_lcs_count(hyp, ref, shared)
-    rouge_l = package_f(llcs, len(hyp_unigrams), len(ref_unigrams))
-    return rouge_1, rouge_2, rouge_l
-
-
-def rouge_package_scores(
-    hyp_text: str, ref_text: str, orders: Sequence[int] = (1, 2)
-) -> dict[str, float]:
-    """F-measures ``rouge-1``, ``rouge-2`` (``orders``) and ``rouge-l`` of the ``rouge`` package
-    (``Rouge(metrics=[f"rouge-{n}" for n in orders] + ["rouge-l"]).get_scores(hyp, ref)``).
-
-    Raises :class:`SeedEmptyText` where the package raises (no sentence in either text).
-    """
-    hyp = rouge_sentences(hyp_text)
-    ref = rouge_sentences(ref_text)
-    rouge_1, rouge_2, rouge_l = rouge_seed_scores(hyp, ref)
-    hyp_words = [w for s in hyp for w in s]
-    ref_words = [w for s in ref for w in s]
-    out = {}
-    for n in orders:
-        if n == 1:
-            out["rouge-1"] = rouge_1
-        elif n == 2:
-            out["rouge-2"] = rouge_2
-        else:
-            out[f"rouge-{n}"] = package_f(*rouge_n_counts(hyp_words, ref_words, n))
-    out["rouge-l"] = rouge_l
-    return out
+    rouge_1, rouge_2, rouge_l, _ = rouge_package_batch([hyp], [ref])[0].tolist()
+    return {"rouge-1": rouge_1, "rouge-2": rouge_2, "rouge-l": rouge_l}

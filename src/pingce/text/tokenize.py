@@ -26,6 +26,7 @@ __all__ = [
     "cjk_chars",
     "get_tokenizer",
     "jieba_words",
+    "load_jieba",
     "warn_if_empty",
     "whitespace",
 ]
@@ -42,7 +43,8 @@ _BLOCKS: dict[str, tuple[str, ...]] = {}
 _BLOCK_CACHE_LIMIT = 2_000_000
 
 
-def _load_jieba() -> Any:
+def load_jieba() -> Any:
+    """The ``jieba`` module with its dictionary loaded (about a second, once per process)."""
     global _jieba
     if _jieba is None:
         import jieba
@@ -70,7 +72,7 @@ def jieba_words(text: str) -> list[str]:
     cached already (the common case: argument values, names and punctuation repeat), the words
     are gathered without a Python loop.
     """
-    jb = _load_jieba()
+    jb = load_jieba()
     state = _dictionary_state(jb)
     if not _STATE or _STATE[0] != state:
         _BLOCKS.clear()
