@@ -29,6 +29,7 @@ from scipy.optimize import linear_sum_assignment
 
 from pingce.metrics import _halves
 from pingce.metrics.calls import _dumps, _max_matching, parse_calls
+from pingce.metrics.calls import _TextPairs as TextPairs
 from pingce.text.bleu import nltk_bleu, nltk_stats_from_matches
 from pingce.text.pairs import clipped_matches, common_ends
 from pingce.text.rouge_seed import (
@@ -296,27 +297,26 @@ def test_rouge_sentences_equal_the_package_split() -> None:
 # --- jieba words of calls ---------------------------------------------------------------------
 
 
-def test_jieba_words_equal_jieba_cut_and_join_at_semicolons() -> None:
-    """pingce segments each call's serialisation once and joins the words with ";" (the seed
-    segments the joined text): equal for every serialisation the generators make."""
-    from pingce.metrics.calls import Call
-
+def test_record_words_equal_jieba_cut_of_the_joined_text() -> None:
+    """pingce segments each distinct piece of a serialisation (between ", ") once and joins the
+    words with [",", " "], and the serialisations' words with ";"; the seed segments the whole
+    record text: equal for every serialisation the generators make, and odd ones."""
     records = random_records(1500, seed=9) + special_records() + realistic_records(300, seed=9)
-    texts: list[list[str]] = []
-    for record in records:
-        for side in ("gold_fn", "pred_fn"):
-            calls = parse_calls(record[side])
-            texts.append(sorted(Call(c.name, c.arguments).text for c in calls))
-    for parts in texts:
+    odd = [
+        [{"name": ", x\r", "arguments": {"a, b": "c, \nd", ", ": ", "}}],
+        [{"name": "x\r\n", "arguments": {"k": "v"}}, {"name": "\n,", "arguments": {}}],
+        [{"name": "", "arguments": {"": ""}}, {"name": ";", "arguments": {";": ";, ;"}}],
+    ]
+    texts = TextPairs()
+    for calls in [parse_calls(r[side]) for r in records for side in ("gold_fn", "pred_fn")] + [
+        parse_calls(c) for c in odd
+    ]:
+        parts = sorted(c.text for c in calls)
         joined = ";".join(parts)
         want = list(jieba.cut(joined))
         assert jieba_words(joined) == want, joined
-        words: list[str] = []
-        for part in parts:
-            if words:
-                words.append(";")
-            words.extend(jieba_words(part))
-        assert words == want, joined
+        assert texts.text_words(parts) == want, joined
+    assert list(jieba.cut(", ")) == [",", " "]
 
 
 # --- JSON serialisation -------------------------------------------------------------------------
@@ -390,7 +390,7 @@ def squares(items: Any) -> list[int]:
 
 def test_in_halves_forks_and_equals_one_process(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_halves, "MINIMUM", 10)
-    monkeypatch.delenv("PINGCE_PROCESSES", raising=False)
+    monkeypatch.setenv("PINGCE_PROCESSES", "2")  # whatever the load
     items = list(range(1001))
     if not _halves.two_processes_allowed(len(items)):
         pytest.skip("no fork or a single core here")
@@ -409,7 +409,7 @@ def test_in_halves_forks_and_equals_one_process(monkeypatch: pytest.MonkeyPatch)
 
 def test_in_halves_recomputes_what_a_failed_child_owed(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_halves, "MINIMUM", 10)
-    monkeypatch.delenv("PINGCE_PROCESSES", raising=False)
+    monkeypatch.setenv("PINGCE_PROCESSES", "2")  # whatever the load
     if not _halves.two_processes_allowed(100):
         pytest.skip("no fork or a single core here")
     parent = os.getpid()
@@ -423,12 +423,23 @@ def test_in_halves_recomputes_what_a_failed_child_owed(monkeypatch: pytest.Monke
     assert first + second == squares(range(100))
 
 
+def test_no_child_on_a_busy_machine(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_halves, "MINIMUM", 10)
+    monkeypatch.delenv("PINGCE_PROCESSES", raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 9.0, 9.0))
+    assert not _halves.two_processes_allowed(10**6)
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))  # this process alone
+    assert _halves.two_processes_allowed(10**6) == (
+        sys.platform.startswith("linux") and len(os.sched_getaffinity(0)) >= 2
+    )
+
+
 def test_one_process_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(_halves, "MINIMUM", 10)
     monkeypatch.setenv("PINGCE_PROCESSES", "1")
     assert not _halves.two_processes_allowed(10**6)
-    monkeypatch.delenv("PINGCE_PROCESSES")
-    assert not _halves.two_processes_allowed(9)
+    monkeypatch.setenv("PINGCE_PROCESSES", "2")
+    assert not _halves.two_processes_allowed(9)  # too few records for a child
     parent = os.getpid()
     first, second = _halves.in_halves(lambda part: [os.getpid()] * len(part), [0] * 9)
     assert set(first + second) == {parent}

@@ -8,10 +8,11 @@ a pipe, pickled, and exits. The numbers cannot differ from one process's: each r
 computed by the same code either way.
 
 The child is used only where it pays: on Linux (``fork`` is the safe default there, and the only
-way to share the records for free), with two or more cores available, for at least
-:data:`MINIMUM` records, and unless ``PINGCE_PROCESSES=1``. If the child fails in any way (it
-cannot be started, it dies, its answer is incomplete), the parent computes the second half
-itself, so the result is the same, only later.
+way to share the records for free), with two or more cores of which about one is idle besides
+this process's (the 1-minute load average says), for at least :data:`MINIMUM` records, and
+unless ``PINGCE_PROCESSES=1``; ``PINGCE_PROCESSES=2`` uses it whatever the load. If the child
+fails in any way (it cannot be started, it dies, its answer is incomplete), the parent computes
+the second half itself, so the result is the same, only later.
 """
 
 from __future__ import annotations
@@ -29,19 +30,34 @@ R = TypeVar("R")
 
 MINIMUM = 20_000
 """Fewest records for which a child process is started (below, its start-up is not repaid)."""
+IDLE = 1.5
+"""Idle cores needed (:func:`_idle_cores`): on a machine whose other processes keep the cores
+busy, the child only competes with this process for the same core, and its start-up (copying
+the pages it touches) makes the run slower, not faster."""
 
 
 def two_processes_allowed(n: int) -> bool:
     """Whether :func:`in_halves` would use a child process for ``n`` records."""
     if n < MINIMUM or not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return False
-    if os.environ.get("PINGCE_PROCESSES", "").strip() == "1":
+    asked = os.environ.get("PINGCE_PROCESSES", "").strip()
+    if asked == "1":
         return False
     try:
         cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # pragma: no cover (Linux has sched_getaffinity)
         cores = os.cpu_count() or 1
-    return cores >= 2
+    return cores >= 2 and (asked == "2" or _idle_cores(cores) >= IDLE)
+
+
+def _idle_cores(cores: int) -> float:
+    """Cores left idle by the other processes: the cores less the 1-minute load average, which
+    counts this process too (about 1 while it computes)."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # pragma: no cover
+        return 0.0
+    return cores - max(0.0, load - 1.0)
 
 
 def in_halves(work: Callable[[Sequence[T]], R], items: Sequence[T]) -> tuple[R, R]:

@@ -493,6 +493,7 @@ class CallMatchStatistic(_CallStatistic):
 
 
 _ORDER = 4  # BLEU-4
+_ITEM_WORDS = [",", " "]  # jieba's words of json's item separator ", "
 _TEXT_WIDTH = 6  # rouge-1, rouge-2, rouge-l, bleu-4, 1, empty
 
 
@@ -529,13 +530,15 @@ class _TextPairs:
     """The distinct (prediction, gold) text pairs of a run and the seed's scores of each
     (``compute_rouge_bleu(fns2str(gold), fns2str(pred))``), with what repeats done once.
 
-    A record's text is its calls' serialisations, sorted, joined by ``";"``; its jieba words are
-    the words of each serialisation joined by ``";"`` (each distinct serialisation is segmented
-    once): jieba segments a text block by block, a block being a run of letters, digits, Han
-    characters and ``+#&._%-`` or a run of other characters cut one a character (``\r\n``
-    and whitespace aside), and no serialisation starts or ends with a character that would join
-    a ``";"`` into its neighbour's block (they end with ``}`` or ``null``), so
-    ``jieba.cut(a + ";" + b) == jieba.cut(a) + [";"] + jieba.cut(b)``.
+    A record's text is its calls' serialisations, sorted, joined by ``";"``. jieba segments a
+    text block by block: a run of letters, digits, Han characters and ``+#&._%-`` is cut with the
+    dictionary, any other character is a word of its own (CR LF is one word). A separator that
+    starts and ends with such other characters, and neither starts with LF nor ends with CR,
+    cannot join anything on its left or right into one block or word, so
+    ``jieba.cut(a + sep + b) == jieba.cut(a) + jieba.cut(sep) + jieba.cut(b)``. Both ``";"``
+    and ``", "`` are such separators: a record's words are its serialisations' words joined by
+    ``";"``, and a serialisation's words are those of its pieces between ``", "`` joined by
+    ``[",", " "]``; each distinct serialisation and each distinct piece is segmented once.
 
     Pairs whose texts are equal are scored from their length; the others in batch: ROUGE-1/2
     and BLEU counts for all of them at once, the ROUGE-L union-LCS per pair.
@@ -544,6 +547,7 @@ class _TextPairs:
     def __init__(self) -> None:
         self.index: dict[tuple[str, str], int] = {}
         self.words: dict[str, list[str]] = {}
+        self.pieces: dict[str, list[str]] = {}
         self.same: list[tuple[int, list[str]]] = []
         self.different: list[tuple[int, list[str], list[str]]] = []
 
@@ -570,16 +574,27 @@ class _TextPairs:
         if len(parts) == 1:
             return self.call_words(parts[0])
         out: list[str] = []
-        for text in parts:
-            if out:
+        for k, text in enumerate(parts):
+            if k:
                 out.append(";")
             out.extend(self.call_words(text))
         return out
 
     def call_words(self, text: str) -> list[str]:
+        """jieba words of one serialisation: those of its pieces between ``", "`` (json's item
+        separator, so the pieces are mostly ``"key": value``, which repeat across records and
+        are segmented once), joined by ``[",", " "]``."""
         words = self.words.get(text)
         if words is None:
-            words = self.words[text] = jieba_words(text)
+            words = []
+            for k, piece in enumerate(text.split(", ")):
+                if k:
+                    words += _ITEM_WORDS
+                piece_words = self.pieces.get(piece)
+                if piece_words is None:
+                    piece_words = self.pieces[piece] = jieba_words(piece)
+                words += piece_words
+            self.words[text] = words
         return words
 
     def scores(self) -> np.ndarray:
