@@ -14,9 +14,14 @@ Per record, as the seed's ``score_fn`` and ``compute_rouge_bleu``:
 * ``fn_acc_all``: 1 for two empty lists, 0 for different lengths or names; else the share of
   sorted pairs whose argument objects are equal (as Python compares them).
 * ``rouge-1``, ``rouge-2``, ``rouge-l``, ``bleu-4``: on the serialisations joined by ``;`` (sorted),
-  jieba words, the ``rouge`` package's F-measures and nltk's sentence BLEU with smoothing 3
-  (see :mod:`pingce.text.rouge_seed`); where the ``rouge`` package raises (an empty text) the seed
-  scores 0, and so does pingce, counting it in ``failures.empty_text``.
+  jieba words, the ``rouge`` package's F-measures (:mod:`pingce.text.rouge_seed`) and nltk's
+  sentence BLEU with smoothing 3 (:func:`pingce.text.bleu.nltk_bleu` of clipped n-gram matches,
+  :func:`pingce.text.pairs.clipped_matches`); where the ``rouge`` package raises (an empty text)
+  the seed scores 0, and so does pingce, counting it in ``failures.empty_text``.
+
+Speed (the same numbers): a distinct (prediction, gold) text pair is scored once, a prediction
+whose text equals the gold text from its length alone, the others in batch, each counted only
+around where its texts differ; large runs use a second process (:mod:`._halves`).
 
 Corpus values are means over records. Beyond the seed: ``fn_acc_args`` (share of gold arguments
 that the paired predicted call has equal), ``assignment: optimal`` (pair calls by an optimal
