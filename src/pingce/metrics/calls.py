@@ -356,6 +356,8 @@ def _arg_matches(gold: Call, pred: Call) -> int:
         return 1 if given is not None else 0
     if given is None:
         return 0
+    if given == gold.arguments:  # every argument (the common case, compared in C)
+        return len(given)
     return sum(1 for k, v in gold.arguments.items() if k in given and given[k] == v)
 
 
@@ -398,10 +400,16 @@ def _argument_share(gold: Sequence[Call], pred: Sequence[Call]) -> float:
     return _max_matching([[_arg_matches(g, p) for p in pred] for g in gold]) / units
 
 
+def _same_call(gold: Call, pred: Call) -> bool:
+    return gold.name == pred.name and gold.arguments == pred.arguments
+
+
 def score_record(
     gold: Sequence[Call], pred: Sequence[Call], assignment: Assignment
 ) -> tuple[float, float, float, list[str]]:
     """``(fn_acc_name, fn_acc_all, fn_acc_args, reasons)`` of one record."""
+    if len(gold) == len(pred) == 1 and _same_call(gold[0], pred[0]):  # the common case
+        return 1.0, 1.0, 1.0, []
     args = _argument_share(gold, pred)
     if len(gold) != len(pred):
         return 0.0, 0.0, args, [f"{len(gold)} gold call(s), {len(pred)} predicted"]
