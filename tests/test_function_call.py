@@ -260,6 +260,36 @@ def test_fn_acc_args_brute_force_on_random_records(
     assert checked > 1000
 
 
+def test_two_processes_give_the_numbers_of_one(
+    random_case: tuple[list[dict[str, Any]], Reference, pingce.EvaluationResult],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Large runs score the second half of the records in a forked child process: the same
+    numbers, record for record (forced here on the random records)."""
+    from pingce.metrics import _halves
+
+    records, reference, result = random_case
+    monkeypatch.setattr(_halves, "MINIMUM", 100)
+    monkeypatch.setenv("PINGCE_PROCESSES", "2")  # whatever the load
+    if not _halves.two_processes_allowed(len(records)):
+        pytest.skip("no fork or a single core here")
+    forked = evaluate(records)
+    assert_parity(records, forked, reference)
+    assert forked.record_values() == result.record_values()
+    assert empty_text_count(forked) == empty_text_count(result)
+
+
+def test_realistic_records_exact_share() -> None:
+    for share in (0.0, 0.5, 0.8, 1.0):
+        records = realistic_records(4000, seed=1, exact_share=share)
+        exact = sum(r["gold_fn"] == r["pred_fn"] for r in records) / len(records)
+        # "swap order" and "drop a call" of a single call leave it exact or empty
+        assert share - 0.01 <= exact <= share + 0.1 * (1 - share) + 0.02, (share, exact)
+    assert realistic_records(50, seed=2) == realistic_records(50, seed=2, exact_share=0.55)
+    with pytest.raises(ValueError):
+        realistic_records(1, exact_share=1.5)
+
+
 # --- empty lists, the rouge package's exception -----------------------------------------------
 
 

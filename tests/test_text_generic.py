@@ -30,9 +30,8 @@ from pingce.metrics import Context, Metric, create_metric
 from pingce.records import load_records
 from pingce.text import bleu as B
 from pingce.text.chrf import chrf, chrf_stats, chrf_stats_batch, corpus_chrf, sentence_chrf
+from pingce.text.pairs import PairIds, dense_rank
 from pingce.text.rouge_google import (
-    PairIds,
-    dense_rank,
     lcs_indices,
     lcs_length,
     rouge_l_batch,

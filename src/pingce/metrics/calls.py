@@ -14,9 +14,14 @@ Per record, as the seed's ``score_fn`` and ``compute_rouge_bleu``:
 * ``fn_acc_all``: 1 for two empty lists, 0 for different lengths or names; else the share of
   sorted pairs whose argument objects are equal (as Python compares them).
 * ``rouge-1``, ``rouge-2``, ``rouge-l``, ``bleu-4``: on the serialisations joined by ``;`` (sorted),
-  jieba words, the ``rouge`` package's F-measures and nltk's sentence BLEU with smoothing 3
-  (see :mod:`pingce.text.rouge_seed`); where the ``rouge`` package raises (an empty text) the seed
-  scores 0, and so does pingce, counting it in ``failures.empty_text``.
+  jieba words, the ``rouge`` package's F-measures (:mod:`pingce.text.rouge_seed`) and nltk's
+  sentence BLEU with smoothing 3 (:func:`pingce.text.bleu.nltk_bleu` of clipped n-gram matches,
+  :func:`pingce.text.pairs.clipped_matches`); where the ``rouge`` package raises (an empty text)
+  the seed scores 0, and so does pingce, counting it in ``failures.empty_text``.
+
+Speed (the same numbers): a distinct (prediction, gold) text pair is scored once, a prediction
+whose text equals the gold text from its length alone, the others in batch, each counted only
+around where its texts differ; large runs use a second process (:mod:`._halves`).
 
 Corpus values are means over records. Beyond the seed: ``fn_acc_args`` (share of gold arguments
 that the paired predicted call has equal), ``assignment: optimal`` (pair calls by an optimal
@@ -26,25 +31,26 @@ parallel calls), and value normalisers.
 
 from __future__ import annotations
 
+import functools
+import itertools
 import json
 import math
 import re
-from collections.abc import Hashable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Literal
 
 import numpy as np
 
+from .._collector import collector_paused
 from ..records import FieldSpec, ParseFailure, Table
-from ..text.rouge_seed import (
-    SeedEmptyText,
-    rouge_package_scores,
-    rouge_sentences,
-    sentence_bleu_method3,
-)
-from ..text.tokenize import jieba_words
+from ..text.bleu import nltk_bleu, nltk_stats_from_matches
+from ..text.pairs import clipped_matches
+from ..text.rouge_seed import package_f, rouge_package_batch, rouge_sentences
+from ..text.tokenize import jieba_words, load_jieba
 from ._assignment import max_weight_assignment
+from ._halves import in_halves
 from ._policy import ZeroDivision, check_zero_division, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic, reason_column
 from .registry import register_metric
@@ -61,18 +67,52 @@ __all__ = [
 Assignment = Literal["sorted", "optimal"]
 
 
-@dataclass(frozen=True)
+def _json_encoder() -> Callable[[Any], str]:
+    """``json.dumps(value, sort_keys=True, ensure_ascii=False)`` as a function.
+
+    ``json.dumps`` with options builds a new encoder on every call, which costs more than the
+    encoding of a small object; this builds the C encoder once (what ``json.dumps`` runs inside).
+    Without ``json.dumps``'s check for circular references (JSON read from a file cannot have
+    any), a value that contains itself raises ``RecursionError`` instead of ``ValueError``.
+    Falls back to ``json.dumps`` without the C module.
+    """
+    if c_make_encoder is None:  # pragma: no cover (CPython always has it)
+        return functools.partial(json.dumps, sort_keys=True, ensure_ascii=False)
+    options = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
+
+    encode = c_make_encoder(
+        None, options.default, encode_basestring, None, ": ", ", ", True, False, True
+    )
+
+    def dumps(value: Any) -> str:
+        return "".join(encode(value, 0))
+
+    return dumps
+
+
+_dumps = _json_encoder()
+
+
+@dataclass(slots=True)
 class Call:
-    """One function call: a name and its arguments (a JSON object)."""
+    """One function call: a name and its arguments (a JSON object); treat it as immutable.
+
+    A dataclass, so output writers serialise it as ``{"name", "arguments"}`` (orjson leaves out
+    the ``_text`` cache, as it leaves out every field whose name starts with an underscore).
+    """
 
     name: str
     arguments: Mapping[str, Any] | None
     """None only for a prediction whose arguments were JSON null (the seed keeps it as is)."""
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
 
-    @cached_property
+    @property
     def text(self) -> str:
         """The seed's ``fn2str``: name + JSON of the arguments with sorted keys (made once)."""
-        return self.name + json.dumps(self.arguments, sort_keys=True, ensure_ascii=False)
+        text = self._text
+        if text is None:
+            text = self._text = self.name + _dumps(self.arguments)
+        return text
 
     def serialize(self) -> str:
         """The seed's ``fn2str``: name + JSON of the arguments with sorted keys."""
@@ -81,6 +121,8 @@ class Call:
 
 def serialize_calls(calls: Sequence[Call]) -> str:
     """The seed's ``fns2str``: serialised calls, sorted, joined by ``;``."""
+    if len(calls) == 1:
+        return calls[0].text
     return ";".join(sorted(call.text for call in calls))
 
 
@@ -165,7 +207,20 @@ def parse_calls(value: Any, *, allow_null: bool = True) -> tuple[Call, ...]:
             value = [value]
     if not isinstance(value, list):
         raise ValueError(f"expected a list of calls, got {type(value).__name__}")
-    return tuple(_call(item, i, allow_null) for i, item in enumerate(value))
+    out: list[Call] = []
+    for i, item in enumerate(value):
+        # the common form, {"name": str, "arguments": object}, without the checks of _call
+        if type(item) is dict:
+            name = item.get("name")
+            arguments = item.get("arguments", _ABSENT)
+            if type(name) is str and type(arguments) is dict:
+                out.append(Call(name, arguments))
+                continue
+        out.append(_call(item, i, allow_null))
+    return tuple(out)
+
+
+_ABSENT = object()
 
 
 class Normalizer:
@@ -274,9 +329,11 @@ def _pairs(
     gold: Sequence[Call], pred: Sequence[Call], assignment: Assignment
 ) -> list[tuple[int, int]]:
     """Pairs (gold index, predicted index) for lists of equal length."""
+    if len(gold) == 1:
+        return [(0, 0)]
     if assignment == "sorted":
-        g = sorted(range(len(gold)), key=lambda i: gold[i].serialize())
-        p = sorted(range(len(pred)), key=lambda i: pred[i].serialize())
+        g = sorted(range(len(gold)), key=lambda i: gold[i].text)
+        p = sorted(range(len(pred)), key=lambda i: pred[i].text)
         return list(zip(g, p, strict=True))
     n = len(gold)
     weight = np.zeros((n, len(pred)))
@@ -300,46 +357,85 @@ def _arg_matches(gold: Call, pred: Call) -> int:
         return 1 if given is not None else 0
     if given is None:
         return 0
+    if given == gold.arguments:  # every argument (the common case, compared in C)
+        return len(given)
     return sum(1 for k, v in gold.arguments.items() if k in given and given[k] == v)
+
+
+_BRUTE_FORCE = 6
+"""Up to this many calls a side, the best pairing is found by trying every one (6! = 720)."""
+
+
+def _max_matching(weight: list[list[int]]) -> int:
+    """Largest total weight of a matching (each row and column used at most once) of a
+    non-negative integer matrix: scipy's ``linear_sum_assignment`` value, by trying every
+    injective map of the shorter side when both sides are small (no scipy import, no arrays)."""
+    rows, cols = len(weight), len(weight[0])
+    if max(rows, cols) > _BRUTE_FORCE:
+        matrix = np.array(weight, dtype=np.float64)
+        chosen_rows, chosen_cols = max_weight_assignment(matrix)
+        return int(matrix[chosen_rows, chosen_cols].sum())
+    if rows <= cols:
+        return max(
+            sum(row[j] for row, j in zip(weight, chosen, strict=True))
+            for chosen in itertools.permutations(range(cols), rows)
+        )
+    return max(
+        sum(weight[i][j] for j, i in enumerate(chosen))
+        for chosen in itertools.permutations(range(rows), cols)
+    )
+
+
+def _argument_share(gold: Sequence[Call], pred: Sequence[Call]) -> float:
+    """``fn_acc_args``: gold arguments matched by the optimally paired predicted calls, over the
+    gold argument units; empty gold scores 1 when the prediction is empty too."""
+    if not gold:
+        return 1.0 if not pred else 0.0
+    units = sum(_arg_units(c) for c in gold)
+    if not pred:
+        return 0.0
+    if len(gold) == 1 and len(pred) == 1:  # the common case needs no assignment
+        return _arg_matches(gold[0], pred[0]) / units
+    if len(gold) == len(pred) and sum(map(_arg_matches, gold, pred)) == units:
+        return 1.0  # the calls in their own order match every gold argument: nothing is better
+    return _max_matching([[_arg_matches(g, p) for p in pred] for g in gold]) / units
+
+
+def _same_call(gold: Call, pred: Call) -> bool:
+    return gold.name == pred.name and gold.arguments == pred.arguments
 
 
 def score_record(
     gold: Sequence[Call], pred: Sequence[Call], assignment: Assignment
 ) -> tuple[float, float, float, list[str]]:
     """``(fn_acc_name, fn_acc_all, fn_acc_args, reasons)`` of one record."""
-    reasons: list[str] = []
-    # fn_acc_args: optimal assignment by matched arguments, whatever the lengths
-    if not gold:
-        args = 1.0 if not pred else 0.0
-    else:
-        units = sum(_arg_units(c) for c in gold)
-        if len(gold) == 1 and len(pred) == 1:  # the common case needs no assignment
-            matched = float(_arg_matches(gold[0], pred[0]))
-        elif pred:
-            weight = np.array([[_arg_matches(g, p) for p in pred] for g in gold], dtype=float)
-            rows, cols = max_weight_assignment(weight)
-            matched = float(weight[rows, cols].sum())
-        else:
-            matched = 0.0
-        args = matched / units
-    if not gold and not pred:
-        return 1.0, 1.0, args, reasons
+    if len(gold) == len(pred) == 1 and _same_call(gold[0], pred[0]):  # the common case
+        return 1.0, 1.0, 1.0, []
+    args = _argument_share(gold, pred)
     if len(gold) != len(pred):
-        reasons.append(f"{len(gold)} gold call(s), {len(pred)} predicted")
-        return 0.0, 0.0, args, reasons
+        return 0.0, 0.0, args, [f"{len(gold)} gold call(s), {len(pred)} predicted"]
+    if not gold:
+        return 1.0, 1.0, args, []
     pairs = _pairs(gold, pred, assignment)
-    if any(gold[i].name != pred[j].name for i, j in pairs):
-        reasons.extend(
-            f"call name: gold {gold[i].name}, predicted {pred[j].name}"
-            for i, j in pairs
-            if gold[i].name != pred[j].name
-        )
-        return 0.0, 0.0, args, reasons
-    equal = [gold[i].arguments == pred[j].arguments for i, j in pairs]
-    for (i, j), same in zip(pairs, equal, strict=True):
-        if not same:
+    wrong_names = [
+        f"call name: gold {gold[i].name}, predicted {pred[j].name}"
+        for i, j in pairs
+        if gold[i].name != pred[j].name
+    ]
+    if wrong_names:
+        return 0.0, 0.0, args, wrong_names
+    reasons: list[str] = []
+    equal = 0
+    for i, j in pairs:
+        if gold[i].arguments == pred[j].arguments:
+            equal += 1
+        else:
             reasons.extend(_explain_pair(gold[i], pred[j]))
-    return 1.0, sum(equal) / len(equal), args, reasons
+    return 1.0, equal / len(pairs), args, reasons
+
+
+CallPair = tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]
+"""A record's gold calls and its predicted calls (or why they did not parse)."""
 
 
 class _CallStatistic(Statistic):
@@ -365,15 +461,20 @@ class _CallStatistic(Statistic):
             ),
         ]
 
-    def calls(self, table: Table) -> list[tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]]:
+    def calls(self, table: Table) -> list[CallPair]:
         norm = self.normalizer
-        out: list[tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]] = []
-        for gold, pred in zip(table.column(self.gold), table.column(self.pred), strict=True):
+        golds = table.column(self.gold)
+        preds = table.column(self.pred)
+        if not norm.active:
             # a missing field is no calls, as the seed's item.get("gold_fn", [])
-            gold = () if gold is None else gold
-            pred = () if pred is None else pred
-            g = norm.calls(gold)
-            p = pred if isinstance(pred, ParseFailure) else norm.calls(pred)
+            return [
+                (() if g is None else g, () if p is None else p)
+                for g, p in zip(golds, preds, strict=True)
+            ]
+        out: list[CallPair] = []
+        for gold, pred in zip(golds, preds, strict=True):
+            g = norm.calls(() if gold is None else gold)
+            p = pred if isinstance(pred, ParseFailure) else norm.calls(() if pred is None else pred)
             out.append((g, p))
         return out
 
@@ -393,79 +494,201 @@ class CallMatchStatistic(_CallStatistic):
         return ("calls", self.gold, self.pred, self.normalizer.key(), self.assignment)
 
     def compute(self, table: Table, context: Context) -> StatBlock:
-        rows = np.zeros((table.n, 4))
-        rows[:, 3] = 1.0
+        first, second = in_halves(self.rows, self.calls(table))
+        rows = np.concatenate([first[0], second[0]])
+        reasons = reason_column(itertools.chain(first[1], second[1]), table.n)
+        return StatBlock(width=4, rows=rows, reasons={"calls": reasons})
+
+    def rows(self, records: Sequence[CallPair]) -> tuple[np.ndarray, list[str | None]]:
+        """Rows ``[fn_acc_name, fn_acc_all, fn_acc_args, 1]`` and miss reasons of records."""
+        values: list[tuple[float, float, float, float]] = []
         reasons: list[str | None] = []
-        for i, (gold, pred) in enumerate(self.calls(table)):
-            if isinstance(pred, ParseFailure):
-                reasons.append(f"prediction could not be parsed: {pred.reason}")
-                continue
-            name, whole, args, why = score_record(gold, pred, self.assignment)
-            rows[i, :3] = (name, whole, args)
-            reasons.append("; ".join(why) if why else None)
-        return StatBlock(width=4, rows=rows, reasons={"calls": reason_column(reasons, table.n)})
+        with collector_paused():  # no cycles are made; collections would walk every loaded record
+            for gold, pred in records:
+                if isinstance(pred, ParseFailure):
+                    values.append((0.0, 0.0, 0.0, 1.0))
+                    reasons.append(f"prediction could not be parsed: {pred.reason}")
+                    continue
+                name, whole, args, why = score_record(gold, pred, self.assignment)
+                values.append((name, whole, args, 1.0))
+                reasons.append("; ".join(why) if why else None)
+        return np.array(values, dtype=np.float64).reshape(-1, 4), reasons
+
+
+_ORDER = 4  # BLEU-4
+_ITEM_WORDS = [",", " "]  # jieba's words of json's item separator ", "
+_TEXT_WIDTH = 6  # rouge-1, rouge-2, rouge-l, bleu-4, 1, empty
 
 
 class CallTextStatistic(_CallStatistic):
     """Per record ``[rouge-1, rouge-2, rouge-l, bleu-4, 1, empty]`` on the seed's serialisation,
-    jieba words; ``empty`` is 1 where the ``rouge`` package would raise (scored 0, as the seed)."""
+    jieba words; ``empty`` is 1 where the ``rouge`` package would raise (scored 0, as the seed).
+    A prediction that does not parse scores 0 throughout."""
 
     @property
     def key(self) -> Hashable:
         return ("call-text", self.gold, self.pred, self.normalizer.key())
 
     def compute(self, table: Table, context: Context) -> StatBlock:
-        rows = np.zeros((table.n, 6))
-        rows[:, 4] = 1.0
-        tokens: dict[str, list[str]] = {}
-        scores: dict[tuple[str, str], tuple[float, float, float, float, bool]] = {}
-        for i, (gold, pred) in enumerate(self.calls(table)):
-            if isinstance(pred, ParseFailure):
-                continue
-            ref_text = serialize_calls(gold)
-            hyp_text = serialize_calls(pred)
-            cached = scores.get((hyp_text, ref_text))
-            if cached is None:
-                cached = _text_scores(hyp_text, ref_text, tokens)
-                scores[(hyp_text, ref_text)] = cached
-            r1, r2, rl, bleu, empty = cached
-            rows[i] = (r1, r2, rl, bleu, 1.0, float(empty))
-        return StatBlock(width=6, rows=rows, counts={"empty_text": int(rows[:, 5].sum())})
+        load_jieba()  # once, before a child process is forked (it inherits the dictionary)
+        rows = np.concatenate(in_halves(_text_rows, self.calls(table)))
+        return StatBlock(width=_TEXT_WIDTH, rows=rows, counts={"empty_text": int(rows[:, 5].sum())})
 
 
-def _text_scores(
-    hyp_text: str, ref_text: str, tokens: dict[str, list[str]]
-) -> tuple[float, float, float, float, bool]:
-    hyp = tokens.get(hyp_text)
-    if hyp is None:
-        hyp = tokens[hyp_text] = jieba_words(hyp_text)
-    ref = tokens.get(ref_text)
-    if ref is None:
-        ref = tokens[ref_text] = jieba_words(ref_text)
-    if hyp_text == ref_text:
-        return _identical_scores(hyp)
-    empty = False
-    try:
-        rouge = rouge_package_scores(" ".join(hyp), " ".join(ref))
-        r1, r2, rl = rouge["rouge-1"], rouge["rouge-2"], rouge["rouge-l"]
-    except SeedEmptyText:
-        r1 = r2 = rl = 0.0
-        empty = True
-    return r1, r2, rl, sentence_bleu_method3(hyp, ref), empty
+def _text_rows(records: Sequence[CallPair]) -> np.ndarray:
+    """Rows ``[rouge-1, rouge-2, rouge-l, bleu-4, 1, empty]`` of records."""
+    texts = _TextPairs()
+    slots: list[int] = []
+    with collector_paused():  # no cycles are made; collections would walk every loaded record
+        for gold, pred in records:
+            slots.append(-1 if isinstance(pred, ParseFailure) else texts.add(gold, pred))
+        scored = np.zeros((len(texts) + 1, _TEXT_WIDTH))  # the last row: a parse failure
+        scored[:-1] = texts.scores()
+    scored[:, 4] = 1.0
+    rows: np.ndarray = scored[np.array(slots, dtype=np.int64)].reshape(-1, _TEXT_WIDTH)
+    return rows
 
 
-def _identical_scores(tokens: list[str]) -> tuple[float, float, float, float, bool]:
-    """The seed's scores of a prediction whose text equals the gold text, without the tables:
-    every n-gram and LCS word matches, so ROUGE is F(c, c, c) for c distinct n-grams (0 when
-    there is none) and BLEU has precision 1 up to the text length, smoothed above it."""
-    sentences = rouge_sentences(" ".join(tokens))
-    if not sentences:
-        return 0.0, 0.0, 0.0, sentence_bleu_method3(tokens, tokens), True
-    words = [w for s in sentences for w in s]
-    f = 2.0 * (1.0 / (2.0 + 1e-8))
-    r1 = f if words else 0.0
-    r2 = f if len(words) >= 2 else 0.0
-    return r1, r2, f, sentence_bleu_method3(tokens, tokens), False
+class _TextPairs:
+    """The distinct (prediction, gold) text pairs of a run and the seed's scores of each
+    (``compute_rouge_bleu(fns2str(gold), fns2str(pred))``), with what repeats done once.
+
+    A record's text is its calls' serialisations, sorted, joined by ``";"``. jieba segments a
+    text block by block: a run of letters, digits, Han characters and ``+#&._%-`` is cut with the
+    dictionary, any other character is a word of its own (CR LF is one word). A separator that
+    starts and ends with such other characters, and neither starts with LF nor ends with CR,
+    cannot join anything on its left or right into one block or word, so
+    ``jieba.cut(a + sep + b) == jieba.cut(a) + jieba.cut(sep) + jieba.cut(b)``. Both ``";"``
+    and ``", "`` are such separators: a record's words are its serialisations' words joined by
+    ``";"``, and a serialisation's words are those of its pieces between ``", "`` joined by
+    ``[",", " "]``; each distinct serialisation and each distinct piece is segmented once.
+
+    Pairs whose texts are equal are scored from their length; the others in batch: ROUGE-1/2
+    and BLEU counts for all of them at once, the ROUGE-L union-LCS per pair.
+    """
+
+    def __init__(self) -> None:
+        self.index: dict[tuple[str, str], int] = {}
+        self.words: dict[str, list[str]] = {}
+        self.pieces: dict[str, list[str]] = {}
+        self.same: list[tuple[int, list[str]]] = []
+        self.different: list[tuple[int, list[str], list[str]]] = []
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def add(self, gold: Sequence[Call], pred: Sequence[Call]) -> int:
+        """The slot of the record's text pair (a new one when the pair was not seen)."""
+        ref_parts = _sorted_texts(gold)
+        hyp_parts = _sorted_texts(pred)
+        key = (";".join(hyp_parts), ";".join(ref_parts))
+        slot = self.index.get(key)
+        if slot is None:
+            slot = self.index[key] = len(self.index)
+            hyp = self.text_words(hyp_parts)
+            if key[0] == key[1]:
+                self.same.append((slot, hyp))
+            else:
+                self.different.append((slot, hyp, self.text_words(ref_parts)))
+        return slot
+
+    def text_words(self, parts: Sequence[str]) -> list[str]:
+        """jieba words of the calls' texts joined by ``";"`` (do not change the list)."""
+        if len(parts) == 1:
+            return self.call_words(parts[0])
+        out: list[str] = []
+        for k, text in enumerate(parts):
+            if k:
+                out.append(";")
+            out.extend(self.call_words(text))
+        return out
+
+    def call_words(self, text: str) -> list[str]:
+        """jieba words of one serialisation: those of its pieces between ``", "`` (json's item
+        separator, so the pieces are mostly ``"key": value``, which repeat across records and
+        are segmented once), joined by ``[",", " "]``."""
+        words = self.words.get(text)
+        if words is None:
+            words = []
+            for k, piece in enumerate(text.split(", ")):
+                if k:
+                    words += _ITEM_WORDS
+                piece_words = self.pieces.get(piece)
+                if piece_words is None:
+                    piece_words = self.pieces[piece] = jieba_words(piece)
+                words += piece_words
+            self.words[text] = words
+        return words
+
+    def scores(self) -> np.ndarray:
+        """Rows ``[rouge-1, rouge-2, rouge-l, bleu-4, 1, empty]`` of the pairs, by slot."""
+        out = np.zeros((len(self.index), _TEXT_WIDTH))
+        bleu_counts = np.zeros((len(self.index), 2 + _ORDER), dtype=np.int64)
+        if self.same:
+            rouge, counts = _same_scores([words for _, words in self.same])
+            slots = np.array([slot for slot, _ in self.same], dtype=np.int64)
+            out[slots, :3] = rouge[:, :3]
+            out[slots, 5] = rouge[:, 3]
+            bleu_counts[slots] = counts
+        if self.different:
+            slots = np.array([slot for slot, _, _ in self.different], dtype=np.int64)
+            rouge, counts = _different_scores(
+                [hyp for _, hyp, _ in self.different], [ref for _, _, ref in self.different]
+            )
+            out[slots, :3] = rouge[:, :3]
+            out[slots, 5] = rouge[:, 3]
+            bleu_counts[slots] = counts
+        stats = nltk_stats_from_matches(bleu_counts[:, 0], bleu_counts[:, 1], bleu_counts[:, 2:])
+        out[:, 3] = nltk_bleu(stats, smoothing=3)
+        return out
+
+
+def _sorted_texts(calls: Sequence[Call]) -> list[str]:
+    if len(calls) == 1:
+        return [calls[0].text]
+    return sorted(call.text for call in calls)
+
+
+_SAME = package_f(1, 1, 1)  # the package's F when every n-gram matches: 2 / (2 + 1e-8)
+
+
+def _same_scores(texts: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
+    """The seed's scores of predictions whose text equals the gold text: every n-gram and LCS
+    word matches, so ROUGE is F(c, c, c) for c distinct n-grams (0 when there is none) and the
+    package raises only on a text without words; every BLEU n-gram up to the length matches.
+    Returns ROUGE rows ``[rouge-1, rouge-2, rouge-l, empty]`` and BLEU counts."""
+    rouge = np.zeros((len(texts), 4))
+    for row, words in enumerate(texts):
+        sentences = rouge_sentences(" ".join(words))
+        if not sentences:
+            rouge[row, 3] = 1.0
+            continue
+        rouge[row, 0] = rouge[row, 2] = _SAME
+        if len(sentences) > 1 or len(sentences[0]) > 1:  # two words or more: a bigram
+            rouge[row, 1] = _SAME
+    lengths = np.fromiter(map(len, texts), np.int64, len(texts))
+    counts = np.empty((len(texts), 2 + _ORDER), dtype=np.int64)
+    counts[:, 0] = counts[:, 1] = lengths
+    for n in range(1, _ORDER + 1):
+        counts[:, 1 + n] = np.maximum(lengths - (n - 1), 0)
+    return rouge, counts
+
+
+def _different_scores(
+    hyps: list[list[str]], refs: list[list[str]]
+) -> tuple[np.ndarray, np.ndarray]:
+    """ROUGE rows ``[rouge-1, rouge-2, rouge-l, empty]`` and BLEU counts ``[hyp_len, ref_len,
+    matches_1..4]`` of pairs of different texts (jieba words)."""
+    n = len(hyps)
+    rouge = rouge_package_batch(
+        [rouge_sentences(" ".join(hyp)) for hyp in hyps],
+        [rouge_sentences(" ".join(ref)) for ref in refs],
+    )
+    counts = np.empty((n, 2 + _ORDER), dtype=np.int64)
+    counts[:, 0] = np.fromiter(map(len, hyps), np.int64, n)
+    counts[:, 1] = np.fromiter(map(len, refs), np.int64, n)
+    counts[:, 2:] = clipped_matches(hyps, refs, _ORDER)
+    return rouge, counts
 
 
 @dataclass(eq=False)

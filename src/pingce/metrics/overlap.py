@@ -29,6 +29,7 @@ from typing import Any, Literal, TypeVar
 
 import numpy as np
 
+from .._collector import collector_paused
 from ..records import FieldSpec, Table
 from ..text.bleu import (
     SACREBLEU_TOKENIZERS,
@@ -41,13 +42,8 @@ from ..text.bleu import (
     sacrebleu_tokenize_all,
 )
 from ..text.chrf import chrf, chrf_stats_batch, chrf_width
-from ..text.rouge_google import (
-    PairIds,
-    paused_gc,
-    prf,
-    rouge_lsum_counts,
-    split_sentences,
-)
+from ..text.pairs import PairIds
+from ..text.rouge_google import prf, rouge_lsum_counts, split_sentences
 from ..text.tokenize import get_tokenizer, warn_if_empty
 from ._policy import ZeroDivision, check_zero_division, fill_value, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic
@@ -126,7 +122,7 @@ def _tokens(table: Table, path: str, tokenizer: str) -> list[list[str]]:
     def build() -> list[list[str]]:
         texts = _texts(table, path)
         tokenize = get_tokenizer(tokenizer)
-        with paused_gc():
+        with collector_paused():
             tokens = [tokenize(t) for t in texts]
         warn_if_empty(texts, tokens, tokenizer)
         return tokens
@@ -137,7 +133,7 @@ def _tokens(table: Table, path: str, tokenizer: str) -> list[list[str]]:
 def _sentences(table: Table, path: str, tokenizer: str) -> list[list[list[str]]]:
     def build() -> list[list[list[str]]]:
         tokenize = get_tokenizer(tokenizer)
-        with paused_gc():
+        with collector_paused():
             return [[tokenize(s) for s in split_sentences(t)] for t in _texts(table, path)]
 
     return _CACHE.get(table, ("sentences", path, tokenizer), build)

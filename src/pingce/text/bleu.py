@@ -41,7 +41,8 @@ from typing import Literal
 
 import numpy as np
 
-from .rouge_google import PairIds, paused_gc
+from .._collector import collector_paused
+from .pairs import PairIds
 
 __all__ = [
     "SACREBLEU_TOKENIZERS",
@@ -51,6 +52,7 @@ __all__ = [
     "nltk_bleu_stats",
     "nltk_bleu_stats_batch",
     "nltk_corpus_bleu",
+    "nltk_stats_from_matches",
     "nltk_width",
     "sacrebleu_bleu",
     "sacrebleu_bleu_stats",
@@ -150,17 +152,38 @@ def nltk_bleu_stats_batch(
     """
     _check_order(max_order)
     pairs = _as_pairs(hypotheses, references)
-    hyp = pairs.pred_lengths
-    out = np.zeros((pairs.n, nltk_width(max_order)), dtype=np.float64)
+    matches = np.zeros((pairs.n, max_order), dtype=np.int64)
+    for n in range(1, max_order + 1):
+        matches[:, n - 1] = pairs.matches(n)
+    five = pairs.matches(_FIVE) if fivegrams else None
+    return nltk_stats_from_matches(pairs.pred_lengths, pairs.ref_lengths, matches, five)
+
+
+def nltk_stats_from_matches(
+    hyp_lengths: np.ndarray,
+    ref_lengths: np.ndarray,
+    matches: np.ndarray,
+    fivegram_matches: np.ndarray | None = None,
+) -> np.ndarray:
+    """nltk BLEU statistics, shape ``(n, 3N + 4)``, of pairs with one reference each, from their
+    lengths and clipped n-gram matches ``matches[:, k]`` of order ``k + 1`` (N orders).
+
+    Without ``fivegram_matches`` the 5-gram columns are left 0 (only smoothing methods 5 and 7
+    read them)."""
+    hyp = np.asarray(hyp_lengths, dtype=np.int64)
+    matched = np.asarray(matches, dtype=np.float64)
+    max_order = int(matched.shape[1])
+    _check_order(max_order)
+    out = np.zeros((hyp.shape[0], nltk_width(max_order)), dtype=np.float64)
     out[:, 0] = hyp
-    out[:, 1] = pairs.ref_lengths
+    out[:, 1] = ref_lengths
     for n in range(1, max_order + 1):
         count = np.maximum(hyp - (n - 1), 0)
-        out[:, 1 + n] = pairs.matches(n)
+        out[:, 1 + n] = matched[:, n - 1]
         out[:, 1 + max_order + n] = np.maximum(count, 1)
         out[:, 1 + 2 * max_order + n] = count
-    if fivegrams:
-        out[:, -2] = pairs.matches(_FIVE)
+    if fivegram_matches is not None:
+        out[:, -2] = fivegram_matches
         out[:, -1] = np.maximum(hyp - (_FIVE - 1), 1)
     return out
 
@@ -450,7 +473,7 @@ def sacrebleu_tokenize_all(
             f"unknown sacrebleu tokenizer {tokenize!r}; choose one of {list(SACREBLEU_TOKENIZERS)}"
         )
     tokenizer = _SACRE[tokenize]
-    with paused_gc():
+    with collector_paused():
         if lowercase:
             return [tokenizer(t.lower().rstrip()) for t in texts]
         return [tokenizer(t.rstrip()) for t in texts]

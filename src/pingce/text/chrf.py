@@ -17,7 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .rouge_google import PairIds, paused_gc
+from .._collector import collector_paused
+from .pairs import PairIds
 
 __all__ = [
     "chrf",
@@ -142,7 +143,7 @@ def chrf_stats_batch(
     _check(char_order, word_order, 0.0)
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
-    with paused_gc():
+    with collector_paused():
         if lowercase:
             hypotheses = [h.lower() for h in hypotheses]
             references = [r.lower() for r in references]
@@ -152,7 +153,7 @@ def chrf_stats_batch(
     column = 0
     groups: list[tuple[PairIds, int]] = [(_char_pairs(hyp_chars, ref_chars), char_order)]
     if word_order:
-        with paused_gc():
+        with collector_paused():
             hyp_words = [split_punctuation(h) for h in hypotheses]
             ref_words = [split_punctuation(r) for r in references]
         groups.append((PairIds.from_tokens(hyp_words, ref_words), word_order))

@@ -17,6 +17,7 @@ import logging
 import re
 import warnings
 from collections.abc import Callable
+from itertools import chain
 from typing import Any
 
 __all__ = [
@@ -25,6 +26,7 @@ __all__ = [
     "cjk_chars",
     "get_tokenizer",
     "jieba_words",
+    "load_jieba",
     "warn_if_empty",
     "whitespace",
 ]
@@ -41,7 +43,8 @@ _BLOCKS: dict[str, tuple[str, ...]] = {}
 _BLOCK_CACHE_LIMIT = 2_000_000
 
 
-def _load_jieba() -> Any:
+def load_jieba() -> Any:
+    """The ``jieba`` module with its dictionary loaded (about a second, once per process)."""
     global _jieba
     if _jieba is None:
         import jieba
@@ -65,37 +68,44 @@ def jieba_words(text: str) -> list[str]:
     """``list(jieba.cut(text))`` (accurate mode, HMM on), with each block's result cached.
 
     The cache is emptied when jieba's dictionary changes (a word added or a user dictionary
-    loaded), so the result always equals a fresh ``jieba.cut``.
+    loaded), so the result always equals a fresh ``jieba.cut``. When every block of ``text`` is
+    cached already (the common case: argument values, names and punctuation repeat), the words
+    are gathered without a Python loop.
     """
-    jb = _load_jieba()
+    jb = load_jieba()
     state = _dictionary_state(jb)
     if not _STATE or _STATE[0] != state:
         _BLOCKS.clear()
         _STATE[:] = [state]
-    han = jb.re_han_default
+    blocks = jb.re_han_default.split(text)
+    try:
+        return list(chain.from_iterable(map(_BLOCKS.__getitem__, blocks)))
+    except KeyError:
+        pass
+    if len(_BLOCKS) + len(blocks) > _BLOCK_CACHE_LIMIT:
+        _BLOCKS.clear()
+    for block in blocks:
+        if block not in _BLOCKS:
+            _BLOCKS[block] = _segment_block(jb, block)
+    return list(chain.from_iterable(map(_BLOCKS.__getitem__, blocks)))
+
+
+def _segment_block(jb: Any, block: str) -> tuple[str, ...]:
+    """jieba's words of one block of ``re_han_default.split``: a run of Han characters, letters,
+    digits and ``+#&._%-`` is cut with the dictionary (and HMM); any other block yields
+    ``\r\n`` and each whitespace character whole, every other character alone."""
+    if not block:
+        return ()
+    if jb.re_han_default.match(block):
+        return tuple(jb.dt.cut(block))
     skip = jb.re_skip_default
-    blocks = _BLOCKS
-    out: list[str] = []
-    for block in han.split(text):
-        if not block:
-            continue
-        words = blocks.get(block)
-        if words is None:
-            if han.match(block):
-                words = tuple(jb.dt.cut(block))
-            else:
-                parts: list[str] = []
-                for piece in skip.split(block):
-                    if skip.match(piece):
-                        parts.append(piece)
-                    else:
-                        parts.extend(piece)
-                words = tuple(parts)
-            if len(blocks) >= _BLOCK_CACHE_LIMIT:
-                blocks.clear()
-            blocks[block] = words
-        out.extend(words)
-    return out
+    parts: list[str] = []
+    for piece in skip.split(block):
+        if skip.match(piece):
+            parts.append(piece)
+        else:
+            parts.extend(piece)
+    return tuple(parts)
 
 
 _CJK = re.compile(
