@@ -475,6 +475,15 @@ def test_csv_without_id_column_has_no_ids(tmp_path: Path) -> None:
     assert table.ids == [None, None] and table.lines.tolist() == [2, 3]
 
 
+def test_csv_empty_id_cell_is_a_record_without_id(tmp_path: Path) -> None:
+    # two rows with an empty id cell are two records without an id, not a duplicate id ""
+    path = tmp_path / "r.csv"
+    path.write_text("id,gold_level,pred_level\na,高,高\n,低,中\n,中,中\n", encoding="utf-8")
+    table = load_records(path, RISK_SPECS)
+    assert table.ids == ["a", None, None]
+    assert table.first_without_id() == 1 and table.lines.tolist() == [2, 3, 4]
+
+
 @pytest.mark.parametrize(
     ("row", "field", "value", "needle"),
     [

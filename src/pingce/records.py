@@ -676,7 +676,9 @@ def _iter_csv(
                 if key is None or text is None:
                     continue
                 spec = by_name.get(key)
-                record[key] = _csv_value(text, spec) if spec else text
+                # an empty cell is a missing value, the id's included: a row with an empty id
+                # cell is a record without an id (its line identifies it), not the id ""
+                record[key] = _csv_value(text, spec) if spec else (text or None)
             yield reader.line_num, record
         if progress is not None and pending:
             progress(pending)
