@@ -467,3 +467,40 @@ def test_evaluate_matches_the_cli_and_writes_the_same_files(tmp_path: Path) -> N
     assert {p.name for p in py_out.iterdir()} == OUTPUT_FILES
     for name in sorted(OUTPUT_FILES):
         assert (py_out / name).read_bytes() == (cli_out / name).read_bytes(), name
+
+
+def test_the_command_ends_at_once_with_every_file_complete(tmp_path: Path) -> None:
+    example = EXAMPLE.parents[1] / "tcm_dialogue" / "records.jsonl"
+    out = tmp_path / "out"
+    script = (
+        "import sys\n"
+        "from pingce.cli import main\n"
+        "sys.argv = ['pingce', *sys.argv[1:]]\n"
+        "main()\n"
+        "print('after main')\n"  # never reached: main ends the process
+    )
+    args = ["run", "tcm-dialogue", "--data", str(example), "--out", str(out), "--bootstrap", "0"]
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *args, "--similarity", "exact", "--no-progress"],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=ENV,
+        timeout=300,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "after main" not in proc.stdout
+    assert proc.stdout.rstrip().endswith("report.md)")  # the last line printed is all there
+    assert {p.name for p in out.iterdir()} == OUTPUT_FILES
+    n = sum(1 for line in example.read_text(encoding="utf-8").splitlines() if line.strip())
+    assert len(read_record_lines(out)) == n
+    assert read_results(out)["n_records"] == n
+    missing = subprocess.run(
+        [sys.executable, "-c", script, "run", "tcm-dialogue", "--data", str(tmp_path / "no.jsonl")],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        check=False,
+    )
+    assert missing.returncode == 2 and "no such file" in missing.stderr

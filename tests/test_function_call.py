@@ -266,7 +266,7 @@ def test_two_processes_give_the_numbers_of_one(
 ) -> None:
     """Large runs score the second half of the records in a forked child process: the same
     numbers, record for record (forced here on the random records)."""
-    from pingce.metrics import _halves
+    from pingce import _halves
 
     records, reference, result = random_case
     monkeypatch.setattr(_halves, "MINIMUM", 100)

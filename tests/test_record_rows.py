@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import orjson
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -98,3 +100,43 @@ def test_every_part_of_a_row_in_order() -> None:
         '{"id":null,"line":5,"fields":{"gold":"低","score":null},'
         '"values":{"accuracy":0.0,"mean":-0.0},"misses":{"accuracy":"gold 低, predicted 高"}}',
     ]
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=record_rows(), cut=st.integers(min_value=0, max_value=12))
+def test_a_range_of_records_jsonl_is_that_part_of_the_text(rows: RecordRows, cut: int) -> None:
+    lines = b"".join(rows.iter_jsonl()).splitlines(keepends=True)
+    cut = min(cut, rows.n)
+    assert b"".join(rows.iter_jsonl(rows=2, stop=cut)) == b"".join(lines[:cut])
+    assert b"".join(rows.iter_jsonl(rows=3, start=cut)) == b"".join(lines[cut:])
+
+
+def _many_rows(n: int) -> RecordRows:
+    rng = np.random.default_rng(0)
+    reasons = np.empty(n, dtype=object)
+    reasons[rng.random(n) < 0.3] = "gold 低, predicted 高"
+    return RecordRows(
+        ids=[f"r{i}" if i % 7 else None for i in range(n)],
+        lines=np.arange(1, n + 1, dtype=np.int64),
+        fields={"gold": [["高", "低"][i % 2] for i in range(n)], "score": rng.random(n)},
+        values={"accuracy": rng.integers(0, 2, n).astype(np.float64)},
+        misses={"accuracy": reasons},
+    )
+
+
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_records_jsonl_written_in_halves_is_the_whole_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: str
+) -> None:
+    from pingce import _halves
+    from pingce.report.files import write_records
+
+    monkeypatch.setattr(_halves, "MINIMUM", 10)
+    monkeypatch.setenv("PINGCE_PROCESSES", processes)  # "2": the child writes the second half
+    rows = _many_rows(5001)
+    path = tmp_path / "records.jsonl"
+    write_records(rows, path)
+    assert path.read_bytes() == b"".join(rows.iter_jsonl())
+    assert [p.name for p in tmp_path.iterdir()] == ["records.jsonl"]  # no part left behind
+    write_records(None, path)
+    assert path.read_bytes() == b""

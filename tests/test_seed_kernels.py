@@ -27,7 +27,7 @@ from rouge import Rouge
 from rouge import rouge_score as package
 from scipy.optimize import linear_sum_assignment
 
-from pingce.metrics import _halves
+from pingce import _halves
 from pingce.metrics.calls import _dumps, _max_matching, parse_calls
 from pingce.metrics.calls import _TextPairs as TextPairs
 from pingce.text.bleu import nltk_bleu, nltk_stats_from_matches

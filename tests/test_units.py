@@ -214,3 +214,37 @@ def test_a_slice_that_splits_dialogues_has_no_dialogue_values() -> None:
     by_site = pingce.evaluate("tcm-dialogue", records, bootstrap=0, slices=["site"])
     tts = by_site.slices["site=a"].metrics["turns_to_stability"]
     assert tts.value == pytest.approx((2 + 3 + 3) / 3)  # d1 locks at turn 3; d2, d3 never
+
+
+def _unit_codes_by_sorting(values: list[Any]) -> list[int]:
+    """The reference: every key sorted with one key function (strings first, others by repr)."""
+    from pingce.records import json_equal_key
+
+    keys = [v if isinstance(v, str) else json_equal_key(v) for v in values]
+    distinct = sorted(
+        set(keys), key=lambda k: (0, k, "") if isinstance(k, str) else (1, "", repr(k))
+    )
+    number = {key: code for code, key in enumerate(distinct)}
+    return [number[k] for k in keys]
+
+
+@pytest.mark.parametrize("mixed", [False, True])
+@pytest.mark.parametrize("seed", range(5))
+def test_unit_codes_number_units_in_sorted_order(seed: int, mixed: bool) -> None:
+    import random
+
+    from pingce.engine.groups import unit_codes
+    from pingce.records import FieldSpec, load_records
+
+    rng = random.Random(seed)
+    pool: list[Any] = [f"d{rng.randrange(10**6)}" for _ in range(200)] + ["", "é", "d1", "D1"]
+    if mixed:
+        pool += [1, 1.0, 2.5, -3, True, False, None, [1, "a"], {"k": 1}, {"k": 1.0}, "1", 10**20]
+    values = [rng.choice(pool) for _ in range(2000)]
+    table = load_records(
+        [{"u": v, "x": 1.0} for v in values],
+        [FieldSpec("u", "json", required=False), FieldSpec("x", "number")],
+    )
+    codes = unit_codes(table, "u")
+    assert codes is not None and codes.dtype == np.int64
+    assert codes.tolist() == _unit_codes_by_sorting(table.column("u"))

@@ -173,12 +173,15 @@ class RecordRows:
                     row["misses"] = missed
                 yield row
 
-    def iter_jsonl(self, rows: int = 4096) -> Iterator[bytes]:
+    def iter_jsonl(
+        self, rows: int = 4096, start: int = 0, stop: int | None = None
+    ) -> Iterator[bytes]:
         """The text of records.jsonl, ``rows`` lines at a time: byte for byte
         ``orjson.dumps(row) + b"\\n"`` for each row of :meth:`iter_rows`, but made a column at a
         time (one orjson call per column, values that repeat serialised once, neighbouring
         columns of few distinct values joined once per distinct combination) instead of a
-        dictionary per record."""
+        dictionary per record. ``start`` and ``stop``: only the records in that range (a line
+        depends on its own record alone, so the text of a range is that part of the whole)."""
         columns, closing = _row_template(
             [
                 b'{"id":',
@@ -193,12 +196,13 @@ class RecordRows:
             ]
         )
         misses = [(orjson.dumps(name) + b":", column) for name, column in self.misses.items()]
-        for start in range(0, self.n, rows):
-            stop = min(start + rows, self.n)
+        end = self.n if stop is None else min(stop, self.n)
+        for first in range(start, end, rows):
+            last = min(first + rows, end)
             with collector_paused():  # many small containers, no cycles
-                pieces = [_fragments(column[start:stop], text) for text, column in columns]
-                pieces.extend(_endings(closing, misses, start, stop))
-                merged = _merged(pieces, stop - start)
+                pieces = [_fragments(column[first:last], text) for text, column in columns]
+                pieces.extend(_endings(closing, misses, first, last))
+                merged = _merged(pieces, last - first)
                 text = b"".join(map(b"".join, zip(*merged, strict=True)))
             yield text
 

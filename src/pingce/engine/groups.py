@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Hashable
 
 import numpy as np
 
@@ -14,15 +15,28 @@ __all__ = ["slice_keys", "unit_codes"]
 
 def unit_codes(table: Table, path: str | None) -> np.ndarray | None:
     """A unit code per record (records with equal values of ``path``, equal as JSON values:
-    ``1`` and ``"1"`` are two units), numbered in sorted order of the values; or None."""
+    ``1`` and ``"1"`` are two units), numbered in sorted order of the values; or None.
+
+    Strings sort first (as Python sorts them), then other values by the ``repr`` of their
+    :func:`json_equal_key`. The values are numbered in order of first appearance in C
+    (``dict.fromkeys``), and only the distinct ones are sorted."""
     if path is None:
         return None
-    keys = [v if isinstance(v, str) else json_equal_key(v) for v in table.column(path)]
-    distinct = sorted(
-        set(keys), key=lambda k: (0, k, "") if isinstance(k, str) else (1, "", repr(k))
-    )
-    number = {key: code for code, key in enumerate(distinct)}
-    return np.fromiter((number[k] for k in keys), np.int64, len(keys))
+    column = table.column(path)
+    values = column.tolist() if isinstance(column, np.ndarray) else column
+    if set(map(type, values)) <= {str}:
+        keys: list[Hashable] = values  # a string is its own key
+    else:
+        keys = [v if isinstance(v, str) else json_equal_key(v) for v in values]
+    first_seen = list(dict.fromkeys(keys))
+    index = {key: code for code, key in enumerate(first_seen)}
+    codes = np.fromiter(map(index.__getitem__, keys), np.int64, len(keys))
+    strings = [k for k in first_seen if isinstance(k, str)]
+    others = [k for k in first_seen if not isinstance(k, str)]
+    ordered = sorted(strings) + sorted(others, key=repr)
+    rank = np.empty(len(first_seen), dtype=np.int64)
+    rank[[index[key] for key in ordered]] = np.arange(len(ordered), dtype=np.int64)
+    return rank[codes]
 
 
 def slice_keys(table: Table, path: str, plan: Plan) -> list[str]:

@@ -21,7 +21,7 @@ Per record, as the seed's ``score_fn`` and ``compute_rouge_bleu``:
 
 Speed (the same numbers): a distinct (prediction, gold) text pair is scored once, a prediction
 whose text equals the gold text from its length alone, the others in batch, each counted only
-around where its texts differ; large runs use a second process (:mod:`._halves`).
+around where its texts differ; large runs use a second process (:mod:`pingce._halves`).
 
 Corpus values are means over records. Beyond the seed: ``fn_acc_args`` (share of gold arguments
 that the paired predicted call has equal), ``assignment: optimal`` (pair calls by an optimal
@@ -44,13 +44,13 @@ from typing import Any, Literal
 import numpy as np
 
 from .._collector import collector_paused
+from .._halves import in_halves
 from ..records import FieldSpec, ParseFailure, Table
 from ..text.bleu import nltk_bleu, nltk_stats_from_matches
 from ..text.pairs import clipped_matches
 from ..text.rouge_seed import package_f, rouge_package_batch, rouge_sentences
 from ..text.tokenize import jieba_words, load_jieba
 from ._assignment import max_weight_assignment
-from ._halves import in_halves
 from ._policy import ZeroDivision, check_zero_division, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic, reason_column
 from .registry import register_metric

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import sparse
 
 from ..progress import Advance
 from .base import BackendStats, Pair, SimilarityBackend
@@ -79,6 +78,8 @@ class LexicalBackend(SimilarityBackend):
     def score_distinct(
         self, pairs: Sequence[Pair], stats: BackendStats, progress: Advance | None = None
     ) -> np.ndarray:
+        from scipy import sparse  # imported when used: exact and levenshtein runs skip it
+
         texts = list(dict.fromkeys(t for pair in pairs for t in pair))
         index = {t: i for i, t in enumerate(texts)}
         vocab: dict[str, int] = {}
