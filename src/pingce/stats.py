@@ -3,9 +3,10 @@
 One seeded index matrix drives every interval of a run: row ``b`` is
 ``numpy.random.default_rng(seed).integers(0, n, size=n)`` drawn for the ``b``-th time, the records
 of resample ``b``. It is generated row by row (a million records times a thousand resamples would
-not fit in memory as a whole), and each row serves every metric at once: a resample costs one
-``np.bincount`` per statistic block, never a re-tokenisation or a model call. The same rows can
-be applied to two runs for a paired comparison.
+not fit in memory as a whole) and turned into per-record counts (one ``np.bincount``), which
+serve every metric at once: a resample then costs a weighted ``np.bincount`` or a product
+``counts @ rows`` (on one BLAS thread, :mod:`pingce.threads`) per statistic block, never a
+re-tokenisation or a model call. The same rows can be applied to two runs for a paired comparison.
 
 Intervals: ``percentile``, ``basic`` and ``bca`` (bias-corrected and accelerated, the default of
 ``scipy.stats.bootstrap``), with the same definitions as scipy; BCa's acceleration comes from the
@@ -24,6 +25,7 @@ import numpy as np
 
 from .metrics.protocol import Metric, StatBlock
 from .progress import Advance
+from .threads import one_blas_thread
 
 CIMethod = Literal["bca", "percentile", "basic"]
 """Bootstrap interval methods (scipy's definitions)."""
@@ -175,23 +177,22 @@ def _resample(
     raw = [(name, m, key) for name, (m, key) in wanted.items() if not m.decomposable]
     summed = [{k: np.empty((resamples, first[k].width)) for k in decomposable} for _ in sides]
     theta_raw = [{name: np.empty(resamples) for name, _, _ in raw} for _ in sides]
-    for b, index in enumerate(resample_indices(n, resamples, seed)):
-        cached: list[np.ndarray] = []
-
-        def counts(index: np.ndarray = index, cached: list[np.ndarray] = cached) -> np.ndarray:
-            if not cached:
-                cached.append(np.bincount(index, minlength=n).astype(np.float64))
-            return cached[0]
-
-        for side, blocks in enumerate(sides):
-            for key in decomposable:
-                summed[side][key][b] = blocks[key].resampled_total(index, counts)
-            for name, metric, key in raw:
-                rows = blocks[key].rows
-                assert rows is not None
-                theta_raw[side][name][b] = metric.finalize_rows(rows, counts())
-        if progress is not None:
-            progress(1)
+    with one_blas_thread():
+        for b, index in enumerate(resample_indices(n, resamples, seed)):
+            # Per-record counts replace the index at once (one array of n alive, not two); every
+            # block and raw metric reads them, so nothing gathers by the index.
+            counts = np.bincount(index, minlength=n).astype(np.float64)
+            del index
+            for side, blocks in enumerate(sides):
+                for key in decomposable:
+                    summed[side][key][b] = blocks[key].weighted_total(counts)
+                for name, metric, key in raw:
+                    rows = blocks[key].rows
+                    assert rows is not None
+                    theta_raw[side][name][b] = metric.finalize_rows(rows, counts)
+            del counts  # and what metrics derived from them (timing's cumulative counts)
+            if progress is not None:
+                progress(1)
     out: list[dict[str, np.ndarray]] = []
     for side in range(len(sides)):
         values = dict(theta_raw[side])
