@@ -1,19 +1,28 @@
 """Resampled sums of statistic blocks (``StatBlock.weighted_total`` with a resample's per-record
 counts, as ``pingce.stats`` calls it) against the formulas they replaced: ``np.bincount`` of the
 codes gathered at the resample's index, and the BLAS product ``counts @ rows`` (on one BLAS
-thread, as the bootstrap runs it); and the latency
-percentiles' cache of cumulative counts, which holds a resample's counts only weakly."""
+thread, as the bootstrap runs it); the latency percentiles' cache of cumulative counts, which
+holds a resample's counts only weakly; and the dense jackknife in batches and BCa's acceleration
+with reused temporaries against one batch and the formula as written before."""
 
 from __future__ import annotations
 
 import gc
+import math
 
 import numpy as np
 import pytest
 
+from pingce import stats
 from pingce.metrics import StatBlock
-from pingce.metrics.timing import LatencyPercentile
-from pingce.stats import _interval, _jackknife, bootstrap_intervals, resample_indices
+from pingce.metrics.timing import LatencyMean, LatencyPercentile
+from pingce.stats import (
+    _acceleration,
+    _interval,
+    _jackknife,
+    bootstrap_intervals,
+    resample_indices,
+)
 from pingce.threads import one_blas_thread
 
 
@@ -137,3 +146,49 @@ def test_percentile_cache_drops_a_finished_resamples_counts() -> None:
         del counts
         gc.collect()
     assert p95.finalize_rows(rows) == float(np.nanpercentile(rows, 95))
+
+
+def previous_acceleration(values: np.ndarray, counts: np.ndarray) -> float:
+    """BCa's acceleration as pingce.stats computed it before it reused its temporaries."""
+    keep = ~np.isnan(values)
+    values, counts = values[keep], counts[keep]
+    n = float(counts.sum())
+    if n < 2:
+        return math.nan
+    mean = float((values * counts).sum() / n)
+    u = (n - 1) * (mean - values)
+    num = float((counts * u**3).sum()) / n**3
+    den = float((counts * u**2).sum()) / n**2
+    if den == 0:
+        return 0.0
+    return float(num / (6.0 * den**1.5))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_acceleration_equals_previous_formula_bit_for_bit(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 3000))
+    values = rng.random(n) * [1.0, 1e-3, 1e6][seed % 3]
+    if seed % 4 == 0:
+        values[rng.random(n) < 0.1] = np.nan
+    counts = rng.integers(1, 5, size=n).astype(np.float64) if seed % 2 else np.ones(n)
+    expected = previous_acceleration(values.copy(), counts.copy())
+    got = _acceleration(values, counts)
+    assert got == expected or (math.isnan(got) and math.isnan(expected))
+
+
+@pytest.mark.parametrize("n", [1, 6, 7, 8, 13, 14, 15, 100])
+def test_dense_jackknife_in_chunks_equals_one_batch(
+    n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Leave-one-out values of a dense block computed in batches of 7 records (chunk
+    boundaries at and around n) equal the single batch ``finalize(total - rows)``."""
+    monkeypatch.setattr(stats, "_JACKKNIFE_CHUNK", 7)
+    rng = np.random.default_rng(n)
+    rows = np.stack([np.round(rng.random(n), 3), rng.integers(0, 2, size=n)], axis=1) * 1.0
+    block = StatBlock(width=2, rows=rows)
+    metric = LatencyMean()
+    values, counts = _jackknife(metric, block)
+    expected = metric.finalize(block.total()[None, :] - rows)
+    np.testing.assert_array_equal(values, expected)
+    np.testing.assert_array_equal(counts, np.ones(n))

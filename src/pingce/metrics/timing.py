@@ -197,7 +197,8 @@ class _CumulativeCache:
     def get(self, rows: np.ndarray, weights: np.ndarray, order: np.ndarray) -> np.ndarray:
         if self.rows is not rows or self.weights is None or self.weights() is not weights:
             self.rows, self.weights = rows, weakref.ref(weights, self._drop)
-            self.value = np.cumsum(weights[order])
+            gathered = weights[order]
+            self.value = np.cumsum(gathered, out=gathered)
         return self.value
 
     def _drop(self, ref: weakref.ref[np.ndarray]) -> None:
