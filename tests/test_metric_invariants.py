@@ -21,7 +21,6 @@ tests fail loudly: extend the generator (and, for a non-decomposable metric, ``d
 from __future__ import annotations
 
 import dataclasses
-import functools
 import itertools
 import math
 import warnings
@@ -504,13 +503,6 @@ def check_corpus_value(name: str) -> None:
             ones = np.ones(n)
             np.testing.assert_allclose(
                 block.weighted_total(ones), block.total(), rtol=TOL, atol=TOL, err_msg=label
-            )
-            np.testing.assert_allclose(
-                block.resampled_total(np.arange(n), functools.partial(np.ones, n)),
-                block.total(),
-                rtol=TOL,
-                atol=TOL,
-                err_msg=label,
             )
             expected = float(metric.finalize(summed[None, :])[0])
             # the block's own summation, finalised one vector at a time or many at once

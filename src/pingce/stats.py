@@ -3,9 +3,10 @@
 One seeded index matrix drives every interval of a run: row ``b`` is
 ``numpy.random.default_rng(seed).integers(0, n, size=n)`` drawn for the ``b``-th time, the records
 of resample ``b``. It is generated row by row (a million records times a thousand resamples would
-not fit in memory as a whole), and each row serves every metric at once: a resample costs one
-``np.bincount`` per statistic block, never a re-tokenisation or a model call. The same rows can
-be applied to two runs for a paired comparison.
+not fit in memory as a whole) and turned into per-record counts (one ``np.bincount``), which
+serve every metric at once: a resample then costs a weighted ``np.bincount`` or a product
+``counts @ rows`` (on one BLAS thread, :mod:`pingce.threads`) per statistic block, never a
+re-tokenisation or a model call. The same rows can be applied to two runs for a paired comparison.
 
 Intervals: ``percentile``, ``basic`` and ``bca`` (bias-corrected and accelerated, the default of
 ``scipy.stats.bootstrap``), with the same definitions as scipy; BCa's acceleration comes from the
@@ -24,6 +25,7 @@ import numpy as np
 
 from .metrics.protocol import Metric, StatBlock
 from .progress import Advance
+from .threads import one_blas_thread
 
 CIMethod = Literal["bca", "percentile", "basic"]
 """Bootstrap interval methods (scipy's definitions)."""
@@ -81,6 +83,10 @@ def _quantile(values: np.ndarray, q: float) -> float:
     return float(np.quantile(values, q).item())
 
 
+_JACKKNIFE_CHUNK = 65536
+"""Records per leave-one-out batch of a dense block: the batch's temporaries stay small."""
+
+
 def _jackknife(metric: Metric, block: StatBlock) -> tuple[np.ndarray, np.ndarray]:
     """Leave-one-out values of ``metric`` as (distinct values, multiplicities)."""
     if not metric.decomposable:
@@ -93,21 +99,31 @@ def _jackknife(metric: Metric, block: StatBlock) -> tuple[np.ndarray, np.ndarray
         values = metric.finalize(total[None, :] - np.eye(block.width)[present])
         return np.asarray(values, dtype=np.float64), counts[present]
     assert block.rows is not None
-    values = metric.finalize(total[None, :] - block.rows)
-    return np.asarray(values, dtype=np.float64), np.ones(block.n)
+    values = np.empty(block.n, dtype=np.float64)
+    for start in range(0, block.n, _JACKKNIFE_CHUNK):  # elementwise: chunks change no bit
+        stop = start + _JACKKNIFE_CHUNK
+        values[start:stop] = metric.finalize(total[None, :] - block.rows[start:stop])
+    return values, np.ones(block.n)
 
 
 def _acceleration(values: np.ndarray, counts: np.ndarray) -> float:
     """BCa's acceleration from weighted jackknife values (scipy's formula)."""
     keep = ~np.isnan(values)
-    values, counts = values[keep], counts[keep]
+    if not keep.all():
+        values, counts = values[keep], counts[keep]
     n = float(counts.sum())
     if n < 2:
         return math.nan
-    mean = float((values * counts).sum() / n)
-    u = (n - 1) * (mean - values)
-    num = float((counts * u**3).sum()) / n**3
-    den = float((counts * u**2).sum()) / n**2
+    # scipy's formula with two temporaries of the jackknife's length, reused (a million
+    # leave-one-out values: no new peak of memory), every operation the one it writes
+    work = np.multiply(values, counts)
+    mean = float(work.sum() / n)
+    u = np.subtract(mean, values)
+    u *= n - 1
+    np.multiply(counts, np.power(u, 3, out=work), out=work)
+    num = float(work.sum()) / n**3
+    np.multiply(counts, np.square(u, out=work), out=work)
+    den = float(work.sum()) / n**2
     if den == 0:
         return 0.0
     return float(num / (6.0 * den**1.5))
@@ -175,23 +191,27 @@ def _resample(
     raw = [(name, m, key) for name, (m, key) in wanted.items() if not m.decomposable]
     summed = [{k: np.empty((resamples, first[k].width)) for k in decomposable} for _ in sides]
     theta_raw = [{name: np.empty(resamples) for name, _, _ in raw} for _ in sides]
-    for b, index in enumerate(resample_indices(n, resamples, seed)):
-        cached: list[np.ndarray] = []
-
-        def counts(index: np.ndarray = index, cached: list[np.ndarray] = cached) -> np.ndarray:
-            if not cached:
-                cached.append(np.bincount(index, minlength=n).astype(np.float64))
-            return cached[0]
-
-        for side, blocks in enumerate(sides):
-            for key in decomposable:
-                summed[side][key][b] = blocks[key].resampled_total(index, counts)
-            for name, metric, key in raw:
-                rows = blocks[key].rows
-                assert rows is not None
-                theta_raw[side][name][b] = metric.finalize_rows(rows, counts())
-        if progress is not None:
-            progress(1)
+    # Not enumerate(): its reused result tuple would keep the last index alive.
+    b = -1
+    with one_blas_thread():
+        for index in resample_indices(n, resamples, seed):
+            b += 1
+            # Per-record counts replace the index at once (at most two arrays of n alive);
+            # every block and raw metric reads them, so nothing gathers by the index.
+            whole = np.bincount(index, minlength=n)
+            del index
+            counts = whole.astype(np.float64)
+            del whole
+            for side, blocks in enumerate(sides):
+                for key in decomposable:
+                    summed[side][key][b] = blocks[key].weighted_total(counts)
+                for name, metric, key in raw:
+                    rows = blocks[key].rows
+                    assert rows is not None
+                    theta_raw[side][name][b] = metric.finalize_rows(rows, counts)
+            del counts  # and what metrics derived from them (timing's cumulative counts)
+            if progress is not None:
+                progress(1)
     out: list[dict[str, np.ndarray]] = []
     for side in range(len(sides)):
         values = dict(theta_raw[side])

@@ -23,7 +23,7 @@ registry (:mod:`pingce.metrics.registry`) reads and keeps on every instance.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -86,20 +86,18 @@ class StatBlock:
         return np.asarray(self.rows.sum(axis=0), dtype=np.float64)
 
     def weighted_total(self, weights: np.ndarray) -> np.ndarray:
-        """Sum of the statistics with record ``i`` counted ``weights[i]`` times."""
+        """Sum of the statistics with record ``i`` counted ``weights[i]`` times (a bootstrap
+        resample: ``weights`` are its per-record counts).
+
+        One-hot: a weighted ``np.bincount`` of the codes (exact: counts are whole numbers).
+        Dense: ``weights @ rows``, a BLAS product, which the bootstrap runs on one BLAS thread
+        (:mod:`pingce.threads`)."""
         if self.codes is not None:
             return np.asarray(
                 np.bincount(self.codes, weights=weights, minlength=self.width), dtype=np.float64
             )
         assert self.rows is not None
         return np.asarray(weights @ self.rows, dtype=np.float64)
-
-    def resampled_total(self, index: np.ndarray, counts: Callable[[], np.ndarray]) -> np.ndarray:
-        """Sum over the records at ``index`` (with repeats); ``counts()``: per-record counts."""
-        if self.codes is not None:
-            return np.bincount(self.codes[index], minlength=self.width).astype(np.float64)
-        assert self.rows is not None
-        return np.asarray(counts() @ self.rows, dtype=np.float64)
 
     def per_record(self) -> np.ndarray:
         """Each record's own statistic vector, shape ``(n, width)``."""

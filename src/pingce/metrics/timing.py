@@ -8,6 +8,7 @@ per-record counts on a sort made once, so a bootstrap resample costs no sort.
 from __future__ import annotations
 
 import math
+import weakref
 from collections.abc import Hashable
 from dataclasses import dataclass
 
@@ -184,16 +185,25 @@ class _SortCache:
 
 class _CumulativeCache:
     """Cumulative resample counts in sorted order for the latest (rows, weights): p50, p95 and
-    p99 of one bootstrap resample share one gather and one cumsum."""
+    p99 of one bootstrap resample share one gather and one cumsum. The weights are held weakly
+    and the cumsum dropped with them, so a finished resample's arrays do not live on into the
+    next one."""
 
     def __init__(self) -> None:
-        self.key: tuple[np.ndarray, np.ndarray] | None = None
+        self.rows: np.ndarray | None = None
+        self.weights: weakref.ref[np.ndarray] | None = None
         self.value = np.empty(0)
 
     def get(self, rows: np.ndarray, weights: np.ndarray, order: np.ndarray) -> np.ndarray:
-        if self.key is None or self.key[0] is not rows or self.key[1] is not weights:
-            self.key, self.value = (rows, weights), np.cumsum(weights[order])
+        if self.rows is not rows or self.weights is None or self.weights() is not weights:
+            self.rows, self.weights = rows, weakref.ref(weights, self._drop)
+            gathered = weights[order]
+            self.value = np.cumsum(gathered, out=gathered)
         return self.value
+
+    def _drop(self, ref: weakref.ref[np.ndarray]) -> None:
+        if self.weights is ref:
+            self.weights, self.value = None, np.empty(0)
 
 
 _SORTS = _SortCache()
