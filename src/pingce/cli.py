@@ -585,7 +585,9 @@ def main() -> None:
     When the command is done (its files written and closed), the process ends at once with the
     command's exit status (``os._exit`` after flushing stdout and stderr): freeing half a
     million records an object at a time, and the interpreter's own teardown, would only make
-    the user wait. Code that calls :func:`cli` itself (tests, other programs) is not ended."""
+    the user wait. Code that calls :func:`cli` itself (tests, other programs) is not ended.
+    ``atexit`` handlers do not run: whatever a command must finish (a cache, a connection, a
+    cluster) it finishes inside the command."""
     global _ends_at_once
     _ends_at_once = True
     code: int
