@@ -31,7 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -47,8 +47,10 @@ __all__ = [
     "out_dir",
     "phase_lines",
     "pingce_command",
+    "print_checks",
     "print_table",
     "run_cli",
+    "save_and_exit",
     "save_summary",
     "timed",
 ]
@@ -280,6 +282,20 @@ def phase_lines(run: CliRun, note: str = "") -> list[str]:
     return lines
 
 
+def print_checks(
+    runs: Iterable[CliRun], problems: Sequence[str], ok: str, mismatch: str = "MISMATCH"
+) -> None:
+    """Each run's phase lines, then the verdict of the number checks: the problems found under
+    ``mismatch``, or ``ok`` (what was checked) when there are none."""
+    for run in runs:
+        for line in phase_lines(run):
+            print(line)
+    if problems:
+        print(f"{mismatch}:\n  " + "\n  ".join(problems))
+    else:
+        print(ok)
+
+
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], title: str = "") -> None:
     """A plain-text table: the first column left-aligned, the others right-aligned."""
     cells = [[_cell(v) for v in row] for row in rows]
@@ -364,3 +380,10 @@ def save_summary(name: str, summary: dict[str, Any]) -> Path:
     path.write_text(text + "\n", encoding="utf-8")
     print(f"summary written to {path}", flush=True)
     return path
+
+
+def save_and_exit(name: str, summary: dict[str, Any], problems: Sequence[str]) -> None:
+    """:func:`save_summary`, then exit with status 1 when a number check found problems."""
+    save_summary(name, summary)
+    if problems:
+        raise SystemExit(1)

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _cli import machine, out_dir, phase_lines, print_table, run_cli, save_summary
+from _cli import machine, out_dir, print_checks, print_table, run_cli, save_and_exit
 from _data import risk_systems, risk_systems_files
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 200_000
@@ -137,16 +137,13 @@ def main() -> None:
         f"{accuracy['ci_high']:.5f}] (BCa), scipy [{low:.5f}, {high:.5f}] (percentile, "
         "independent resamples)"
     )
-    for line in phase_lines(run):
-        print(line)
-    if problems:
-        print("MISMATCH:\n  " + "\n  ".join(problems))
-    else:
-        print(
-            "numbers check: accuracy of each system and the delta equal the data's (1e-12), "
-            "the interval agrees with scipy's"
-        )
-    save_summary(
+    print_checks(
+        [run],
+        problems,
+        "numbers check: accuracy of each system and the delta equal the data's (1e-12), "
+        "the interval agrees with scipy's",
+    )
+    save_and_exit(
         "bench_compare",
         {
             "machine": info,
@@ -162,9 +159,8 @@ def main() -> None:
             "naive_over_pingce_time": naive_sec / run.wall_s,
             "checks_pass": not problems,
         },
+        problems,
     )
-    if problems:
-        raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _cli import machine, out_dir, phase_lines, print_table, run_cli, save_summary
+from _cli import machine, out_dir, print_checks, print_table, run_cli, save_and_exit
 from _data import contract_risk_file, risk_labels
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
@@ -191,17 +191,14 @@ def main() -> None:
         ],
         title=f"\ncontract-risk, {N:,} records:",
     )
-    for run in (full, base):
-        for line in phase_lines(run):
-            print(line)
-    if problems:
-        print("MISMATCH with scikit-learn:\n  " + "\n  ".join(problems))
-    else:
-        print(
-            f"numbers identical: all {len(expected)} metrics in both runs' results.json equal "
-            "scikit-learn's (and numpy's percentiles) on the full data to 1e-9"
-        )
-    save_summary(
+    print_checks(
+        (full, base),
+        problems,
+        f"numbers identical: all {len(expected)} metrics in both runs' results.json equal "
+        "scikit-learn's (and numpy's percentiles) on the full data to 1e-9",
+        mismatch="MISMATCH with scikit-learn",
+    )
+    save_and_exit(
         "bench_contract_risk",
         {
             "machine": info,
@@ -219,9 +216,8 @@ def main() -> None:
             "ratio_to_floor": ours / floor,
             "identical": not problems,
         },
+        problems,
     )
-    if problems:
-        raise SystemExit(1)
 
 
 if __name__ == "__main__":

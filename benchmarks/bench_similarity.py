@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _cli import ROOT, machine, out_dir, phase_lines, print_table, run_cli, save_summary
+from _cli import ROOT, machine, out_dir, phase_lines, print_table, run_cli, save_and_exit
 from _data import data_file, write_yaml
 
 sys.path.insert(0, str(ROOT))
@@ -376,9 +376,7 @@ def main() -> None:
             "embedding": "each distinct string encoded once, each distinct pair scored once",
         }
         print("checks pass: " + "; ".join(v for k, v in checked.items() if k in which))
-    save_summary("bench_similarity", summary)
-    if problems:
-        raise SystemExit(1)
+    save_and_exit("bench_similarity", summary, problems)
 
 
 if __name__ == "__main__":

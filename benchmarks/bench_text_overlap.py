@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _cli import CliRun, machine, out_dir, phase_lines, print_table, run_cli, save_summary, timed
+from _cli import CliRun, machine, out_dir, print_checks, print_table, run_cli, save_and_exit, timed
 from _data import data_file, write_yaml
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
@@ -305,17 +305,13 @@ def main() -> None:
         f"(intervals phase {with_ci.phases.get('intervals', 0.0):.2f} s): "
         f"{reference['all'] / with_ci.wall_s:.1f}x the reference's time, which has no intervals"
     )
-    for run in (*runs.values(), with_ci):
-        for line in phase_lines(run):
-            print(line)
-    if problems:
-        print("MISMATCH:\n  " + "\n  ".join(problems))
-    else:
-        print(
-            "numbers identical: every pair's ROUGE-1/2/L P/R/F and sentence BLEU in records.jsonl, "
-            "corpus BLEU and chrF in results.json, to 1e-9"
-        )
-    save_summary(
+    print_checks(
+        (*runs.values(), with_ci),
+        problems,
+        "numbers identical: every pair's ROUGE-1/2/L P/R/F and sentence BLEU in records.jsonl, "
+        "corpus BLEU and chrF in results.json, to 1e-9",
+    )
+    save_and_exit(
         "bench_text_overlap",
         {
             "machine": info,
@@ -335,9 +331,8 @@ def main() -> None:
             "ratios": {name: reference[name] / runs[name].wall_s for name in runs},
             "identical": not problems,
         },
+        problems,
     )
-    if problems:
-        raise SystemExit(1)
 
 
 if __name__ == "__main__":

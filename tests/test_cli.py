@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -16,6 +14,8 @@ import pytest
 
 import pingce
 from pingce.metrics import metric_registry, table_registry
+
+from .cli_run import run_pingce, run_python
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "contract_risk" / "records.jsonl"
 LEVELS = ["高", "中", "低"]
@@ -46,13 +46,6 @@ CONTRACT_METRICS = [
 ]
 OUTPUT_FILES = {"results.json", "records.jsonl", "report.md"}
 
-ENV = {
-    **{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR")},
-    "PYTHONUTF8": "1",
-    "NO_COLOR": "1",
-    "COLUMNS": "120",
-}
-
 
 def level(raw: str) -> str:
     """The canonical level of a raw label (own normalisation, not pingce's)."""
@@ -66,16 +59,7 @@ def example_rows() -> list[dict[str, Any]]:
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pingce", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env=ENV,
-        timeout=300,
-        check=False,
-    )
+    return run_pingce(*args, cwd=cwd)
 
 
 def run_ok(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -480,15 +464,7 @@ def test_the_command_ends_at_once_with_every_file_complete(tmp_path: Path) -> No
         "print('after main')\n"  # never reached: main ends the process
     )
     args = ["run", "tcm-dialogue", "--data", str(example), "--out", str(out), "--bootstrap", "0"]
-    proc = subprocess.run(
-        [sys.executable, "-c", script, *args, "--similarity", "exact", "--no-progress"],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env=ENV,
-        timeout=300,
-        check=False,
-    )
+    proc = run_python("-c", script, *args, "--similarity", "exact", "--no-progress")
     assert proc.returncode == 0, proc.stderr
     assert "after main" not in proc.stdout
     assert proc.stdout.rstrip().endswith("report.md)")  # the last line printed is all there
@@ -496,11 +472,5 @@ def test_the_command_ends_at_once_with_every_file_complete(tmp_path: Path) -> No
     n = sum(1 for line in example.read_text(encoding="utf-8").splitlines() if line.strip())
     assert len(read_record_lines(out)) == n
     assert read_results(out)["n_records"] == n
-    missing = subprocess.run(
-        [sys.executable, "-c", script, "run", "tcm-dialogue", "--data", str(tmp_path / "no.jsonl")],
-        capture_output=True,
-        text=True,
-        env=ENV,
-        check=False,
-    )
+    missing = run_python("-c", script, "run", "tcm-dialogue", "--data", str(tmp_path / "no.jsonl"))
     assert missing.returncode == 2 and "no such file" in missing.stderr

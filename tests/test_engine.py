@@ -24,6 +24,8 @@ from pingce.report import write_outputs
 from pingce.results import RecordRows
 from pingce.similarity.fake import FakeBackend
 
+from .cli_run import run_pingce
+
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "pingce"
 SUITES = SRC / "suites"
@@ -48,7 +50,7 @@ def suite_copy(tmp_path: Path, name: str, edit: Any) -> Path:
 
 
 def cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*PINGCE, *args], cwd=cwd, capture_output=True, text=True, check=False)
+    return run_pingce(*args, cwd=cwd)
 
 
 # ------------------------------------------------------------------ options overlay the suite

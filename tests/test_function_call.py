@@ -11,8 +11,6 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import os
-import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,6 +21,7 @@ import pytest
 import pingce
 from pingce.errors import InputError
 
+from .cli_run import run_pingce, run_python
 from .fc_data import (
     SEED_DEMO_RECORDS,
     as_json_arguments,
@@ -54,12 +53,6 @@ SEED_DEMO_SUMMARY = {
     "rouge-2": 0.96791,
     "rouge-l": 0.97658,
     "bleu-4": 0.96815,
-}
-
-ENV = {
-    **{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR")},
-    "PYTHONUTF8": "1",
-    "NO_COLOR": "1",
 }
 
 
@@ -431,19 +424,6 @@ def test_bad_gold_is_an_input_error_naming_line_and_field(case: str) -> None:
     assert ":3:" in str(error) and "gold_fn" in str(error)
 
 
-def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pingce", *args],
-        cwd=cwd,
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env=ENV,
-        timeout=300,
-        check=False,
-    )
-
-
 def _write_jsonl(path: Path, lines: list[Any]) -> None:
     with open(path, "w", encoding="utf-8") as handle:
         for line in lines:
@@ -459,7 +439,7 @@ def test_bad_gold_in_jsonl_exits_2_naming_file_line_and_field(tmp_path: Path, ca
         data, [good, None, {**good, "id": "b"}, {**good, "id": "c", "gold_fn": BAD_GOLD[case]}]
     )
     out = tmp_path / "out"
-    proc = _cli(tmp_path, "run", "function-call", "--data", str(data), "--out", str(out))
+    proc = run_pingce("run", "function-call", "--data", str(data), "--out", str(out), cwd=tmp_path)
     assert proc.returncode == 2, (proc.returncode, proc.stderr)
     assert "Traceback" not in proc.stderr
     assert "bad.jsonl:4" in proc.stderr and "gold_fn" in proc.stderr, proc.stderr
@@ -472,7 +452,7 @@ def test_jsonl_through_the_cli_equals_the_seed(tmp_path: Path) -> None:
     data = tmp_path / "calls.jsonl"
     _write_jsonl(data, records)
     out = tmp_path / "out"
-    proc = _cli(tmp_path, "run", "function-call", "--data", str(data), "--out", str(out))
+    proc = run_pingce("run", "function-call", "--data", str(data), "--out", str(out), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     with open(data, encoding="utf-8") as handle:
         loaded = [json.loads(line) for line in handle]  # how a seed user reads JSONL
@@ -637,16 +617,8 @@ def test_jieba_dictionary_changed_between_evaluations() -> None:
     """The seed segments with jieba's dictionary as it is at the time; a user dictionary added
     after a first evaluation must change pingce's words too (run in a fresh interpreter so the
     changed dictionary stays out of this process)."""
-    proc = subprocess.run(
-        [sys.executable, "-c", JIEBA_DICTIONARY_CHANGE],
-        cwd=Path(__file__).resolve().parents[1],
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        env=ENV,
-        timeout=300,
-        check=True,
-    )
+    proc = run_python("-c", JIEBA_DICTIONARY_CHANGE, cwd=Path(__file__).resolve().parents[1])
+    assert proc.returncode == 0, proc.stderr
     steps = json.loads(proc.stdout.strip().splitlines()[-1])
     assert steps[0]["words"] != steps[1]["words"]  # the dictionary change matters here
     for step in steps:

@@ -1,0 +1,42 @@
+"""Running pingce (or a Python snippet) in a child process, the way tests do it everywhere: an
+environment without the caller's terminal size or colours, UTF-8, a time limit, the result kept
+(never raised) so that a test can assert on the exit status and stderr."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+__all__ = ["ENV", "run_pingce", "run_python"]
+
+ENV = {
+    **{k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR")},
+    "PYTHONUTF8": "1",
+    "NO_COLOR": "1",
+    "COLUMNS": "120",
+}
+
+
+def run_python(
+    *args: str, cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``python ARGS`` with :data:`ENV`; the completed process, whatever its status."""
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=ENV,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def run_pingce(
+    *args: str, cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``python -m pingce ARGS`` (the command as users run it) with :data:`ENV`."""
+    return run_python("-m", "pingce", *args, cwd=cwd, timeout=timeout)
