@@ -14,6 +14,7 @@ import json
 import os
 import random
 import sys
+import time
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -27,7 +28,9 @@ from rouge import Rouge
 from rouge import rouge_score as package
 from scipy.optimize import linear_sum_assignment
 
+import pingce
 from pingce import _halves
+from pingce.errors import OptionError
 from pingce.metrics.calls import _dumps, _max_matching, parse_calls
 from pingce.metrics.calls import _TextPairs as TextPairs
 from pingce.text.bleu import nltk_bleu, nltk_stats_from_matches
@@ -407,7 +410,9 @@ def test_in_halves_forks_and_equals_one_process(monkeypatch: pytest.MonkeyPatch)
     assert seen == [500]  # only the first half was computed here
 
 
-def test_in_halves_recomputes_what_a_failed_child_owed(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_in_halves_recomputes_what_a_failed_child_owed(
+    monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setattr(_halves, "MINIMUM", 10)
     monkeypatch.setenv("PINGCE_PROCESSES", "2")  # whatever the load
     if not _halves.two_processes_allowed(100):
@@ -421,6 +426,44 @@ def test_in_halves_recomputes_what_a_failed_child_owed(monkeypatch: pytest.Monke
 
     first, second = _halves.in_halves(work, list(range(100)))
     assert first + second == squares(range(100))
+    err = capfd.readouterr().err
+    assert "RuntimeError: the child fails" in err  # the child's own traceback
+    assert "the second process failed (exit status 1)" in err  # and what the parent did
+
+
+def test_in_halves_stops_the_child_when_this_process_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_halves, "MINIMUM", 10)
+    monkeypatch.setenv("PINGCE_PROCESSES", "2")
+    if not _halves.two_processes_allowed(100):
+        pytest.skip("no fork or a single core here")
+    parent = os.getpid()
+
+    def work(part: Any) -> list[int]:
+        if os.getpid() == parent:
+            raise KeyboardInterrupt  # the user's Ctrl-C while the child still works
+        time.sleep(60)
+        return squares(part)
+
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        _halves.in_halves(work, list(range(100)))
+    assert time.monotonic() - started < 30  # the child was not waited for: it was stopped
+    with pytest.raises(ChildProcessError):  # and reaped: no child of this process is left
+        os.waitpid(-1, os.WNOHANG)
+
+
+def test_processes_setting_outside_its_values_is_an_option_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    for value in ("0", "4", "off"):
+        monkeypatch.setenv("PINGCE_PROCESSES", value)
+        with pytest.raises(OptionError, match=f"PINGCE_PROCESSES .*got '{value}'"):
+            _halves.two_processes_allowed(10**6)
+        with pytest.raises(OptionError, match="PINGCE_PROCESSES"):  # before any work
+            pingce.evaluate("contract-risk", [{"id": "a", "gold_level": "高", "pred_level": "高"}])
+    for value in ("", " 1 ", "2"):
+        monkeypatch.setenv("PINGCE_PROCESSES", value)
+        assert _halves.processes_setting() == value.strip()
 
 
 def test_no_child_on_a_busy_machine(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -428,10 +471,17 @@ def test_no_child_on_a_busy_machine(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("PINGCE_PROCESSES", raising=False)
     monkeypatch.setattr(os, "getloadavg", lambda: (9.0, 9.0, 9.0))
     assert not _halves.two_processes_allowed(10**6)
+    if not sys.platform.startswith("linux"):
+        assert not _halves.two_processes_allowed(10**6)
+        return
     monkeypatch.setattr(os, "getloadavg", lambda: (1.0, 1.0, 1.0))  # this process alone
-    assert _halves.two_processes_allowed(10**6) == (
-        sys.platform.startswith("linux") and len(os.sched_getaffinity(0)) >= 2
-    )
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    assert _halves.two_processes_allowed(10**6) is True
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0})  # one core: never a child
+    assert _halves.two_processes_allowed(10**6) is False
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "getloadavg", lambda: (1.6, 1.0, 1.0))  # 1.4 idle cores < 1.5
+    assert _halves.two_processes_allowed(10**6) is False
 
 
 def test_one_process_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -441,5 +491,12 @@ def test_one_process_when_asked(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PINGCE_PROCESSES", "2")
     assert not _halves.two_processes_allowed(9)  # too few records for a child
     parent = os.getpid()
-    first, second = _halves.in_halves(lambda part: [os.getpid()] * len(part), [0] * 9)
-    assert set(first + second) == {parent}
+    seen: list[int] = []
+
+    def work(part: Any) -> list[int]:
+        seen.append(len(part))
+        return [os.getpid()] * len(part)
+
+    [whole] = _halves.in_halves(work, [0] * 9)
+    assert whole == [parent] * 9
+    assert seen == [9]  # one call over every item: nothing split, nothing done twice

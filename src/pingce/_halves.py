@@ -17,13 +17,25 @@ the second half itself, so the result is the same, only later.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
+import signal
 import sys
+import traceback
 from collections.abc import Callable, Sequence
 from typing import TypeVar, cast
 
-__all__ = ["MINIMUM", "in_halves", "two_processes_allowed"]
+from .errors import OptionError
+
+__all__ = [
+    "MINIMUM",
+    "PROCESSES_VALUES",
+    "PROCESSES_VARIABLE",
+    "in_halves",
+    "processes_setting",
+    "two_processes_allowed",
+]
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -36,11 +48,28 @@ busy, the child only competes with this process for the same core, and its start
 the pages it touches) makes the run slower, not faster."""
 
 
+PROCESSES_VARIABLE = "PINGCE_PROCESSES"
+PROCESSES_VALUES = ("", "1", "2")
+"""Its values: unset or empty (decide by the load), ``1`` (never a child), ``2`` (always)."""
+
+
+def processes_setting() -> str:
+    """The value of ``PINGCE_PROCESSES``, checked: a value outside :data:`PROCESSES_VALUES`
+    is an error naming the variable and the value (never quietly read as "decide")."""
+    asked = os.environ.get(PROCESSES_VARIABLE, "").strip()
+    if asked not in PROCESSES_VALUES:
+        raise OptionError(
+            f"{PROCESSES_VARIABLE} must be 1 (one process), 2 (a second process whatever the "
+            f"load) or unset (decide by the load), got {asked!r}"
+        )
+    return asked
+
+
 def two_processes_allowed(n: int) -> bool:
     """Whether :func:`in_halves` would use a child process for ``n`` records."""
+    asked = processes_setting()
     if n < MINIMUM or not sys.platform.startswith("linux") or not hasattr(os, "fork"):
         return False
-    asked = os.environ.get("PINGCE_PROCESSES", "").strip()
     if asked == "1":
         return False
     try:
@@ -60,34 +89,43 @@ def _idle_cores(cores: int) -> float:
     return cores - max(0.0, load - 1.0)
 
 
-def in_halves(work: Callable[[Sequence[T]], R], items: Sequence[T]) -> tuple[R, R]:
-    """``(work(first half), work(second half))``, the second half in a forked child process
-    when :func:`two_processes_allowed`, else both here."""
+def in_halves(work: Callable[[Sequence[T]], R], items: Sequence[T]) -> list[R]:
+    """``work`` over ``items`` as a list of results in order: ``[work(items)]`` in this
+    process, or, when :func:`two_processes_allowed`, ``[work(first half), work(second half)]``
+    with the second half computed by a forked child. The caller joins the parts whatever
+    their number. A child that fails is reported on stderr and its half computed here; if this
+    process fails, the child is stopped before the error goes on."""
+    if not two_processes_allowed(len(items)):
+        return [work(items)]
     middle = len(items) // 2
     first, second = items[:middle], items[middle:]
-    if not two_processes_allowed(len(items)):
-        return work(first), work(second)
     child = _start(work, second)
-    mine = work(first)
+    try:
+        mine = work(first)
+    except BaseException:
+        _stop(child)
+        raise
     answer = _collect(child)
     if answer is None:  # the child failed: same numbers, computed here
-        return mine, work(second)
-    return mine, cast(R, answer[0])
+        return [mine, work(second)]
+    return [mine, cast(R, answer[0])]
 
 
 def _start(work: Callable[[Sequence[T]], R], items: Sequence[T]) -> tuple[int, int] | None:
     """Fork a child that writes ``pickle(work(items))`` to a pipe; ``(pid, read end)``."""
     try:
         read, write = os.pipe()
-    except OSError:
+    except OSError as exc:
+        _report(f"could not open a pipe ({exc})")
         return None
     sys.stdout.flush()
     sys.stderr.flush()
     try:
         pid = os.fork()
-    except OSError:
+    except OSError as exc:
         os.close(read)
         os.close(write)
+        _report(f"could not start ({exc})")
         return None
     if pid == 0:  # the child: compute, answer, leave without running the parent's exit code
         status = 1
@@ -97,14 +135,29 @@ def _start(work: Callable[[Sequence[T]], R], items: Sequence[T]) -> tuple[int, i
             with os.fdopen(write, "wb") as pipe:
                 pipe.write(payload)
             status = 0
+        except BaseException:
+            traceback.print_exc()  # the child's own error, on the stderr it shares
+            sys.stderr.flush()
         finally:
             os._exit(status)
     os.close(write)
     return pid, read
 
 
+def _stop(child: tuple[int, int] | None) -> None:
+    """End a child whose answer is no longer wanted, and reap it."""
+    if child is None:
+        return
+    pid, read = child
+    with contextlib.suppress(ProcessLookupError):  # it may have ended already
+        os.kill(pid, signal.SIGKILL)
+    os.close(read)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
+
+
 def _collect(child: tuple[int, int] | None) -> tuple[object] | None:
-    """The child's answer (in a tuple), or None if it failed."""
+    """The child's answer (in a tuple), or None if it failed (reported on stderr)."""
     if child is None:
         return None
     pid, read = child
@@ -116,10 +169,25 @@ def _collect(child: tuple[int, int] | None) -> tuple[object] | None:
     try:
         _, status = os.waitpid(pid, 0)
     except ChildProcessError:
+        _report("was lost")
+        return None
+    if os.WIFSIGNALED(status):
+        _report(f"was killed by signal {os.WTERMSIG(status)}")
         return None
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0 or not payload:
+        _report(f"failed (exit status {os.WEXITSTATUS(status)})")
         return None
     try:
         return (pickle.loads(payload),)
-    except Exception:  # an incomplete answer: compute it here
+    except Exception as exc:  # an incomplete answer: compute it here
+        _report(f"sent an answer that could not be read ({exc})")
         return None
+
+
+def _report(what: str) -> None:
+    print(
+        f"pingce: the second process {what}; its half of the records is computed in this "
+        f"process (same numbers, more time; {PROCESSES_VARIABLE}=1 turns the second process off)",
+        file=sys.stderr,
+        flush=True,
+    )

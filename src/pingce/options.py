@@ -13,6 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from ._halves import processes_setting
 from .errors import OptionError
 from .metrics import ZeroDivision, check_zero_division
 from .records import parse_path
@@ -59,9 +60,11 @@ class RunOptions:
         return {"zero_division": self.zero_division}
 
     def validate(self) -> None:
-        """Reject invalid options with a message naming the option."""
+        """Reject invalid options with a message naming the option (and the environment
+        variable that sets the number of processes)."""
         from .similarity.base import SimilarityBackend
 
+        processes_setting()
         if not isinstance(self.similarity, SimilarityBackend):
             try:
                 parse_backend_name(self.similarity)

@@ -494,9 +494,9 @@ class CallMatchStatistic(_CallStatistic):
         return ("calls", self.gold, self.pred, self.normalizer.key(), self.assignment)
 
     def compute(self, table: Table, context: Context) -> StatBlock:
-        first, second = in_halves(self.rows, self.calls(table))
-        rows = np.concatenate([first[0], second[0]])
-        reasons = reason_column(itertools.chain(first[1], second[1]), table.n)
+        parts = in_halves(self.rows, self.calls(table))
+        rows = np.concatenate([part[0] for part in parts])
+        reasons = reason_column(itertools.chain.from_iterable(p[1] for p in parts), table.n)
         return StatBlock(width=4, rows=rows, reasons={"calls": reasons})
 
     def rows(self, records: Sequence[CallPair]) -> tuple[np.ndarray, list[str | None]]:

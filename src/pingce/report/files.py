@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-from .._halves import in_halves, two_processes_allowed
+from .._halves import in_halves
 from ..results import ComparisonResult, EvaluationResult, RecordRows
 from .markdown import render_markdown
 
@@ -44,13 +44,11 @@ def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict
 def write_records(rows: RecordRows | None, path: Path) -> None:
     """records.jsonl: with many records on an idle two-core Linux machine, the second half of
     the lines made and written by a forked child process into a file of its own while this
-    process writes the first half (:func:`pingce._halves.in_halves`; the lines of a record
-    depend on that record alone), then appended (by the kernel, without a copy through Python).
-    The bytes are those of one process writing every line."""
-    if rows is None or not two_processes_allowed(rows.n):
-        with open(path, "wb") as handle:
-            for text in [] if rows is None else rows.iter_jsonl():
-                handle.write(text)
+    process writes the first half (:func:`pingce._halves.in_halves` decides; the lines of a
+    record depend on that record alone), then appended (by the kernel, without a copy through
+    Python). The bytes are those of one process writing every line."""
+    if rows is None:
+        path.write_bytes(b"")
         return
 
     def write(part: Sequence[int]) -> str:
@@ -61,13 +59,14 @@ def write_records(rows: RecordRows | None, path: Path) -> None:
                 handle.write(text)
         return name
 
-    first, second = in_halves(write, range(rows.n))
+    first, *rest = in_halves(write, range(rows.n))
     os.replace(path.with_name(first), path)
-    with open(path, "r+b") as whole, open(path.with_name(second), "rb") as rest:
-        whole.seek(0, os.SEEK_END)
-        if not _copied_in_kernel(rest, whole):
-            shutil.copyfileobj(rest, whole)
-    os.remove(path.with_name(second))
+    for name in rest:
+        with open(path, "r+b") as whole, open(path.with_name(name), "rb") as part:
+            whole.seek(0, os.SEEK_END)
+            if not _copied_in_kernel(part, whole):
+                shutil.copyfileobj(part, whole)
+        os.remove(path.with_name(name))
 
 
 def _copied_in_kernel(source: BinaryIO, target: BinaryIO) -> bool:
