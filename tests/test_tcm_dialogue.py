@@ -877,3 +877,24 @@ def test_feature_checks_of_each_turn_as_if_it_were_alone() -> None:
     alone = [turn_rows([r])[0] for r in records]
     assert together == alone
     assert len({str(row) for row in together}) > 20  # the pairs do differ
+
+
+def test_logic_weighted_f1_says_when_the_policy_filled_one_of_its_rates() -> None:
+    # no CASE_REJECTED turn: P is 0/0. With zero_division=1, P = 1 and R = 1/2 (one of two
+    # DEFINITIVE turns right), so F1 = 2 * 1 * 0.5 / 1.5 = 2/3: a number made partly by the
+    # policy, which the result must say (n counts the 2 recall turns, so n alone cannot)
+    records = [
+        {"dialogue_id": "d", "turn": 1, "status": "DEFINITIVE", "pred_diagnosis": "A",
+         "gt_diagnosis": "A"},
+        {"dialogue_id": "d", "turn": 2, "status": "DEFINITIVE", "pred_diagnosis": "B",
+         "gt_diagnosis": "A"},
+    ]  # fmt: skip
+    filled = pingce.evaluate("tcm-dialogue", records, bootstrap=0, zero_division=1)
+    f1 = filled.metrics["logic_weighted_f1"]
+    assert f1.value == pytest.approx(2 / 3) and f1.n == 2
+    assert f1.value_note is not None and "no CASE_REJECTED turns" in f1.value_note
+    assert "by the zero-division policy" in f1.value_note
+    assert filled.metrics["effective_recall"].value_note is None  # measured, not filled
+    plain = pingce.evaluate("tcm-dialogue", records, bootstrap=0)
+    assert plain.metrics["logic_weighted_f1"].value is None  # null policy: null, with a reason
+    assert "CASE_REJECTED" in (plain.metrics["logic_weighted_f1"].undefined_reason or "")

@@ -20,22 +20,22 @@ Blocks = Mapping[Hashable, StatBlock]
 
 
 def metric_value(metric: Metric, block: StatBlock) -> MetricResult:
-    """A metric's value on a block, with n and the reason when undefined."""
+    """A metric's value on a block, with n and the reason when undefined, and a note when the
+    zero-division policy made the value (or a part of it) instead of the data."""
+    note = None
     if metric.decomposable:
         summed = block.total()
         value = float(metric.finalize(summed[None, :])[0])
         n = round(float(metric.count(summed[None, :])[0]))
         reason = metric.undefined_reason(summed) if math.isnan(value) else None
+        policy = getattr(metric, "zero_division", None)  # only ratio metrics have one
+        if policy is not None and not math.isnan(value) and metric.filled_by_policy(summed):
+            note = f"{metric.undefined_reason(summed)}: {value:g} by the zero-division policy"
     else:
         assert block.rows is not None
         value = metric.finalize_rows(block.rows)
         n = metric.count_rows(block.rows)
         reason = metric.undefined_rows_reason(block.rows) if math.isnan(value) else None
-    note = None
-    policy = getattr(metric, "zero_division", None)
-    if n == 0 and not math.isnan(value) and policy is not None and metric.decomposable:
-        summed = block.total()
-        note = f"{metric.undefined_reason(summed)}: {value:g} by the zero-division policy"
     return MetricResult(
         value=None if math.isnan(value) else value,
         n=n,

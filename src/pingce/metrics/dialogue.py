@@ -844,6 +844,9 @@ class LogicWeightedF1(DialogueMetric):
         out: np.ndarray = summed[..., _EFF_N] + summed[..., _REJ_N]
         return out
 
+    def filled_by_policy(self, summed: np.ndarray) -> bool:
+        return bool(summed[_REJ_N] == 0 or summed[_EFF_N] == 0)  # P or R is 0/0
+
     def undefined_reason(self, summed: np.ndarray) -> str:
         missing = []
         if summed[_REJ_N] == 0:

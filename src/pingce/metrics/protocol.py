@@ -229,6 +229,13 @@ class Metric(ABC):
         """Why the value of this summed vector is undefined (only called when it is)."""
         return "undefined for this data"
 
+    def filled_by_policy(self, summed: np.ndarray) -> bool:
+        """Whether the value of this summed vector (a 1-d vector) is, in whole or in part, a
+        zero-division fill rather than a measurement: by default, when it counts no unit. A
+        metric made of several ratios (an F1 of two rates) says so when any of them is 0/0;
+        :meth:`undefined_reason` then names which."""
+        return bool(self.count(summed[None, :])[0] == 0)
+
     @property
     def best(self) -> float:
         """A record's value when it did not miss: the maximum, or 0 where lower is better."""
