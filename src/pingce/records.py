@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import json
+import operator
 import os
 import re
 from array import array
@@ -508,8 +509,8 @@ class _Column:
 def _none_positions(raw: list[Any], values: np.ndarray) -> np.ndarray:
     """Where ``raw`` holds None, given ``values`` (its float conversion, NaN there)."""
     absent: np.ndarray = np.isnan(values)
-    for i in np.flatnonzero(absent):
-        absent[i] = raw[i] is None  # a NaN given as a value is not an absent one
+    if absent.any():  # a NaN given as a value is not an absent one
+        absent &= np.fromiter(map(operator.is_, raw, repeat(None)), bool, len(raw))
     return absent
 
 

@@ -294,11 +294,18 @@ def _entries(reasons: np.ndarray, missed: np.ndarray, some: np.ndarray, key: byt
 
 def _coded(texts: list[bytes]) -> _Coded | None:
     """``texts`` as distinct texts and codes, when at most half are distinct (else None)."""
-    distinct = list(set(texts))
-    if 2 * len(distinct) > len(texts):
+    found = _distinct_codes(texts)
+    return None if found is None else _Coded(*found)
+
+
+def _distinct_codes(values: list[Any]) -> tuple[list[Any], np.ndarray] | None:
+    """The distinct values and each value's code among them, when at most half of the values
+    are distinct (else None: coding would not pay)."""
+    distinct = list(set(values))
+    if 2 * len(distinct) > len(values):
         return None
-    index = {text: code for code, text in enumerate(distinct)}
-    return _Coded(distinct, np.fromiter(map(index.__getitem__, texts), np.int64, len(texts)))
+    index = {value: code for code, value in enumerate(distinct)}
+    return distinct, np.fromiter(map(index.__getitem__, values), np.int64, len(values))
 
 
 def _rows(piece: Pieces) -> list[bytes]:
@@ -347,10 +354,9 @@ def _fragments(values: Any, prefix: bytes) -> Pieces:
             return _number_fragments(values, prefix)
         values = values.tolist()
     if set(map(type, values)) <= _SHARED:
-        distinct = list(set(values))
-        if 2 * len(distinct) <= len(values):
-            index = {value: code for code, value in enumerate(distinct)}
-            codes = np.fromiter(map(index.__getitem__, values), np.int64, len(values))
+        found = _distinct_codes(values)
+        if found is not None:
+            distinct, codes = found
             return _Coded(json_texts(distinct, prefix), codes)
     return json_texts(values, prefix)
 

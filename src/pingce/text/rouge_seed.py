@@ -3,7 +3,7 @@
 The seed scores a record with ``Rouge().get_scores(" ".join(hyp_words), " ".join(ref_words))``
 from the ``rouge`` package (pltrdy, 1.0.1). This module computes the same numbers with its own
 code (its BLEU, nltk's ``sentence_bleu`` with smoothing 3, is :func:`pingce.text.bleu.nltk_bleu`
-of the statistics of :func:`pingce.text.pairs.pair_matches`):
+of the statistics of :func:`pingce.text.pairs.clipped_matches`):
 
 * The joined text is split into sentences on ``"."`` (empty parts dropped, whitespace in each
   part collapsed), words are ``sentence.split(" ")`` over all sentences (:func:`rouge_sentences`).
