@@ -33,26 +33,55 @@ Parsing (:func:`parse_citation`), on the normalised text:
   or ``)``.
 * ``第零条`` (like ``第0条``) is a well-formed citation of article 0, which no law has: the check
   says ``no_such_article``, the answer for any article number outside the law.
+
+A :class:`LawBook` maps law names (canonical names and aliases, normalised and without the
+``中华人民共和国`` prefix) to the law's article ranges (``1-1260``) and its sub-articles
+(``20之1``), which exist only when listed. ``LawBook.builtin()`` is the packaged list
+(``pingce/data/laws.csv``); ``LawBook.load`` reads a user's list as CSV, JSONL or SQLite.
 """
 
 from __future__ import annotations
 
+import bisect
+import csv
+import io
+import json
 import re
 import unicodedata
 import warnings
+from collections.abc import Iterable, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import NamedTuple
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal, NamedTuple
+
+from ..errors import InputError
 
 __all__ = [
     "Article",
     "Citation",
+    "LawBook",
+    "LawEntry",
+    "LawVerdict",
     "Malformed",
+    "VerdictStatus",
     "normalize_citation",
     "parse_citation",
 ]
 
+VerdictStatus = Literal["ok", "unknown_law", "no_such_article", "malformed"]
+
+BUILTIN = "builtin"
+"""The name of the packaged law list among the sources of :meth:`LawBook.from_sources`."""
+
+_BUILTIN_SOURCE = "pingce/data/laws.csv"
 _PRC = "中华人民共和国"
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+_COLUMNS = ("law", "articles", "aliases", "sub_articles")
+_REQUIRED = ("law", "articles")
+_CHECK_CACHE = 1 << 17
 
 # ----------------------------------------------------------------------------- citations
 
@@ -185,3 +214,361 @@ def parse_citation(text: str) -> Citation | Malformed:
     if not law:
         return Malformed(f"no law name before {cited!r}")
     return Citation(law, tuple(articles))
+
+
+# ----------------------------------------------------------------------------- law lists
+
+
+@dataclass(frozen=True, slots=True)
+class LawEntry:
+    """One law of a list: its canonical name, article ranges ``(low, high)`` (inclusive),
+    aliases, listed sub-articles ``(article, sub)``, and where it was read."""
+
+    law: str
+    articles: tuple[tuple[int, int], ...]
+    aliases: tuple[str, ...] = ()
+    sub_articles: frozenset[tuple[int, int]] = frozenset()
+    source: str | None = None
+    line: int | None = None
+
+    def __post_init__(self) -> None:
+        if not self.articles:
+            raise ValueError(f"{self.law}: no article ranges")
+        for low, high in self.articles:
+            if not 1 <= low <= high:
+                raise ValueError(f"{self.law}: invalid article range ({low}, {high})")
+
+
+@dataclass(frozen=True, slots=True)
+class LawVerdict:
+    """The check of one citation: ``law`` is the canonical name when the law is known;
+    ``reason`` says in words what is wrong (None when ``ok``)."""
+
+    status: VerdictStatus
+    law: str | None
+    reason: str | None = None
+
+
+class _Law:
+    """A law as the book keeps it: merged ranges searched by bisection."""
+
+    __slots__ = ("description", "highs", "lows", "name", "subs", "where")
+
+    def __init__(self, entry: LawEntry):
+        merged: list[list[int]] = []
+        for low, high in sorted(entry.articles):
+            if merged and low <= merged[-1][1] + 1:
+                merged[-1][1] = max(merged[-1][1], high)
+            else:
+                merged.append([low, high])
+        self.lows = tuple(low for low, _ in merged)
+        self.highs = tuple(high for _, high in merged)
+        self.subs = entry.sub_articles
+        self.name = entry.law
+        self.where = entry.source or "<laws>"
+        if entry.line is not None:
+            self.where += f":{entry.line}"
+        self.description = self._describe()
+
+    def has(self, article: Article) -> bool:
+        if article.sub is not None:
+            return (article.number, article.sub) in self.subs
+        i = bisect.bisect_right(self.lows, article.number) - 1
+        return i >= 0 and article.number <= self.highs[i]
+
+    def same_articles(self, other: _Law) -> bool:
+        return (self.lows, self.highs, self.subs) == (other.lows, other.highs, other.subs)
+
+    def _describe(self) -> str:
+        pairs = zip(self.lows, self.highs, strict=True)
+        ranges = [str(lo) if lo == hi else f"{lo}-{hi}" for lo, hi in pairs]
+        text = "articles " + (", ".join(ranges[:8]) + (", ..." if len(ranges) > 8 else ""))
+        if self.subs:
+            text += " and " + ", ".join(str(Article(n, s)) for n, s in sorted(self.subs))
+        return text
+
+
+class LawBook:
+    """Law names -> valid articles; :meth:`check` tells whether a cited article exists.
+
+    Names are matched exactly after :func:`normalize_citation` and without the 中华人民共和国
+    prefix. Two entries may share a name (a user list repeating a built-in law) only when they
+    list the same articles; otherwise the book is not made (an :class:`InputError` naming both
+    lines). The book does not change once made, so :meth:`check` keeps its answers by text.
+    """
+
+    def __init__(self, entries: Iterable[LawEntry]):
+        self.entries = tuple(entries)
+        self._laws: dict[str, _Law] = {}
+        for entry in self.entries:
+            law = _Law(entry)
+            names = [(entry.law, "law"), *((alias, "aliases") for alias in entry.aliases)]
+            for name, field in names:
+                known = self._laws.get(_law_key(name))
+                if known is None:
+                    continue
+                if not known.same_articles(law):
+                    raise InputError(
+                        f"law {name!r} has {known.description} at {known.where} but "
+                        f"{law.description} at {law.where}",
+                        source=entry.source,
+                        line=entry.line,
+                        field=field,
+                        value=name,
+                    )
+                law = known  # the same law: its other names join the first entry
+            for name, _ in names:
+                self._laws.setdefault(_law_key(name), law)
+        self._cached_check = lru_cache(maxsize=_CHECK_CACHE)(self._check)
+
+    @classmethod
+    def builtin(cls) -> LawBook:
+        """The packaged law list (``pingce/data/laws.csv``), made once."""
+        return _builtin_book()
+
+    @classmethod
+    def load(cls, path: str | Path) -> LawBook:
+        """A user's law list: SQLite (by the file's first 16 bytes; a table ``laws``), JSONL
+        (suffix ``.jsonl``/``.ndjson``/``.json`` or a first character ``{``) or CSV with the
+        header ``law,articles,aliases`` (``sub_articles`` optional)."""
+        return cls(_read_source(Path(path)))
+
+    @classmethod
+    def from_sources(cls, sources: Iterable[str | Path]) -> LawBook:
+        """One book of several lists; the source ``"builtin"`` is the packaged list (a file
+        named so is ``./builtin``)."""
+        entries: list[LawEntry] = []
+        for source in sources:
+            if isinstance(source, str) and source == BUILTIN:
+                entries.extend(_builtin_entries())
+            else:
+                entries.extend(_read_source(Path(source)))
+        return cls(entries)
+
+    def check(self, text: str) -> LawVerdict:
+        """Whether the citation ``text`` names a law of the book and articles it has."""
+        return self._cached_check(text)
+
+    def _check(self, text: str) -> LawVerdict:
+        parsed = parse_citation(text)
+        if isinstance(parsed, Malformed):
+            return LawVerdict("malformed", None, f"malformed citation: {parsed.reason}")
+        law = self._laws.get(parsed.law)
+        if law is None:
+            return LawVerdict("unknown_law", None, f"law 《{parsed.law}》 is not in the law list")
+        missing = [article for article in parsed.articles if not law.has(article)]
+        if missing:
+            reason = f"{parsed.law} has {law.description}; cited {', '.join(map(str, missing))}"
+            if not law.subs and any(article.sub is not None for article in missing):
+                reason += " (no sub-articles are listed)"
+            return LawVerdict("no_such_article", law.name, reason)
+        return LawVerdict("ok", law.name)
+
+
+@lru_cache(maxsize=1)
+def _builtin_entries() -> tuple[LawEntry, ...]:
+    text = (resources.files("pingce") / "data" / "laws.csv").read_text(encoding="utf-8")
+    return tuple(_read_csv(text, _BUILTIN_SOURCE))
+
+
+@lru_cache(maxsize=1)
+def _builtin_book() -> LawBook:
+    return LawBook(_builtin_entries())
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+def _read_source(path: Path) -> list[LawEntry]:
+    source = str(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise InputError("law list not found", source=source) from None
+    except OSError as error:
+        raise InputError(
+            f"cannot read the law list: {error.strerror or error}", source=source
+        ) from None
+    if data[:16] == _SQLITE_MAGIC:
+        return _read_sqlite(path, source)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise InputError("not UTF-8 text", source=source, line=line) from None
+    if path.suffix.lower() in (".jsonl", ".ndjson", ".json") or text.lstrip().startswith("{"):
+        return _read_jsonl(text, source)
+    return _read_csv(text, source)
+
+
+def _read_csv(text: str, source: str) -> list[LawEntry]:
+    reader = csv.reader(io.StringIO(text, newline=""))
+    header = next(reader, None)
+    if not header:
+        raise InputError("no header: the first line must be law,articles,aliases", source=source)
+    columns = [column.strip() for column in header]
+    _check_columns(columns, source, 1, "column")
+    entries = []
+    for row in reader:
+        line = reader.line_num
+        if not row:
+            continue  # a blank line
+        if len(row) > len(columns):
+            message = f"{len(row)} fields but the header has {len(columns)}"
+            raise InputError(message, source=source, line=line, value=row)
+        record: dict[str, Any] = dict(zip(columns, row, strict=False))  # short rows: empty fields
+        entries.append(_entry(record, source, line))
+    return entries
+
+
+def _read_jsonl(text: str, source: str) -> list[LawEntry]:
+    entries = []
+    for line, raw in enumerate(text.split("\n"), 1):
+        if not raw.strip():
+            continue
+        try:
+            record = json.loads(raw)
+        except ValueError as error:
+            message = f"not valid JSON: {getattr(error, 'msg', error)}"
+            raise InputError(message, source=source, line=line, value=raw.strip()) from None
+        if not isinstance(record, dict):
+            raise InputError("expected a JSON object", source=source, line=line, value=record)
+        _check_columns(list(record), source, line, "key", required=())
+        entries.append(_entry(record, source, line))
+    return entries
+
+
+def _read_sqlite(path: Path, source: str) -> list[LawEntry]:
+    import sqlite3
+
+    try:
+        uri = path.resolve().as_uri() + "?mode=ro"
+        with closing(sqlite3.connect(uri, uri=True)) as db:
+            found = db.execute(
+                "SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = 'laws'"
+            ).fetchone()
+            if found is None:
+                message = "no table 'laws' (with columns law, articles, aliases)"
+                raise InputError(message, source=source)
+            present = {str(row[1]).lower() for row in db.execute("PRAGMA table_info(laws)")}
+            for column in _REQUIRED:
+                if column not in present:
+                    raise InputError("table 'laws' has no such column", source=source, field=column)
+            selected = [column for column in _COLUMNS if column in present]
+            query = f"SELECT rowid, {', '.join(selected)} FROM laws ORDER BY rowid"
+            rows = db.execute(query).fetchall()
+    except sqlite3.Error as error:
+        raise InputError(f"cannot read the SQLite database: {error}", source=source) from None
+    return [_entry(dict(zip(selected, row[1:], strict=True)), source, int(row[0])) for row in rows]
+
+
+def _check_columns(
+    columns: Sequence[str], source: str, line: int, kind: str, required: Sequence[str] = _REQUIRED
+) -> None:
+    for column in columns:
+        if column not in _COLUMNS:
+            message = f"unknown {kind}; the {kind}s are law, articles, aliases, sub_articles"
+            raise InputError(message, source=source, line=line, field=column)
+    for column in required:
+        if column not in columns:
+            raise InputError(f"missing {kind}", source=source, line=line, field=column)
+
+
+def _entry(record: dict[str, Any], source: str, line: int) -> LawEntry:
+    """A :class:`LawEntry` from one row's raw values; an :class:`InputError` names the field."""
+
+    def fail(field: str, message: str) -> InputError:
+        return InputError(message, source=source, line=line, field=field, value=record.get(field))
+
+    law = record.get("law")
+    if not isinstance(law, str) or not law.strip():
+        raise fail("law", "a law name is required")
+    if not _law_key(law):
+        raise fail("law", "the law name is empty once quotes and title marks are removed")
+    try:
+        articles = _ranges(record.get("articles"))
+    except ValueError as error:
+        raise fail("articles", str(error)) from None
+    aliases = record.get("aliases")
+    if aliases is None:
+        aliases = []
+    elif isinstance(aliases, str):
+        aliases = aliases.split("|")
+    if not isinstance(aliases, list) or not all(isinstance(a, str) for a in aliases):
+        raise fail("aliases", "expected names separated by | (or a JSON list of strings)")
+    names = tuple(a.strip() for a in aliases if a.strip())
+    if any(not _law_key(a) for a in names):
+        raise fail("aliases", "an alias is empty once quotes and title marks are removed")
+    try:
+        subs = _sub_articles(record.get("sub_articles"))
+    except ValueError as error:
+        raise fail("sub_articles", str(error)) from None
+    return LawEntry(law.strip(), articles, names, subs, source, line)
+
+
+_RANGE = re.compile(r"(\d+)(?:-(\d+))?")
+_SUB = re.compile(r"(\d+)之(\d+)")
+_LIST_SPLIT = re.compile(r"[;,]")
+
+
+def _ranges(value: Any) -> tuple[tuple[int, int], ...]:
+    """Article ranges from ``"1-98"``/``"1-10;12-20"``, ``[[1, 98]]``, ``[1, 2, 3]`` or an
+    integer; ValueError with the reason."""
+    if value is None or value == "":
+        raise ValueError("articles are required (like 1-98)")
+    if isinstance(value, bool):
+        raise ValueError("expected article ranges like 1-98")
+    if isinstance(value, int):
+        value = [value]
+    ranges: list[tuple[int, int]] = []
+    if isinstance(value, str):
+        for part in _LIST_SPLIT.split(unicodedata.normalize("NFKC", value)):
+            part = part.strip()
+            if not part:
+                continue
+            match = _RANGE.fullmatch(part)
+            if match is None:
+                raise ValueError(f"{part!r} is not an article number or range (like 1-98)")
+            low = int(match.group(1))
+            ranges.append((low, low if match.group(2) is None else int(match.group(2))))
+    elif isinstance(value, list):
+        for item in value:
+            if _is_int(item):
+                ranges.append((item, item))
+            elif isinstance(item, list) and len(item) == 2 and all(_is_int(n) for n in item):
+                ranges.append((item[0], item[1]))
+            else:
+                raise ValueError(f"{item!r} is not an article number or a [low, high] pair")
+    else:
+        raise ValueError("expected article ranges like 1-98 (or [[1, 98]] or [1, 2, 3])")
+    if not ranges:
+        raise ValueError("articles are required (like 1-98)")
+    for low, high in ranges:
+        if low < 1:
+            raise ValueError(f"article numbers start at 1, not {low}")
+        if high < low:
+            raise ValueError(f"range {low}-{high} runs backwards")
+    return tuple(ranges)
+
+
+def _sub_articles(value: Any) -> frozenset[tuple[int, int]]:
+    """Sub-articles from ``"20之1;30之2"`` or ``["20之1"]``; ValueError with the reason."""
+    if value is None or value == "":
+        return frozenset()
+    parts = _LIST_SPLIT.split(value) if isinstance(value, str) else value
+    if not isinstance(parts, list) or not all(isinstance(p, str) for p in parts):
+        raise ValueError("expected sub-articles like 20之1;30之2")
+    subs = set()
+    for part in parts:
+        text = unicodedata.normalize("NFKC", part).strip()
+        if not text:
+            continue
+        match = _SUB.fullmatch(text)
+        if match is None or int(match.group(1)) < 1 or int(match.group(2)) < 1:
+            raise ValueError(f"{part!r} is not a sub-article like 20之1")
+        subs.add((int(match.group(1)), int(match.group(2))))
+    return frozenset(subs)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
