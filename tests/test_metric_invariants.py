@@ -38,7 +38,9 @@ from pingce.labels import RISK_LEVELS, LabelScale
 from pingce.metrics import Context, Metric, StatBlock, Statistic, create_metric, metric_registry
 from pingce.metrics import calls as calls_module
 from pingce.metrics import dialogue as dialogue_module
+from pingce.metrics import evidence as evidence_module
 from pingce.metrics import registry as base
+from pingce.metrics import rules as rules_module
 from pingce.metrics import sets as sets_module
 from pingce.metrics.timing import LatencyPercentile
 from pingce.records import FieldSpec, Table, load_records, parse_path
@@ -231,7 +233,36 @@ def random_confidence(rng: np.random.Generator, lenient: bool) -> Any:
     return None if rng.random() < 0.15 else round(float(rng.random()), 2)
 
 
+def random_evidence(rng: np.random.Generator, lenient: bool) -> Any:
+    """Clauses that are or are not in the random contracts (of the words of field_values), and
+    laws that exist, do not, or do not parse."""
+    clauses = ["打开 客厅 的 灯", "the light in room", "关闭 灯", "甲方 应于 五日 内 付款", "room"]
+    laws = ["《民法典》第五百八十五条", "民法典第1300条", "《合同管理法》第3条", "相关规定"]
+    items = []
+    for _ in range(int(rng.integers(0, 4))):
+        item = {}
+        if rng.random() < 0.7:
+            item["clause"] = clauses[int(rng.integers(len(clauses)))]
+        if rng.random() < 0.5 or not item:
+            item["law"] = laws[int(rng.integers(len(laws)))]
+        items.append(item)
+    return items
+
+
+def random_rules(rng: np.random.Generator, lenient: bool) -> Any:
+    """Rule id lists of 0, 1, 2 or 4 distinct ids (absent now and then), so that per-record
+    recall and precision are dyadic and resampled sums are exact in any order: BCa on 40
+    records picks its percentile from ties that summation order would otherwise break."""
+    if rng.random() < 0.1:
+        return None
+    pool = ["R1", "R2", "R3", 4, "R5", "R6"]
+    size = [0, 1, 2, 4][int(rng.integers(4))]
+    return [pool[int(i)] for i in rng.choice(len(pool), size=size, replace=False)]
+
+
 JSON_GENERATORS: dict[Any, Any] = {
+    evidence_module.parse_evidence: random_evidence,
+    rules_module.parse_rule_ids: random_rules,
     dialogue_module._parse_id: random_dialogue,
     dialogue_module._parse_turn: random_turn,
     dialogue_module._parse_diagnosis: random_diagnosis,

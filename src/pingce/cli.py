@@ -216,6 +216,12 @@ def cli() -> None:
     help="Value of 0/0 ratios [default: the suite's, null].",
 )
 @click.option(
+    "--laws",
+    default=None,
+    help="Law list for law citations: a CSV, JSONL or SQLite file, or 'builtin' [default: the "
+    "suite's, the packaged list].",
+)
+@click.option(
     "--cache",
     "cache",
     default=None,
@@ -244,6 +250,7 @@ def run(
     ci_level: float,
     slices: tuple[str, ...],
     zero_division: str | None,
+    laws: str | None,
     cache: str | None,
     no_cache: bool,
     quiet: bool,
@@ -272,6 +279,7 @@ def run(
             ci_level=ci_level,
             slices=slices,
             zero_division="suite" if zero_division is None else zero_division,
+            laws=laws,
             base_url=base_url,
             cache=False if no_cache else cache,
         )
@@ -336,6 +344,12 @@ def run(
     default=None,
     help="Value of 0/0 ratios [default: the suite's, null].",
 )
+@click.option(
+    "--laws",
+    default=None,
+    help="Law list for law citations: a CSV, JSONL or SQLite file, or 'builtin' [default: the "
+    "suite's, the packaged list].",
+)
 @click.option("--cache", "cache", default=None, type=click.Path(dir_okay=False), help="Cache file.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the similarity cache.")
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
@@ -352,6 +366,7 @@ def compare(
     ci_method: Any,
     ci_level: float,
     zero_division: str | None,
+    laws: str | None,
     cache: str | None,
     no_cache: bool,
     no_progress: bool,
@@ -375,6 +390,7 @@ def compare(
             ci_method=ci_method,
             ci_level=ci_level,
             zero_division="suite" if zero_division is None else zero_division,
+            laws=laws,
             base_url=base_url,
             cache=False if no_cache else cache,
         )

@@ -9,6 +9,7 @@ policy in :mod:`pingce.metrics._policy`; both are only *called* from here.
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -49,15 +50,20 @@ class RunOptions:
     zero_division: ZeroDivision | str = SUITE
     """0/0 ratios: ``"suite"`` keeps the suite's default; None (null), 0 or 1 (or their text,
     ``"null"``, ``"0"``, ``"1"``) replace it."""
+    laws: str | None = None
+    """A law list file (or ``"builtin"``) replacing the suite's ``laws`` (None keeps it)."""
     base_url: str | None = None
     cache: str | bool | None = None
     """Similarity cache: a path, None for the default file, False for none."""
 
     def suite_defaults(self) -> dict[str, Any]:
         """The suite defaults these options replace (each one alone, never the block)."""
-        if self.zero_division == SUITE:
-            return {}
-        return {"zero_division": self.zero_division}
+        out: dict[str, Any] = {}
+        if self.zero_division != SUITE:
+            out["zero_division"] = self.zero_division
+        if self.laws is not None:
+            out["laws"] = self.laws
+        return out
 
     def validate(self) -> None:
         """Reject invalid options with a message naming the option (and the environment
@@ -102,6 +108,10 @@ class RunOptions:
                 raise OptionError(
                     f"--zero-division must be null, 0 or 1, got {self.zero_division!r}"
                 ) from None
+        if self.laws not in (None, "builtin") and not (
+            isinstance(self.laws, str) and os.path.isfile(self.laws)
+        ):
+            raise OptionError(f"--laws {self.laws!r}: no such file")
         named = [("--slice", p) for p in self.slices]
         named += [("--stratify", self.stratify)] if self.stratify else []
         for option, path in named:
@@ -133,6 +143,7 @@ COMPARE_OPTIONS = (
     "ci_method",
     "ci_level",
     "zero_division",
+    "laws",
     "base_url",
     "cache",
 )

@@ -42,7 +42,16 @@ __all__ = [
     "table_registry",
 ]
 
-BUILTIN_MODULES = ("classification", "timing", "calls", "sets", "dialogue", "overlap")
+BUILTIN_MODULES = (
+    "classification",
+    "timing",
+    "calls",
+    "sets",
+    "dialogue",
+    "overlap",
+    "evidence",
+    "rules",
+)
 """The built-in metric families, modules of :mod:`pingce.metrics`."""
 
 DEPRECATED: dict[str, str] = {

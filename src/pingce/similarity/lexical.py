@@ -7,6 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..progress import Advance
+from ..text.ngrams import normalize_text, pair_cosines
 from .base import BackendStats, Pair, SimilarityBackend
 
 __all__ = ["ExactBackend", "LevenshteinBackend", "LexicalBackend"]
@@ -67,39 +68,15 @@ class LexicalBackend(SimilarityBackend):
     def signature(self) -> str:
         return f"lexical:char-{self.min_n}-{self.max_n}"
 
-    def _grams(self, text: str) -> list[str]:
-        text = " ".join(text.casefold().split())
-        return [
-            text[i : i + n]
-            for n in range(self.min_n, self.max_n + 1)
-            for i in range(len(text) - n + 1)
-        ]
-
     def score_distinct(
         self, pairs: Sequence[Pair], stats: BackendStats, progress: Advance | None = None
     ) -> np.ndarray:
-        from scipy import sparse  # imported when used: exact and levenshtein runs skip it
-
         texts = list(dict.fromkeys(t for pair in pairs for t in pair))
         index = {t: i for i, t in enumerate(texts)}
-        vocab: dict[str, int] = {}
-        rows: list[int] = []
-        cols: list[int] = []
-        for i, text in enumerate(texts):
-            for gram in self._grams(text):
-                cols.append(vocab.setdefault(gram, len(vocab)))
-                rows.append(i)
-        counts = sparse.csr_matrix(
-            (np.ones(len(rows)), (rows, cols)), shape=(len(texts), max(1, len(vocab)))
-        )
-        counts.sum_duplicates()
-        norms = np.sqrt(np.asarray(counts.multiply(counts).sum(axis=1)).ravel())
-        norms[norms == 0] = 1.0
-        unit = sparse.diags(1.0 / norms) @ counts
-        a = unit[[index[p[0]] for p in pairs]]
-        b = unit[[index[p[1]] for p in pairs]]
-        cosine = np.asarray(a.multiply(b).sum(axis=1)).ravel()
+        left = np.fromiter((index[a] for a, _ in pairs), dtype=np.int64, count=len(pairs))
+        right = np.fromiter((index[b] for _, b in pairs), dtype=np.int64, count=len(pairs))
+        normalized = [normalize_text(t) for t in texts]
+        cosine = pair_cosines(normalized, left, right, self.min_n, self.max_n)
         if progress is not None:
             progress(len(pairs))
-        clipped: np.ndarray = np.clip(cosine, 0.0, 1.0)
-        return clipped
+        return cosine

@@ -1,0 +1,159 @@
+"""First stage of a grounding check: for every cited passage, the few sentences (or windows of
+adjacent sentences) of its own source document most like it, found without comparing all pairs
+in Python.
+
+Every sentence of every document and every query is a vector of character bigram counts,
+hashed into 2^22 columns salted by the record, so that one sparse matrix product (queries x
+sentences) gives the dot products of each query with the sentences of its own record (the few
+products between records that share a hashed column are dropped). A window of ``w`` adjacent
+sentences is scored from its sentences' products (its dot product is their sum; its norm is
+taken as the root of their n-gram totals' sum, the n-grams across the joins left out). The score
+is a cosine (each vector's norm taken as the root of its n-gram total) used only to rank; the
+second stage scores the top ``k`` with the run's backend.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..text.ngrams import code_points, normalize_text
+
+__all__ = ["Candidates", "top_candidates"]
+
+_COLUMNS_BITS = 22
+_SALT = np.uint64(0x9E3779B97F4A7C15)
+_MIX = np.uint64(0xBF58476D1CE4E5B9)
+
+
+@dataclass(frozen=True)
+class Candidates:
+    """For query ``i``: its ``k`` best candidates, as (first sentence, number of sentences)
+    into the flat sentence list, best first (``first[i, j] = -1`` where there are fewer)."""
+
+    first: np.ndarray
+    length: np.ndarray
+    score: np.ndarray
+
+
+def _hashed(texts: Sequence[str], records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(row, hashed column) of every character bigram of each text (a one-character text: its
+    character)."""
+    codes, starts = code_points(texts)
+    lengths = np.diff(starts)
+    ends = np.repeat(starts[1:], lengths)
+    first = np.flatnonzero(np.arange(codes.shape[0]) + 1 < ends)  # bigrams inside one text
+    keys = (codes[first] << np.uint64(21)) | codes[first + 1]
+    rows = np.repeat(np.arange(len(texts), dtype=np.int64), np.maximum(lengths - 1, 0))
+    single = np.flatnonzero(lengths == 1)
+    if single.shape[0]:
+        rows = np.concatenate([rows, single])
+        keys = np.concatenate([keys, codes[starts[single]]])
+    salted = (keys ^ (records[rows].astype(np.uint64) * _SALT)) * _MIX
+    columns = (salted >> np.uint64(64 - _COLUMNS_BITS)).astype(np.int64)
+    return rows, columns
+
+
+def _matrix(texts: Sequence[str], records: np.ndarray) -> tuple[object, np.ndarray]:
+    """The hashed n-gram counts (duplicates not merged: a product sums them anyway) and each
+    row's n-gram total (its squared norm were every n-gram distinct)."""
+    from scipy import sparse
+
+    rows, columns = _hashed(texts, records)
+    matrix = sparse.csr_matrix(
+        (np.ones(rows.shape[0], dtype=np.float32), (rows, columns)),
+        shape=(len(texts), 1 << _COLUMNS_BITS),
+    )
+    totals = np.bincount(rows, minlength=len(texts)).astype(np.float64)
+    return matrix, totals
+
+
+def top_candidates(
+    sentences: Sequence[str],
+    sentence_record: np.ndarray,
+    queries: Sequence[str],
+    query_record: np.ndarray,
+    *,
+    k: int = 5,
+    window: int = 2,
+) -> Candidates:
+    """The ``k`` best sentences or windows (of up to ``window`` adjacent sentences of one
+    record) for each query, among the sentences of the query's own record.
+
+    ``sentences`` are all records' sentences, each record's contiguous and in order;
+    ``sentence_record[j]`` and ``query_record[i]`` say whose they are. A query that shares no
+    n-gram with its record's sentences gets that record's first sentences (scored 0), so that
+    it still has a closest sentence to report."""
+    n_queries = len(queries)
+    first = np.full((n_queries, k), -1, dtype=np.int64)
+    length = np.zeros((n_queries, k), dtype=np.int64)
+    score = np.zeros((n_queries, k))
+    if n_queries == 0 or len(sentences) == 0:
+        return Candidates(first, length, score)
+    q_matrix, q_squared = _matrix([normalize_text(t) for t in queries], query_record)
+    s_matrix, s_squared = _matrix([normalize_text(t) for t in sentences], sentence_record)
+    product = (s_matrix @ q_matrix.T).tocoo()  # type: ignore[attr-defined]
+    own = query_record[product.col] == sentence_record[product.row]
+    q_index = product.col[own].astype(np.int64)
+    s_index = product.row[own].astype(np.int64)
+    dots = product.data[own].astype(np.float64)
+    order = np.lexsort((s_index, q_index))
+    q_index, s_index, dots = q_index[order], s_index[order], dots[order]
+    n_sentences = len(sentences)
+    key = q_index * n_sentences + s_index
+
+    all_q, all_first, all_length, all_score = [], [], [], []
+    for width in range(1, max(1, window) + 1):
+        dot = dots.copy()
+        squared = s_squared[s_index].copy()
+        valid = np.ones(dot.shape[0], dtype=bool)
+        for t in range(1, width):
+            following = s_index + t
+            inside = following < n_sentences
+            inside[inside] = sentence_record[following[inside]] == sentence_record[s_index[inside]]
+            valid &= inside
+            position = np.searchsorted(key, key + t)
+            position = np.minimum(position, key.shape[0] - 1)
+            found = valid & (key[position] == key + t)
+            dot += np.where(found, dots[position], 0.0)
+            squared += np.where(valid, s_squared[np.minimum(following, n_sentences - 1)], 0.0)
+        norm = np.sqrt(squared * q_squared[q_index])
+        cosine = np.divide(dot, norm, out=np.zeros_like(dot), where=norm > 0)
+        all_q.append(q_index[valid])
+        all_first.append(s_index[valid])
+        all_length.append(np.full(int(valid.sum()), width, dtype=np.int64))
+        all_score.append(cosine[valid])
+    q_all = np.concatenate(all_q)
+    first_all = np.concatenate(all_first)
+    length_all = np.concatenate(all_length)
+    score_all = np.concatenate(all_score)
+    # best first within each query; ties: the shorter, then the earlier candidate
+    order = np.lexsort((first_all, length_all, -score_all, q_all))
+    q_all, first_all = q_all[order], first_all[order]
+    length_all, score_all = length_all[order], score_all[order]
+    group_start = np.searchsorted(q_all, np.arange(n_queries))
+    rank = np.arange(q_all.shape[0]) - group_start[q_all]
+    keep = rank < k
+    first[q_all[keep], rank[keep]] = first_all[keep]
+    length[q_all[keep], rank[keep]] = length_all[keep]
+    score[q_all[keep], rank[keep]] = score_all[keep]
+    _fill_unmatched(first, length, sentence_record, query_record)
+    return Candidates(first, length, score)
+
+
+def _fill_unmatched(
+    first: np.ndarray, length: np.ndarray, sentence_record: np.ndarray, query_record: np.ndarray
+) -> None:
+    """Queries without any candidate get their record's first sentences (score 0)."""
+    empty = np.flatnonzero(first[:, 0] < 0)
+    if empty.shape[0] == 0:
+        return
+    record_start = np.searchsorted(sentence_record, query_record[empty])
+    record_end = np.searchsorted(sentence_record, query_record[empty], side="right")
+    k = first.shape[1]
+    for i, start, end in zip(empty, record_start, record_end, strict=True):
+        for j, sentence in enumerate(range(int(start), min(int(end), int(start) + k))):
+            first[i, j] = sentence
+            length[i, j] = 1
