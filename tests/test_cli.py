@@ -43,6 +43,13 @@ CONTRACT_METRICS = [
     "qwk",
     "avg_latency_sec",
     "p95_latency_sec",
+    # the evidence half (CONTRACT.md, "Added with the second round of work")
+    "clause_hallucination_rate",
+    "altered_clause_rate",
+    "law_hallucination_rate",
+    "hallucination_rate",
+    "task_success_rate",
+    "rule_recall",
 ]
 OUTPUT_FILES = {"results.json", "records.jsonl", "report.md"}
 

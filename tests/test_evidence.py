@@ -478,3 +478,9 @@ def test_missing_contract_for_a_clause_is_an_input_error(tmp_path: Path) -> None
     done = run_pingce("run", "contract-risk", "--data", str(data), "--out", str(tmp_path / "o"))
     assert done.returncode == 2 and f"{data}:1" in done.stderr and "contract" in done.stderr
     assert os.listdir(tmp_path) == ["d.jsonl"]
+
+
+def test_a_clause_against_an_empty_contract_is_hallucinated() -> None:
+    result = evaluate([record("a", [{"clause": "甲方付款"}], contract="   ")])
+    assert result.metrics["clause_hallucination_rate"].value == 1.0
+    assert "the contract has no sentence" in str(misses(result, "clause_hallucination_rate")[0])

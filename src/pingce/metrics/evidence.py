@@ -281,19 +281,21 @@ class EvidenceStatistic(Statistic):
         clause_notes: list[list[str]] = [[] for _ in range(table.n)]
         altered_notes: list[list[str]] = [[] for _ in range(table.n)]
         failed_pairs = np.zeros(table.n, dtype=np.int64)
-        similarity = context.scores() if len(found.clauses) > int(found.verbatim.sum()) else None
+        similarity = context.similarity  # None when no clause needed a score
         for c, clause in enumerate(found.clauses):
             i = int(found.clause_record[c])
             rows[i, CLAUSES] += 1
             if found.verbatim[c]:
                 continue
-            assert found.candidates is not None and similarity is not None
             best_text, best, failed = "", -1.0, 0
-            for j in range(found.candidates.first.shape[1]):
-                start = int(found.candidates.first[c, j])
+            candidates = found.candidates
+            for j in range(0 if candidates is None else candidates.first.shape[1]):
+                assert candidates is not None
+                start = int(candidates.first[c, j])
                 if start < 0:
                     continue
-                text = found.text(start, int(found.candidates.length[c, j]))
+                assert similarity is not None, "the engine scored no pairs"
+                text = found.text(start, int(candidates.length[c, j]))
                 score = similarity.get(clause, text)
                 if np.isnan(score):
                     failed += 1
@@ -305,14 +307,11 @@ class EvidenceStatistic(Statistic):
             if best <= self.threshold:
                 rows[i, CLAUSE_HALLUCINATED] += 1
                 closest = (
-                    f"closest {_short(best_text)!r} scores {best:.3g}"
+                    f"closest {_short(best_text)!r} scores {best:.3g} (≤ {self.threshold:g})"
                     if best_text
-                    else ("the contract has no sentence")
+                    else "the contract has no sentence"
                 )
-                clause_notes[i].append(
-                    f"clause {_short(clause)!r} not in the contract: {closest} "
-                    f"(≤ {self.threshold:g})"
-                )
+                clause_notes[i].append(f"clause {_short(clause)!r} not in the contract: {closest}")
             elif self.check_details:
                 altered = altered_details(clause, best_text)
                 if altered:
