@@ -146,14 +146,15 @@ def cli() -> None:
     default="lexical",
     show_default=True,
     help=(
-        "Similarity backend for semantic metrics: exact, levenshtein, lexical, "
-        "embedding:<model or path>, embedding-api:<model>, rerank:<model>, openai:<model>."
+        "Similarity backend for semantic metrics: exact, levenshtein, lexical, embedding "
+        "(multilingual Universal Sentence Encoder, offline), embedding:<sentence-transformers "
+        "model or path>, embedding-api:<model>, rerank:<model>, openai:<model>."
     ),
 )
 @click.option(
     "--base-url",
     default=None,
-    help="OpenAI-compatible endpoint for openai:/embedding: backends (or PINGCE_BASE_URL).",
+    help="Endpoint for openai:/embedding-api:/rerank: backends (or PINGCE_BASE_URL).",
 )
 @click.option(
     "--sample", type=int, default=None, help="Evaluate N records drawn at random (seeded)."
