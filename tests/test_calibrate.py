@@ -23,7 +23,7 @@ from sklearn.metrics import roc_auc_score
 from pingce.calibrate import calibrate, roc_auc
 from pingce.cli import cli
 from pingce.options import RunOptions
-from pingce.similarity import make_backend
+from pingce.similarity import SimilarityBackend, make_backend
 from pingce.similarity.fake import FakeBackend
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,13 +40,15 @@ def write_pairs(path: Path, rows: list[dict[str, Any]]) -> Path:
     return path
 
 
-def own_auc(name: str, rows: list[dict[str, Any]]) -> float:
-    """scikit-learn's AUC of the backend's own scores of these pairs."""
-    backend = make_backend(name, cache=False)
+def own_auc(name: str | SimilarityBackend, rows: list[dict[str, Any]]) -> float:
+    """scikit-learn's AUC of the backend's own scores of these pairs (a name, or a backend that
+    the caller keeps open)."""
+    backend = make_backend(name, cache=False) if isinstance(name, str) else name
     try:
         table, stats = backend.score([(r["a"], r["b"]) for r in rows])
     finally:
-        backend.close()
+        if backend is not name:
+            backend.close()
     assert stats.failures == 0
     scores = [table.get(r["a"], r["b"]) for r in rows]
     return float(roc_auc_score([r["match"] for r in rows], scores))
@@ -162,12 +164,15 @@ BACKENDS = {
 
 
 def subsets(rows: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]]:
-    """Each language, both together, and the Chinese paraphrases against one kind of negative."""
+    """Each language, both together, and the paraphrases against one kind of negative (in both
+    languages, and in Chinese alone)."""
     zh = [r for r in rows if r["lang"] == "zh"]
     return {
         "zh": zh,
         "en": [r for r in rows if r["lang"] == "en"],
         "all": rows,
+        "unrelated": [r for r in rows if r["kind"] != "near-miss"],
+        "near-miss": [r for r in rows if r["kind"] != "unrelated"],
         "zh-unrelated": [r for r in zh if r["kind"] != "near-miss"],
         "zh-near-miss": [r for r in zh if r["kind"] != "unrelated"],
     }
@@ -184,6 +189,7 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[st
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("HF_HUB_OFFLINE", "1")
         patch.setenv("TRANSFORMERS_OFFLINE", "1")
+        oracles = {key: make_backend(name, cache=False) for key, name in BACKENDS.items()}
         for subset, rows in subsets(read_pairs()).items():
             path = write_pairs(folder / f"{subset}.jsonl", rows)
             for key, name in BACKENDS.items():
@@ -191,8 +197,10 @@ def measured(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[tuple[st
                 run = run_calibrate("--pairs", str(path), "--similarity", name, "--out", str(out))
                 assert run.exit_code == 0, run.output
                 auc = json.loads(out.read_text(encoding="utf-8"))["auc"]
-                assert auc == pytest.approx(own_auc(name, rows), abs=1e-12), (subset, key)
+                assert auc == pytest.approx(own_auc(oracles[key], rows), abs=1e-12), (subset, key)
                 found[(key, subset)] = auc
+        for backend in oracles.values():
+            backend.close()
         yield found
 
 
@@ -221,6 +229,18 @@ def test_use_ranks_chinese_meaning_above_lexical_and_minilm(
     assert measured[("use", "en")] > measured[("minilm", "en")]
 
 
+def test_the_readme_table_holds_these_numbers(measured: dict[tuple[str, str], float]) -> None:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    lines = text[text.index("### Choosing a similarity backend") :].splitlines()
+    columns = ("zh", "en", "all", "unrelated", "near-miss")
+    for key, name in BACKENDS.items():
+        row = next(line for line in lines if line.startswith(f"| `{name}`"))
+        cells = [cell.strip(" *") for cell in row.split("|")[2:-1]]
+        assert cells == [f"{measured[(key, c)]:.3f}" for c in columns], name
+    for key in ("use", "minilm", "lexical"):
+        assert f"{measured[(key, 'zh-unrelated')]:.3f}" in "\n".join(lines), key
+
+
 def test_no_embedding_tells_a_near_miss_from_a_paraphrase(
     measured: dict[tuple[str, str], float],
 ) -> None:
@@ -228,6 +248,7 @@ def test_no_embedding_tells_a_near_miss_from_a_paraphrase(
     most paraphrases (AUC below chance), which is why a reranker or a judge checks them."""
     for key in BACKENDS:
         assert measured[(key, "zh-near-miss")] < 0.5, key
+        assert measured[(key, "near-miss")] < 0.5, key
 
 
 def test_minilm_cannot_read_chinese() -> None:

