@@ -37,7 +37,8 @@ class USEBackend(SimilarityBackend):
     """The multilingual Universal Sentence Encoder v3, offline.
 
     ``threads``: BLAS threads of the forward pass (1 by default: on a shared two-core machine two
-    threads were erratic, up to 11 times slower, and one thread gives the same numbers anywhere).
+    threads were erratic, up to 11 times slower; one thread also keeps the last bits of a vector
+    from depending on how a product was split between threads).
     """
 
     name = "embedding"
