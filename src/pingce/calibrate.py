@@ -4,23 +4,40 @@ The seed chose τ = 0.7 "by a parameter search on a validation set". Given pairs
 (``{"a": ..., "b": ..., "match": true}``), this scores them with a backend and, for every candidate
 threshold, counts the pairs the rule ``Sim > τ`` (identical strings always match) gets right:
 precision, recall, F1 and Cohen's kappa with the labels. The best τ maximises F1 (ties: higher
-kappa, then the higher τ).
+kappa, then the higher τ). The ROC AUC of the scores against the labels (the chance that a
+matching pair scores above a non-matching one, ties counting half) compares backends whatever
+τ each needs. A pair the backend could not score (NaN) is left out of both and counted.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
 import os
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._defaults import DEFAULT_SIMILARITY
 from .engine.similarities import BackendChoice, score_pairs
 from .errors import InputError
 from .progress import ProgressHook, no_progress
 from .records import FieldSpec, load_records
 
-__all__ = ["CalibrationPoint", "CalibrationResult", "calibrate", "threshold_curve"]
+if TYPE_CHECKING:
+    from .similarity.base import SimilarityBackend
+
+__all__ = [
+    "CalibrationPoint",
+    "CalibrationResult",
+    "calibrate",
+    "roc_auc",
+    "threshold_curve",
+    "write_calibration",
+]
 
 
 @dataclass(frozen=True)
@@ -40,13 +57,28 @@ class CalibrationPoint:
 
 @dataclass(frozen=True)
 class CalibrationResult:
-    """The curve, the best point, the backend signature and the number of pairs."""
+    """The curve, the best point, the ROC AUC, the backend signature and the number of pairs."""
 
     signature: str
     n_pairs: int
+    """Labelled pairs in the file (lines), the failed ones included."""
     curve: list[CalibrationPoint]
     best: CalibrationPoint
     failures: int
+    """Pairs left out because the backend could not score them."""
+    auc: float | None
+    """ROC AUC of the scores against the labels (None without both a match and a non-match)."""
+
+    def to_dict(self) -> dict[str, Any]:
+        """What ``pingce calibrate --out FILE`` writes."""
+        return {
+            "signature": self.signature,
+            "n_pairs": self.n_pairs,
+            "failures": self.failures,
+            "auc": self.auc,
+            "best": dataclasses.asdict(self.best),
+            "curve": [dataclasses.asdict(p) for p in self.curve],
+        }
 
 
 def _ratio(num: float, den: float) -> float | None:
@@ -79,16 +111,34 @@ def threshold_curve(
     return [_point(float(t), scores, labels, same) for t in candidates]
 
 
+def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float | None:
+    """Area under the ROC curve of ``scores`` against the boolean ``labels``: the Mann-Whitney U
+    of the matching pairs over (matches x non-matches), from the ranks of all scores (tied scores
+    share their average rank, so a tie between a match and a non-match counts half). None when
+    one of the two classes is empty."""
+    from scipy.stats import rankdata
+
+    labels = np.asarray(labels, dtype=bool)
+    positives = int(labels.sum())
+    negatives = labels.size - positives
+    if positives == 0 or negatives == 0:
+        return None
+    ranks = rankdata(np.asarray(scores, dtype=np.float64))
+    u = float(ranks[labels].sum()) - positives * (positives + 1) / 2
+    return u / (positives * negatives)
+
+
 def calibrate(
     pairs_file: str | os.PathLike[str],
-    similarity: str,
+    similarity: str | SimilarityBackend = DEFAULT_SIMILARITY,
     *,
     base_url: str | None = None,
     cache: str | bool | None = None,
     progress: ProgressHook | None = None,
 ) -> CalibrationResult:
     """Score the labelled pairs with the backend (the engine's similarity phase: distinct pairs,
-    one backend, the cache) and choose τ by F1."""
+    one backend, the cache), choose τ by F1 and measure the ROC AUC. ``similarity``: a backend
+    name (``--similarity``) or a backend object (the caller keeps it open and closes it)."""
     specs = [
         FieldSpec("a", "string"),
         FieldSpec("b", "string"),
@@ -116,7 +166,25 @@ def calibrate(
             p.threshold,
         ),
     )
-    return CalibrationResult(scored.signature, int(table.n), curve, best, scored.stats.failures)
+    auc = roc_auc(scores[ok], labels[ok])
+    failures = int(np.sum(~ok))
+    return CalibrationResult(scored.signature, int(table.n), curve, best, failures, auc)
+
+
+def write_calibration(result: CalibrationResult, path: str | os.PathLike[str]) -> Path:
+    """Write ``result`` as JSON to ``path``, all or nothing (a temporary file in the same folder,
+    then a rename): an interrupted write leaves the old file, or none."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(result.to_dict(), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    try:
+        temporary.write_text(text, encoding="utf-8")
+        os.replace(temporary, target)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    return target
 
 
 def _boolean(value: object) -> bool:

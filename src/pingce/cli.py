@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from ._defaults import DEFAULT_SIMILARITY
 from ._version import __version__
 
 _STARTED = time.perf_counter()
@@ -143,17 +144,18 @@ def cli() -> None:
 )
 @click.option(
     "--similarity",
-    default="lexical",
+    default=DEFAULT_SIMILARITY,
     show_default=True,
     help=(
-        "Similarity backend for semantic metrics: exact, levenshtein, lexical, "
-        "embedding:<model or path>, embedding-api:<model>, rerank:<model>, openai:<model>."
+        "Similarity backend for semantic metrics: exact, levenshtein, lexical, embedding "
+        "(multilingual Universal Sentence Encoder, offline), embedding:<sentence-transformers "
+        "model or path>, embedding-api:<model>, rerank:<model>, openai:<model>."
     ),
 )
 @click.option(
     "--base-url",
     default=None,
-    help="OpenAI-compatible endpoint for openai:/embedding: backends (or PINGCE_BASE_URL).",
+    help="Endpoint for openai:/embedding-api:/rerank: backends (or PINGCE_BASE_URL).",
 )
 @click.option(
     "--sample", type=int, default=None, help="Evaluate N records drawn at random (seeded)."
@@ -320,7 +322,12 @@ def run(
     help="The baseline system's records over the same ids.",
 )
 @click.option("--out", "out", type=click.Path(file_okay=False), help="Write comparison.json here.")
-@click.option("--similarity", default="lexical", show_default=True, help="Similarity backend.")
+@click.option(
+    "--similarity",
+    default=DEFAULT_SIMILARITY,
+    show_default=True,
+    help="Similarity backend (the names of run --similarity).",
+)
 @click.option("--base-url", default=None, help="Endpoint of a remote similarity backend.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
 @click.option(
@@ -421,8 +428,16 @@ def compare(
 )
 @click.option(
     "--similarity",
-    required=True,
-    help="Backend to calibrate (lexical, embedding:<model>, openai:<model>, ...).",
+    default=DEFAULT_SIMILARITY,
+    show_default=True,
+    help="Backend to calibrate (names as for run: lexical, embedding, openai:<model>, ...).",
+)
+@click.option(
+    "--out",
+    "out",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Also write the result as JSON (signature, n_pairs, failures, auc, best, curve) here.",
 )
 @click.option(
     "--base-url", default=None, help="Endpoint for openai:/embedding-api:/rerank: backends."
@@ -435,15 +450,18 @@ def compare(
 def calibrate(
     pairs: str,
     similarity: str,
+    out: str | None,
     base_url: str | None,
     cache: str | None,
     no_cache: bool,
     no_progress: bool,
 ) -> None:
-    """Choose the similarity threshold τ that best reproduces human match labels (max F1)."""
+    """Choose the similarity threshold τ that best reproduces human match labels (max F1), and
+    measure how well the backend ranks matches above non-matches (ROC AUC)."""
     from rich.table import Table
 
     from .calibrate import calibrate as run_calibration
+    from .calibrate import write_calibration
     from .errors import PingceError
     from .report.format import fmt_number
 
@@ -459,6 +477,11 @@ def calibrate(
             )
     except PingceError as exc:
         _fail(str(exc))
+        return
+    try:
+        path = write_calibration(result, out) if out else None
+    except OSError as exc:
+        _fail(f"--out {out}: {exc.strerror or exc}")
         return
     table = Table(title=f"{result.signature}: {result.n_pairs} pairs", title_justify="left")
     for column in ("τ (Sim > τ)", "precision", "recall", "F1", "kappa", "TP", "FP", "FN", "TN"):
@@ -489,6 +512,9 @@ def calibrate(
         f"{fmt_number(best.kappa)} (precision {fmt_number(best.precision)}, recall "
         f"{fmt_number(best.recall)})"
     )
+    console.print(f"ROC AUC {fmt_number(result.auc)} (0.5 is chance, 1 a perfect ranking)")
+    if path is not None:
+        console.print(f"output: {path}")
     if result.failures:
         console.print(f"[red]{result.failures} pair(s) could not be scored and were left out[/red]")
         sys.exit(EXIT_JUDGE_FAILURES)

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
+from ._defaults import DEFAULT_SIMILARITY
 from ._halves import processes_setting
 from .errors import OptionError
 from .metrics import ZeroDivision, check_zero_division
@@ -35,7 +36,7 @@ SUITE: Literal["suite"] = "suite"
 class RunOptions:
     """Options of a run (the command line's, with the same defaults)."""
 
-    similarity: str | SimilarityBackend = "lexical"
+    similarity: str | SimilarityBackend = DEFAULT_SIMILARITY
     """A backend name (``--similarity``) or, from Python, a backend instance (the caller keeps
     it open and closes it)."""
     sample: int | None = None

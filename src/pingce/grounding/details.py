@@ -4,14 +4,15 @@ meaning the same?
 Semantic similarity does not see a changed detail (embeddings score 十日/五日 or 甲方/乙方
 variants of one sentence above true paraphrases), so a citation that passed the similarity test
 is compared with the part of its closest source sentence it aligns with (rapidfuzz's best
-partial alignment) on:
+partial alignment) on the following, when it quotes that sentence (partial ratio at least
+:data:`QUOTE_RATIO`; a paraphrase in other words cannot be compared detail by detail):
 
 * numbers with their unit (amounts, dates, periods, percentages, counts): Arabic or Chinese
   numerals (十, 二十一, 两, 伍万), 万/千/亿 multipliers, 百分之五 = 5%, 千分之一 = 0.1%. Every
   such number in the citation must be in the aligned source with the same value and unit;
 * the parties (甲方 to 丁方 and the roles contracts name: 出租人/承租人, 出卖人/买受人,
   用人单位/劳动者, 发包人/承包人, ...): the citation's parties, in order, must appear in that
-  order in the aligned source;
+  order in the aligned source (compared within the naming systems both use);
 * negation (不, 未, 无, 非, 不得, 禁止, 严禁; fixed phrases such as 不可抗力 or 无论 are not
   negations) and modality (obligation 应/须/必须, permission 可以/有权, prohibition 不得/禁止):
   the citation and the aligned source must have as many negations (无法 and 不能 are one each)
@@ -28,7 +29,7 @@ import re
 import warnings
 from functools import lru_cache
 
-__all__ = ["altered_details"]
+__all__ = ["QUOTE_RATIO", "altered_details"]
 
 _NUMERAL = "0-9０-９.,，零〇一二两三四五六七八九十百千万亿壹贰贰叁肆伍陆柒捌玖拾佰仟"
 _UNITS = (
@@ -39,10 +40,22 @@ _NUMBER = re.compile(
     rf"(?P<prefix>百分之|千分之|万分之)(?P<fraction>[{_NUMERAL}]+)"
     rf"|(?<![第{_NUMERAL}])(?P<value>[{_NUMERAL}]+)(?P<unit>{_UNITS})"
 )
-_PARTY = re.compile(
-    r"[甲乙丙丁]方|出租人|承租人|出卖人|买受人|卖方|买方|发包人|承包人|委托人|受托人|用人单位|"
-    r"劳动者|借款人|贷款人|出借人|转让人|受让人|许可人|被许可人"
+_PARTY_FAMILIES = (
+    ("甲方", "乙方", "丙方", "丁方"),
+    ("出租人", "承租人"),
+    ("出卖人", "买受人", "卖方", "买方"),
+    ("发包人", "承包人"),
+    ("委托人", "受托人"),
+    ("用人单位", "劳动者"),
+    ("借款人", "贷款人", "出借人"),
+    ("转让人", "受让人"),
+    ("许可人", "被许可人"),
 )
+_FAMILY = {name: k for k, family in enumerate(_PARTY_FAMILIES) for name in family}
+_PARTY = re.compile("|".join(sorted(_FAMILY, key=len, reverse=True)))
+QUOTE_RATIO = 60.0
+"""rapidfuzz's partial ratio (0-100) from which a citation counts as a quotation of its
+sentence; a paraphrase in other words is judged by the similarity alone."""
 _NOT_NEGATION = (
     "不可抗力",
     "无论",
@@ -152,8 +165,17 @@ def _aligned(cited: str, source: str) -> tuple[int, int]:
     return max(0, alignment.dest_start - margin), alignment.dest_end + margin
 
 
+def _parties(text: str, families: set[int]) -> list[str]:
+    return [p for p in _PARTY.findall(text) if _FAMILY[p] in families]
+
+
 def altered_details(cited: str, source: str) -> list[str]:
-    """The details of ``cited`` that contradict ``source`` (its closest sentence), in words."""
+    """The details of ``cited`` that contradict ``source`` (its closest sentence), in words;
+    none for a citation that does not quote its sentence (a paraphrase in other words)."""
+    from rapidfuzz import fuzz
+
+    if fuzz.partial_ratio(cited, source) < QUOTE_RATIO:
+        return []
     start, end = _aligned(cited, source)
     span = source[start:end]
     reasons = []
@@ -166,9 +188,14 @@ def altered_details(cited: str, source: str) -> list[str]:
                 same_unit = [w for k, w in source_numbers if k[0] == key[0]]
                 found = "、".join(same_unit) if same_unit else "none"
                 reasons.append(f"number: cited {written}, source {found}")
-    cited_parties = _PARTY.findall(cited)
+    # parties are compared within one naming system (甲方/乙方, 出租人/承租人, ...): a citation
+    # that says 买方 where the contract says 甲方 names the parties differently, not wrongly
+    families = {_FAMILY[p] for p in _PARTY.findall(cited)} & {
+        _FAMILY[p] for p in _PARTY.findall(span)
+    }
+    cited_parties = _parties(cited, families)
     if cited_parties:
-        source_parties = _PARTY.findall(span)
+        source_parties = _parties(span, families)
         if not _subsequence(cited_parties, source_parties):
             shown = "…".join(source_parties) or "none"
             reasons.append(f"party: cited {'…'.join(cited_parties)}, source {shown}")

