@@ -34,6 +34,7 @@ CONTRACT = (
     "第二条 乙方不得将本合同转让给第三方。因不可抗力导致不能履行的，双方互不承担责任。\n"
     "第三条 违约金为合同总额的百分之五。"
 )
+CLAUSE_VERBATIM = "乙方不得将本合同转让给第三方。"
 OTHER_CONTRACT = "第一条 出租人应于每年一月交付房屋。第二条 承租人应按时缴纳物业费。"
 
 
@@ -266,30 +267,31 @@ def test_no_evidence_is_null_with_a_reason_never_zero() -> None:
     assert result.metrics["task_success_rate"].value == pytest.approx(1 / 2)
 
 
-def test_reranker_second_stage_asks_at_most_k_candidates_per_clause() -> None:
+@pytest.mark.parametrize("backend", ["rerank:r", "openai:judge"])
+def test_second_stage_backends_ask_at_most_k_candidates_per_clause(
+    backend: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A loopback reranker (/rerank) or LLM judge (/chat/completions) as the second stage: both
+    score a pair by character Jaccard, so the expected verdicts are computed here."""
+    monkeypatch.setenv("PINGCE_API_KEY", "test-key")
     records = [
-        record(
-            "a",
-            [
-                {"clause": "甲方应在每个月五号之前付款给乙方"},
-                {"clause": "乙方不得将本合同转让给第三方。"},
-            ],
-        ),
+        record("a", [{"clause": "甲方应在每个月五号之前付款给乙方"}, {"clause": CLAUSE_VERBATIM}]),
         record("b", [{"clause": "乙方在收到货款三天内开发票"}]),
     ]
     with LoopbackServer(lifetime=120) as server:
-        result = evaluate(records, similarity="rerank:r", base_url=server.url, cache=False)
-        log = server.requests("/rerank")
-    assert result.similarity is not None
-    asked = [(r.query, d) for r in log for d in (r.inputs or ())]
+        result = evaluate(records, similarity=backend, base_url=server.url, cache=False)
+        log = server.requests()
+    if backend.startswith("rerank"):
+        asked = [(r.query, d) for r in log for d in (r.inputs or ())]
+    else:
+        asked = [r.pair for r in log if r.pair is not None]
+    queries = {q for q, _ in asked}
     # the verbatim clause is grounded without a call; each other clause asks <= k = 5 texts
-    assert {q for q, _ in asked} == {
-        "甲方应在每个月五号之前付款给乙方",
-        "乙方在收到货款三天内开发票",
-    }
-    assert all(sum(1 for q, _ in asked if q == c) <= 5 for c, _ in asked)
-    # the reranker's score (character Jaccard at the loopback) decides: best over candidates
-    best = {q: max(char_jaccard(q, d) for qq, d in asked if qq == q) for q, _ in asked}
+    assert queries == {"甲方应在每个月五号之前付款给乙方", "乙方在收到货款三天内开发票"}
+    assert all(sum(1 for q, _ in asked if q == c) <= 5 for c in queries)
+    assert result.similarity is not None and result.similarity["pairs"] == len(set(asked))
+    # the backend's score decides: a clause is grounded when its best candidate is above 0.3
+    best = {c: max(char_jaccard(q, d) for q, d in asked if q == c) for c in queries}
     expected = sum(1 for v in best.values() if v <= 0.3) / 3
     assert result.metrics["clause_hallucination_rate"].value == pytest.approx(expected)
 

@@ -236,7 +236,15 @@ def random_confidence(rng: np.random.Generator, lenient: bool) -> Any:
 def random_evidence(rng: np.random.Generator, lenient: bool) -> Any:
     """Clauses that are or are not in the random contracts (of the words of field_values), and
     laws that exist, do not, or do not parse."""
-    clauses = ["打开 客厅 的 灯", "the light in room", "关闭 灯", "甲方 应于 五日 内 付款", "room"]
+    clauses = [
+        "打开 客厅 的 灯",
+        "the light in room",
+        "关闭 灯",
+        "甲方 应于 五日 内 付款",
+        "room",
+        "不 打开 客厅 的 灯",  # a quotation with a negation added: altered
+        "不 关闭 灯",
+    ]
     laws = ["《民法典》第五百八十五条", "民法典第1300条", "《合同管理法》第3条", "相关规定"]
     items = []
     for _ in range(int(rng.integers(0, 4))):
