@@ -18,6 +18,7 @@ HERE = Path(__file__).parent
 SMALL = {
     "bench_compare.py": ["20000"],
     "bench_contract_risk.py": ["100000"],
+    "bench_evidence.py": ["300"],
     "bench_function_call.py": ["2000"],
     "bench_similarity.py": ["1000"],
     "bench_startup.py": ["10"],
