@@ -507,3 +507,39 @@ def test_paraphrases_need_the_multilingual_embedding() -> None:
     assert embedding.metrics["altered_clause_rate"].value == 0.0
     assert misses(embedding, "clause_hallucination_rate")[:3] == [None, None, None]
     assert embedding.signature.similarity.startswith("embedding:use-multilingual-v3")
+
+
+def test_retrieval_in_blocks_gives_the_candidates_of_one_product(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pingce.grounding import retrieval
+
+    rng = np.random.default_rng(5)
+    alphabet = [chr(c) for c in range(0x4E00, 0x4E00 + 60)]  # few characters: many ties
+    sizes = rng.integers(1, 9, size=40)
+    sentences = [
+        "".join(rng.choice(alphabet, int(rng.integers(3, 12)))) for _ in range(sizes.sum())
+    ]
+    owner = np.repeat(np.arange(40), sizes)
+    query_record = rng.integers(0, 40, size=120)  # not in record order
+    queries = ["".join(rng.choice(alphabet, int(rng.integers(2, 10)))) for _ in range(120)]
+    whole = top_candidates(sentences, owner, queries, query_record, k=3, window=3)
+    monkeypatch.setattr(retrieval, "BLOCK_SENTENCES", 7)
+    blocks = top_candidates(sentences, owner, queries, query_record, k=3, window=3)
+    assert (whole.first == blocks.first).all() and (whole.length == blocks.length).all()
+    assert np.array_equal(whole.score, blocks.score)
+    chosen = whole.first >= 0
+    assert (owner[whole.first[chosen]] == np.repeat(query_record, 3).reshape(-1, 3)[chosen]).all()
+
+
+def test_verbatim_matching_normalises_like_nfkc() -> None:
+    import unicodedata
+
+    from pingce.metrics.evidence import _plain
+
+    rng = np.random.default_rng(2)
+    pool = [*list("ＡＢｃ１２３\u3000，。！abc 甲方①㈠ﬁ"), "\u3000", "Å", "ﾊﾟ"]
+    for _ in range(500):
+        text = "".join(rng.choice(pool, int(rng.integers(0, 12))))
+        expected = "".join(unicodedata.normalize("NFKC", text).casefold().split())
+        assert _plain(text) == expected, text

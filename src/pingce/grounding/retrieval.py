@@ -21,9 +21,11 @@ import numpy as np
 
 from ..text.ngrams import code_points, normalize_text
 
-__all__ = ["Candidates", "top_candidates"]
+__all__ = ["BLOCK_SENTENCES", "Candidates", "top_candidates"]
 
 _COLUMNS_BITS = 22
+BLOCK_SENTENCES = 50_000
+"""About how many sentences one sparse product takes (whole records)."""
 _SALT = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0xBF58476D1CE4E5B9)
 
@@ -83,9 +85,68 @@ def top_candidates(
     record) for each query, among the sentences of the query's own record.
 
     ``sentences`` are all records' sentences, each record's contiguous and in order;
-    ``sentence_record[j]`` and ``query_record[i]`` say whose they are. A query that shares no
-    n-gram with its record's sentences gets that record's first sentences (scored 0), so that
-    it still has a closest sentence to report."""
+    ``sentence_record[j]`` (ascending) and ``query_record[i]`` say whose they are. A query
+    that shares no n-gram with its record's sentences gets that record's first sentences
+    (scored 0), so that it still has a closest sentence to report.
+
+    Records are taken in blocks of about :data:`BLOCK_SENTENCES` sentences: the products
+    between records that share a hashed column grow with the square of a block's size, so
+    blocks keep them few (and memory flat) whatever the number of records."""
+    n_queries = len(queries)
+    first = np.full((n_queries, k), -1, dtype=np.int64)
+    length = np.zeros((n_queries, k), dtype=np.int64)
+    score = np.zeros((n_queries, k))
+    if n_queries == 0 or len(sentences) == 0:
+        return Candidates(first, length, score)
+    if np.any(np.diff(sentence_record) < 0):
+        raise ValueError("sentence_record must be in ascending order")
+    if np.any(np.diff(query_record) < 0):  # take the queries by record, answer in their order
+        order = np.argsort(query_record, kind="stable")
+        found = top_candidates(
+            sentences,
+            sentence_record,
+            [queries[i] for i in order],
+            query_record[order],
+            k=k,
+            window=window,
+        )
+        first[order], length[order], score[order] = found.first, found.length, found.score
+        return Candidates(first, length, score)
+    start = 0
+    while start < len(sentences):
+        end = min(len(sentences), start + BLOCK_SENTENCES)
+        if end < len(sentences):  # end the block at a record boundary
+            end = int(np.searchsorted(sentence_record, sentence_record[end - 1], side="right"))
+        low, high = sentence_record[start], sentence_record[end - 1]
+        q_start = int(np.searchsorted(query_record, low, side="left"))
+        q_end = int(np.searchsorted(query_record, high, side="right"))
+        if q_end > q_start:
+            block = _block(
+                sentences[start:end],
+                sentence_record[start:end],
+                queries[q_start:q_end],
+                query_record[q_start:q_end],
+                k,
+                window,
+            )
+            matched = block.first >= 0
+            first[q_start:q_end] = np.where(matched, block.first + start, -1)
+            length[q_start:q_end] = block.length
+            score[q_start:q_end] = block.score
+        start = end
+    _fill_unmatched(first, length, sentence_record, query_record)
+    return Candidates(first, length, score)
+
+
+def _block(
+    sentences: Sequence[str],
+    sentence_record: np.ndarray,
+    queries: Sequence[str],
+    query_record: np.ndarray,
+    k: int,
+    window: int,
+) -> Candidates:
+    """:func:`top_candidates` on one block of records (indices local to the block)."""
     n_queries = len(queries)
     first = np.full((n_queries, k), -1, dtype=np.int64)
     length = np.zeros((n_queries, k), dtype=np.int64)
@@ -139,7 +200,6 @@ def top_candidates(
     first[q_all[keep], rank[keep]] = first_all[keep]
     length[q_all[keep], rank[keep]] = length_all[keep]
     score[q_all[keep], rank[keep]] = score_all[keep]
-    _fill_unmatched(first, length, sentence_record, query_record)
     return Candidates(first, length, score)
 
 

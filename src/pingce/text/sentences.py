@@ -18,19 +18,18 @@ _SENTENCE = re.compile(
 )
 
 
+_MARKS = "。！？；!?;.」』”’）)\"' \t\r\f\v"
+
+
 def split_sentences(text: str) -> list[str]:
-    """The non-empty sentences of ``text``, stripped, in order."""
-    out = []
-    for line in text.splitlines():
-        for match in _SENTENCE.finditer(line):
-            sentence = match.group().strip()
-            if sentence and not _only_marks(sentence):
-                out.append(sentence)
-    return out
-
-
-def _only_marks(text: str) -> bool:
-    return all(c in "。！？；!?;.」』”’）)\"' " for c in text)
+    """The non-empty sentences of ``text``, stripped, in order (a piece made only of end marks
+    and closing quotes is not a sentence)."""
+    return [
+        piece.strip()
+        for line in text.splitlines()
+        for piece in _SENTENCE.findall(line)
+        if piece.strip(_MARKS)
+    ]
 
 
 def join_sentences(sentences: list[str]) -> str:
