@@ -19,8 +19,8 @@ partial alignment) on the following, when it quotes that sentence (partial ratio
   and the same modalities.
 
 :func:`altered_details` returns the contradictions in words ("number: cited 十日, source 五日");
-an empty list means none was found. Unit-less numbers and article numbers (第五条) are not
-compared.
+an empty list means none was found, None that the citation does not quote the sentence.
+Unit-less numbers and article numbers (第五条) are not compared.
 """
 
 from __future__ import annotations
@@ -169,13 +169,14 @@ def _parties(text: str, families: set[int]) -> list[str]:
     return [p for p in _PARTY.findall(text) if _FAMILY[p] in families]
 
 
-def altered_details(cited: str, source: str) -> list[str]:
-    """The details of ``cited`` that contradict ``source`` (its closest sentence), in words;
-    none for a citation that does not quote its sentence (a paraphrase in other words)."""
+def altered_details(cited: str, source: str) -> list[str] | None:
+    """The details of ``cited`` that contradict ``source`` (its closest sentence), in words
+    (empty: none); None when the citation does not quote that sentence (a paraphrase in other
+    words cannot be compared detail by detail)."""
     from rapidfuzz import fuzz
 
     if fuzz.partial_ratio(cited, source) < QUOTE_RATIO:
-        return []
+        return None
     start, end = _aligned(cited, source)
     span = source[start:end]
     reasons = []

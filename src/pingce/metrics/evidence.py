@@ -324,11 +324,12 @@ class EvidenceStatistic(Statistic):
                 )
                 clause_notes[i].append(f"clause {_short(clause)!r} not in the contract: {closest}")
             elif self.check_details:
-                # altered only when every candidate above the threshold contradicts it (a
-                # contract may say one thing twice, in different orders)
+                # altered when it contradicts its best sentence and no other candidate above
+                # the threshold is quoted without a contradiction (a contract may say one
+                # thing twice, in different orders)
                 altered = altered_details(clause, best_text)
                 if altered and not any(
-                    not altered_details(clause, text) for text in above if text != best_text
+                    altered_details(clause, text) == [] for text in above if text != best_text
                 ):
                     rows[i, CLAUSE_HALLUCINATED] += 1
                     rows[i, CLAUSE_ALTERED] += 1
