@@ -29,6 +29,7 @@ call is left out (never scored 0) and says so.
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -107,13 +108,14 @@ def parse_evidence(value: Any) -> tuple[EvidenceItem, ...]:
 _EDGE_MARKS = "。！？；，、,.!?;:：\"'“”‘’「」『』《》()（） \t"
 
 
-_FULL_WIDTH = {code: code - 0xFEE0 for code in range(0xFF01, 0xFF5F)} | {0x3000: 0x20}
+_FULL_WIDTH = {chr(code): chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F)} | {"\u3000": " "}
+_FULL_WIDTH_FORM = re.compile("[\uff01-\uff5e\u3000]")
 
 
 def _plain(text: str) -> str:
     """Width-, case- and space-normalised text for verbatim matching (NFKC; full-width ASCII
     forms, the common case, are mapped first so that most texts skip the slow path)."""
-    text = text.translate(_FULL_WIDTH)
+    text = _FULL_WIDTH_FORM.sub(lambda m: _FULL_WIDTH[m.group()], text)  # 4x str.translate
     if not unicodedata.is_normalized("NFKC", text):
         text = unicodedata.normalize("NFKC", text)
     return "".join(text.casefold().split())
