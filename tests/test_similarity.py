@@ -634,6 +634,10 @@ def test_cli_killed_halfway_rerun_asks_only_the_rest(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        # a shell that starts the test suite in the background (`make test &`) ignores SIGINT
+        # for everything it starts, and an ignored signal stays ignored across exec: give the
+        # child the disposition of a command started from a terminal
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     ) as proc:
         deadline = time.monotonic() + 60
         while sum(r.answered for r in server.chat()) < answered_first:
