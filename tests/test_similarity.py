@@ -349,7 +349,10 @@ def test_a_pair_that_keeps_failing_is_nan_and_counted(
     assert count == 1 and reason in label, label
 
 
-def test_a_failed_pair_leaves_its_record_out_never_scores_zero(server: LoopbackServer) -> None:
+def test_a_failed_pair_makes_the_metric_null_never_a_score(server: LoopbackServer) -> None:
+    """Issue 12: by default a metric that needs a record with a failed call is null with the
+    count in words; ``on_judge_failure="skip"`` computes it over the other records, with a
+    note. Metrics that need no similarity are untouched either way."""
     server.rule = lambda r: Fault("500", 0) if r.x == "bad" else None
     records = [
         {"id": "r1", "task": "selection", "gold_items": ["员工信息"], "pred_items": ["员工信息表"]},
@@ -357,17 +360,30 @@ def test_a_failed_pair_leaves_its_record_out_never_scores_zero(server: LoopbackS
         {"id": "r3", "task": "selection", "gold_items": ["客户"], "pred_items": ["客户", "xyz"]},
     ]
     suite = suite_with(max_retries=1, backoff=0.01, timeout=2.0)
-    result = pingce.evaluate(
-        suite, records, similarity="openai:m", base_url=server.url, cache=False, bootstrap=0
-    )
+    options = {"similarity": "openai:m", "base_url": server.url, "cache": False, "bootstrap": 50}
+    default = pingce.evaluate(suite, records, **options)
+    for name in ("sem_precision", "sem_recall", "sem_f1"):
+        entry = default.metrics[name]
+        assert entry.value is None and entry.ci_low is None and entry.failed_records == 1
+        assert entry.undefined_reason is not None
+        assert entry.undefined_reason.startswith("1 of 3 records had failed similarity calls")
+    assert default.failures.judge == 1
+    skip = pingce.evaluate(suite, records, on_judge_failure="skip", **options)
     # by hand: r1 scores 0.8 (Jaccard 4/5 > τ); r3 scores 1 (exact) + 0 (Jaccard 0); r2 is out
-    assert result.value("sem_precision") == pytest.approx(1.8 / 3)
-    assert result.value("sem_recall") == pytest.approx(1.8 / 2)
-    assert result.failures.judge == 1
-    assert result.similarity is not None and result.similarity["failures"] == 1
-    # the exact set metrics still count every record: 1 match over 4 predictions, 3 truths
-    assert result.value("set_precision") == pytest.approx(1 / 4)
-    assert result.value("set_recall") == pytest.approx(1 / 3)
+    assert skip.value("sem_precision") == pytest.approx(1.8 / 3)
+    assert skip.value("sem_recall") == pytest.approx(1.8 / 2)
+    assert skip.metrics["sem_precision"].failed_records == 1
+    assert "1 of 3 records had failed similarity calls, left out" in str(
+        skip.metrics["sem_precision"].value_note
+    )
+    assert skip.failures.judge == 1
+    assert skip.similarity is not None and skip.similarity["failures"] == 1
+    # the exact set metrics count every record under both policies: 1 match over 4
+    # predictions, 3 truths
+    for result in (default, skip):
+        assert result.value("set_precision") == pytest.approx(1 / 4)
+        assert result.value("set_recall") == pytest.approx(1 / 3)
+        assert result.metrics["set_precision"].failed_records is None
 
 
 def test_concurrency_limit_is_respected(server: LoopbackServer) -> None:
@@ -599,14 +615,14 @@ def test_cli_failing_server_exits_3_with_all_files(
     assert server.count() == len(pairs) * (1 + max_retries)
     assert results["failures"]["judge"] == len(pairs)
     assert results["similarity"]["failures"] == len(pairs)
-    # a record with a failed pair is left out of the semantic sums (never scored 0): of the 8
-    # selection records two ask nothing: sel-06 (its 3 predictions are all exact truths) and
-    # sel-08 (no prediction, 1 truth): P = 3/3, R = 3/(3 + 1)
+    # 6 of the 8 selection records have a failed pair: the semantic metrics are null with the
+    # count (never a score over the 2 that are left, never 0)
     assert results["failures"]["similarity_failed_records"] == 6
-    assert results["metrics"]["sem_precision"]["value"] == 1.0
-    assert results["metrics"]["sem_precision"]["n"] == 3
-    assert results["metrics"]["sem_recall"]["value"] == 0.75
-    assert results["metrics"]["sem_recall"]["n"] == 4
+    for name in ("sem_precision", "sem_recall", "sem_f1"):
+        entry = results["metrics"][name]
+        assert entry["value"] is None and entry["failed_records"] == 6, entry
+        assert entry["undefined_reason"].startswith("6 of ")
+    assert "had failed similarity calls" in run.stdout  # said on the metric's row
     # the exact set metrics do not need the judge: 6 + 2 + 3 exact matches (by hand)
     assert results["metrics"]["set_precision"]["value"] == pytest.approx(6 / 19)
     assert cached_rows(tmp_path / "cache" / "similarity.sqlite3") == 0  # failures never cached

@@ -218,6 +218,14 @@ def cli() -> None:
     help="Value of 0/0 ratios [default: the suite's, null].",
 )
 @click.option(
+    "--on-judge-failure",
+    type=click.Choice(["null", "skip"]),
+    default="null",
+    show_default=True,
+    help="A metric that needs records whose judge (or embedding, reranker) calls failed: null "
+    "with the count, or computed over the other records with a note.",
+)
+@click.option(
     "--laws",
     default=None,
     help="Law list for law citations: a CSV, JSONL or SQLite file, or 'builtin' [default: the "
@@ -252,6 +260,7 @@ def run(
     ci_level: float,
     slices: tuple[str, ...],
     zero_division: str | None,
+    on_judge_failure: Any,
     laws: str | None,
     cache: str | None,
     no_cache: bool,
@@ -282,6 +291,7 @@ def run(
             slices=slices,
             zero_division="suite" if zero_division is None else zero_division,
             laws=laws,
+            on_judge_failure=on_judge_failure,
             base_url=base_url,
             cache=False if no_cache else cache,
         )
@@ -352,6 +362,14 @@ def run(
     help="Value of 0/0 ratios [default: the suite's, null].",
 )
 @click.option(
+    "--on-judge-failure",
+    type=click.Choice(["null", "skip"]),
+    default="null",
+    show_default=True,
+    help="A metric that needs records whose judge (or embedding, reranker) calls failed: null "
+    "with the count, or computed over the other records with a note.",
+)
+@click.option(
     "--laws",
     default=None,
     help="Law list for law citations: a CSV, JSONL or SQLite file, or 'builtin' [default: the "
@@ -373,6 +391,7 @@ def compare(
     ci_method: Any,
     ci_level: float,
     zero_division: str | None,
+    on_judge_failure: Any,
     laws: str | None,
     cache: str | None,
     no_cache: bool,
@@ -398,6 +417,7 @@ def compare(
             ci_level=ci_level,
             zero_division="suite" if zero_division is None else zero_division,
             laws=laws,
+            on_judge_failure=on_judge_failure,
             base_url=base_url,
             cache=False if no_cache else cache,
         )

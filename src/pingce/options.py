@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 
 __all__ = ["COMPARE_OPTIONS", "RunOptions", "run_options"]
 
+JudgeFailure = Literal["null", "skip"]
+
 SUITE: Literal["suite"] = "suite"
 """``zero_division="suite"``: keep the suite's own default."""
 
@@ -51,6 +53,9 @@ class RunOptions:
     zero_division: ZeroDivision | str = SUITE
     """0/0 ratios: ``"suite"`` keeps the suite's default; None (null), 0 or 1 (or their text,
     ``"null"``, ``"0"``, ``"1"``) replace it."""
+    on_judge_failure: JudgeFailure = "null"
+    """A metric that needs a record whose similarity calls failed: ``null`` (its value is null
+    with the count in words) or ``skip`` (computed over the other records, with a note)."""
     laws: str | None = None
     """A law list file (or ``"builtin"``) replacing the suite's ``laws`` (None keeps it)."""
     base_url: str | None = None
@@ -102,6 +107,7 @@ class RunOptions:
         _choice("--ci-method", self.ci_method, ("bca", "percentile", "basic"))
         _choice("--allocation", self.allocation, ("equal", "proportional"))
         _choice("--short-strata", self.short_strata, ("error", "take-all"))
+        _choice("--on-judge-failure", self.on_judge_failure, ("null", "skip"))
         if self.zero_division != SUITE:
             try:
                 self.zero_division = check_zero_division(self.zero_division)
@@ -145,6 +151,7 @@ COMPARE_OPTIONS = (
     "ci_level",
     "zero_division",
     "laws",
+    "on_judge_failure",
     "base_url",
     "cache",
 )

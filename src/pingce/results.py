@@ -61,7 +61,7 @@ class _Plain(BaseModel):
 class MetricResult(_Plain):
     """One metric's value, its confidence interval and the units it was computed over."""
 
-    OMIT_WHEN_NONE = ("undefined_reason", "value_note", "ci_note")
+    OMIT_WHEN_NONE = ("undefined_reason", "value_note", "ci_note", "failed_records")
 
     value: float | None = Field(
         description="The metric; null when undefined (see undefined_reason)."
@@ -76,6 +76,12 @@ class MetricResult(_Plain):
         "filled by the zero-division policy).",
     )
     ci_note: str | None = Field(None, description="Anything to know about the interval.")
+    failed_records: int | None = Field(
+        None,
+        description="Records this metric needed that had failed similarity calls (judge, "
+        "embedding endpoint, reranker): the value is null, or computed without them under "
+        "--on-judge-failure skip.",
+    )
 
     def note(self) -> str:
         """The one remark a report shows beside the value (empty when there is none)."""

@@ -30,7 +30,7 @@ from .groups import unit_codes
 from .pipeline import Data, load, pairs_of, plan_run, signature, similarities, statistics
 from .plan import Plan, check_records
 from .profile import Profile
-from .values import count_failures, metric_value
+from .values import count_failures, policed_value
 
 __all__ = ["compare_suite"]
 
@@ -170,7 +170,9 @@ def compare_suite(
         deltas: dict[str, float | None] = {}
         for name, metric in plan.metrics.items():
             key = plan.keys[name]
-            c, b = metric_value(metric, blocks_c[key]), metric_value(metric, blocks_b[key])
+            policy = options.on_judge_failure
+            c = policed_value(metric, blocks_c[key], policy)
+            b = policed_value(metric, blocks_b[key], policy)
             delta = None if c.value is None or b.value is None else c.value - b.value
             deltas[name] = delta
             reasons = [f"{s}: {r.undefined_reason}" for s, r in (("candidate", c), ("baseline", b))]

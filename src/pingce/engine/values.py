@@ -14,7 +14,16 @@ from ..records import ParseFailure, Table
 from ..results import Failures, MetricResult, RecordRows
 from .plan import Plan
 
-__all__ = ["count_failures", "metric_value", "metric_values", "record_rows", "table_values"]
+__all__ = [
+    "count_failures",
+    "left_out_records",
+    "metric_value",
+    "metric_values",
+    "policed_value",
+    "record_rows",
+    "table_values",
+    "with_failed_records",
+]
 
 Blocks = Mapping[Hashable, StatBlock]
 
@@ -45,8 +54,43 @@ def metric_value(metric: Metric, block: StatBlock) -> MetricResult:
 
 
 def metric_values(plan: Plan, blocks: Blocks) -> dict[str, MetricResult]:
-    """Every metric's value over the blocks' records."""
-    return {name: metric_value(m, blocks[plan.keys[name]]) for name, m in plan.metrics.items()}
+    """Every metric's value over the blocks' records, under the run's judge-failure policy."""
+    policy = plan.options.on_judge_failure
+    return {
+        name: policed_value(metric, blocks[plan.keys[name]], policy)
+        for name, metric in plan.metrics.items()
+    }
+
+
+def policed_value(metric: Metric, block: StatBlock, policy: str) -> MetricResult:
+    """:func:`metric_value` under the judge-failure policy (``--on-judge-failure``)."""
+    result = metric_value(metric, block)
+    failed = left_out_records(block)
+    return with_failed_records(result, failed, block.n, policy) if failed else result
+
+
+def left_out_records(block: StatBlock) -> int:
+    """Records the block's statistic left out after failed similarity calls."""
+    left_out = block.reasons.get(LEFT_OUT)
+    return 0 if left_out is None else int(np.count_nonzero(left_out != None))  # noqa: E711
+
+
+def with_failed_records(result: MetricResult, failed: int, total: int, policy: str) -> MetricResult:
+    """The judge-failure policy on one value: ``null`` (the default) makes the value null with
+    the count in words; ``skip`` keeps the value over the other records, with a note. Either
+    way the count is in ``failed_records``; a failure is never a score."""
+    said = f"{failed} of {total} records had failed similarity calls"
+    if policy == "skip":
+        note = f"{said}, left out (--on-judge-failure skip)"
+        if result.value_note:
+            note = f"{note}; {result.value_note}"
+        return result.model_copy(update={"failed_records": failed, "value_note": note})
+    return MetricResult(
+        value=None,
+        n=result.n,
+        undefined_reason=f"{said} (--on-judge-failure skip computes it over the others)",
+        failed_records=failed,
+    )
 
 
 def table_values(plan: Plan, blocks: Blocks) -> dict[str, dict[str, object]]:

@@ -1,0 +1,104 @@
+"""Issue 12, "a failed judge never moves a number": a metric that needs a record whose similarity
+calls failed is null with the count in words (``--on-judge-failure null``, the default), or is
+computed over the other records with a note (``skip``); in runs, slices, comparisons and through
+the command line. Metrics that need no similarity never change."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import pingce
+from pingce.similarity.fake import FakeBackend
+from tests.cli_run import run_pingce
+
+RECORDS: list[dict[str, Any]] = [
+    {
+        "id": "a",
+        "group": "x",
+        "task": "selection",
+        "gold_items": ["订单"],
+        "pred_items": ["订单表"],
+    },
+    {"id": "b", "group": "x", "task": "selection", "gold_items": ["客户"], "pred_items": ["坏"]},
+    {
+        "id": "c",
+        "group": "y",
+        "task": "selection",
+        "gold_items": ["员工"],
+        "pred_items": ["员工表"],
+    },
+    {"id": "d", "group": "y", "task": "judge", "gold": True, "pred": "Yes"},
+]
+FAILING = {("坏", "客户")}
+
+
+def backend() -> FakeBackend:
+    return FakeBackend(lambda a, b: 0.9, fail=FAILING)
+
+
+def test_default_is_null_with_the_count_and_no_interval() -> None:
+    result = pingce.evaluate(
+        "function-points", RECORDS, similarity=backend(), bootstrap=100, slice="group"
+    )
+    entry = result.metrics["sem_precision"]
+    assert entry.value is None and entry.ci_low is None and entry.ci_high is None
+    assert entry.failed_records == 1
+    assert entry.undefined_reason == (
+        "1 of 4 records had failed similarity calls (--on-judge-failure skip computes it over "
+        "the others)"
+    )
+    # metrics that read no similarity keep their values
+    assert result.metrics["set_precision"].value == 0.0
+    assert result.metrics["judge_accuracy"].value == 1.0
+    # a slice without the failed record has its value; the slice with it is null
+    assert result.slices["group=y"].metrics["sem_precision"].value == pytest.approx(0.9)
+    assert result.slices["group=x"].metrics["sem_precision"].value is None
+
+
+def test_skip_computes_over_the_other_records_with_a_note() -> None:
+    result = pingce.evaluate(
+        "function-points", RECORDS, similarity=backend(), bootstrap=0, on_judge_failure="skip"
+    )
+    entry = result.metrics["sem_precision"]
+    # a and c each score 0.9 (> τ 0.7) over one prediction; b is left out
+    assert entry.value == pytest.approx(0.9) and entry.n == 2 and entry.failed_records == 1
+    assert (
+        entry.value_note == "1 of 4 records had failed similarity calls, left out "
+        "(--on-judge-failure skip)"
+    )
+
+
+def test_compare_follows_the_policy() -> None:
+    baseline = [dict(r, pred_items=["订单"]) if r["id"] == "a" else r for r in RECORDS]
+    options: dict[str, Any] = {"similarity": backend(), "bootstrap": 0}
+    default = pingce.compare("function-points", RECORDS, baseline, **options)
+    entry = default.metrics["sem_precision"]
+    assert entry.delta is None and entry.candidate is None
+    assert "1 of 4 records had failed similarity calls" in str(entry.note)
+    skip = pingce.compare("function-points", RECORDS, baseline, on_judge_failure="skip", **options)
+    # candidate: a 0.9, c 0.9 over 2; baseline: a exact 1, c 0.9 over 2
+    assert skip.metrics["sem_precision"].delta == pytest.approx(0.9 - 0.95)
+
+
+def test_the_option_on_the_command_line(tmp_path: Path) -> None:
+    data = tmp_path / "d.jsonl"
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in RECORDS))
+    bad = run_pingce("run", "function-points", "--data", str(data), "--on-judge-failure", "zero")
+    assert bad.returncode == 2 and "--on-judge-failure" in bad.stderr
+    good = run_pingce(
+        "run",
+        "function-points",
+        "--data",
+        str(data),
+        "--on-judge-failure",
+        "skip",
+        "--bootstrap",
+        "0",
+        "--out",
+        str(tmp_path / "o"),
+    )
+    assert good.returncode == 0, good.stderr
