@@ -23,6 +23,7 @@ from sklearn.metrics import accuracy_score, f1_score
 import pingce
 from pingce.errors import InputError
 from pingce.stats import resample_indices
+from tests.loopback import Fault, LoopbackServer
 
 LEVELS = ["高", "中", "低"]
 
@@ -245,11 +246,13 @@ def test_failed_similarity_is_counted_per_side_and_exits_3(tmp_path: Path) -> No
         encoding="utf-8",
     )
     data = str(examples / "records.jsonl")
-    args = [sys.executable, "-m", "pingce", "compare", str(suite), "--data", data, "--baseline"]
-    args += [data, "--similarity", "openai:m", "--base-url", "http://127.0.0.1:9/v1"]
-    args += ["--bootstrap", "0", "--no-cache"]
     env = {k: v for k, v in os.environ.items() if not k.upper().endswith("_PROXY")}
     env["NO_PROXY"] = "127.0.0.1,localhost"
-    run = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
+    with LoopbackServer(lifetime=120) as server:  # answers, except for one prediction's pairs
+        server.rule = lambda r: Fault("500", 0) if r.x == "员工信息表" else None
+        args = [sys.executable, "-m", "pingce", "compare", str(suite), "--data", data]
+        args += ["--baseline", data, "--similarity", "openai:m", "--base-url", server.url]
+        args += ["--bootstrap", "0", "--no-cache"]
+        run = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env)
     assert run.returncode == 3, run.stderr
     assert "candidate failures: judge" in run.stdout

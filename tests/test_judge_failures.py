@@ -34,6 +34,7 @@ RECORDS: list[dict[str, Any]] = [
     {"id": "d", "group": "y", "task": "judge", "gold": True, "pred": "Yes"},
 ]
 FAILING = {("坏", "客户")}
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "function_points" / "records.jsonl"
 
 
 def backend() -> FakeBackend:
@@ -102,3 +103,62 @@ def test_the_option_on_the_command_line(tmp_path: Path) -> None:
         str(tmp_path / "o"),
     )
     assert good.returncode == 0, good.stderr
+
+
+def closed_port() -> int:
+    """A port nothing listens on (bound, then closed)."""
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+@pytest.mark.parametrize(
+    ("backend", "endpoint"),
+    [("openai:m", "chat/completions"), ("embedding-api:m", "embeddings"), ("rerank:m", "rerank")],
+)
+def test_a_dead_endpoint_stops_the_run_at_once(tmp_path: Path, backend: str, endpoint: str) -> None:
+    import time
+
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    started = time.monotonic()
+    done = run_pingce(
+        "run",
+        "function-points",
+        "--data",
+        str(EXAMPLES),
+        "--similarity",
+        backend,
+        "--base-url",
+        url,
+        "--no-cache",
+        "--out",
+        str(tmp_path / "o"),
+    )
+    assert done.returncode == 2, done.stderr
+    assert time.monotonic() - started < 20  # before: 180 retries in 42 s
+    assert f"cannot connect to {url}/{endpoint} (connection refused)" in done.stderr
+    assert "--base-url" in done.stderr and done.stderr.count("\n") == 1  # one line
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_dead_endpoint_stops_a_comparison(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    done = run_pingce(
+        "compare",
+        "function-points",
+        "--data",
+        str(EXAMPLES),
+        "--baseline",
+        str(EXAMPLES),
+        "--similarity",
+        "openai:m",
+        "--base-url",
+        url,
+        "--no-cache",
+        "--out",
+        str(tmp_path / "c"),
+    )
+    assert done.returncode == 2 and "cannot connect to" in done.stderr, done.stderr
+    assert not (tmp_path / "c").exists()

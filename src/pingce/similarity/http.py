@@ -25,9 +25,12 @@ from typing import Any, TypeVar
 
 import orjson
 
+from ..errors import OptionError
 from .base import BackendStats
+from .cache import public_url
 
 __all__ = [
+    "UNREACHABLE_AFTER",
     "Retry",
     "RetryPolicy",
     "Session",
@@ -39,6 +42,11 @@ __all__ = [
 
 T = TypeVar("T")
 Item = TypeVar("Item")
+
+UNREACHABLE_AFTER = 3
+"""Calls that could not connect (refused, no such host) before any call was answered, after
+which the server is taken for down and the run stops: retrying a dead endpoint only delays the
+message (180 retries in 42 s before)."""
 
 
 @dataclass(frozen=True)
@@ -123,6 +131,10 @@ class Session:
             self.headers = {**headers, **self.proxy_headers}
             self.proxy_headers = None
         self._session: Any = None
+        self.answered = 0
+        """Calls the server answered (with any HTTP status)."""
+        self.unreachable = 0
+        """Calls that could not connect."""
 
     async def __aenter__(self) -> Session:
         import aiohttp
@@ -170,8 +182,18 @@ async def post_json(
                     raw = await response.read()
             except TimeoutError:
                 raise Retry("timeout") from None
+            except aiohttp.ClientConnectorError as exc:
+                session.unreachable += 1
+                if session.answered == 0 and session.unreachable >= UNREACHABLE_AFTER:
+                    raise OptionError(
+                        f"cannot connect to {public_url(url)} ({_connect_reason(exc)}) on "
+                        f"{session.unreachable} calls, and none was answered: is the server "
+                        "running, and is --base-url (or PINGCE_BASE_URL) right?"
+                    ) from None
+                raise Retry(f"connection error ({type(exc).__name__})") from None
             except aiohttp.ClientError as exc:
                 raise Retry(f"connection error ({type(exc).__name__})") from None
+            session.answered += 1
             stats.latency_sec.append(time.monotonic() - started)
             if status == 429 or status >= 500:
                 raise Retry(f"http {status}", retry_after)
@@ -193,6 +215,20 @@ async def post_json(
                 return None, exc.reason
             stats.retries += 1
             await asyncio.sleep(policy.delay(attempt, exc.retry_after))
+
+
+def _connect_reason(exc: Exception) -> str:
+    """Why a connection failed, in words: the OS error's text (connection refused, name or
+    service not known) when there is one."""
+    import socket
+
+    os_error = getattr(exc, "os_error", None)
+    if isinstance(os_error, ConnectionRefusedError):
+        return "connection refused"
+    if isinstance(os_error, socket.gaierror):
+        return f"no such host: {os_error.strerror or os_error}"
+    text = getattr(os_error, "strerror", None) or str(os_error or exc)
+    return str(text) if text else type(exc).__name__
 
 
 async def run_workers(
