@@ -239,6 +239,16 @@ def test_hand_counts_of_the_example(examples: list[dict[str, Any]]) -> None:
         ("", None),
         ('{"score": true}', None),
         ('{"score": NaN}', None),
+        # issue 12: reasoning models and answers written in Chinese
+        ("<think>score: 0.3? no, they differ</think> 0.8", 0.8),
+        ('<think>\n两个都是订单表，0.9\n</think>\n{"score": 0.85}', 0.85),
+        ("<thinking>0.1</thinking>score: 0.7", 0.7),
+        ("<think>still weighing 0.3 against", None),
+        ("两者相似度为0.8。", 0.8),
+        ("0.8分", 0.8),
+        ("相似度：0.75", 0.75),
+        ("评分 0.6，理由：名称相近", 0.6),
+        ("v2 and v3", None),
     ],
 )
 def test_parse_score(answer: str, expected: float | None) -> None:

@@ -41,7 +41,11 @@ DEFAULT_TEMPLATE = (
 """The seed's 𝒫_sim, with the candidate texts fenced as data and a JSON answer asked for."""
 
 _FENCE_TAG = re.compile(r"</?\s*(x|y)\s*>", re.I)
-_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?!\w|\.\d)")
+_NUMBER = re.compile(
+    r"(?<![A-Za-z0-9_.])[-+]?(?:\d+(?:\.\d+)?|\.\d+)(?![A-Za-z0-9_]|\.\d)"
+)  # ASCII word boundaries: 为0.8。 and 0.8分 are numbers against Chinese text
+_THINKING = re.compile(r"<think(?:ing)?>.*?</think(?:ing)?>", re.S | re.I)
+_UNFINISHED = re.compile(r"<think(?:ing)?>", re.I)
 _SCORE_KEY = re.compile(r"score\W{0,5}([-+]?(?:\d+(?:\.\d*)?|\.\d+))", re.I)
 
 
@@ -60,9 +64,14 @@ def parse_score(text: str) -> float | None:
     """A score in [0, 1] from a judge's answer, or None if the answer has no clear one.
 
     Accepted: JSON ``{"score": x}`` or a bare JSON number; text with ``score: x``; text with
-    exactly one number. A number outside [0, 1] is not a score.
+    exactly one number (also written against Chinese text: 两者相似度为0.8。). A reasoning
+    model's ``<think>…</think>`` is removed first; an answer that is still thinking (an
+    unclosed ``<think>``, cut by ``max_tokens``) has no score. A number outside [0, 1] is not a
+    score.
     """
-    stripped = text.strip()
+    stripped = _THINKING.sub(" ", text).strip()
+    if _UNFINISHED.search(stripped):
+        return None
     fenced = re.search(r"```(?:json)?\s*(.*?)```", stripped, re.S)
     if fenced:
         stripped = fenced.group(1).strip()
@@ -105,7 +114,7 @@ class JudgeBackend(RemoteBackend):
         template: str = DEFAULT_TEMPLATE,
         system: str | None = None,
         temperature: float = 0.0,
-        max_tokens: int = 32,
+        max_tokens: int = 1024,
         concurrency: int = 16,
         max_retries: int = 5,
         timeout: float = 60.0,
