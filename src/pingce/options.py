@@ -30,6 +30,10 @@ __all__ = ["COMPARE_OPTIONS", "RunOptions", "run_options"]
 
 JudgeFailure = Literal["null", "skip"]
 
+MAX_BOOTSTRAP = 1_000_000
+"""The most resamples a run may ask for: a bound that keeps a typo (1000000000) from trying to
+allocate tens of gigabytes."""
+
 SUITE: Literal["suite"] = "suite"
 """``zero_division="suite"``: keep the suite's own default."""
 
@@ -100,6 +104,11 @@ class RunOptions:
             )
         if self.bootstrap == 1:
             raise OptionError("--bootstrap 1 cannot give an interval; use 0 (off) or at least 2")
+        if self.bootstrap > MAX_BOOTSTRAP:
+            raise OptionError(
+                f"--bootstrap {self.bootstrap} is more resamples than an interval needs (at most "
+                f"{MAX_BOOTSTRAP:,}; 1,000-10,000 is usual)"
+            )
         if isinstance(self.ci_level, bool) or not isinstance(self.ci_level, int | float):
             raise OptionError(f"--ci-level must be a number between 0 and 1, got {self.ci_level!r}")
         if not 0.0 < self.ci_level < 1.0:

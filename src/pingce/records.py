@@ -273,6 +273,8 @@ class Table:
 
 
 _CHUNK = 16384
+CSV_FIELD_LIMIT = 16 * 1024 * 1024
+"""The longest CSV field read (characters): a whole contract or dialogue fits."""
 """Records of an iterable or a CSV file checked together (JSONL is read in blocks of bytes)."""
 _BLOCK_BYTES = 1 << 18
 """JSONL is read about this many bytes at a time; the lines of a block are parsed and checked
@@ -661,6 +663,7 @@ def _iter_csv(
     path: Path, specs: Sequence[FieldSpec], progress: Advance | None
 ) -> Iterator[tuple[int, Any]]:
     by_name = {spec.path: spec for spec in specs}
+    csv.field_size_limit(CSV_FIELD_LIMIT)  # the csv module's default is 131,072 characters
     with open(path, encoding="utf-8-sig", newline="") as handle:
         reader = csv.DictReader(handle)
         if reader.fieldnames is None:

@@ -242,7 +242,14 @@ def _read(suite: str | os.PathLike[str]) -> tuple[str, str]:
         return resource.read_text(encoding="utf-8"), f"built-in suite {text_name}"
     path = Path(text_name)
     if path.is_file():
-        return path.read_text(encoding="utf-8"), text_name
+        try:
+            return path.read_text(encoding="utf-8-sig"), text_name
+        except UnicodeDecodeError as exc:
+            raise SuiteError(
+                f"not UTF-8 text (byte {exc.object[exc.start]:#04x} at offset {exc.start}): "
+                "save the suite file as UTF-8",
+                source=text_name,
+            ) from None
     raise SuiteError(
         f"no built-in suite or suite file {text_name!r}; built-in suites: {', '.join(builtins)}"
     )

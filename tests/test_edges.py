@@ -1,0 +1,50 @@
+"""Issue 12, bad input found by fuzzing: each case a clean error (exit 2, the file or option
+named, nothing written) or, where the input is valid, a result."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pingce
+from tests.cli_run import run_pingce
+
+EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "contract_risk" / "records.jsonl"
+
+
+def test_a_suite_file_that_is_not_utf8_is_a_suite_error(tmp_path: Path) -> None:
+    builtin = Path(pingce.__file__).parent / "suites" / "contract-risk.yaml"
+    suite = tmp_path / "gbk.yaml"
+    suite.write_bytes(builtin.read_text(encoding="utf-8").encode("gb18030"))
+    done = run_pingce("run", str(suite), "--data", str(EXAMPLE), "--out", str(tmp_path / "o"))
+    assert done.returncode == 2, done.stderr
+    assert str(suite) in done.stderr and "not UTF-8" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "o").exists()
+
+
+def test_a_csv_field_longer_than_the_csv_module_default_is_read(tmp_path: Path) -> None:
+    contract = "甲方应于每月五日前支付货款。" * 20_000  # 280,000 characters > 131,072
+    data = tmp_path / "long.csv"
+    with open(data, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["id", "gold_level", "pred_level", "contract"])
+        writer.writerow(["a", "高", "高", contract])
+    result = pingce.evaluate("contract-risk", data, bootstrap=0)
+    assert result.n_records == 1 and result.metrics["accuracy"].value == 1.0
+
+
+def test_an_absurd_bootstrap_count_is_an_option_error(tmp_path: Path) -> None:
+    done = run_pingce(
+        "run",
+        "contract-risk",
+        "--data",
+        str(EXAMPLE),
+        "--bootstrap",
+        "1000000000",
+        "--out",
+        str(tmp_path / "o"),
+    )
+    assert done.returncode == 2 and "--bootstrap 1000000000" in done.stderr, done.stderr
+    assert not (tmp_path / "o").exists()
+    negative = run_pingce("run", "contract-risk", "--data", str(EXAMPLE), "--seed", "-1")
+    assert negative.returncode == 2 and "--seed" in negative.stderr
