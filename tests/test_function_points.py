@@ -173,6 +173,35 @@ def test_unparseable_judge_answer_is_a_counted_wrong_answer() -> None:
     assert result.metrics["judge_accuracy"].value == pytest.approx(0.5)
 
 
+def test_unparseable_judge_answer_is_never_a_predicted_positive() -> None:
+    """Issue 12: before, an unparseable answer to a gold No was scored as a Yes (a false
+    positive), which lowered precision. It predicted nothing: wrong for accuracy, a miss for
+    recall on gold Yes, outside precision. Checked against scikit-learn on the parsed answers
+    with each unparseable one written as the answer that is wrong and not Yes where one exists
+    (gold Yes -> No) and left out of precision otherwise."""
+    records = [
+        {"task": "judge", "gold": True, "pred": "Yes"},
+        {"task": "judge", "gold": True, "pred": "不确定"},
+        {"task": "judge", "gold": False, "pred": "maybe"},
+        {"task": "judge", "gold": False, "pred": "No"},
+        {"task": "judge", "gold": False, "pred": "Yes"},
+    ]
+    result = pingce.evaluate("function-points", records, bootstrap=0)
+    assert result.failures.parse == 2
+    # precision over the answers that said Yes: records 1 and 5
+    assert result.value("judge_precision") == pytest.approx(
+        precision_score([True, False], [True, True])
+    )
+    # recall over gold Yes: record 1 said Yes, record 2 said nothing usable (a miss)
+    assert result.value("judge_recall") == pytest.approx(recall_score([True, True], [True, False]))
+    assert result.value("judge_accuracy") == pytest.approx(2 / 5)  # records 1 and 4
+    # F1 from that precision and recall
+    p, r = 1 / 2, 1 / 2
+    assert result.value("judge_f1") == pytest.approx(2 * p * r / (p + r))
+    why = [row.get("misses", {}).get("judge_accuracy") for row in result.record_values()]
+    assert "could not be parsed" in str(why[1]) and "could not be parsed" in str(why[2])
+
+
 def test_calibrate_agrees_with_scikit_learn(tmp_path: Path) -> None:
     rng = np.random.default_rng(3)
     words = ["员工信息", "员工信息表", "部门", "部门表", "订单", "订单明细", "客户", "客户信息"]

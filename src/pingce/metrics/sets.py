@@ -4,8 +4,9 @@ selection task, the latter matched exactly or by meaning through a similarity ba
 Records of both tasks share a file; ``task`` says which (``judge`` or ``selection``).
 
 * Judge: ``gold`` and ``pred`` are booleans or ``Yes``/``No`` (also ``是``/``否``, ``true``/
-  ``false``, any case). Per record ``[TP, FP, FN, TN]``; a prediction that does not parse is
-  counted in ``failures.parse`` and scored as the wrong answer.
+  ``false``, any case). Per record ``[TP, FP, FN, TN, unparsed gold Yes, unparsed gold No]``;
+  a prediction that does not parse is counted in ``failures.parse``: wrong for accuracy, a miss
+  for recall when the gold is Yes, and never a predicted positive (precision leaves it out).
 * Selection: ``gold_items`` and ``pred_items`` are lists of strings (duplicates ignored). Exact
   set metrics sum ``|P ∩ T|``, ``|P|``, ``|T|`` over records (micro average). Semantic metrics sum
   the seed's fuzzy score ``Σ_p max_t I(p, t)·Sim(p, t)`` where ``I = 1`` for identical strings
@@ -49,6 +50,9 @@ __all__ = [
 ]
 
 SetAssignment = Literal["max", "one-to-one"]
+
+JUDGE_WIDTH = 6
+UNPARSED_YES, UNPARSED_NO = 4, 5
 
 _YES = {"yes", "y", "true", "1", "是", "对"}
 _NO = {"no", "n", "false", "0", "否", "不是"}
@@ -101,8 +105,11 @@ def _yes_no(value: bool) -> str:
 
 
 class JudgeStatistic(Statistic):
-    """Per record ``[TP, FP, FN, TN]`` of the judge task (zeros for other records); reasons
-    ``judge``: the gold and the predicted answer of a wrong record."""
+    """Per record ``[TP, FP, FN, TN, unparsed gold Yes, unparsed gold No]`` of the judge task
+    (zeros for other records). A prediction that does not parse is wrong, but it predicted
+    nothing: it counts against accuracy, and against recall when the gold is Yes, never as a
+    predicted positive (it does not enter precision). Reasons ``judge``: the gold and the
+    predicted answer of a wrong record."""
 
     def __init__(self, task: str, gold: str, pred: str):
         self.task, self.gold, self.pred = task, gold, pred
@@ -125,21 +132,22 @@ class JudgeStatistic(Statistic):
 
     def compute(self, table: Table, context: Context) -> StatBlock:
         mask = _task_rows(table, self.task, "judge")
-        rows = np.zeros((table.n, 4))
+        rows = np.zeros((table.n, JUDGE_WIDTH))
         reasons = np.empty(table.n, dtype=object)
         gold_column, pred_column = table.column(self.gold), table.column(self.pred)
         for i in np.flatnonzero(mask):
             gold = bool(gold_column[i])
             pred = pred_column[i]
-            failed = isinstance(pred, ParseFailure)
-            said = (not gold) if failed else bool(pred)
+            if isinstance(pred, ParseFailure):
+                rows[i, UNPARSED_YES if gold else UNPARSED_NO] = 1.0
+                reasons[i] = f"gold {_yes_no(gold)}, prediction could not be parsed: {pred}"
+                continue
+            said = bool(pred)
             cell = 0 if gold and said else 1 if said else 2 if gold else 3
             rows[i, cell] = 1.0
-            if failed:
-                reasons[i] = f"gold {_yes_no(gold)}, prediction could not be parsed: {pred}"
-            elif said != gold:
+            if said != gold:
                 reasons[i] = f"gold {_yes_no(gold)}, predicted {_yes_no(said)}"
-        return StatBlock(width=4, rows=rows, reasons={"judge": reasons})
+        return StatBlock(width=JUDGE_WIDTH, rows=rows, reasons={"judge": reasons})
 
 
 class SelectionStatistic(Statistic):
@@ -313,25 +321,27 @@ class JudgeMetric(Metric):
 
     def finalize(self, summed: np.ndarray) -> np.ndarray:
         s = np.asarray(summed, dtype=np.float64)
-        tp, fp, fn, tn = s[..., 0], s[..., 1], s[..., 2], s[..., 3]
+        tp, fp, tn = s[..., 0], s[..., 1], s[..., 3]
+        missed = s[..., 2] + s[..., UNPARSED_YES]  # gold Yes not said Yes, parsed or not
         zd = self.zero_division
         if self.kind == "accuracy":
-            return safe_divide(tp + tn, tp + fp + fn + tn, zd)
+            return safe_divide(tp + tn, s.sum(axis=-1), zd)
         if self.kind == "precision":
             return safe_divide(tp, tp + fp, zd)
         if self.kind == "recall":
-            return safe_divide(tp, tp + fn, zd)
-        return safe_divide(2 * tp, 2 * tp + fp + fn, zd)
+            return safe_divide(tp, tp + missed, zd)
+        return safe_divide(2 * tp, 2 * tp + fp + missed, zd)
 
     def count(self, summed: np.ndarray) -> np.ndarray:
         s = np.asarray(summed, dtype=np.float64)
-        tp, fp, fn = s[..., 0], s[..., 1], s[..., 2]
+        tp, fp = s[..., 0], s[..., 1]
+        missed = s[..., 2] + s[..., UNPARSED_YES]
         if self.kind == "precision":
             return np.asarray(tp + fp)
         if self.kind == "recall":
-            return np.asarray(tp + fn)
+            return np.asarray(tp + missed)
         if self.kind == "f1":
-            return np.asarray(tp + fp + fn)
+            return np.asarray(tp + fp + missed)
         total: np.ndarray = s.sum(axis=-1)
         return total
 
@@ -410,10 +420,12 @@ class SetMetric(Metric):
 
 
 _JUDGE_TEXT = {
-    "accuracy": "(TP + TN) / all, over judge records",
-    "precision": "TP / (TP + FP), over judge records (positive = Yes)",
-    "recall": "TP / (TP + FN), over judge records (positive = Yes)",
-    "f1": "2TP / (2TP + FP + FN), over judge records (positive = Yes)",
+    "accuracy": "(TP + TN) / all, over judge records (an unparseable answer is wrong)",
+    "precision": "TP / (TP + FP), over judge records (positive = Yes; an unparseable answer "
+    "predicted nothing)",
+    "recall": "TP / (TP + FN), over judge records (positive = Yes; FN includes unparseable "
+    "answers to gold Yes)",
+    "f1": "2TP / (2TP + FP + FN), over judge records (positive = Yes; FN as in recall)",
 }
 for _kind, _text in _JUDGE_TEXT.items():
     register_metric(f"judge_{_kind}", definition=_text, kind=_kind)(JudgeMetric)
