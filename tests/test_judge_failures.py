@@ -162,3 +162,33 @@ def test_a_dead_endpoint_stops_a_comparison(tmp_path: Path) -> None:
     )
     assert done.returncode == 2 and "cannot connect to" in done.stderr, done.stderr
     assert not (tmp_path / "c").exists()
+
+
+def test_endpoint_from_the_environment_with_the_documented_precedence(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """--base-url, then PINGCE_BASE_URL, then OPENAI_BASE_URL (as the OpenAI client reads it);
+    the key likewise from PINGCE_API_KEY, then OPENAI_API_KEY."""
+    from tests.loopback import LoopbackServer
+
+    records = [r for r in RECORDS if r["id"] != "b"]
+    dead = f"http://127.0.0.1:{closed_port()}/v1"
+    for name in ("PINGCE_BASE_URL", "OPENAI_BASE_URL", "PINGCE_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    with LoopbackServer(lifetime=60) as server:
+        options: dict[str, Any] = {"similarity": "openai:m", "cache": False, "bootstrap": 0}
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
+        alone = pingce.evaluate("function-points", records, **options)
+        assert alone.metrics["sem_precision"].value is not None
+        assert server.chat()[-1].headers["authorization"] == "Bearer sk-openai"
+        monkeypatch.setenv("OPENAI_BASE_URL", dead)  # PINGCE_* wins over OPENAI_*
+        monkeypatch.setenv("PINGCE_BASE_URL", server.url)
+        monkeypatch.setenv("PINGCE_API_KEY", "pk-pingce")
+        both = pingce.evaluate("function-points", records, **options)
+        assert both.metrics["sem_precision"].value == alone.metrics["sem_precision"].value
+        assert server.chat()[-1].headers["authorization"] == "Bearer pk-pingce"
+        monkeypatch.setenv("PINGCE_BASE_URL", dead)  # and the argument wins over both
+        flag = pingce.evaluate("function-points", records, base_url=server.url, **options)
+        assert flag.metrics["sem_precision"].value == alone.metrics["sem_precision"].value

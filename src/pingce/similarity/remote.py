@@ -41,13 +41,16 @@ class RemoteBackend(SimilarityBackend):
         policy: RetryPolicy,
         cache: SimilarityCache | None,
     ) -> None:
-        """Endpoint from the argument or ``PINGCE_BASE_URL``; key from the argument or
-        ``PINGCE_API_KEY`` / ``OPENAI_API_KEY`` (never from a file that is written)."""
-        base_url = base_url or os.environ.get("PINGCE_BASE_URL")
+        """Endpoint from the argument, else ``PINGCE_BASE_URL``, else ``OPENAI_BASE_URL`` (as the
+        OpenAI client reads it); key from the argument, else ``PINGCE_API_KEY``, else
+        ``OPENAI_API_KEY`` (never from a file that is written)."""
+        base_url = (
+            base_url or os.environ.get("PINGCE_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+        )
         if not base_url:
             raise OptionError(
-                f"--similarity {spec}:{model} needs an endpoint: --base-url URL or "
-                "PINGCE_BASE_URL (e.g. http://localhost:8000/v1)"
+                f"--similarity {spec}:{model} needs an endpoint: --base-url URL, "
+                "PINGCE_BASE_URL or OPENAI_BASE_URL (e.g. http://localhost:8000/v1)"
             )
         self.model = model
         self.base_url = base_url.rstrip("/")
