@@ -48,3 +48,36 @@ def test_an_absurd_bootstrap_count_is_an_option_error(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
     negative = run_pingce("run", "contract-risk", "--data", str(EXAMPLE), "--seed", "-1")
     assert negative.returncode == 2 and "--seed" in negative.stderr
+
+
+def test_an_integer_beyond_64_bits_in_a_record_is_written(tmp_path: Path) -> None:
+    """orjson cannot write integers beyond 64 bits: records.jsonl falls back to the standard
+    library for them (before: a TypeError traceback and an empty output folder)."""
+    import json
+
+    big = 10**30
+    rows = [
+        {
+            "id": "a",
+            "query": "q",
+            "gold_fn": [{"name": "f", "arguments": {"n": big}}],
+            "pred_fn": [{"name": big, "arguments": {}}],
+        },
+        {
+            "id": "b",
+            "query": "q",
+            "gold_fn": [{"name": "f", "arguments": {"n": big}}],
+            "pred_fn": [{"name": "f", "arguments": {"n": big}}],
+        },
+    ]
+    data = tmp_path / "big.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    out = tmp_path / "o"
+    done = run_pingce(
+        "run", "function-call", "--data", str(data), "--out", str(out), "--bootstrap", "0"
+    )
+    assert done.returncode == 0, done.stderr
+    written = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
+    assert written[1]["fields"]["gold_fn"][0]["arguments"]["n"] == big
+    assert written[1]["values"]["fn_acc_all"] == 1.0 and written[0]["values"]["fn_acc_all"] == 0.0
+    assert "could not be parsed" in written[0]["misses"]["fn_acc_all"]

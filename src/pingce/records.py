@@ -11,7 +11,9 @@ file, the line, the field and the value (the same error as reading one line at a
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
+import math
 import operator
 import os
 import re
@@ -181,7 +183,45 @@ def json_texts(values: Sequence[Any] | np.ndarray, prefix: bytes = b"") -> list[
     """``prefix`` followed by ``orjson.dumps(value)`` for each value (NaN and infinities: null;
     an array of float64 or int64 gives the texts of its elements as Python numbers), from one
     orjson call for the whole list where the values allow: a call per value costs several
-    times as much, and each result holds a few kilobytes of room."""
+    times as much, and each result holds a few kilobytes of room. Values orjson cannot write
+    (an integer beyond 64 bits, valid JSON that a record may hold) go through the standard
+    library's encoder instead."""
+    try:
+        return _json_texts(values, prefix)
+    except TypeError:
+        if isinstance(values, np.ndarray):
+            values = values.tolist()
+        return [prefix + _standard_json(value) for value in values]
+
+
+def _standard_json(value: Any) -> bytes:
+    """The compact JSON text of a value by the standard library (NaN and infinities: null)."""
+    return json.dumps(
+        _finite(value), ensure_ascii=False, separators=(",", ":"), default=_as_orjson_would
+    ).encode("utf-8")
+
+
+def _as_orjson_would(value: Any) -> Any:
+    """What orjson writes for values the standard encoder does not know: a dataclass as an
+    object of its fields, a numpy number as a number; anything else as its text."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _finite({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+    if isinstance(value, np.generic):
+        return _finite(value.item())
+    return str(value)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _json_texts(values: Sequence[Any] | np.ndarray, prefix: bytes) -> list[bytes]:
     if isinstance(values, np.ndarray) and values.dtype in _NUMERIC and values.ndim == 1:
         if not values.size:
             return []
