@@ -192,3 +192,41 @@ def test_endpoint_from_the_environment_with_the_documented_precedence(
         monkeypatch.setenv("PINGCE_BASE_URL", dead)  # and the argument wins over both
         flag = pingce.evaluate("function-points", records, base_url=server.url, **options)
         assert flag.metrics["sem_precision"].value == alone.metrics["sem_precision"].value
+
+
+def test_tokens_and_cost_are_shown_in_the_console_and_report(tmp_path: Path) -> None:
+    """Issue 12: what the judge cost, in the console and report.md as well as results.json;
+    the loopback server counts prompt tokens as prompt characters, so the totals are known."""
+    from tests.cli_run import ENV
+    from tests.loopback import LoopbackServer
+
+    suite = tmp_path / "fp.yaml"
+    builtin = Path(pingce.__file__).parent / "suites" / "function-points.yaml"
+    suite.write_text(
+        builtin.read_text(encoding="utf-8").replace(
+            "concurrency: 16", "concurrency: 4\n  price_prompt: 0.5\n  price_completion: 1.0"
+        ),
+        encoding="utf-8",
+    )
+    env = {k: v for k, v in ENV.items() if not k.upper().endswith("_PROXY")}
+    env["NO_PROXY"] = "127.0.0.1,localhost"
+    with LoopbackServer(lifetime=60) as server:
+        import subprocess
+        import sys
+
+        args = [sys.executable, "-m", "pingce", "run", str(suite), "--data", str(EXAMPLES)]
+        args += ["--similarity", "openai:m", "--base-url", server.url, "--no-cache"]
+        args += ["--bootstrap", "0", "--out", str(tmp_path / "o")]
+        done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
+        prompt = sum((r.usage or {}).get("prompt_tokens", 0) for r in server.chat())
+        completion = sum((r.usage or {}).get("completion_tokens", 0) for r in server.chat())
+        requests = server.count()
+    assert done.returncode == 0, done.stderr
+    cost = prompt / 1000 * 0.5 + completion / 1000 * 1.0
+    line = (
+        f"similarity openai:m: {requests:,} pairs, {requests:,} requests, 0 from the cache, "
+        f"{prompt:,} prompt + {completion:,} completion tokens, cost {cost:.4f}"
+    )
+    assert line in done.stdout, done.stdout
+    report = (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
+    assert "- S" + line[1:] in report

@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..results import ComparisonResult, EvaluationResult
-from .format import fmt_interval, fmt_number, fmt_value
+from .format import fmt_interval, fmt_number, fmt_value, similarity_line
 
 __all__ = ["print_comparison", "print_notes", "print_profile", "print_result"]
 
@@ -91,6 +91,9 @@ def print_result(result: EvaluationResult, console: Console) -> None:
     if any(failure_counts.values()):
         shown = ", ".join(f"{name} {count}" for name, count in failure_counts.items())
         console.print(f"[red]failures:[/red] {shown}")
+    spent = similarity_line(result.signature.similarity, result.similarity)
+    if spent is not None:
+        console.print(spent, markup=False, highlight=False, emoji=False)
     print_notes(result.notes, console)
 
 

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from ..results import MetricResult
 
-__all__ = ["fmt_interval", "fmt_number", "fmt_value"]
+__all__ = ["fmt_interval", "fmt_number", "fmt_value", "similarity_line"]
 
 
 def fmt_number(value: float | None, digits: int = 4) -> str:
@@ -24,3 +27,24 @@ def fmt_interval(result: MetricResult, digits: int = 4) -> str:
     if result.ci_low is None or result.ci_high is None:
         return "—"
     return f"[{fmt_number(result.ci_low, digits)}, {fmt_number(result.ci_high, digits)}]"
+
+
+def similarity_line(signature: str | None, stats: Mapping[str, Any] | None) -> str | None:
+    """One line of what a model-backed similarity cost: pairs, requests, cache hits, failures,
+    tokens and cost (None for backends that call no model and had nothing cached)."""
+    if not stats or not (stats.get("requests") or stats.get("cache_hits")):
+        return None
+    parts = [
+        f"{stats.get('pairs', 0):,} pairs",
+        f"{stats.get('requests', 0):,} requests",
+        f"{stats.get('cache_hits', 0):,} from the cache",
+    ]
+    if stats.get("failures"):
+        parts.append(f"{stats['failures']:,} failed")
+    prompt, completion = stats.get("prompt_tokens", 0), stats.get("completion_tokens", 0)
+    if prompt or completion:
+        parts.append(f"{prompt:,} prompt + {completion:,} completion tokens")
+    if stats.get("cost"):
+        parts.append(f"cost {stats['cost']:.4f}")
+    name = (signature or "").split("|")[0]
+    return f"similarity {name}: " + ", ".join(parts)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..results import EvaluationResult, MetricResult
-from .format import fmt_interval, fmt_number, fmt_value
+from .format import fmt_interval, fmt_number, fmt_value, similarity_line
 
 __all__ = ["render_markdown"]
 
@@ -71,6 +71,9 @@ def render_markdown(result: EvaluationResult) -> str:
         lines.append("- Intervals: off (`--bootstrap 0`)")
     failures = ", ".join(f"{k} {v}" for k, v in result.failures.model_dump().items())
     lines.append(f"- Failures: {failures}")
+    spent = similarity_line(sig.similarity, result.similarity)
+    if spent is not None:
+        lines.append(f"- {spent[0].upper()}{spent[1:]}")
     lines.append(f"- pingce {result.pingce_version}")
     lines += [f"- Note: {note}" for note in result.notes]
     if result.sampling is not None:
