@@ -125,6 +125,25 @@ def _imports_done() -> None:
     _imported = time.perf_counter()
 
 
+def _policy_options(command: Any) -> Any:
+    """The options that run and compare share beyond the similarity backend: what a failed
+    judge call does to a metric (``--on-judge-failure``) and the law list (``--laws``)."""
+    command = click.option(
+        "--laws",
+        default=None,
+        help="Law list for law citations: a CSV, JSONL or SQLite file, or 'builtin' [default: "
+        "the suite's, the packaged list].",
+    )(command)
+    return click.option(
+        "--on-judge-failure",
+        type=click.Choice(["null", "skip"]),
+        default="null",
+        show_default=True,
+        help="A metric that needs records whose judge (or embedding, reranker) calls failed: "
+        "null with the count, or computed over the other records with a note.",
+    )(command)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="pingce")
 def cli() -> None:
@@ -217,20 +236,7 @@ def cli() -> None:
     default=None,
     help="Value of 0/0 ratios [default: the suite's, null].",
 )
-@click.option(
-    "--on-judge-failure",
-    type=click.Choice(["null", "skip"]),
-    default="null",
-    show_default=True,
-    help="A metric that needs records whose judge (or embedding, reranker) calls failed: null "
-    "with the count, or computed over the other records with a note.",
-)
-@click.option(
-    "--laws",
-    default=None,
-    help="Law list for law citations: a CSV, JSONL or SQLite file, or 'builtin' [default: the "
-    "suite's, the packaged list].",
-)
+@_policy_options
 @click.option(
     "--cache",
     "cache",
@@ -361,20 +367,7 @@ def run(
     default=None,
     help="Value of 0/0 ratios [default: the suite's, null].",
 )
-@click.option(
-    "--on-judge-failure",
-    type=click.Choice(["null", "skip"]),
-    default="null",
-    show_default=True,
-    help="A metric that needs records whose judge (or embedding, reranker) calls failed: null "
-    "with the count, or computed over the other records with a note.",
-)
-@click.option(
-    "--laws",
-    default=None,
-    help="Law list for law citations: a CSV, JSONL or SQLite file, or 'builtin' [default: the "
-    "suite's, the packaged list].",
-)
+@_policy_options
 @click.option("--cache", "cache", default=None, type=click.Path(dir_okay=False), help="Cache file.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the similarity cache.")
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")

@@ -39,6 +39,19 @@ class Candidates:
     length: np.ndarray
     score: np.ndarray
 
+    @classmethod
+    def empty(cls, n_queries: int, k: int) -> Candidates:
+        """No candidate yet for any of ``n_queries`` queries."""
+        return cls(
+            np.full((n_queries, k), -1, dtype=np.int64),
+            np.zeros((n_queries, k), dtype=np.int64),
+            np.zeros((n_queries, k)),
+        )
+
+    def arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(first, length, score)``, to fill in place."""
+        return self.first, self.length, self.score
+
 
 def _hashed(texts: Sequence[str], records: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(row, hashed column) of every character bigram of each text (a one-character text: its
@@ -93,9 +106,7 @@ def top_candidates(
     between records that share a hashed column grow with the square of a block's size, so
     blocks keep them few (and memory flat) whatever the number of records."""
     n_queries = len(queries)
-    first = np.full((n_queries, k), -1, dtype=np.int64)
-    length = np.zeros((n_queries, k), dtype=np.int64)
-    score = np.zeros((n_queries, k))
+    first, length, score = Candidates.empty(n_queries, k).arrays()
     if n_queries == 0 or len(sentences) == 0:
         return Candidates(first, length, score)
     if np.any(np.diff(sentence_record) < 0):
@@ -148,9 +159,7 @@ def _block(
 ) -> Candidates:
     """:func:`top_candidates` on one block of records (indices local to the block)."""
     n_queries = len(queries)
-    first = np.full((n_queries, k), -1, dtype=np.int64)
-    length = np.zeros((n_queries, k), dtype=np.int64)
-    score = np.zeros((n_queries, k))
+    first, length, score = Candidates.empty(n_queries, k).arrays()
     if n_queries == 0 or len(sentences) == 0:
         return Candidates(first, length, score)
     q_matrix, q_squared = _matrix([normalize_text(t) for t in queries], query_record)
