@@ -81,3 +81,27 @@ def test_an_integer_beyond_64_bits_in_a_record_is_written(tmp_path: Path) -> Non
     assert written[1]["fields"]["gold_fn"][0]["arguments"]["n"] == big
     assert written[1]["values"]["fn_acc_all"] == 1.0 and written[0]["values"]["fn_acc_all"] == 0.0
     assert "could not be parsed" in written[0]["misses"]["fn_acc_all"]
+
+
+def test_unparseable_predictions_are_counted_beside_every_metric_they_affect(
+    tmp_path: Path,
+) -> None:
+    records = [
+        {"id": "a", "task": "selection", "gold_items": ["x", "y"], "pred_items": 10**30},
+        {"id": "b", "task": "selection", "gold_items": ["x", "y"], "pred_items": ["x"]},
+        {"id": "c", "task": "selection", "gold_items": ["x"], "pred_items": "x"},
+        {"id": "d", "task": "judge", "entity": "e", "gold": True, "pred": "Yes"},
+    ]
+    result = pingce.evaluate("function-points", records, bootstrap=0)
+    for name in ("set_precision", "set_recall", "set_f1", "sem_precision"):
+        entry = result.metrics[name]
+        assert (entry.unparsed_records, entry.n_records) == (2, 3), name
+        assert "2 of 3 predictions did not parse" in entry.note(), name
+    # the two unparsed predictions read as empty: precision is over b's one prediction only,
+    # recall over the five gold items (b finds one) -- and the note says why precision is high
+    assert result.metrics["set_precision"].value == 1.0
+    assert result.metrics["set_recall"].value == 1 / 5
+    # the judge metrics cover the judge record alone, whose prediction parsed: no note
+    judge = result.metrics["judge_accuracy"]
+    assert judge.unparsed_records is None and judge.n_records == 1 and judge.note() == ""
+    assert result.failures.parse == 2

@@ -49,7 +49,7 @@ def test_default_is_null_with_the_count_and_no_interval() -> None:
     assert entry.value is None and entry.ci_low is None and entry.ci_high is None
     assert entry.failed_records == 1
     assert entry.undefined_reason == (
-        "1 of 4 records had failed similarity calls (--on-judge-failure skip computes it over "
+        "1 of 3 records had failed similarity calls (--on-judge-failure skip computes it over "
         "the others)"
     )
     # metrics that read no similarity keep their values
@@ -68,9 +68,15 @@ def test_skip_computes_over_the_other_records_with_a_note() -> None:
     # a and c each score 0.9 (> τ 0.7) over one prediction; b is left out
     assert entry.value == pytest.approx(0.9) and entry.n == 2 and entry.failed_records == 1
     assert (
-        entry.value_note == "1 of 4 records had failed similarity calls, left out "
+        entry.value_note == "1 of 3 records had failed similarity calls, left out "
         "(--on-judge-failure skip)"
     )
+    # it covers the 3 selection records and was computed over 2 of them
+    assert (entry.n_records, entry.n_scored, entry.partial()) == (3, 2, "2/3")
+    # a metric that needs no similarity covers as many records as it scored
+    exact = result.metrics["set_precision"]
+    assert (exact.n_records, exact.n_scored, exact.partial()) == (3, 3, None)
+    assert result.metrics["judge_accuracy"].n_records == 1
 
 
 def test_compare_follows_the_policy() -> None:
@@ -79,7 +85,7 @@ def test_compare_follows_the_policy() -> None:
     default = pingce.compare("function-points", RECORDS, baseline, **options)
     entry = default.metrics["sem_precision"]
     assert entry.delta is None and entry.candidate is None
-    assert "1 of 4 records had failed similarity calls" in str(entry.note)
+    assert "1 of 3 records had failed similarity calls" in str(entry.note)
     skip = pingce.compare("function-points", RECORDS, baseline, on_judge_failure="skip", **options)
     # candidate: a 0.9, c 0.9 over 2; baseline: a exact 1, c 0.9 over 2
     assert skip.metrics["sem_precision"].delta == pytest.approx(0.9 - 0.95)
@@ -103,6 +109,35 @@ def test_the_option_on_the_command_line(tmp_path: Path) -> None:
         str(tmp_path / "o"),
     )
     assert good.returncode == 0, good.stderr
+
+
+def test_scored_over_covered_is_shown_beside_the_metric_that_left_records_out(
+    tmp_path: Path,
+) -> None:
+    """'n scored / n total' in the console, report.md and results.json, only where a metric
+    was computed over fewer records than it covers."""
+    from rich.console import Console
+
+    from pingce.report import print_result, render_markdown, write_outputs
+
+    result = pingce.evaluate(
+        "function-points", RECORDS, similarity=backend(), bootstrap=0, on_judge_failure="skip"
+    )
+    console = Console(record=True, width=200)
+    print_result(result, console)
+    lines = console.export_text().splitlines()
+    assert "scored" in next(line for line in lines if "metric" in line and "value" in line)
+    assert "2/3" in next(line for line in lines if "sem_precision" in line)
+    assert "2/3" not in next(line for line in lines if "set_precision" in line)
+    report = render_markdown(result)
+    md_row = next(line for line in report.splitlines() if line.startswith("| `sem_precision`"))
+    assert "| 2/3 |" in md_row and "| scored |" in report
+    write_outputs(result, tmp_path / "o")
+    saved = json.loads((tmp_path / "o" / "results.json").read_text())["metrics"]["sem_precision"]
+    assert (saved["n_records"], saved["n_scored"], saved["failed_records"]) == (3, 2, 1)
+    # with nothing left out there is no such column
+    whole = pingce.evaluate("function-points", RECORDS[:1] + RECORDS[2:], bootstrap=0)
+    assert "| scored |" not in render_markdown(whole)
 
 
 def closed_port() -> int:

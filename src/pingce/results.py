@@ -61,7 +61,15 @@ class _Plain(BaseModel):
 class MetricResult(_Plain):
     """One metric's value, its confidence interval and the units it was computed over."""
 
-    OMIT_WHEN_NONE = ("undefined_reason", "value_note", "ci_note", "failed_records")
+    OMIT_WHEN_NONE = (
+        "undefined_reason",
+        "value_note",
+        "ci_note",
+        "failed_records",
+        "n_records",
+        "n_scored",
+        "unparsed_records",
+    )
 
     value: float | None = Field(
         description="The metric; null when undefined (see undefined_reason)."
@@ -82,10 +90,35 @@ class MetricResult(_Plain):
         "embedding endpoint, reranker): the value is null, or computed without them under "
         "--on-judge-failure skip.",
     )
+    n_records: int | None = Field(
+        None,
+        description="Records the metric covers (the records of its task; all, for most).",
+    )
+    n_scored: int | None = Field(
+        None,
+        description="Records it was computed over: n_records less those left out after failed "
+        "similarity calls.",
+    )
+    unparsed_records: int | None = Field(
+        None,
+        description="Records it covers whose prediction did not parse (never dropped: each "
+        "suite's section of the README says how they score).",
+    )
+
+    def partial(self) -> str | None:
+        """``scored/total`` when the metric was computed over fewer records than it covers."""
+        if self.n_records is None or self.n_scored is None or self.n_scored >= self.n_records:
+            return None
+        return f"{self.n_scored}/{self.n_records}"
 
     def note(self) -> str:
-        """The one remark a report shows beside the value (empty when there is none)."""
-        return self.undefined_reason or self.value_note or self.ci_note or ""
+        """The remarks a report shows beside the value (empty when there are none): why it is
+        null or where it comes from, the interval's caveat, and unparsed predictions."""
+        parts = [self.undefined_reason or self.value_note or self.ci_note or ""]
+        if self.unparsed_records:
+            covered = f" of {self.n_records}" if self.n_records is not None else ""
+            parts.append(f"{self.unparsed_records}{covered} predictions did not parse")
+        return "; ".join(part for part in parts if part)
 
 
 class SliceResult(BaseModel):

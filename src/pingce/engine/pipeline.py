@@ -39,7 +39,7 @@ from .groups import slice_keys, slice_order, unit_codes
 from .plan import Plan, check_records, make_plan
 from .profile import Profile
 from .similarities import BackendChoice, Scored, score_pairs
-from .values import count_failures, metric_values, record_rows, table_values
+from .values import count_failures, metric_values, record_rows, table_values, unparsed_rows
 
 __all__ = ["Blocks", "Data", "Run", "evaluate_suite", "load", "plan_run", "statistics"]
 
@@ -101,7 +101,12 @@ def pairs_of(plan: Plan, table: Table) -> list[tuple[str, str]]:
 def statistics(plan: Plan, table: Table, scored: Scored | None) -> Blocks:
     """Every statistic of the plan over ``table``, once each."""
     context = Context(similarity=None if scored is None else scored.table)
-    return {key: s.compute(table, context) for key, s in plan.statistics.items()}
+    blocks = {}
+    for key, statistic in plan.statistics.items():
+        block = statistic.compute(table, context)
+        block.unparsed = unparsed_rows(table, statistic.fields())
+        blocks[key] = block
+    return blocks
 
 
 def versions() -> dict[str, str]:

@@ -5,12 +5,13 @@ the failures counted on the way. Every function here reads blocks; none recomput
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
+from functools import partial
 
 import numpy as np
 
 from ..metrics.protocol import LEFT_OUT, Metric, StatBlock
-from ..records import ParseFailure, Table
+from ..records import FieldSpec, ParseFailure, Table
 from ..results import Failures, MetricResult, RecordRows
 from .plan import Plan
 
@@ -22,6 +23,7 @@ __all__ = [
     "policed_value",
     "record_rows",
     "table_values",
+    "unparsed_rows",
     "with_failed_records",
 ]
 
@@ -63,10 +65,22 @@ def metric_values(plan: Plan, blocks: Blocks) -> dict[str, MetricResult]:
 
 
 def policed_value(metric: Metric, block: StatBlock, policy: str) -> MetricResult:
-    """:func:`metric_value` under the judge-failure policy (``--on-judge-failure``)."""
+    """:func:`metric_value` under the judge-failure policy (``--on-judge-failure``), with the
+    records the metric covers, those it was computed over and those whose prediction did not
+    parse (scored as wrong)."""
     result = metric_value(metric, block)
+    covered = block.covered()
     failed = left_out_records(block)
-    return with_failed_records(result, failed, block.n, policy) if failed else result
+    if failed:
+        result = with_failed_records(result, failed, covered, policy)
+    unparsed = block.unparsed_covered()
+    return result.model_copy(
+        update={
+            "n_records": covered,
+            "n_scored": covered - failed,
+            "unparsed_records": unparsed or None,
+        }
+    )
 
 
 def left_out_records(block: StatBlock) -> int:
@@ -152,14 +166,24 @@ def record_rows(plan: Plan, table: Table, blocks: Blocks) -> RecordRows:
     return RecordRows(table.ids, table.lines, fields, values, misses)
 
 
+def unparsed_rows(table: Table, specs: Iterable[FieldSpec]) -> np.ndarray | None:
+    """Which records have a value of a lenient field in ``specs`` that its parser rejected (a
+    prediction that did not parse); None when no record has one."""
+    failed = np.zeros(table.n, dtype=bool)
+    for path in {spec.path for spec in specs if spec.lenient and spec.path in table.columns}:
+        failed |= table.derived(("unparsed", path), partial(_unparsed, table, path))
+    return failed if failed.any() else None
+
+
+def _unparsed(table: Table, path: str) -> np.ndarray:
+    column = table.column(path)
+    return np.fromiter((isinstance(v, ParseFailure) for v in column), bool, table.n)
+
+
 def parse_failures(table: Table) -> int:
     """Records with a value that its parser rejected (a prediction that did not parse)."""
-    failed = np.zeros(table.n, dtype=bool)
-    for path, column in table.columns.items():
-        spec = table.specs.get(path)
-        if spec is not None and spec.lenient:
-            failed |= np.fromiter((isinstance(v, ParseFailure) for v in column), bool, table.n)
-    return int(failed.sum())
+    failed = unparsed_rows(table, table.specs.values())
+    return 0 if failed is None else int(failed.sum())
 
 
 def count_failures(table: Table, blocks: Blocks, judge: int) -> Failures:

@@ -69,6 +69,12 @@ class StatBlock:
     counts: dict[str, int] = field(default_factory=dict)
     """Events to report in ``failures`` (e.g. texts the seed's library scores 0)."""
     reasons: dict[str, np.ndarray] = field(default_factory=dict)
+    scope: np.ndarray | None = None
+    """Which records the statistic covers (a boolean mask; None: all of them). Records outside
+    it (a selection record for a judge statistic) have zero rows and count nowhere."""
+    unparsed: np.ndarray | None = None
+    """Records whose prediction did not parse (a boolean mask, set by the engine from the
+    statistic's lenient fields; None: none did)."""
 
     @property
     def n(self) -> int:
@@ -127,7 +133,20 @@ class StatBlock:
             rows=None if self.rows is None else self.rows[index],
             decomposable=self.decomposable,
             reasons={name: column[index] for name, column in self.reasons.items()},
+            scope=None if self.scope is None else self.scope[index],
+            unparsed=None if self.unparsed is None else self.unparsed[index],
         )
+
+    def covered(self) -> int:
+        """Records the statistic covers."""
+        return self.n if self.scope is None else int(np.count_nonzero(self.scope))
+
+    def unparsed_covered(self) -> int:
+        """Covered records whose prediction did not parse."""
+        if self.unparsed is None:
+            return 0
+        inside = self.unparsed if self.scope is None else self.unparsed & self.scope
+        return int(np.count_nonzero(inside))
 
 
 LEFT_OUT = "left_out"

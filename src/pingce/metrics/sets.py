@@ -147,7 +147,7 @@ class JudgeStatistic(Statistic):
             rows[i, cell] = 1.0
             if said != gold:
                 reasons[i] = f"gold {_yes_no(gold)}, predicted {_yes_no(said)}"
-        return StatBlock(width=JUDGE_WIDTH, rows=rows, reasons={"judge": reasons})
+        return StatBlock(width=JUDGE_WIDTH, rows=rows, reasons={"judge": reasons}, scope=mask)
 
 
 class SelectionStatistic(Statistic):
@@ -246,7 +246,8 @@ class SelectionStatistic(Statistic):
         counts = {"similarity_failed_records": failed_records} if failed_records else {}
         key = "sem" if self.matcher == "semantic" else "set"
         explained = {key: reasons, LEFT_OUT: left_out} if failed_records else {key: reasons}
-        return StatBlock(width=4, rows=rows, counts=counts, reasons=explained)
+        scope = _task_rows(table, self.task, "selection")
+        return StatBlock(width=4, rows=rows, counts=counts, reasons=explained, scope=scope)
 
     def _semantic(
         self, pred: tuple[str, ...], gold: tuple[str, ...], similarity: SimilarityTable

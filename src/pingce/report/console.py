@@ -43,12 +43,16 @@ def print_result(result: EvaluationResult, console: Console) -> None:
     ci_head = f"{sig.ci_level:.0%} CI ({sig.ci_method}{by})" if sig.bootstrap else "CI (off)"
     table.add_column(ci_head, justify="right")
     table.add_column("n", justify="right")
+    partial = any(m.partial() for m in result.metrics.values())
+    if partial:  # records scored / records covered, where some were left out
+        table.add_column("scored", justify="right", style="yellow")
     table.add_column("note", overflow="fold", max_width=60)
     for name, m in result.metrics.items():
         value = fmt_value(m)
         if m.value is None:
             value = f"[yellow]{value}[/yellow]"
-        table.add_row(name, value, fmt_interval(m), str(m.n), m.note())
+        scored = [m.partial() or ""] if partial else []
+        table.add_row(name, value, fmt_interval(m), str(m.n), *scored, m.note())
     console.print(table)
     for name, data in result.tables.items():
         if "matrix" in data:

@@ -14,11 +14,20 @@ def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _metric_rows(metrics: dict[str, MetricResult]) -> list[str]:
-    rows = []
+def _metric_table(metrics: dict[str, MetricResult], ci_head: str) -> list[str]:
+    """The metrics table; a column ``scored`` (records scored/covered) when some metric was
+    computed over fewer records than it covers."""
+    partial = any(m.partial() for m in metrics.values())
+    scored_head = " scored |" if partial else ""
+    rows = [
+        f"| metric | value | {ci_head} | n |{scored_head} note |",
+        "|---|---|---|---|" + ("---|" if partial else "") + "---|",
+    ]
     for name, m in metrics.items():
-        note = m.note()
-        rows.append(f"| `{name}` | {fmt_value(m)} | {fmt_interval(m)} | {m.n} | {_cell(note)} |")
+        scored = f" {m.partial() or ''} |" if partial else ""
+        rows.append(
+            f"| `{name}` | {fmt_value(m)} | {fmt_interval(m)} | {m.n} |{scored} {_cell(m.note())} |"
+        )
     return rows
 
 
@@ -100,9 +109,7 @@ def render_markdown(result: EvaluationResult) -> str:
         "",
         "## Metrics",
         "",
-        f"| metric | value | {ci_head} | n | note |",
-        "|---|---|---|---|---|",
-        *_metric_rows(result.metrics),
+        *_metric_table(result.metrics, ci_head),
         "",
     ]
     if result.tables:
