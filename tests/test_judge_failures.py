@@ -6,12 +6,14 @@ the command line. Metrics that need no similarity never change."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 import pingce
+from pingce.progress import show_note
 from pingce.similarity.fake import FakeBackend
 from tests.cli_run import run_pingce
 
@@ -265,3 +267,64 @@ def test_tokens_and_cost_are_shown_in_the_console_and_report(tmp_path: Path) -> 
     assert line in done.stdout, done.stdout
     report = (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
     assert "- S" + line[1:] in report
+
+
+class NotedAdvance:
+    """An advance that records the notes it was asked to show (as the command line's bar)."""
+
+    def __init__(self) -> None:
+        self.done = 0.0
+        self.notes: list[str] = []
+
+    def __call__(self, amount: float) -> None:
+        self.done += amount
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)
+
+
+def test_while_calls_fail_the_progress_line_shows_the_count_and_the_last_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pingce.similarity.judge import JudgeBackend
+    from tests.loopback import Fault, LoopbackServer
+
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    for name in ("HTTP_PROXY", "http_proxy", "HTTPS_PROXY", "https_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with LoopbackServer(lifetime=60) as server:
+        # the first pair fails for good (1 call + 2 retries), the second after one 429
+        server.script(Fault("500", -1), Fault("500", -1), Fault("500", -1), Fault("429", 0))
+        backend = JudgeBackend(
+            "m", base_url=server.url, concurrency=1, backoff=0.01, max_retries=2, timeout=2.0
+        )
+        advance = NotedAdvance()
+        table, stats = backend.score([("订单", "订单表"), ("客户", "客户信息")], advance)
+    assert (stats.failures, stats.retries) == (1, 3)
+    assert advance.done == 2  # a failed pair is done too: the bar reaches its end
+    # the notes as they came (at most one each 0.1 s: the first is always shown)
+    assert advance.notes[0] == "1 retried; last error: http 500"
+    assert all("last error: http" in note for note in advance.notes)
+    assert math.isnan(table.values[("订单", "订单表")])
+
+
+def test_the_command_line_bar_shows_a_note_beside_its_description() -> None:
+    import io
+
+    from rich.console import Console
+
+    from pingce.cli import _progress
+
+    buffer = io.StringIO()
+    console = Console(file=buffer, force_terminal=True, width=160)
+    with _progress(console, enabled=True) as hook:
+        advance = hook("similarity 2 pairs", 2.0)
+        advance(1)
+        show_note(advance, "1 failed, 3 retried; last error: http 500 [x]")
+        console.file.flush()
+        import time
+
+        time.sleep(0.3)  # one refresh of the live display
+    shown = buffer.getvalue()
+    assert "similarity 2 pairs" in shown
+    assert "(1 failed, 3 retried; last error: http 500 [x])" in shown  # markup escaped

@@ -36,6 +36,7 @@ EXIT_JUDGE_FAILURES = 3
 
 @contextmanager
 def _progress(console: Console, enabled: bool) -> Iterator[ProgressHook]:
+    from rich.markup import escape
     from rich.progress import (
         BarColumn,
         Progress,
@@ -58,13 +59,22 @@ def _progress(console: Console, enabled: bool) -> Iterator[ProgressHook]:
         disable=not enabled,
     )
 
+    class Task:
+        """Advances one bar, and shows a note beside its description (failing calls)."""
+
+        def __init__(self, description: str, total: float | None):
+            self.description = description
+            self.id = progress.add_task(description, total=total)
+
+        def __call__(self, amount: float) -> None:
+            progress.advance(self.id, amount)
+
+        def note(self, text: str) -> None:
+            shown = f"{self.description} [red]({escape(text)})[/red]"
+            progress.update(self.id, description=shown)
+
     def hook(description: str, total: float | None) -> Advance:
-        task = progress.add_task(description, total=total)
-
-        def advance(amount: float) -> None:
-            progress.advance(task, amount)
-
-        return advance
+        return Task(description, total)
 
     with progress:
         yield hook

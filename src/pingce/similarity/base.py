@@ -12,14 +12,15 @@ the table and counted in :class:`BackendStats.failures`; it is never read as 0.
 from __future__ import annotations
 
 import math
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..progress import Advance
+from ..progress import Advance, show_note
 
 __all__ = [
     "BackendStats",
@@ -54,10 +55,34 @@ class BackendStats:
     """Cache writes that failed (retried at the next flush; scores stay in memory, but a rerun
     may ask those pairs again)."""
 
+    last_error: str | None = None
+    """The reason of the last failed attempt (kept for the progress line, not reported)."""
+    watch: Callable[[BackendStats], None] | None = None
+    """Called after each failed attempt or pair (the progress line shows the counts)."""
+
     def fail(self, reason: str) -> None:
         """Count a pair that failed, by reason."""
         self.failures += 1
         self.failure_reasons[reason] = self.failure_reasons.get(reason, 0) + 1
+        self.last_error = reason
+        if self.watch is not None:
+            self.watch(self)
+
+    def retry(self, reason: str) -> None:
+        """Count an attempt that failed and will be tried again."""
+        self.retries += 1
+        self.last_error = reason
+        if self.watch is not None:
+            self.watch(self)
+
+    def trouble(self) -> str:
+        """The failures so far in words, for the progress line."""
+        parts = []
+        if self.failures:
+            parts.append(f"{self.failures:,} failed")
+        if self.retries:
+            parts.append(f"{self.retries:,} retried")
+        return ", ".join(parts) + (f"; last error: {self.last_error}" if self.last_error else "")
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready summary (latency as mean and percentiles)."""
@@ -111,6 +136,8 @@ class SimilarityBackend(ABC):
     ) -> tuple[SimilarityTable, BackendStats]:
         """Score pairs, each distinct pair once; an exact match scores 1 without a model."""
         stats = BackendStats()
+        if progress is not None:
+            stats.watch = _noting(progress)
         distinct = list(dict.fromkeys(pairs))
         stats.pairs = len(distinct)
         values: dict[Pair, float] = {}
@@ -127,6 +154,19 @@ class SimilarityBackend(ABC):
             for pair, value in zip(todo, scores, strict=True):
                 values[pair] = float(value)
         return SimilarityTable(values, self.signature()), stats
+
+
+def _noting(progress: Advance, every: float = 0.1) -> Callable[[BackendStats], None]:
+    """A watcher that shows the failures on the progress line, at most every ``every`` s."""
+    shown = [-math.inf]
+
+    def watch(stats: BackendStats) -> None:
+        now = time.monotonic()
+        if now - shown[0] >= every:
+            shown[0] = now
+            show_note(progress, stats.trouble())
+
+    return watch
 
 
 class SimilarityTable:

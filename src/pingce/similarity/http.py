@@ -213,7 +213,7 @@ async def post_json(
             attempt += 1
             if attempt > policy.max_retries:
                 return None, exc.reason
-            stats.retries += 1
+            stats.retry(exc.reason)
             await asyncio.sleep(policy.delay(attempt, exc.retry_after))
 
 
