@@ -139,6 +139,14 @@ def _policy_options(command: Any) -> Any:
     """The options that run and compare share beyond the similarity backend: what a failed
     judge call does to a metric (``--on-judge-failure``) and the law list (``--laws``)."""
     command = click.option(
+        "--map",
+        "field_map",
+        multiple=True,
+        metavar="FIELD=COLUMN",
+        help="Read the suite's FIELD from the data's COLUMN (a path such as output.level); "
+        "repeatable, e.g. --map pred_level=answer.",
+    )(command)
+    command = click.option(
         "--laws",
         default=None,
         help="Law list for law citations: a CSV, JSONL or SQLite file, or 'builtin' [default: "
@@ -278,6 +286,7 @@ def run(
     zero_division: str | None,
     on_judge_failure: Any,
     laws: str | None,
+    field_map: tuple[str, ...],
     cache: str | None,
     no_cache: bool,
     quiet: bool,
@@ -287,7 +296,7 @@ def run(
     """Evaluate the records in --data with SUITE (a built-in name or a suite YAML file)."""
     from .engine import evaluate_suite
     from .errors import PingceError
-    from .options import RunOptions
+    from .options import RunOptions, parse_map
     from .report import print_result, write_outputs
 
     console, err_console = _consoles()
@@ -308,6 +317,7 @@ def run(
             zero_division="suite" if zero_division is None else zero_division,
             laws=laws,
             on_judge_failure=on_judge_failure,
+            field_map=parse_map(field_map),
             base_url=base_url,
             cache=False if no_cache else cache,
         )
@@ -396,6 +406,7 @@ def compare(
     zero_division: str | None,
     on_judge_failure: Any,
     laws: str | None,
+    field_map: tuple[str, ...],
     cache: str | None,
     no_cache: bool,
     no_progress: bool,
@@ -405,7 +416,7 @@ def compare(
     a paired bootstrap interval of the difference and its p-value. Records match by id."""
     from .engine import compare_suite
     from .errors import PingceError
-    from .options import RunOptions
+    from .options import RunOptions, parse_map
     from .report import print_comparison, write_comparison
 
     console, err_console = _consoles()
@@ -421,6 +432,7 @@ def compare(
             zero_division="suite" if zero_division is None else zero_division,
             laws=laws,
             on_judge_failure=on_judge_failure,
+            field_map=parse_map(field_map),
             base_url=base_url,
             cache=False if no_cache else cache,
         )

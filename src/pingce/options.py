@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .similarity.base import SimilarityBackend
     from .stats import CIMethod
 
-__all__ = ["COMPARE_OPTIONS", "RunOptions", "run_options"]
+__all__ = ["COMPARE_OPTIONS", "RunOptions", "parse_map", "run_options"]
 
 JudgeFailure = Literal["null", "skip"]
 
@@ -62,6 +62,9 @@ class RunOptions:
     with the count in words) or ``skip`` (computed over the other records, with a note)."""
     laws: str | None = None
     """A law list file (or ``"builtin"``) replacing the suite's ``laws`` (None keeps it)."""
+    field_map: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    """The suite's field names to the data's (``--map pred_level=answer``): the suite reads
+    ``pred_level`` from the column ``answer``. Laid over the suite's own ``fields:`` map."""
     base_url: str | None = None
     cache: str | bool | None = None
     """Similarity cache: a path, None for the default file, False for none."""
@@ -128,6 +131,17 @@ class RunOptions:
             isinstance(self.laws, str) and os.path.isfile(self.laws)
         ):
             raise OptionError(f"--laws {self.laws!r}: no such file")
+        if not isinstance(self.field_map, Mapping):
+            raise OptionError(f"--map must map field names to columns, got {self.field_map!r}")
+        for suite_field, column in self.field_map.items():
+            for path in (suite_field, column):
+                try:
+                    parse_path(path)
+                except (ValueError, AttributeError):
+                    raise OptionError(
+                        f"--map {suite_field}={column}: {path!r} is not a field path (keys and "
+                        "[index], e.g. answer or output.level)"
+                    ) from None
         named = [("--slice", p) for p in self.slices]
         named += [("--stratify", self.stratify)] if self.stratify else []
         for option, path in named:
@@ -138,6 +152,22 @@ class RunOptions:
                     f"{option} {path!r}: not a field path (keys and [index], e.g. meta.source "
                     "or evidence[0].law)"
                 ) from None
+
+
+def parse_map(values: Iterable[str]) -> dict[str, str]:
+    """``--map FIELD=COLUMN`` values as a map (a field given twice is an error)."""
+    out: dict[str, str] = {}
+    for value in values:
+        name, sep, column = value.partition("=")
+        name, column = name.strip(), column.strip()
+        if not sep or not name or not column:
+            raise OptionError(
+                f"--map {value!r}: expected FIELD=COLUMN, e.g. --map pred_level=answer"
+            )
+        if name in out and out[name] != column:
+            raise OptionError(f"--map {name} is given twice ({out[name]!r} and {column!r})")
+        out[name] = column
+    return out
 
 
 def _integer(option: str, value: object) -> None:
@@ -161,6 +191,7 @@ COMPARE_OPTIONS = (
     "zero_division",
     "laws",
     "on_judge_failure",
+    "field_map",
     "base_url",
     "cache",
 )

@@ -378,8 +378,8 @@ class _Column:
 
     def _missing(self, position: int, raw: Any) -> tuple[int, str, Any] | None:
         if self.spec.required or self.spec.kind == "label":
-            what = "is missing" if raw is _MISSING else "is null"
-            return (position, f"required field {what}", InputError._MISSING)
+            message = _ABSENT_MESSAGE if raw is _MISSING else "required field is null"
+            return (position, message, InputError._MISSING)
         return None
 
     def _present_types(self, values: list[Any]) -> tuple[set[type] | None, bool]:
@@ -546,6 +546,40 @@ class _Column:
             empty = np.empty(0, dtype=np.int16 if self.spec.kind == "label" else np.float64)
             return np.concatenate(self.chunks) if self.chunks else empty
         return list(chain.from_iterable(self.chunks))
+
+
+_ABSENT_MESSAGE = "required field is missing"
+
+
+def _closest_columns(path: str, record: dict[str, Any], taken: set[str]) -> str:
+    """What a record that lacks ``path`` has instead: its fields, the closest to ``path`` that
+    no other field reads (``did you mean 'pred_level'?``), and the option that reads a field
+    from another column."""
+    import difflib
+
+    parts = parse_path(path)
+    inner: Any = record
+    for part in parts[:-1]:  # the deepest object on the path that the record has
+        has = (
+            part in inner
+            if isinstance(part, str) and isinstance(inner, dict)
+            else isinstance(part, int) and isinstance(inner, list) and part < len(inner)
+        )
+        if not has:
+            break
+        inner = inner[part]
+    keys = [str(key) for key in inner] if isinstance(inner, dict) else []
+    if not keys:
+        return ""
+    shown = ", ".join(repr(key) for key in keys[:12]) + (", ..." if len(keys) > 12 else "")
+    leaf = str(parts[-1])
+    prefix = path[: len(path) - len(leaf)] if len(parts) > 1 else ""
+    free = [key for key in keys if prefix + key not in taken]
+    close = difflib.get_close_matches(leaf, free, n=1, cutoff=0.6)
+    if not close:  # pred_level / level, gold / gold_level: a name inside the other
+        close = [key for key in free if leaf in key or (len(key) > 2 and key in leaf)][:1]
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    return f" (the record has {shown}{hint}); --map {path}=COLUMN reads it from another column"
 
 
 def _none_positions(raw: list[Any], values: np.ndarray) -> np.ndarray:
@@ -800,6 +834,9 @@ class _Loader:
                 failures.append((bad[0], order, column.spec.path, bad[1], bad[2]))
         if failures:
             position, _, field, message, value = min(failures, key=lambda f: (f[0], f[1]))
+            if message == _ABSENT_MESSAGE:
+                taken = {spec.path for spec in self.specs} | {self.id_path}
+                message += _closest_columns(field, records[position], taken)
             raise InputError(
                 message, source=self.source, line=numbers[position], field=field, value=value
             )

@@ -167,6 +167,8 @@ class DataInfo(BaseModel):
     source: str
     n_loaded: int
     id_field: str
+    field_map: dict[str, str] = {}
+    """The data's column for each suite field read from another name (``--map``, ``fields:``)."""
 
 
 @dataclass

@@ -35,6 +35,7 @@ from ..sampling import SamplingInfo, sample_indices
 from ..stats import Interval, bootstrap_intervals
 from ..suites.build import BuiltSuite, load_suite
 from ..suites.spec import SuiteSpec
+from .fields import data_paths, field_map, suite_names
 from .groups import slice_keys, slice_order, unit_codes
 from .plan import Plan, check_records, make_plan
 from .profile import Profile
@@ -68,12 +69,17 @@ def load(plan: Plan, data: Data, progress: ProgressHook, label: str = "records")
     if isinstance(data, str | os.PathLike) and os.path.isfile(data):
         total = float(os.path.getsize(data))
     advance = progress(f"loading {label}", total)
+    mapping = field_map(plan.suite.spec.fields, plan.options.field_map)
+    source = str(data) if isinstance(data, str | os.PathLike) else None
+    specs, id_path = data_paths(plan.fields, plan.suite.spec.id_field, mapping, source)
     table = load_records(
         data,
-        plan.fields,
-        id_path=plan.suite.spec.id_field,
+        specs,
+        id_path=id_path,
         progress=advance if total is not None else None,
     )
+    if mapping:
+        suite_names(table, plan.fields, specs)
     if not isinstance(data, str | os.PathLike) and label != "records":
         table.source = f"<{label}>"  # two lists of dicts: say which is which
     return table
@@ -260,6 +266,18 @@ def sample(
     return table.take(index), None if units is None else units[index], info
 
 
+def id_notes(plan: Plan, table: Table) -> list[str]:
+    """A note when no record has the suite's id field: not an error (a record is then known by
+    its line), but likely a misspelt ``id_field`` or a column under another name."""
+    if plan.suite.spec.match_by or any(record_id is not None for record_id in table.ids):
+        return []  # a suite with match_by knows its records by those fields
+    id_field = plan.suite.spec.id_field
+    return [
+        f"no record of {table.source} has the id field {id_field!r}: records are identified by "
+        f"their line numbers (set the suite's id_field, or --map {id_field}=COLUMN)"
+    ]
+
+
 def evaluate_suite(
     suite: str | os.PathLike[str] | SuiteSpec | BuiltSuite,
     data: Data,
@@ -301,10 +319,15 @@ def evaluate_suite(
         slices=slices,
         failures=failures,
         signature=signature(plan, scored),
-        data=DataInfo(source=table.source, n_loaded=n_loaded, id_field=plan.suite.spec.id_field),
+        data=DataInfo(
+            source=table.source,
+            n_loaded=n_loaded,
+            id_field=plan.suite.spec.id_field,
+            field_map=field_map(plan.suite.spec.fields, plan.options.field_map),
+        ),
         sampling=sampling,
         definitions={name: item.definition for name, item in plan.suite.items().items()},
-        notes=list(plan.suite.notes),
+        notes=[*plan.suite.notes, *id_notes(plan, table)],
     )
     if scored is not None:
         result.similarity = scored.stats.summary()

@@ -62,6 +62,9 @@ class SuiteSpec(BaseModel):
     records carry no id, e.g. ``[dialogue_id, turn]``."""
     labels: LabelsSpec | None = None
     inputs: dict[str, str] = {}
+    fields: dict[str, str] = {}
+    """The data's name for a field the suite reads (``pred_level: answer``); ``--map`` is laid
+    over it."""
     defaults: DefaultsSpec = DefaultsSpec()
     metrics: dict[str, dict[str, Any]] = Field(min_length=1)
     tables: dict[str, dict[str, Any]] = {}
@@ -87,6 +90,14 @@ class SuiteSpec(BaseModel):
     @classmethod
     def _paths(cls, value: dict[str, str]) -> dict[str, str]:
         for path in value.values():
+            parse_path(path)
+        return value
+
+    @field_validator("fields")
+    @classmethod
+    def _mapped_paths(cls, value: dict[str, str]) -> dict[str, str]:
+        for name, path in value.items():
+            parse_path(name)
             parse_path(path)
         return value
 

@@ -1,0 +1,176 @@
+"""Issue 12, "column mapping": ``--map FIELD=COLUMN`` and a suite's ``fields:`` map read a suite's
+fields from the data's own column names; a missing field names the columns that were found and
+the closest one; a suite id field that no record has is a note, not an error."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sklearn.metrics import accuracy_score, f1_score
+
+import pingce
+from pingce.errors import OptionError
+from tests.cli_run import run_pingce
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+LEVELS = {"high": "高", "medium": "中", "low": "低"}  # the suite's aliases
+RENAMES = {"gold_level": "label", "pred_level": "output.level", "contract": "doc"}
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
+def renamed(record: dict[str, Any]) -> dict[str, Any]:
+    """A contract-risk record as another team keeps it: other names, the prediction nested."""
+    out = {k: v for k, v in record.items() if k not in RENAMES}
+    out["label"] = record["gold_level"]
+    out["output"] = {"level": record["pred_level"]}
+    if "contract" in record:
+        out["doc"] = record["contract"]
+    return out
+
+
+@pytest.fixture(scope="module")
+def records() -> list[dict[str, Any]]:
+    return read_jsonl(EXAMPLES / "contract_risk" / "records.jsonl")
+
+
+def write(path: Path, rows: list[dict[str, Any]]) -> Path:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    return path
+
+
+def test_map_reads_the_suites_fields_from_other_columns(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    data = write(tmp_path / "theirs.jsonl", [renamed(r) for r in records])
+    args = ["--bootstrap", "0", "--similarity", "lexical"]
+    maps = [f"--map={name}={column}" for name, column in RENAMES.items()]
+    done = run_pingce(
+        "run", "contract-risk", "--data", str(data), *args, *maps, "--out", str(tmp_path / "o")
+    )
+    assert done.returncode == 0, done.stderr
+    mapped = json.loads((tmp_path / "o" / "results.json").read_text())
+    original = pingce.evaluate("contract-risk", records, bootstrap=0, similarity="lexical")
+    gold = [r["gold_level"] for r in records]
+    pred = [LEVELS.get(r["pred_level"], r["pred_level"]) for r in records]
+    assert mapped["metrics"]["accuracy"]["value"] == pytest.approx(accuracy_score(gold, pred))
+    assert mapped["metrics"]["macro_f1"]["value"] == pytest.approx(
+        f1_score(gold, pred, average="macro")
+    )
+    for name, entry in original.metrics.items():  # the evidence metrics read the mapped text
+        assert mapped["metrics"][name]["value"] == entry.value, name
+    assert mapped["data"]["field_map"] == RENAMES
+    # records.jsonl keeps the suite's names, so reports read alike whatever the columns were
+    first = json.loads((tmp_path / "o" / "records.jsonl").read_text().splitlines()[0])
+    assert first["fields"]["pred_level"] == records[0]["pred_level"]
+
+
+def test_a_suite_fields_map_and_the_option_over_it(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    builtin = Path(pingce.__file__).parent / "suites" / "contract-risk.yaml"
+    text = builtin.read_text(encoding="utf-8")
+    suite = tmp_path / "ours.yaml"
+    suite.write_text(
+        text.replace(
+            "defaults:", "fields:\n  gold_level: label\n  pred_level: guess\ndefaults:", 1
+        ),
+        encoding="utf-8",
+    )
+    rows = [
+        {
+            "id": r["id"],
+            "label": r["gold_level"],
+            "guess": r["pred_level"],
+            "other": r["gold_level"],
+        }
+        for r in records
+    ]
+    by_suite = pingce.evaluate(suite, rows, bootstrap=0)
+    gold = [r["gold_level"] for r in records]
+    assert by_suite.metrics["accuracy"].value == pytest.approx(
+        accuracy_score(gold, [LEVELS.get(r["pred_level"], r["pred_level"]) for r in records])
+    )
+    # --map is laid over the suite's map: the prediction now comes from 'other' (= gold)
+    over = pingce.evaluate(suite, rows, bootstrap=0, field_map={"pred_level": "other"})
+    assert over.metrics["accuracy"].value == 1.0
+    assert over.data.field_map == {"gold_level": "label", "pred_level": "other"}
+
+
+def test_a_missing_field_names_the_columns_found_and_the_closest(tmp_path: Path) -> None:
+    data = write(tmp_path / "d.jsonl", [{"id": "a", "gold_level": "高", "pred_levle": "中"}])
+    done = run_pingce("run", "contract-risk", "--data", str(data), "--out", str(tmp_path / "o"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert f"{data}:1: field 'pred_level': required field is missing" in done.stderr
+    assert "(the record has 'id', 'gold_level', 'pred_levle'; did you mean 'pred_levle'?)" in (
+        done.stderr
+    )
+    assert "--map pred_level=COLUMN" in done.stderr
+    assert not (tmp_path / "o").exists()
+    # in a CSV the header is what the record has; a name inside another one is found too
+    csv = tmp_path / "d.csv"
+    csv.write_text("id,gold_level,level\na,高,中\n", encoding="utf-8")
+    with pytest.raises(pingce.InputError, match=r"did you mean 'level'\?"):
+        pingce.evaluate("contract-risk", csv, bootstrap=0)
+
+
+@pytest.mark.parametrize(
+    ("field_map", "message"),
+    [
+        ({"pred_levl": "x"}, "the suite reads no field 'pred_levl'"),
+        ({"pred_levl": "x"}, "did you mean 'pred_level'?"),
+        ({"gold_level": "x", "pred_level": "x"}, "would both be read from 'x'"),
+        ({"pred_level": "a..b"}, "'a..b' is not a field path"),
+    ],
+)
+def test_bad_maps_are_option_errors(
+    records: list[dict[str, Any]], field_map: dict[str, str], message: str
+) -> None:
+    with pytest.raises(OptionError, match=message.replace("(", r"\(").replace("?", r"\?")):
+        pingce.evaluate("contract-risk", records, bootstrap=0, field_map=field_map)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("pred_level", "expected FIELD=COLUMN"), ("=x", "expected FIELD=COLUMN")],
+)
+def test_bad_map_syntax_on_the_command_line(tmp_path: Path, value: str, message: str) -> None:
+    data = EXAMPLES / "contract_risk" / "records.jsonl"
+    done = run_pingce("run", "contract-risk", "--data", str(data), f"--map={value}")
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_compare_reads_both_sides_through_the_map(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    theirs = write(tmp_path / "c.jsonl", [renamed(r) for r in records])
+    done = run_pingce(
+        "compare",
+        "contract-risk",
+        "--data",
+        str(theirs),
+        "--baseline",
+        str(theirs),
+        "--bootstrap",
+        "0",
+        *(f"--map={k}={v}" for k, v in RENAMES.items()),
+        "--out",
+        str(tmp_path / "c"),
+    )
+    assert done.returncode == 0, done.stderr
+    compared = json.loads((tmp_path / "c" / "comparison.json").read_text())
+    assert compared["metrics"]["accuracy"]["delta"] == 0.0
+
+
+def test_an_id_field_that_no_record_has_is_a_note(records: list[dict[str, Any]]) -> None:
+    rows = [{k: v for k, v in r.items() if k != "id"} for r in records]
+    result = pingce.evaluate("contract-risk", rows, bootstrap=0)
+    assert result.n_records == len(records)
+    assert any("has the id field 'id'" in note for note in result.notes), result.notes
+    with_ids = pingce.evaluate("contract-risk", records, bootstrap=0)
+    assert not any("id field" in note for note in with_ids.notes)
