@@ -3,7 +3,11 @@
 ``POST /v1/chat/completions`` answers ``{"score": s}`` where ``s`` is the character Jaccard
 similarity of the two texts fenced in the prompt as ``<x>\\n...\\n</x>`` and ``<y>\\n...\\n</y>``
 (:func:`char_jaccard`), with usage ``prompt_tokens = len(prompt)`` and ``completion_tokens =
-len(answer)`` (characters). ``POST /v1/embeddings`` returns :func:`embed` vectors (character
+len(answer)`` (characters). Structured output (:attr:`LoopbackServer.formats`): a request's
+``response_format`` is honoured (the answer is that JSON), refused with a 400 that names it (as
+older vLLM and llama.cpp servers do) or a 422 (a FastAPI validator), or ignored; an answer that no
+``response_format`` constrains may be prose (:attr:`LoopbackServer.prose`) that says ``s`` in
+words. ``POST /v1/embeddings`` returns :func:`embed` vectors (character
 counts hashed into ``dims`` buckets). Both rules are deterministic, so a test can compute every
 expected value itself. ``GET /v1/stats`` returns the request count and the most requests in
 flight at once (GET requests are not logged).
@@ -60,6 +64,7 @@ FaultKind = Literal[
     "ok",  # answer normally (after `seconds` of extra latency)
     "429",  # 429 with Retry-After: `seconds` (no header when seconds < 0)
     "500",  # 500 with Retry-After: `seconds` (no header when seconds < 0)
+    "400",  # 400 Bad Request with `text` as the error message (not worth retrying)
     "401",  # 401 Unauthorized (a wrong key: not worth retrying)
     "hang",  # answer only after `seconds` (beyond the client's timeout)
     "truncated",  # a 200 whose JSON body is cut in half
@@ -74,7 +79,7 @@ MAX_BODY = 16 * 1024 * 1024
 MAX_HEAD = 64 * 1024
 IDLE_TIMEOUT = 30.0
 _REASONS = {200: "OK", 400: "Bad Request", 401: "Unauthorized", 404: "Not Found"}
-_REASONS |= {413: "Payload Too Large"}
+_REASONS |= {413: "Payload Too Large", 422: "Unprocessable Entity"}
 _REASONS |= {429: "Too Many Requests", 500: "Internal Server Error"}
 
 
@@ -104,6 +109,10 @@ class Request:
     inputs: list[str] | None = None
     query: str | None = None
     """A rerank request's query (its documents are in ``inputs``)."""
+    response_format: Any = None
+    """A chat request's ``response_format`` (None when it has none)."""
+    content: str | None = None
+    """The answer's content sent to a chat request."""
     status: int | None = None
     """Status sent; None if no response was sent (held, dropped or the server stopped)."""
     fault: Fault | None = None
@@ -164,6 +173,14 @@ class LoopbackServer:
         self.lifetime = lifetime
         self.rule: Callable[[Request], Fault | None] | None = None
         """Fault for a request when the script is empty (None: answer normally)."""
+        self.formats: Literal["honour", "reject", "reject-422", "ignore"] = "honour"
+        """What a chat request's ``response_format`` gets: an answer in that JSON (``honour``);
+        a 400 whose error names the field, as vLLM and llama.cpp servers that predate it send
+        (``reject``); a FastAPI 422 (``reject-422``); or no notice (``ignore``)."""
+        self.prose: str | None = None
+        """The content of an answer that no honoured ``response_format`` constrains, with
+        ``{score}`` replaced by the score's ``repr`` (e.g. ``"两者相似度为{score}。"``); None:
+        ``{"score": s}`` as JSON."""
         self.log: list[Request] = []
         self.errors: list[str] = []
         """Unexpected handler errors (a test should assert there are none)."""
@@ -396,6 +413,10 @@ class LoopbackServer:
                 return
             entry.prompt = prompt
             entry.x, entry.y = fenced_texts(prompt)
+            entry.response_format = payload.get("response_format")
+            if entry.response_format is not None and self.formats in ("reject", "reject-422"):
+                await self._refuse_format(writer, entry)
+                return
         elif entry.path.endswith("/embeddings"):
             inputs = payload.get("input") if isinstance(payload, dict) else None
             if isinstance(inputs, str):
@@ -437,11 +458,11 @@ class LoopbackServer:
             await asyncio.sleep(delay)
         if fault.kind == "drop":
             raise _Drop
-        if fault.kind in ("401", "429", "500"):
-            retry = fault.kind != "401" and fault.seconds >= 0
+        if fault.kind in ("400", "401", "429", "500"):
+            retry = fault.kind in ("429", "500") and fault.seconds >= 0
             extra = {"Retry-After": f"{fault.seconds:g}"} if retry else {}
             status = int(fault.kind)
-            message = {"error": {"message": f"injected {status}"}}
+            message = {"error": {"message": fault.text or f"injected {status}"}}
             await self._send(writer, status, message, entry, extra)
             return
         if entry.query is not None and entry.inputs is not None:
@@ -474,7 +495,13 @@ class LoopbackServer:
             await self._send(writer, 400, message, entry)
             return
         else:
-            content = json.dumps({"score": char_jaccard(entry.x, entry.y)})
+            score = char_jaccard(entry.x, entry.y)
+            structured = entry.response_format is not None and self.formats == "honour"
+            if self.prose is None or structured:
+                content = json.dumps({"score": score})
+            else:
+                content = self.prose.replace("{score}", repr(score))
+        entry.content = content
         assert entry.prompt is not None
         usage = {"prompt_tokens": len(entry.prompt), "completion_tokens": len(content)}
         usage["total_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
@@ -494,6 +521,29 @@ class LoopbackServer:
             "usage": usage,
         }
         await self._send(writer, 200, answer, entry, truncate=truncated)
+
+    async def _refuse_format(self, writer: asyncio.StreamWriter, entry: Request) -> None:
+        """The answer of a server that does not know ``response_format``."""
+        if self.formats == "reject-422":  # FastAPI's validation error
+            detail = [
+                {
+                    "type": "extra_forbidden",
+                    "loc": ["body", "response_format"],
+                    "msg": "Extra inputs are not permitted",
+                }
+            ]
+            await self._send(writer, 422, {"detail": detail}, entry)
+            return
+        asked = entry.response_format
+        kind = asked.get("type") if isinstance(asked, dict) else asked
+        message = {  # vLLM's shape; llama.cpp words it alike
+            "object": "error",
+            "message": f"response_format type {kind!r} is not supported; expected 'text'",
+            "type": "BadRequestError",
+            "param": "response_format",
+            "code": 400,
+        }
+        await self._send(writer, 400, message, entry)
 
     @staticmethod
     async def _send(

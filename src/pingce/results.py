@@ -5,7 +5,8 @@ content of results.json (see CONTRACT.md). Values are full-precision floats or `
 with an ``undefined_reason``; nothing is rounded here, only in reports. The per-record values
 and miss reasons (records.jsonl) are :class:`RecordRows`: arrays made by the engine in its one
 pass over the statistics, never a callback into the metrics. ``pingce.compare`` returns a
-:class:`ComparisonResult` (comparison.json).
+:class:`ComparisonResult` (comparison.json). ``to_pandas()`` and ``record_frame()`` give the same
+numbers as pandas DataFrames (:mod:`pingce.frames`; pandas imported only then).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import operator
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import orjson
@@ -30,6 +31,9 @@ from pydantic import (
 from ._collector import collector_paused
 from .records import json_texts
 from .sampling import SamplingInfo
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "ComparisonResult",
@@ -477,6 +481,52 @@ class EvaluationResult(_Plain):
         """results.json text: indented, UTF-8 characters kept as they are."""
         return self.model_dump_json(indent=2)
 
+    def to_pandas(self) -> pd.DataFrame:
+        """The metrics as a pandas DataFrame, one row per metric, in results.json's order:
+        ``metric``, ``value``, ``ci_low``, ``ci_high``, ``n``, ``failed_records`` (nullable
+        integer), then ``undefined_reason``, ``value_note`` and ``ci_note`` (text). A null value
+        is NaN with its ``undefined_reason``. With slices, two text columns come first,
+        ``slice`` (the field) and ``slice_value``, missing on the rows of all records, and each
+        slice's metrics follow those rows (one slice value after another, as in results.json).
+        Needs pandas (imported here, not by ``import pingce``)."""
+        from .frames import entry_frame, split_slice_key
+
+        rows: list[tuple[dict[str, Any], MetricResult]] = []
+        for name, entry in self.metrics.items():
+            rows.append(({"slice": None, "slice_value": None, "metric": name}, entry))
+        for key, part in self.slices.items():
+            field_name, value = split_slice_key(key)
+            for name, entry in part.metrics.items():
+                labels = {"slice": field_name, "slice_value": value, "metric": name}
+                rows.append((labels, entry))
+        leading = ["slice", "slice_value", "metric"] if self.slices else ["metric"]
+        return entry_frame(
+            "EvaluationResult.to_pandas()",
+            rows,
+            MetricResult.model_fields,
+            leading,
+            last=("failed_records", "undefined_reason", "value_note", "ci_note"),
+        )
+
+    def record_frame(self, *, fields: bool = False) -> pd.DataFrame:
+        """Per-record values as a pandas DataFrame, one row per record in the input's order
+        (records.jsonl's rows): ``id``, ``line``, then a float column per metric that has
+        per-record values (named as the metric; NaN where records.jsonl has null) and, for the
+        metrics whose records can miss with a reason, ``<metric>_reason`` (text, missing where the
+        record did not miss). ``fields=True`` adds the fields the suite read, after ``line``.
+        The rows are the ones this result holds from :func:`pingce.evaluate`; a result built from
+        results.json holds none (use ``pandas.read_json("records.jsonl", lines=True)``). Needs
+        pandas."""
+        from .frames import record_frame
+
+        if self._records is None:
+            raise ValueError(
+                "this result holds no per-record rows (results.json does not carry them): "
+                "pingce.evaluate(...).record_frame() has them, or read records.jsonl with "
+                'pandas.read_json("records.jsonl", lines=True)'
+            )
+        return record_frame("EvaluationResult.record_frame()", self._records, fields)
+
 
 class MetricComparison(_Plain):
     """One metric of both systems, their difference and its paired bootstrap interval."""
@@ -519,3 +569,20 @@ class ComparisonResult(_Plain):
     def to_json(self) -> str:
         """comparison.json text: indented, UTF-8 characters kept as they are."""
         return self.model_dump_json(indent=2)
+
+    def to_pandas(self) -> pd.DataFrame:
+        """The comparison as a pandas DataFrame, one row per metric in comparison.json's order:
+        ``metric``, ``candidate``, ``baseline``, ``delta`` (candidate - baseline), ``ci_low``,
+        ``ci_high`` (its paired interval), ``p_value``, ``n``, ``n_baseline``,
+        ``higher_is_better``, ``note`` (text). Null values are NaN, with the note saying why.
+        Needs pandas (imported here, not by ``import pingce``)."""
+        from .frames import entry_frame
+
+        rows = [({"metric": name}, entry) for name, entry in self.metrics.items()]
+        return entry_frame(
+            "ComparisonResult.to_pandas()",
+            rows,
+            MetricComparison.model_fields,
+            ["metric"],
+            last=("note",),
+        )

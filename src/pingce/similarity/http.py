@@ -8,7 +8,9 @@ Every call goes through :func:`post_json`, which owns the retry policy: 429 wait
 ``Retry-After`` says (capped by ``max_retry_after``, not by the back-off cap); 5xx, timeouts,
 broken connections and answers the caller's reader rejects are retried with exponential back-off
 and jitter; other 4xx are not retried. A call that never succeeds returns None and is counted by
-reason in :class:`BackendStats`; it is never read as a score.
+reason in :class:`BackendStats`; it is never read as a score. A 4xx that the caller's ``rejects``
+recognises (the judge's ``response_format`` refused by a server that does not know it) raises
+:class:`Rejected`, so the caller can ask again without that part of the request.
 """
 
 from __future__ import annotations
@@ -31,6 +33,7 @@ from .cache import public_url
 
 __all__ = [
     "UNREACHABLE_AFTER",
+    "Rejected",
     "Retry",
     "RetryPolicy",
     "Session",
@@ -77,6 +80,16 @@ class Retry(Exception):
         super().__init__(reason)
         self.reason = reason
         self.retry_after = retry_after
+
+
+class Rejected(Exception):
+    """Raised by :func:`post_json` for a 4xx answer that the caller's ``rejects`` recognises: the
+    server refused a part of the request the caller may leave out."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(f"http {status}: {message}")
+        self.status = status
+        self.message = message
 
 
 def parse_retry_after(value: str | None) -> float | None:
@@ -164,10 +177,13 @@ async def post_json(
     read: Callable[[Any], T],
     policy: RetryPolicy,
     stats: BackendStats,
+    rejects: Callable[[int, bytes], bool] | None = None,
 ) -> tuple[T | None, str | None]:
     """POST ``body`` as JSON and return ``(read(payload), None)``, or ``(None, reason)`` after the
     retries are spent or on an error not worth retrying. ``read`` raises :class:`Retry` for a
-    payload without the expected answer (it also counts tokens)."""
+    payload without the expected answer (it also counts tokens). A 4xx (not 429) for which
+    ``rejects(status, body)`` is true raises :class:`Rejected` (the request counted, not
+    retried)."""
     import aiohttp
 
     attempt = 0
@@ -198,6 +214,8 @@ async def post_json(
             if status == 429 or status >= 500:
                 raise Retry(f"http {status}", retry_after)
             if status >= 400:
+                if rejects is not None and rejects(status, raw):
+                    raise Rejected(status, _error_message(raw))
                 return None, f"http {status}"
             try:
                 payload = orjson.loads(raw)
@@ -215,6 +233,27 @@ async def post_json(
                 return None, exc.reason
             stats.retry(exc.reason)
             await asyncio.sleep(policy.delay(attempt, exc.retry_after))
+
+
+def _error_message(raw: bytes, limit: int = 200) -> str:
+    """The message of an error body (OpenAI's ``{"error": {"message": ...}}``, FastAPI's
+    ``{"detail": ...}``, vLLM's ``{"message": ...}``), else its text, shortened."""
+    try:
+        payload = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        payload = None
+    message: Any = None
+    if isinstance(payload, dict):
+        error = payload.get("error")
+        message = error.get("message") if isinstance(error, dict) else error
+        message = message or payload.get("message") or payload.get("detail")
+    text = (
+        message
+        if isinstance(message, str)
+        else (raw.decode("utf-8", "replace") if message is None else orjson.dumps(message).decode())
+    )
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _connect_reason(exc: Exception) -> str:

@@ -7,7 +7,12 @@ answers without a score are retried with exponential back-off; a pair that still
 a failure (NaN, counted, shown), never a 0.
 
 The default prompt is the seed's 𝒫_sim with the two texts fenced as data, so a text that says
-"ignore the above" stays inside its fence (a closing tag inside a text is escaped).
+"ignore the above" stays inside its fence (a closing tag inside a text is escaped), and asks for
+``{"score": x}``. The answer is asked for as JSON structured output where the server supports it
+(``structured``: ``auto``, the default, sends ``response_format`` with :data:`SCORE_SCHEMA`;
+a server that refuses it with a 400 naming ``response_format``/``json_schema`` or a 422 is asked
+again without it, once, and never again by that backend); :func:`parse_score` reads the JSON, else
+the one number of the answer.
 """
 
 from __future__ import annotations
@@ -25,10 +30,17 @@ from ..errors import OptionError
 from ..progress import Advance
 from .base import BackendStats, Pair
 from .cache import SimilarityCache, public_url
-from .http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
+from .http import Rejected, Retry, RetryPolicy, Session, post_json, run_async, run_workers
 from .remote import RemoteBackend, token_count
 
-__all__ = ["DEFAULT_TEMPLATE", "JudgeBackend", "parse_score", "render_prompt"]
+__all__ = [
+    "DEFAULT_TEMPLATE",
+    "SCORE_SCHEMA",
+    "STRUCTURED_MODES",
+    "JudgeBackend",
+    "parse_score",
+    "render_prompt",
+]
 
 DEFAULT_TEMPLATE = (
     "Assess whether the functional entity 'x' and 'y' refer to the same logical data group "
@@ -39,6 +51,38 @@ DEFAULT_TEMPLATE = (
     'Answer with JSON only: {{"score": <a number between 0.0 and 1.0>}}'
 )
 """The seed's 𝒫_sim, with the candidate texts fenced as data and a JSON answer asked for."""
+
+SCORE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"score": {"type": "number", "minimum": 0, "maximum": 1}},
+    "required": ["score"],
+    "additionalProperties": False,
+}
+"""The JSON schema of an answer, sent as ``response_format`` (``structured: auto`` or
+``json_schema``)."""
+
+STRUCTURED_MODES = ("auto", "json_schema", "json_object", "off")
+"""``structured``: ``auto`` sends :data:`SCORE_SCHEMA` and leaves it out for the rest of the run
+once the server refuses it; ``json_schema`` and ``json_object`` always send theirs (a refusal is a
+failed call); ``off`` never sends ``response_format``."""
+
+_RESPONSE_FORMATS: dict[str, dict[str, Any] | None] = {
+    "auto": {
+        "type": "json_schema",
+        "json_schema": {"name": "similarity", "strict": True, "schema": SCORE_SCHEMA},
+    },
+    "json_object": {"type": "json_object"},
+    "off": None,
+}
+_RESPONSE_FORMATS["json_schema"] = _RESPONSE_FORMATS["auto"]
+_REFUSAL = re.compile(rb"response[_ -]?format|json[_ -]?schema|json_object|guided_json", re.I)
+
+
+def _refuses_format(status: int, body: bytes) -> bool:
+    """Whether a 4xx answer refuses ``response_format``: a 422 (a schema validator that does not
+    know the field), or a 400 whose error names it (vLLM, llama.cpp and OpenAI word it so)."""
+    return status == 422 or (status == 400 and _REFUSAL.search(body) is not None)
+
 
 _FENCE_TAG = re.compile(r"</?\s*(x|y)\s*>", re.I)
 _NUMBER = re.compile(
@@ -123,8 +167,13 @@ class JudgeBackend(RemoteBackend):
         max_retry_after: float = 300.0,
         price_prompt: float = 0.0,
         price_completion: float = 0.0,
+        structured: str = "auto",
         cache: SimilarityCache | None = None,
     ):
+        if structured not in STRUCTURED_MODES:
+            raise OptionError(
+                f"judge option structured: {structured!r}; one of {', '.join(STRUCTURED_MODES)}"
+            )
         if "{a}" not in template or "{b}" not in template:
             raise OptionError("a judge template must contain {a} and {b}")
         try:
@@ -150,29 +199,50 @@ class JudgeBackend(RemoteBackend):
         self.max_tokens = max_tokens
         self.price_prompt = price_prompt
         self.price_completion = price_completion
+        self.structured = structured
+        self.format_refused = False
+        """Whether the server refused ``response_format`` (``structured: auto``): then this
+        backend asks without it for the rest of its life."""
+        self._format_answered = False
 
     def signature(self) -> str:
-        digest = hashlib.sha256(f"{self.system}\x00{self.template}".encode()).hexdigest()[:12]
+        """Model, endpoint, a hash of the prompt (system, template, and the schema asked for),
+        temperature, max_tokens and the output mode as configured: the same configuration keeps
+        its cache key from run to run (``auto`` falls back the same way against the same server),
+        and a changed prompt or mode asks again."""
+        fmt = _RESPONSE_FORMATS[self.structured]
+        prompt = f"{self.system}\x00{self.template}\x00{json.dumps(fmt, sort_keys=True)}"
+        digest = hashlib.sha256(prompt.encode()).hexdigest()[:12]
         return (
             f"openai:{self.model}|url={public_url(self.base_url)}|template={digest}"
             f"|temperature={self.temperature:g}|max_tokens={self.max_tokens}"
+            f"|structured={self.structured}"
         )
+
+    def response_format(self) -> dict[str, Any] | None:
+        """The ``response_format`` the next request carries (None: none)."""
+        if self.format_refused:
+            return None
+        return _RESPONSE_FORMATS[self.structured]
 
     def _url(self) -> str:
         base = self.base_url
         return base + "/chat/completions" if base.endswith("/v1") else base + "/v1/chat/completions"
 
-    def _body(self, pair: Pair) -> dict[str, Any]:
+    def _body(self, pair: Pair, response_format: dict[str, Any] | None) -> dict[str, Any]:
         messages = []
         if self.system:
             messages.append({"role": "system", "content": self.system})
         messages.append({"role": "user", "content": render_prompt(self.template, *pair)})
-        return {
+        body = {
             "model": self.model,
             "messages": messages,
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
         }
+        if response_format is not None:
+            body["response_format"] = response_format
+        return body
 
     def score_distinct(
         self, pairs: Sequence[Pair], stats: BackendStats, progress: Advance | None = None
@@ -218,12 +288,37 @@ class JudgeBackend(RemoteBackend):
                 raise Retry("answer without a score in [0, 1]")
             return score, pt, ct
 
+        async def ask(
+            session: Session, pair: Pair
+        ) -> tuple[tuple[float, int, int] | None, str | None]:
+            fmt = self.response_format()
+            if fmt is None:
+                return await post_json(
+                    session, url, self._body(pair, None), read, self.policy, stats
+                )
+            try:
+                answer = await post_json(
+                    session, url, self._body(pair, fmt), read, self.policy, stats, _refuses_format
+                )
+            except Rejected as exc:
+                if self.structured != "auto":
+                    return None, (
+                        f"http {exc.status}: the server refused response_format "
+                        f"(structured: {self.structured}; auto or off ask without it)"
+                    )
+                self.format_refused = True  # not a failed call: asked again without it, once
+                stats.retries += 1
+                return await post_json(
+                    session, url, self._body(pair, None), read, self.policy, stats
+                )
+            if answer[0] is not None:
+                self._format_answered = True
+            return answer
+
         async with Session(url, self.headers(), self.timeout, self.concurrency) as session:
 
             async def one(i: int) -> None:
-                result, reason = await post_json(
-                    session, url, self._body(pairs[i]), read, self.policy, stats
-                )
+                result, reason = await ask(session, pairs[i])
                 if result is None:
                     stats.fail(reason or "no answer")
                 else:
@@ -233,4 +328,9 @@ class JudgeBackend(RemoteBackend):
                 if progress is not None:
                     progress(1)
 
+            if self.structured == "auto" and not (self.format_refused or self._format_answered):
+                # one call alone first: a server that refuses response_format refuses it once,
+                # not once per connection of the first wave
+                await one(todo[0])
+                todo = todo[1:]
             await run_workers(todo, one, self.concurrency, every=flush)

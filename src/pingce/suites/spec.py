@@ -69,8 +69,9 @@ class SuiteSpec(BaseModel):
     metrics: dict[str, dict[str, Any]] = Field(min_length=1)
     tables: dict[str, dict[str, Any]] = {}
     similarity: dict[str, Any] = {}
-    """Options of the similarity backend: judge ``template``/``system``, ``concurrency``,
-    ``max_retries``, ``timeout``, ``price_prompt``/``price_completion`` (per 1k tokens)..."""
+    """Options of the similarity backend: judge ``template``/``system``, ``structured`` (the
+    output mode), ``max_tokens``, ``concurrency``, ``max_retries``, ``timeout``,
+    ``price_prompt``/``price_completion`` (per 1k tokens)..."""
 
     @field_validator("id_field", "unit")
     @classmethod
