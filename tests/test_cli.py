@@ -481,3 +481,40 @@ def test_the_command_ends_at_once_with_every_file_complete(tmp_path: Path) -> No
     assert read_results(out)["n_records"] == n
     missing = run_python("-c", script, "run", "tcm-dialogue", "--data", str(tmp_path / "no.jsonl"))
     assert missing.returncode == 2 and "no such file" in missing.stderr
+
+
+def test_demo_runs_outside_the_repository(tmp_path: Path) -> None:
+    """Issue 12: ``pingce demo`` from any folder runs the examples installed with pingce."""
+    done = run_pingce("demo", "--out", "d", cwd=tmp_path, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "ran 4 example suite(s)" in done.stdout
+    for suite in ("contract-risk", "function-call", "function-points", "tcm-dialogue"):
+        assert (tmp_path / "d" / suite / "results.json").is_file(), suite
+
+
+def test_the_wheel_carries_the_examples_suites_and_law_list(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+    import sys
+    import zipfile
+
+    root = Path(__file__).resolve().parents[1]
+    source = tmp_path / "src-copy"
+    shutil.copytree(root / "src", source / "src", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        if (root / name).is_file():
+            shutil.copy(root / name, source / name)
+    command = [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps"]
+    built = subprocess.run(
+        [*command, "--no-build-isolation", "-q", "-w", str(tmp_path / "wheel")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert built.returncode == 0, built.stderr
+    (wheel,) = (tmp_path / "wheel").glob("pingce-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    for suite in ("contract_risk", "function_call", "function_points", "tcm_dialogue"):
+        assert f"pingce/examples/{suite}/records.jsonl" in names
+    assert "pingce/suites/contract-risk.yaml" in names and "pingce/data/laws.csv" in names

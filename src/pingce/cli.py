@@ -599,10 +599,9 @@ def suites() -> None:
 @click.option(
     "--examples",
     "examples",
-    default="examples",
-    show_default=True,
+    default=None,
     type=click.Path(file_okay=False),
-    help="Folder with <suite>/records.jsonl examples.",
+    help="Folder with <suite>/records.jsonl examples [default: the ones installed with pingce].",
 )
 @click.option(
     "--out",
@@ -612,8 +611,9 @@ def suites() -> None:
     type=click.Path(file_okay=False),
     help="Where the outputs go.",
 )
-def demo(examples: str, out: str) -> None:
-    """Run every built-in suite on its bundled example records."""
+def demo(examples: str | None, out: str) -> None:
+    """Run every built-in suite on its bundled example records (from any folder: the examples
+    are installed with pingce)."""
     from rich.console import Console
 
     from .engine import evaluate_suite
@@ -622,6 +622,8 @@ def demo(examples: str, out: str) -> None:
     from .report import print_result, write_outputs
     from .suites import builtin_suites
 
+    if examples is None:
+        examples = str(Path(__file__).resolve().parent / "examples")
     console = Console()
     ran = 0
     for name in builtin_suites():
