@@ -105,3 +105,39 @@ def test_unparseable_predictions_are_counted_beside_every_metric_they_affect(
     judge = result.metrics["judge_accuracy"]
     assert judge.unparsed_records is None and judge.n_records == 1 and judge.note() == ""
     assert result.failures.parse == 2
+
+
+def test_status_values_and_labels_match_whatever_their_letter_case() -> None:
+    """Issue 12: a suite's choices (tcm statuses, function-points tasks), label scales and
+    Yes/No answers are read case-insensitively, alike in every suite; a value that is no
+    choice at all stays an input error."""
+    import json
+
+    import pytest
+
+    examples = Path(pingce.__file__).parent / "examples"
+
+    def read(name: str) -> list[dict[str, object]]:
+        text = (examples / name / "records.jsonl").read_text(encoding="utf-8")
+        return [json.loads(line) for line in text.splitlines() if line]
+
+    def same(suite: str, rows: list[dict[str, object]], other: list[dict[str, object]]) -> None:
+        a = pingce.evaluate(suite, rows, bootstrap=0)
+        b = pingce.evaluate(suite, other, bootstrap=0)
+        assert {k: m.value for k, m in a.metrics.items()} == {
+            k: m.value for k, m in b.metrics.items()
+        }, suite
+
+    tcm = read("tcm_dialogue")
+    same("tcm-dialogue", tcm, [dict(r, status=f" {str(r['status']).lower()}") for r in tcm])
+    points = read("function_points")
+    same("function-points", points, [dict(r, task=str(r["task"]).title()) for r in points])
+    same(
+        "function-points",
+        points,
+        [dict(r, pred=r["pred"].upper()) if isinstance(r.get("pred"), str) else r for r in points],
+    )
+    risk = read("contract_risk")
+    same("contract-risk", risk, [dict(r, pred_level=str(r["pred_level"]).upper()) for r in risk])
+    with pytest.raises(pingce.InputError, match="expected one of"):
+        pingce.evaluate("tcm-dialogue", [dict(tcm[0], status="INQUIRY")], bootstrap=0)

@@ -517,9 +517,18 @@ class _Column:
             allowed = set(choices)
             outside = set(converted) - allowed
             outside.discard(None)
-            if outside:
-                i = next(i for i, value in enumerate(converted) if value in outside)
-                return None, (i, f"expected one of {list(choices)}", converted[i])
+            if outside:  # other letter case or spaces: the choice it means, when unambiguous
+                canon = _canonical_choices(choices)
+                meant = {value: canon.get(value.strip().casefold()) for value in outside}
+                if all(meant.values()):
+                    converted = [meant.get(value, value) for value in converted]
+                else:
+                    i = next(
+                        i
+                        for i, value in enumerate(converted)
+                        if meant.get(value) is None and value in outside
+                    )
+                    return None, (i, f"expected one of {list(choices)}", converted[i])
         return converted, bad
 
     def _texts_one_by_one(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
@@ -546,6 +555,15 @@ class _Column:
             empty = np.empty(0, dtype=np.int16 if self.spec.kind == "label" else np.float64)
             return np.concatenate(self.chunks) if self.chunks else empty
         return list(chain.from_iterable(self.chunks))
+
+
+def _canonical_choices(choices: Sequence[str]) -> dict[str, str]:
+    """Each choice by its case-folded form, the choices that differ only in letter case left out
+    (they are told apart exactly)."""
+    folded: dict[str, list[str]] = {}
+    for choice in choices:
+        folded.setdefault(choice.casefold(), []).append(choice)
+    return {key: same[0] for key, same in folded.items() if len(same) == 1}
 
 
 _ABSENT_MESSAGE = "required field is missing"
