@@ -3,8 +3,8 @@
 Records carry the gold calls and the predicted calls: lists of ``{"name", "arguments"}``, where
 ``arguments`` may be an object or JSON text (OpenAI tool-call style, ``{"type": "function",
 "function": {...}}`` entries are unwrapped), and the prediction may also be the raw text a model
-produced. Gold must be well formed (an input error otherwise); a prediction that does not parse is
-a wrong answer counted in ``failures.parse``.
+produced. Gold is required and must be well formed (an input error otherwise; ``[]`` is a valid
+gold); a prediction that does not parse is a wrong answer counted in ``failures.parse``.
 
 Per record, as the seed's ``score_fn`` and ``compute_rouge_bleu``:
 
@@ -448,9 +448,9 @@ class _CallStatistic(Statistic):
 
     def fields(self) -> list[FieldSpec]:
         return [
-            FieldSpec(
-                self.gold, "json", required=False, parser=_gold_parser, what="function calls"
-            ),
+            # gold is required: a missing or null gold_fn is an input error naming the line (the
+            # seed's item.get("gold_fn", []) would score it as "no call"); [] is a valid gold
+            FieldSpec(self.gold, "json", parser=_gold_parser, what="function calls"),
             FieldSpec(
                 self.pred,
                 "json",
@@ -466,14 +466,11 @@ class _CallStatistic(Statistic):
         golds = table.column(self.gold)
         preds = table.column(self.pred)
         if not norm.active:
-            # a missing field is no calls, as the seed's item.get("gold_fn", [])
-            return [
-                (() if g is None else g, () if p is None else p)
-                for g, p in zip(golds, preds, strict=True)
-            ]
+            # a missing prediction is no calls, as the seed's item.get("pred_fn", [])
+            return [(g, () if p is None else p) for g, p in zip(golds, preds, strict=True)]
         out: list[CallPair] = []
         for gold, pred in zip(golds, preds, strict=True):
-            g = norm.calls(() if gold is None else gold)
+            g = norm.calls(gold)
             p = pred if isinstance(pred, ParseFailure) else norm.calls(() if pred is None else pred)
             out.append((g, p))
         return out
