@@ -358,14 +358,16 @@ def test_gold_arguments_as_json_text_equal_the_parsed_form() -> None:
     assert result.failures.parse == 0
 
 
+# Answers that try to call and are broken (prose, which calls nothing, is scored as an empty
+# call list: tests/test_answers.py).
 UNPARSEABLE = [
-    "I cannot do that",
     "{not json",
-    '"just a string"',
-    "42",
     "[1, 2]",
     '[{"arguments": {"room": "客厅"}}]',
     '[{"name": "light_control", "arguments": "room=客厅"}]',
+    '<tool_call>\n{"name": "light_control", "arguments": {"room": "客厅"}\n</tool_call>',
+    '好的，调用 {"name": "light_control", "arguments": {"room": "客厅"} 。',
+    '```json\n[{"name": "light_control", "arguments": {"room": "客厅"},]\n```',
 ]
 
 
@@ -374,7 +376,7 @@ def test_unparseable_predictions_are_wrong_answers_counted_not_dropped() -> None
         {"id": f"bad{i}", "query": "q", "gold_fn": SEED_DEMO_RECORDS[i]["gold_fn"], "pred_fn": t}
         for i, t in enumerate(UNPARSEABLE)
     ]
-    bad.append({"id": "bad-empty-gold", "query": "q", "gold_fn": [], "pred_fn": "I cannot"})
+    bad.append({"id": "bad-empty-gold", "query": "q", "gold_fn": [], "pred_fn": '{"name": "f",'})
     good = [{**r, "id": f"good{i}"} for i, r in enumerate(SEED_DEMO_RECORDS)]
     records = [x for pair in itertools.zip_longest(good, bad) for x in pair if x is not None]
     result = evaluate(records)

@@ -160,9 +160,12 @@ def set_path(record: dict[str, Any], path: str, value: Any) -> None:
 
 
 def random_calls(rng: np.random.Generator, lenient: bool) -> Any:
-    """A random list of function calls (a lenient field sometimes gets unparseable text)."""
+    """A random list of function calls; a lenient field (a prediction) sometimes gets prose,
+    which calls nothing, or a broken call, which does not parse."""
     if lenient and rng.random() < 0.1:
-        return "抱歉，我无法完成这个操作。"
+        return ["抱歉，我无法完成这个操作。", '好的：{"name": "light_control", "arguments": {'][
+            int(rng.integers(2))
+        ]
     names = ["light_control", "ac_control", "播放音乐"]
     keys = ["room", "action", "level"]
     values: list[Any] = ["客厅", "卧室", "打开", 22, 22.5, "on"]

@@ -1,10 +1,26 @@
 """Function-call metrics (seeds/function-call-metrics.md), seed-exact by default.
 
-Records carry the gold calls and the predicted calls: lists of ``{"name", "arguments"}``, where
-``arguments`` may be an object or JSON text (OpenAI tool-call style, ``{"type": "function",
-"function": {...}}`` entries are unwrapped), and the prediction may also be the raw text a model
-produced. Gold must be well formed (an input error otherwise); a prediction that does not parse is
-a wrong answer counted in ``failures.parse``.
+Records carry the gold calls and the model's answer. Gold is a required JSON list of calls
+``{"name", "arguments"}`` (``arguments`` an object or JSON text; an item may also be an OpenAI
+tool call ``{"type": "function", "function": {...}}``, a Responses ``function_call`` item or an
+Anthropic ``tool_use`` block, whose arguments are its ``input``); ``[]`` means "no call", and a
+missing, null or malformed gold is an input error. The answer (:func:`parse_calls`) may be any
+of: such a list or one call; an OpenAI chat message (``tool_calls``; when null, its ``content``
+text), a whole ``chat.completion`` (the first choice's message); an OpenAI Responses object or
+its ``output`` list (``function_call`` items; ``message``/``reasoning`` items call nothing); an
+Anthropic message or its ``content`` (``tool_use`` blocks; ``text``/``thinking`` blocks call
+nothing); or model text. An answer that calls nothing is an empty list, never a failure.
+
+Model text: whatever precedes a ``</think>`` is reasoning and is dropped. The text *tries to
+call* when it has a ``<tool_call>`` tag (Qwen/Hermes; every block is read, the last may be left
+open), a fenced block labelled ``json`` (or unlabelled and starting with ``{`` or ``[``), starts
+with ``{`` or with ``[`` followed by ``{`` or ``]``, or holds a call key (``"name":``,
+``"arguments":``, ``"function":``, ``"function_call":``, ``"tool_calls":``, double or single
+quotes) in object-key position (after ``{`` or ``,``). Such text must parse: the whole text as
+JSON, else the tag blocks, else the first JSON fence, else the JSON values that hold each call
+key; if one does not, the prediction is a wrong answer counted in ``failures.parse`` with the
+reason. Any other text is prose, which calls nothing: braces in prose (``{1, 2}``, ``{name}``,
+``{"city": "北京"}``) and a bare JSON number or string do not make a call.
 
 Per record, as the seed's ``score_fn`` and ``compute_rouge_bleu``:
 
@@ -126,45 +142,207 @@ def serialize_calls(calls: Sequence[Call]) -> str:
     return ";".join(sorted(call.text for call in calls))
 
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.S)
+_NOT_CALLS = frozenset(
+    {"text", "thinking", "redacted_thinking", "reasoning", "message", "output_text", "refusal"}
+)
+"""``type`` of an answer's items that say something and call nothing: Anthropic ``text`` and
+``thinking`` blocks, OpenAI Responses ``message`` and ``reasoning`` items and text parts."""
+
+_THINK_END = "</think>"
+_TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
+_FENCE = re.compile(r"```([A-Za-z0-9_+.-]*)(.*?)```", re.S)
+_STARTS_LIKE_CALLS = re.compile(r"\{|\[\s*[{\]]")
+_CALL_KEY = re.compile(
+    r"""[{,]\s*["'](?:name|arguments|function|function_call|tool_calls)["']\s*:"""
+)
+_OPENING = re.compile(r"[{\[]")
+_DECODER = json.JSONDecoder()
 
 
-def _from_text(text: str) -> Any:
-    """JSON inside model text: the whole text, a fenced block, or the first JSON value in it."""
+def _shown(text: str, limit: int = 60) -> str:
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def _text_items(text: str) -> list[Any]:
+    """The call items of model text, by the rule of the module doc: prose is no call; text that
+    tries to be a call (a ``<tool_call>`` tag, a JSON code block, text starting like a JSON
+    object or a list of them, an object key ``"name":``/``"arguments":``/... ) must parse."""
     stripped = text.strip()
-    if not stripped:
-        return []
-    try:
-        return json.loads(stripped)
-    except ValueError:
-        pass
-    fenced = _FENCE.search(stripped)
-    if fenced:
+    if stripped[:1] in ("{", "["):
         try:
-            return json.loads(fenced.group(1))
+            value = json.loads(stripped)  # the common form: the whole text is JSON
         except ValueError:
             pass
-    decoder = json.JSONDecoder()
-    for match in re.finditer(r"[\[{]", stripped):
+        else:
+            return value if type(value) is list else _answer_items(value)
+    end = stripped.rfind(_THINK_END)
+    if end >= 0:  # reasoning before the answer (Qwen3, DeepSeek-R1) is not the answer
+        return _text_items(stripped[end + len(_THINK_END) :])
+    if not stripped:
+        return []
+    if "<tool_call>" in stripped:
+        return _tagged_items(stripped)
+    for fence in _FENCE.finditer(stripped):
+        label = fence.group(1)
+        body = fence.group(2).strip()
+        if label.lower() == "json" or (not label and body[:1] in ("{", "[")):
+            try:
+                value = json.loads(body)
+            except ValueError as exc:
+                raise ValueError(
+                    f"the ```{label} block is not JSON ({exc}): {_shown(body)}"
+                ) from None
+            return _answer_items(value)
+    values: list[Any] = []
+    pos = 0
+    starts_like_calls = _STARTS_LIKE_CALLS.match(stripped) is not None
+    if starts_like_calls:  # JSON followed by prose
         try:
-            value, _ = decoder.raw_decode(stripped, match.start())
+            value, pos = _DECODER.raw_decode(stripped)
         except ValueError:
-            continue
-        if isinstance(value, list | dict):
-            return value
-    shown = stripped if len(stripped) <= 60 else stripped[:57] + "..."
-    raise ValueError(f"no JSON function call found in the text {shown!r}")
+            pass
+        else:
+            values.append(value)
+    for key in _CALL_KEY.finditer(stripped, pos):
+        if key.start() < pos:
+            continue  # inside a value already read
+        # the JSON value holding the key: the first one that opens before it and ends after it
+        for opening in _OPENING.finditer(stripped, pos, key.start() + 1):
+            try:
+                value, end = _DECODER.raw_decode(stripped, opening.start())
+            except ValueError:
+                continue
+            if end > key.start():
+                values.append(value)
+                pos = end
+                break
+        else:
+            start = stripped.rfind("{", pos, key.start() + 1)
+            start = key.start() if start < 0 else start
+            try:
+                _DECODER.raw_decode(stripped, start)
+                reason = "no JSON object holds its key"
+            except ValueError as exc:
+                reason = str(exc)
+            raise ValueError(
+                f"the text holds a function call that is not JSON ({reason}): "
+                f"{_shown(stripped[start:])}"
+            )
+    if values:
+        return [item for value in values for item in _answer_items(value)]
+    if starts_like_calls:
+        try:
+            json.loads(stripped)
+        except ValueError as exc:
+            raise ValueError(
+                f"the text starts like JSON but is not JSON ({exc}): {_shown(stripped)}"
+            ) from None
+    return []  # prose: the model answered without calling a function
 
 
-def _call(item: Any, index: int, allow_null: bool) -> Call:
+def _tagged_items(text: str) -> list[Any]:
+    """Qwen/Hermes calls: the JSON in each ``<tool_call>...</tool_call>`` block (the last may be
+    left open, as when generation stops at the closing tag); text around them is not read."""
+    items: list[Any] = []
+    for number, block in enumerate(_TOOL_CALL.finditer(text), 1):
+        body = block.group(1).strip()
+        try:
+            value = json.loads(body)
+        except ValueError as exc:
+            raise ValueError(
+                f"<tool_call> block {number} is not JSON ({exc}): {_shown(body)}"
+            ) from None
+        if isinstance(value, dict):
+            items.append(value)
+        elif isinstance(value, list):
+            items.extend(value)
+        else:
+            raise ValueError(
+                f"<tool_call> block {number} holds {type(value).__name__}, not a call object"
+            )
+    return items
+
+
+def _content_items(content: Any) -> list[Any]:
+    """The call items of a message's ``content``: none, model text, or blocks/parts."""
+    if content is None:
+        return []
+    if isinstance(content, str):
+        return _text_items(content)
+    if isinstance(content, list):
+        return content
+    raise ValueError(
+        f'a message\'s "content" must be text, a list of blocks or null, got '
+        f"{type(content).__name__}"
+    )
+
+
+def _dict_items(value: dict[str, Any]) -> list[Any]:
+    """The call items of one JSON object: a chat message, a whole API response, or one call."""
+    if "tool_calls" in value or "function_call" in value:  # an OpenAI chat message
+        calls = value.get("tool_calls")
+        legacy = value.get("function_call")
+        if calls is not None and not isinstance(calls, list | tuple):
+            raise ValueError(f'"tool_calls" must be a list or null, got {type(calls).__name__}')
+        if legacy is not None and not isinstance(legacy, dict):
+            raise ValueError(
+                f'"function_call" must be an object or null, got {type(legacy).__name__}'
+            )
+        if calls:
+            return list(calls)
+        if legacy is not None:
+            return [legacy]
+        return _content_items(value.get("content"))  # no call: what it says
+    if "choices" in value:  # an OpenAI chat.completion: its first choice
+        choices = value["choices"]
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise ValueError('"choices" must be a non-empty list of objects')
+        choice = choices[0]
+        if isinstance(choice.get("message"), dict):
+            return _dict_items(choice["message"])
+        if isinstance(choice.get("text"), str):  # the legacy completions API
+            return _text_items(choice["text"])
+        raise ValueError('choices[0] has no "message" object')
+    if isinstance(value.get("output"), list) and "name" not in value:  # an OpenAI Responses object
+        output: list[Any] = value["output"]
+        return output
+    if "content" in value and ("role" in value or value.get("type") == "message"):
+        # an Anthropic message, a Responses message item or a chat message without tool_calls
+        return _content_items(value["content"])
+    return [value]
+
+
+def _answer_items(value: Any) -> list[Any]:
+    """The call items of a prediction in any accepted shape (items of other types included)."""
+    if isinstance(value, str):
+        return _text_items(value)
+    if value is None:
+        return []
+    if isinstance(value, list | tuple):
+        return list(value)
+    if isinstance(value, dict):
+        return _dict_items(value)
+    raise ValueError(f"expected a list of calls, got {type(value).__name__}")
+
+
+def _call(item: Any, index: int, allow_null: bool, answer: bool) -> Call | None:
+    """One call item; None for an answer's item that calls nothing (a text block, say)."""
     if not isinstance(item, dict):
         raise ValueError(f"call {index} is not an object")
-    if isinstance(item.get("function"), dict) and "name" not in item:
-        item = item["function"]  # OpenAI tool call {"type": "function", "function": {...}}
+    kind = item.get("type")
+    if type(kind) is str and kind in _NOT_CALLS:
+        if answer:
+            return None
+        raise ValueError(f'call {index} is a "{kind}" item, not a call')
+    if kind == "tool_use":  # Anthropic {"type": "tool_use", "id", "name", "input": {...}}
+        arguments = item.get("input", {})
+    else:
+        if isinstance(item.get("function"), dict) and "name" not in item:
+            item = item["function"]  # OpenAI tool call {"type": "function", "function": {...}}
+        arguments = item.get("arguments", {})
     name = item.get("name")
     if not isinstance(name, str):
         raise ValueError(f'call {index} has no "name" (a string)')
-    arguments = item.get("arguments", {})
     if arguments is None and allow_null:
         return Call(name, None)
     if isinstance(arguments, str):
@@ -185,30 +363,9 @@ def _call(item: Any, index: int, allow_null: bool) -> Call:
     return Call(name, arguments)
 
 
-def parse_calls(value: Any, *, allow_null: bool = True) -> tuple[Call, ...]:
-    """Calls from a list of call objects, one call object, an OpenAI ``tool_calls`` message or
-    model text containing any of these. Raises ``ValueError`` saying what is wrong.
-
-    ``"arguments": null`` is kept as None (the seed serialises it as ``null`` and it equals no
-    object) unless ``allow_null`` is False; a missing value (None) is no calls, as in the seed.
-    """
-    if value is None:
-        return ()
-    if isinstance(value, tuple):
-        value = list(value)
-    if isinstance(value, str):
-        value = _from_text(value)
-    if isinstance(value, dict):
-        if isinstance(value.get("tool_calls"), list):
-            value = value["tool_calls"]
-        elif isinstance(value.get("function_call"), dict):
-            value = [value["function_call"]]
-        else:
-            value = [value]
-    if not isinstance(value, list):
-        raise ValueError(f"expected a list of calls, got {type(value).__name__}")
+def _read_calls(items: Sequence[Any], allow_null: bool, answer: bool) -> tuple[Call, ...]:
     out: list[Call] = []
-    for i, item in enumerate(value):
+    for i, item in enumerate(items):
         # the common form, {"name": str, "arguments": object}, without the checks of _call
         if type(item) is dict:
             name = item.get("name")
@@ -216,11 +373,26 @@ def parse_calls(value: Any, *, allow_null: bool = True) -> tuple[Call, ...]:
             if type(name) is str and type(arguments) is dict:
                 out.append(Call(name, arguments))
                 continue
-        out.append(_call(item, i, allow_null))
+        call = _call(item, i, allow_null, answer)
+        if call is not None:
+            out.append(call)
     return tuple(out)
 
 
 _ABSENT = object()
+
+
+def parse_calls(value: Any, *, allow_null: bool = True) -> tuple[Call, ...]:
+    """The calls of a model's answer in any accepted shape (the module doc lists them); an
+    answer that calls nothing is ``()``. Raises ``ValueError`` saying what is wrong with an
+    answer that tries to call and cannot be read.
+
+    ``"arguments": null`` is kept as None (the seed serialises it as ``null`` and it equals no
+    object) unless ``allow_null`` is False; a missing value (None) is no calls, as in the seed.
+    """
+    if type(value) is not list:
+        value = _answer_items(value)
+    return _read_calls(value, allow_null, answer=True)
 
 
 class Normalizer:
@@ -294,9 +466,11 @@ class Normalizer:
 
 
 def _gold_parser(value: Any) -> tuple[Call, ...]:
+    """Gold calls: a JSON list of call items only (no text, no wrapping message or response,
+    no text blocks, no ``"arguments": null``); an empty list is a valid gold (no call)."""
     if not isinstance(value, list | tuple):
         raise ValueError(f"gold calls must be a list of calls, got {type(value).__name__}")
-    return parse_calls(value, allow_null=False)
+    return _read_calls(value, allow_null=False, answer=False)
 
 
 def _show(value: Any) -> str:
@@ -448,9 +622,9 @@ class _CallStatistic(Statistic):
 
     def fields(self) -> list[FieldSpec]:
         return [
-            FieldSpec(
-                self.gold, "json", required=False, parser=_gold_parser, what="function calls"
-            ),
+            # gold is required: a missing or null gold_fn is an input error naming the line (the
+            # seed's item.get("gold_fn", []) would score it as "no call"); [] is a valid gold
+            FieldSpec(self.gold, "json", parser=_gold_parser, what="function calls"),
             FieldSpec(
                 self.pred,
                 "json",
@@ -466,14 +640,11 @@ class _CallStatistic(Statistic):
         golds = table.column(self.gold)
         preds = table.column(self.pred)
         if not norm.active:
-            # a missing field is no calls, as the seed's item.get("gold_fn", [])
-            return [
-                (() if g is None else g, () if p is None else p)
-                for g, p in zip(golds, preds, strict=True)
-            ]
+            # a missing prediction is no calls, as the seed's item.get("pred_fn", [])
+            return [(g, () if p is None else p) for g, p in zip(golds, preds, strict=True)]
         out: list[CallPair] = []
         for gold, pred in zip(golds, preds, strict=True):
-            g = norm.calls(() if gold is None else gold)
+            g = norm.calls(gold)
             p = pred if isinstance(pred, ParseFailure) else norm.calls(() if pred is None else pred)
             out.append((g, p))
         return out
