@@ -13,7 +13,7 @@ import numpy as np
 import orjson
 import pytest
 
-from pingce import records as records_module
+from pingce import readers as readers_module
 from pingce.errors import InputError
 from pingce.labels import RISK_LEVELS, LabelScale
 from pingce.records import FieldSpec, json_texts, load_records, parse_path
@@ -650,7 +650,7 @@ def test_blocks_of_any_size_give_the_same_table(
     assert expected.ids == ["a", "b", None, "7"]
     assert expected.lines.tolist() == [1, 4, 5, 7]
     assert expected.column("gold_level").tolist() == [HIGH, LOW, MEDIUM, HIGH]
-    monkeypatch.setattr(records_module, "_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(readers_module, "_BLOCK_BYTES", block_bytes)
     same_table(load_records(path, RISK_SPECS), expected)
 
 
@@ -667,7 +667,7 @@ def test_a_bad_line_in_a_later_block_is_named_as_in_one_block(
         path = write_lines(tmp_path / "bad.jsonl", [*good, "", bad], final_newline)
         with pytest.raises(InputError) as whole:
             load_records(path, RISK_SPECS)
-        monkeypatch.setattr(records_module, "_BLOCK_BYTES", block_bytes)
+        monkeypatch.setattr(readers_module, "_BLOCK_BYTES", block_bytes)
         with pytest.raises(InputError) as blocks:
             load_records(path, RISK_SPECS)
         monkeypatch.undo()
@@ -680,7 +680,7 @@ def test_an_earlier_bad_field_wins_over_a_later_bad_line(
 ) -> None:
     lines = [json.dumps(rec("a")), json.dumps(rec("b", pred="极高")), "{not json"]
     path = write_lines(tmp_path / "two.jsonl", lines, True)
-    monkeypatch.setattr(records_module, "_BLOCK_BYTES", 1 << 20)  # all in one block
+    monkeypatch.setattr(readers_module, "_BLOCK_BYTES", 1 << 20)  # all in one block
     with pytest.raises(InputError) as info:
         load_records(path, RISK_SPECS)
     assert (info.value.line, info.value.field) == (2, "pred_level")
@@ -690,7 +690,7 @@ def test_an_earlier_bad_field_wins_over_a_later_bad_line(
 def test_duplicate_ids_within_and_across_blocks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block_bytes: int
 ) -> None:
-    monkeypatch.setattr(records_module, "_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(readers_module, "_BLOCK_BYTES", block_bytes)
     rows = [rec("a"), rec(None), rec("b"), rec(None), rec("c"), rec("b")]
     path = write_jsonl(tmp_path / "dup.jsonl", rows)
     with pytest.raises(InputError) as info:
