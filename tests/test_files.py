@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 
 import pingce
-from pingce.errors import InputError
+from pingce.errors import InputError, OptionError
 from pingce.labels import RISK_LEVELS
 from pingce.records import FieldSpec, load_records
 
@@ -331,6 +331,39 @@ def test_standard_input(
 def risk_gbk_csv(tmp_path: Path) -> tuple[Path, bytes]:
     path = csv_gbk_by_pandas(RISK_RECORDS, tmp_path / "risk")
     return path, path.read_bytes()
+
+
+def test_encoding_forced_right_and_wrong(tmp_path: Path) -> None:
+    path, data = risk_gbk_csv(tmp_path)
+    right = tmp_path / "right"
+    done = run_pingce("run", "contract-risk", "--data", str(path), "--out", str(right),
+                      "--bootstrap", "0", "--encoding", "gb18030")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert results(right)["n_records"] == len(RISK_RECORDS)
+    # forced UTF-8: the first byte that is not ASCII is where it stops (found here in the bytes)
+    first = next(i for i, byte in enumerate(data) if byte >= 0x80)
+    line = data.count(b"\n", 0, first) + 1
+    wrong = tmp_path / "wrong"
+    done = run_pingce("run", "contract-risk", "--data", str(path), "--out", str(wrong),
+                      "--bootstrap", "0", "--encoding", "utf-8")  # fmt: skip
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert f"{path}:{line}: cannot be read as utf-8" in done.stderr
+    assert f"byte offset {first}" in done.stderr
+    assert not wrong.exists()
+    # forced Latin-1 reads every byte, as the wrong characters: the labels are unknown
+    done = run_pingce("run", "contract-risk", "--data", str(path), "--out", str(wrong),
+                      "--encoding", "latin-1")  # fmt: skip
+    assert done.returncode == 2 and "unknown label" in done.stderr and not wrong.exists()
+
+
+def test_an_unknown_encoding_name_is_an_option_error(tmp_path: Path) -> None:
+    done = run_pingce("run", "contract-risk", "--data", str(RISK), "--out", str(tmp_path / "o"),
+                      "--encoding", "klingon-8")  # fmt: skip
+    assert done.returncode == 2 and "--encoding 'klingon-8'" in done.stderr
+    assert "Traceback" not in done.stderr and not (tmp_path / "o").exists()
+    with pytest.raises(OptionError, match="--encoding"):
+        pingce.evaluate("contract-risk", RISK, encoding="klingon-8")
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".jsonl", ".json", ".tsv"])

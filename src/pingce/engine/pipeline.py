@@ -43,8 +43,9 @@ from .values import count_failures, metric_values, record_rows, table_values
 
 __all__ = ["Blocks", "Data", "Run", "evaluate_suite", "load", "plan_run", "statistics"]
 
-Data = str | os.PathLike[str] | Iterable[Mapping[str, Any]]
-"""Records: a JSONL/CSV path or an iterable of dictionaries."""
+Data = str | os.PathLike[str] | Iterable[Mapping[str, Any]] | Any
+"""Records: a path (JSONL, JSON, CSV, TSV, Parquet, Excel; ``-`` for standard input), a data
+frame (pandas, polars, pyarrow, ``datasets``) or an iterable of dictionaries."""
 Blocks = dict[Hashable, StatBlock]
 
 
@@ -73,6 +74,7 @@ def load(plan: Plan, data: Data, progress: ProgressHook, label: str = "records")
         plan.fields,
         id_path=plan.suite.spec.id_field,
         progress=advance if total is not None else None,
+        encoding=plan.options.encoding,
     )
     if not isinstance(data, str | os.PathLike) and label != "records":
         table.source = f"<{label}>"  # two lists of dicts: say which is which
