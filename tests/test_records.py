@@ -735,6 +735,21 @@ def test_optional_fields_absent_in_some_records_of_a_block() -> None:
     assert (info.value.line, info.value.field, info.value.value) == (6, "kind", "z")
 
 
+def test_an_optional_parsed_field_no_record_has_is_all_null_without_parsing() -> None:
+    calls: list[Any] = []
+
+    def parser(value: Any) -> Any:
+        calls.append(value)
+        return value
+
+    specs = [FieldSpec("extra", "json", required=False, parser=parser)]
+    table = load_records([{"id": "a"}, {"id": "b", "extra": None}], specs)
+    assert table.column("extra") == [None, None] and calls == []
+    required = [FieldSpec("extra", "json", parser=parser)]
+    with pytest.raises(InputError, match="required field is missing"):
+        load_records([{"id": "a"}], required)
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 def test_reading_a_file_leaves_the_garbage_collector_as_it_was(
     tmp_path: Path, enabled: bool

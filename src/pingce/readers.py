@@ -33,6 +33,7 @@ import sys
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice
+from operator import itemgetter
 from pathlib import Path
 from typing import IO, Any, Literal
 
@@ -565,24 +566,33 @@ def _row_blocks(
     a name wins when two have it)."""
     names = ["" if name is None else str(name) for name in header]
     where = {name: i for i, name in enumerate(names) if name in wanted.columns}
+    width = max(where.values(), default=-1) + 1
     while True:
         block = list(islice(rows, RECORDS_PER_BLOCK))
         if not block:
             tick()
             return
-        columns: dict[str, list[Any]] = {}
-        for name, i in where.items():
-            kind = wanted.kinds.get(name)
-            cells = [row[i] if i < len(row) else None for _, row in block]
-            columns[name] = _cells(cells, kind)
+        numbers, cells = map(list, zip(*block, strict=True))
+        for j, row in enumerate(cells):
+            if len(row) < width:  # a short row: the cells it lacks are empty
+                cells[j] = [*row, *[None] * (width - len(row))]
+        columns = {
+            name: _cells(list(map(itemgetter(i), cells)), wanted.kinds.get(name))
+            for name, i in where.items()
+        }
         tick()
-        yield Block([number for number, _ in block], [], columns=columns)
+        yield Block(numbers, [], columns=columns)
 
 
 def _cells(cells: list[Any], kind: TextKind | None) -> list[Any]:
     types = set(map(type, cells))
     if types <= {str} and kind not in ("number", "json"):
         return [text or None for text in cells]
+    if types <= {str} and kind == "number":
+        try:
+            return [float(text) if text else None for text in cells]
+        except ValueError:
+            pass  # one by one: the cell that is not a number stays text, for the error
     out: list[Any] = []
     for cell in cells:
         if type(cell) is str:

@@ -470,7 +470,7 @@ class _Column:
         parser = self.spec.parser
         types, _ = self._present_types(buffer)
         if types is not None:
-            if parser is None:
+            if parser is None or not types:  # (no types: every value null, where that is allowed)
                 return buffer, None
             # a parser may declare the types it returns unchanged (``parser.identity_types``)
             # and a function that parses a whole block (``parser.parse_block``): a block they
