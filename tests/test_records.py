@@ -536,7 +536,7 @@ def test_iterable_reports_the_first_bad_record_and_reads_at_most_one_chunk_past_
     # Values are checked a chunk of records at a time (numpy, not a call per value), so a
     # generator may be advanced up to one chunk past the first bad record; the error must still
     # name the first bad record, not a later one.
-    from pingce.records import _CHUNK
+    from pingce.readers import RECORDS_PER_BLOCK as _CHUNK
 
     handed_out: list[int] = []
 

@@ -1,11 +1,13 @@
-"""Loading records: JSONL and CSV, streamed, validated, stored by column.
+"""Loading records: validated, stored by column.
 
-A suite declares which fields it reads and of which kind (:class:`FieldSpec`). The loader reads
-the file a block of lines at a time (256 KB), takes each declared field from the block's records
-with one pass in C, checks it, and keeps only those fields, as numpy arrays where it can. A 2 GB
-JSONL file therefore costs the memory of a few arrays, not of two gigabytes of Python
-dictionaries. The first bad record stops the load with an :class:`InputError` that names the
-file, the line, the field and the value (the same error as reading one line at a time).
+A suite declares which fields it reads and of which kind (:class:`FieldSpec`). The readers of
+:mod:`pingce.readers` turn a file (JSONL a block of 256 KB of lines at a time, CSV, Parquet,
+Excel, ...), a data frame or an iterable into blocks of records; the loader takes each declared
+field from a block with one pass in C, checks it, and keeps only those fields, as numpy arrays
+where it can. A 2 GB JSONL file therefore costs the memory of a few arrays, not of two gigabytes
+of Python dictionaries. The first bad record stops the load with an :class:`InputError` that
+names the file, the line (or row, or record), the field and the value (the same error as
+reading one line at a time).
 """
 
 from __future__ import annotations
@@ -31,7 +33,6 @@ from .errors import InputError
 from .labels import LabelScale
 from .progress import Advance
 from .readers import (
-    RECORDS_PER_BLOCK,
     Block,
     Reading,
     Unit,
@@ -563,9 +564,6 @@ def _scalar_text(raw: Any) -> str:
     if isinstance(raw, float) and raw.is_integer():
         return str(int(raw))
     return str(raw)
-
-
-_CHUNK = RECORDS_PER_BLOCK
 
 
 def load_records(
