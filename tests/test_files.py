@@ -521,6 +521,25 @@ def test_a_json_file_of_lines_and_one_record_still_read(tmp_path: Path) -> None:
     assert load_records(one, specs).ids == ["z"]
 
 
+def test_empty_and_broken_json_files(tmp_path: Path) -> None:
+    specs = [FieldSpec("gold_level", "label", scale=RISK_LEVELS)]
+    for text in ("", "  \n", "[]"):
+        path = tmp_path / "empty.json"
+        path.write_text(text, encoding="utf-8")
+        with pytest.raises(InputError, match="no records: the input is empty"):
+            load_records(path, specs)
+    path = tmp_path / "broken.json"
+    path.write_text('[\n  {"id": "a", "gold_level": "高"},\n  {"id": \n]\n', encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_records(path, specs)
+    assert str(info.value).startswith(f"{path}: not valid JSON")
+    assert "line 4 column 1" in str(info.value)  # where the value of "id" should have been
+    path.write_text('[{"id": "a", "gold_level": "高"}, "b"]', encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_records(path, specs)
+    assert str(info.value).startswith(f"{path}: record 2: each record must be a JSON object")
+
+
 def test_csv_delimiters_are_sniffed_from_the_header(tmp_path: Path) -> None:
     specs = [FieldSpec("gold_level", "label", scale=RISK_LEVELS),
              FieldSpec("note", "string", required=False)]  # fmt: skip

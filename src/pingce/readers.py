@@ -437,6 +437,8 @@ def _json_document(
     text = b"".join(_utf8_chunks(stream, encoding, source, forced))
     if text.startswith(_BOM):
         text = text[3:]
+    if not text.strip():
+        return [], None  # no records (the loader says the input is empty)
     try:
         if _may_hold_long_int(text):  # orjson reads integers beyond 64 bits as floats
             return json.loads(text), None
