@@ -13,7 +13,7 @@ import numpy as np
 import orjson
 import pytest
 
-from pingce import records as records_module
+from pingce import readers as readers_module
 from pingce.errors import InputError
 from pingce.labels import RISK_LEVELS, LabelScale
 from pingce.records import FieldSpec, json_texts, load_records, parse_path
@@ -536,7 +536,7 @@ def test_iterable_reports_the_first_bad_record_and_reads_at_most_one_chunk_past_
     # Values are checked a chunk of records at a time (numpy, not a call per value), so a
     # generator may be advanced up to one chunk past the first bad record; the error must still
     # name the first bad record, not a later one.
-    from pingce.records import _CHUNK
+    from pingce.readers import RECORDS_PER_BLOCK as _CHUNK
 
     handed_out: list[int] = []
 
@@ -650,7 +650,7 @@ def test_blocks_of_any_size_give_the_same_table(
     assert expected.ids == ["a", "b", None, "7"]
     assert expected.lines.tolist() == [1, 4, 5, 7]
     assert expected.column("gold_level").tolist() == [HIGH, LOW, MEDIUM, HIGH]
-    monkeypatch.setattr(records_module, "_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(readers_module, "_BLOCK_BYTES", block_bytes)
     same_table(load_records(path, RISK_SPECS), expected)
 
 
@@ -667,7 +667,7 @@ def test_a_bad_line_in_a_later_block_is_named_as_in_one_block(
         path = write_lines(tmp_path / "bad.jsonl", [*good, "", bad], final_newline)
         with pytest.raises(InputError) as whole:
             load_records(path, RISK_SPECS)
-        monkeypatch.setattr(records_module, "_BLOCK_BYTES", block_bytes)
+        monkeypatch.setattr(readers_module, "_BLOCK_BYTES", block_bytes)
         with pytest.raises(InputError) as blocks:
             load_records(path, RISK_SPECS)
         monkeypatch.undo()
@@ -680,7 +680,7 @@ def test_an_earlier_bad_field_wins_over_a_later_bad_line(
 ) -> None:
     lines = [json.dumps(rec("a")), json.dumps(rec("b", pred="极高")), "{not json"]
     path = write_lines(tmp_path / "two.jsonl", lines, True)
-    monkeypatch.setattr(records_module, "_BLOCK_BYTES", 1 << 20)  # all in one block
+    monkeypatch.setattr(readers_module, "_BLOCK_BYTES", 1 << 20)  # all in one block
     with pytest.raises(InputError) as info:
         load_records(path, RISK_SPECS)
     assert (info.value.line, info.value.field) == (2, "pred_level")
@@ -690,7 +690,7 @@ def test_an_earlier_bad_field_wins_over_a_later_bad_line(
 def test_duplicate_ids_within_and_across_blocks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block_bytes: int
 ) -> None:
-    monkeypatch.setattr(records_module, "_BLOCK_BYTES", block_bytes)
+    monkeypatch.setattr(readers_module, "_BLOCK_BYTES", block_bytes)
     rows = [rec("a"), rec(None), rec("b"), rec(None), rec("c"), rec("b")]
     path = write_jsonl(tmp_path / "dup.jsonl", rows)
     with pytest.raises(InputError) as info:
@@ -733,6 +733,21 @@ def test_optional_fields_absent_in_some_records_of_a_block() -> None:
     with pytest.raises(InputError) as info:
         load_records([*rows, {"kind": None}, {"kind": "z"}], specs)
     assert (info.value.line, info.value.field, info.value.value) == (6, "kind", "z")
+
+
+def test_an_optional_parsed_field_no_record_has_is_all_null_without_parsing() -> None:
+    calls: list[Any] = []
+
+    def parser(value: Any) -> Any:
+        calls.append(value)
+        return value
+
+    specs = [FieldSpec("extra", "json", required=False, parser=parser)]
+    table = load_records([{"id": "a"}, {"id": "b", "extra": None}], specs)
+    assert table.column("extra") == [None, None] and calls == []
+    required = [FieldSpec("extra", "json", parser=parser)]
+    with pytest.raises(InputError, match="required field is missing"):
+        load_records([{"id": "a"}], required)
 
 
 @pytest.mark.parametrize("enabled", [True, False])

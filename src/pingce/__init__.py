@@ -60,7 +60,7 @@ def __getattr__(name: str) -> Any:
 
 def evaluate(
     suite: str | os.PathLike[str] | Any,
-    records: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
+    records: str | os.PathLike[str] | Iterable[Mapping[str, Any]] | Any,
     *,
     out: str | os.PathLike[str] | None = None,
     **options: Any,
@@ -68,11 +68,14 @@ def evaluate(
     """Evaluate ``records`` with ``suite`` and return the result that results.json serialises.
 
     ``suite`` is a built-in name, a suite YAML path or a :class:`pingce.suites.SuiteSpec`;
-    ``records`` a JSONL/CSV path or an iterable of dictionaries. ``options`` are the command
-    line's, with underscores: ``sample``, ``stratify``, ``allocation``, ``short_strata``, ``seed``,
-    ``bootstrap``, ``ci_method``, ``ci_level``, ``slices`` (or ``slice``), ``zero_division``,
-    ``similarity`` (a name or a backend object), ``base_url``, ``cache``. With ``out``,
-    results.json, records.jsonl and report.md are written there.
+    ``records`` a path (``.jsonl``, ``.json``, ``.csv``, ``.tsv``, each also ``.gz``;
+    ``.parquet``; ``.xlsx``), a data frame (pandas or polars DataFrame, pyarrow Table, Hugging
+    Face ``datasets.Dataset``; one record a row) or an iterable of dictionaries. ``options`` are
+    the command line's, with underscores: ``sample``, ``stratify``, ``allocation``,
+    ``short_strata``, ``seed``, ``bootstrap``, ``ci_method``, ``ci_level``, ``slices`` (or
+    ``slice``), ``zero_division``, ``similarity`` (a name or a backend object), ``base_url``,
+    ``cache``, ``encoding`` (of a text file; detected by default). With ``out``, results.json,
+    records.jsonl and report.md are written there.
     """
     from .engine import evaluate_suite
     from .options import run_options
@@ -86,17 +89,18 @@ def evaluate(
 
 def compare(
     suite: str | os.PathLike[str] | Any,
-    candidate: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
-    baseline: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
+    candidate: str | os.PathLike[str] | Iterable[Mapping[str, Any]] | Any,
+    baseline: str | os.PathLike[str] | Iterable[Mapping[str, Any]] | Any,
     *,
     out: str | os.PathLike[str] | None = None,
     **options: Any,
 ) -> ComparisonResult:
     """Compare two systems' outputs over the same records (matched by id) on ``suite``.
 
-    Returns a :class:`ComparisonResult`: per metric both values, ``delta = candidate -
-    baseline``, its paired bootstrap interval and p-value. ``options``: ``similarity``,
-    ``bootstrap``, ``seed``, ``ci_method``, ``ci_level``, ``base_url``, ``cache``. With ``out``,
+    ``candidate`` and ``baseline`` are what :func:`evaluate` takes as ``records``. Returns a
+    :class:`ComparisonResult`: per metric both values, ``delta = candidate - baseline``, its
+    paired bootstrap interval and p-value. ``options``: ``similarity``, ``bootstrap``, ``seed``,
+    ``ci_method``, ``ci_level``, ``base_url``, ``cache``, ``encoding``. With ``out``,
     comparison.json is written there.
     """
     from .engine import compare_suite

@@ -162,6 +162,15 @@ def _policy_options(command: Any) -> Any:
     )(command)
 
 
+def _encoding_option(command: Any) -> Any:
+    """``--encoding``, shared by run and compare: the encoding of text record files."""
+    return click.option(
+        "--encoding",
+        default=None,
+        help="Encoding of text record files (utf-8, gb18030, utf-16, ...) [default: detected].",
+    )(command)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="pingce")
 def cli() -> None:
@@ -171,7 +180,11 @@ def cli() -> None:
 @cli.command()
 @click.argument("suite")
 @click.option(
-    "--data", "data", required=True, type=click.Path(dir_okay=False), help="Records: JSONL or CSV."
+    "--data",
+    "data",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="Records: .jsonl, .json, .csv, .tsv (also .gz), .parquet, .xlsx, or - for stdin.",
 )
 @click.option(
     "--out",
@@ -255,6 +268,7 @@ def cli() -> None:
     help="Value of 0/0 ratios [default: the suite's, null].",
 )
 @_policy_options
+@_encoding_option
 @click.option(
     "--cache",
     "cache",
@@ -287,6 +301,7 @@ def run(
     on_judge_failure: Any,
     laws: str | None,
     field_map: tuple[str, ...],
+    encoding: str | None,
     cache: str | None,
     no_cache: bool,
     quiet: bool,
@@ -320,6 +335,7 @@ def run(
             field_map=parse_map(field_map),
             base_url=base_url,
             cache=False if no_cache else cache,
+            encoding=encoding,
         )
         with _progress(
             err_console, enabled=not (quiet or no_progress) and err_console.is_terminal
@@ -349,7 +365,7 @@ def run(
     "data",
     required=True,
     type=click.Path(dir_okay=False),
-    help="The candidate system's records (JSONL or CSV).",
+    help="The candidate system's records (the formats of run --data).",
 )
 @click.option(
     "--baseline",
@@ -388,6 +404,7 @@ def run(
     help="Value of 0/0 ratios [default: the suite's, null].",
 )
 @_policy_options
+@_encoding_option
 @click.option("--cache", "cache", default=None, type=click.Path(dir_okay=False), help="Cache file.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the similarity cache.")
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
@@ -407,6 +424,7 @@ def compare(
     on_judge_failure: Any,
     laws: str | None,
     field_map: tuple[str, ...],
+    encoding: str | None,
     cache: str | None,
     no_cache: bool,
     no_progress: bool,
@@ -435,6 +453,7 @@ def compare(
             field_map=parse_map(field_map),
             base_url=base_url,
             cache=False if no_cache else cache,
+            encoding=encoding,
         )
         with _progress(err_console, enabled=not no_progress and err_console.is_terminal) as hook:
             result = compare_suite(suite, data, baseline, options, progress=hook, profile=timer)

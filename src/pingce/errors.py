@@ -57,7 +57,8 @@ class SuiteError(PingceError):
 
 
 class InputError(PingceError):
-    """A record is invalid. Names the file, the 1-based line, the field and the value."""
+    """A record is invalid. Names the file, the 1-based line (or the ``unit`` counted instead:
+    ``row``, ``record``), the field and the value."""
 
     _MISSING = object()
 
@@ -69,16 +70,19 @@ class InputError(PingceError):
         line: int | None = None,
         field: str | None = None,
         value: Any = _MISSING,
+        unit: str = "line",
     ):
         self.source = source
         self.line = line
         self.field = field
         self.value = None if value is InputError._MISSING else value
         self.reason = message
+        self.unit = unit
         parts = []
         location = source or "<records>"
         if line is not None:
-            location += f":{line}"
+            # a line as FILE:LINE; an Excel row or the record of an array as "FILE: row 7"
+            location += f":{line}" if unit == "line" else f": {unit} {line}"
         parts.append(location)
         if field is not None:
             parts.append(f"field '{field}'")

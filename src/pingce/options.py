@@ -8,6 +8,7 @@ policy in :mod:`pingce.metrics._policy`; both are only *called* from here.
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import os
 from collections.abc import Iterable, Mapping
@@ -68,6 +69,8 @@ class RunOptions:
     base_url: str | None = None
     cache: str | bool | None = None
     """Similarity cache: a path, None for the default file, False for none."""
+    encoding: str | None = None
+    """The encoding of text record files (``--encoding``); None detects it."""
 
     def suite_defaults(self) -> dict[str, Any]:
         """The suite defaults these options replace (each one alone, never the block)."""
@@ -126,6 +129,14 @@ class RunOptions:
             except ValueError:
                 raise OptionError(
                     f"--zero-division must be null, 0 or 1, got {self.zero_division!r}"
+                ) from None
+        if self.encoding is not None:
+            try:
+                codecs.lookup(self.encoding)
+            except (LookupError, TypeError):
+                raise OptionError(
+                    f"--encoding {self.encoding!r}: no such encoding (for example utf-8, gb18030, "
+                    "utf-16)"
                 ) from None
         if self.laws not in (None, "builtin") and not (
             isinstance(self.laws, str) and os.path.isfile(self.laws)
@@ -194,6 +205,7 @@ COMPARE_OPTIONS = (
     "field_map",
     "base_url",
     "cache",
+    "encoding",
 )
 """The options that apply to a comparison (sampling and slices do not)."""
 

@@ -1,16 +1,17 @@
-"""Loading records: JSONL and CSV, streamed, validated, stored by column.
+"""Loading records: validated, stored by column.
 
-A suite declares which fields it reads and of which kind (:class:`FieldSpec`). The loader reads
-the file a block of lines at a time (256 KB), takes each declared field from the block's records
-with one pass in C, checks it, and keeps only those fields, as numpy arrays where it can. A 2 GB
-JSONL file therefore costs the memory of a few arrays, not of two gigabytes of Python
-dictionaries. The first bad record stops the load with an :class:`InputError` that names the
-file, the line, the field and the value (the same error as reading one line at a time).
+A suite declares which fields it reads and of which kind (:class:`FieldSpec`). The readers of
+:mod:`pingce.readers` turn a file (JSONL a block of 256 KB of lines at a time, CSV, Parquet,
+Excel, ...), a data frame or an iterable into blocks of records; the loader takes each declared
+field from a block with one pass in C, checks it, and keeps only those fields, as numpy arrays
+where it can. A 2 GB JSONL file therefore costs the memory of a few arrays, not of two gigabytes
+of Python dictionaries. The first bad record stops the load with an :class:`InputError` that
+names the file, the line (or row, or record), the field and the value (the same error as
+reading one line at a time).
 """
 
 from __future__ import annotations
 
-import csv
 import dataclasses
 import json
 import math
@@ -18,11 +19,10 @@ import operator
 import os
 import re
 from array import array
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
-from itertools import chain, islice, repeat
-from pathlib import Path
+from itertools import chain, repeat
 from typing import Any, Literal
 
 import numpy as np
@@ -32,6 +32,16 @@ from ._collector import collector_paused
 from .errors import InputError
 from .labels import LabelScale
 from .progress import Advance
+from .readers import (
+    Block,
+    Reading,
+    Unit,
+    Wanted,
+    frame_reading,
+    is_frame,
+    iterable_reading,
+    path_reading,
+)
 
 __all__ = [
     "FieldKind",
@@ -57,8 +67,6 @@ class _Missing:
 
 
 _MISSING = _Missing()
-_LONG_INT = re.compile(rb"\d{19,}")
-_DIGITS = b"0123456789"
 _PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
@@ -312,14 +320,6 @@ class Table:
         )
 
 
-_CHUNK = 16384
-CSV_FIELD_LIMIT = 16 * 1024 * 1024
-"""The longest CSV field read (characters): a whole contract or dialogue fits."""
-"""Records of an iterable or a CSV file checked together (JSONL is read in blocks of bytes)."""
-_BLOCK_BYTES = 1 << 18
-"""JSONL is read about this many bytes at a time; the lines of a block are parsed and checked
-together (a list comprehension per field instead of a method call per record)."""
-
 _NONE = type(None)
 
 
@@ -343,7 +343,7 @@ class _Column:
                 assert code is not None
                 self.lookup[alias] = code
 
-    def add(self, records: list[dict[str, Any]]) -> tuple[int, str, Any] | None:
+    def add(self, records: _Rows) -> tuple[int, str, Any] | None:
         """Take this field from ``records`` and keep it converted; on the first bad value return
         (position, message, value) and keep nothing."""
         converted, bad = self.convert(self.extract(records))
@@ -352,9 +352,11 @@ class _Column:
         self.chunks.append(converted)
         return None
 
-    def extract(self, records: list[dict[str, Any]]) -> list[Any]:
+    def extract(self, records: _Rows) -> list[Any]:
         """The raw value of each record (None where absent when the field is nullable, else the
         ``_MISSING`` marker)."""
+        if isinstance(records, _Columns):
+            return records.values(self.parts, self.nullable)
         key = self.key
         if key is not None:  # dict.get mapped in C: no Python step per record
             if self.nullable:
@@ -469,7 +471,7 @@ class _Column:
         parser = self.spec.parser
         types, _ = self._present_types(buffer)
         if types is not None:
-            if parser is None:
+            if parser is None or not types:  # (no types: every value null, where that is allowed)
                 return buffer, None
             # a parser may declare the types it returns unchanged (``parser.identity_types``)
             # and a function that parses a whole block (``parser.parse_block``): a block they
@@ -616,231 +618,113 @@ def _scalar_text(raw: Any) -> str:
     return str(raw)
 
 
-def _csv_value(text: str, spec: FieldSpec) -> Any:
-    """CSV cells are text: an empty cell is missing; numbers are parsed."""
-    if text == "":
-        return None
-    if spec.kind == "number":
-        try:
-            return float(text)
-        except ValueError:
-            return text
-    return text
-
-
-@dataclass
-class _Block:
-    """Records read together, with their line numbers; ``error`` is the error of the line that
-    stopped the reading (after the last of these records), None when there is none."""
-
-    numbers: Sequence[int]
-    records: list[Any]
-    error: InputError | None = None
-
-
-_BOM = b"\xef\xbb\xbf"
-_DIGITS_AS_ZEROS = bytes.maketrans(_DIGITS, b"0" * len(_DIGITS))
-_LONG_DIGIT_RUN = b"0" * 19
-
-
-def _jsonl_blocks(path: Path, source: str, progress: Advance | None) -> Iterator[_Block]:
-    """The records of a JSONL file, a block of whole lines at a time; the block with a bad line
-    ends at it and is the last."""
-    number = 1  # line number of the first line of the next block
-    pending: list[bytes] = []  # the start of a line that did not end in the last read
-    with open(path, "rb") as handle:
-        while True:
-            data = handle.read(_BLOCK_BYTES)
-            end = data.rfind(b"\n") + 1
-            if data and not end:
-                pending.append(data)
-                continue
-            text = b"".join([*pending, data[:end]]) if data else b"".join(pending)
-            pending = [data[end:]] if data else []
-            if not text:
-                break
-            if number == 1 and text.startswith(_BOM):
-                text = text[3:]  # a UTF-8 byte-order mark
-            lines = text.split(b"\n")
-            terminated = not lines[-1]
-            if terminated:
-                lines.pop()
-            block = _jsonl_block(lines, number, terminated, source, _may_hold_long_int(text))
-            number += len(lines)
-            if progress is not None:
-                progress(len(text))
-            yield block
-            if block.error is not None or not data:
-                break
-
-
-def _may_hold_long_int(text: bytes) -> bool:
-    """Whether ``text`` has a run of 19 digits or more: an integer there may be too long for
-    orjson (which reads integers beyond 64 bits as floats; json keeps them exact)."""
-    return _LONG_DIGIT_RUN in text.translate(_DIGITS_AS_ZEROS)
-
-
-def _jsonl_block(
-    lines: list[bytes], first: int, terminated: bool, source: str, long_ints: bool
-) -> _Block:
-    """Parse ``lines`` (line ``first`` onwards; the last one ended by a newline when
-    ``terminated``): all at once while they are plain, else one at a time."""
-    if not long_ints:
-        loads = orjson.loads
-        try:
-            return _Block(range(first, first + len(lines)), [loads(line) for line in lines])
-        except orjson.JSONDecodeError:
-            kept = [i for i, line in enumerate(lines) if line.strip()]  # blank lines are skipped
-            try:
-                if len(kept) < len(lines):
-                    return _Block([first + i for i in kept], [loads(lines[i]) for i in kept])
-            except orjson.JSONDecodeError:
-                pass
-    return _jsonl_lines_one_by_one(lines, first, terminated, source)
-
-
-def _jsonl_lines_one_by_one(
-    lines: list[bytes], first: int, terminated: bool, source: str
-) -> _Block:
-    numbers: list[int] = []
-    records: list[Any] = []
-    last = len(lines) - 1
-    for i, line in enumerate(lines):
-        if not line.strip():
-            continue
-        whole = line + b"\n" if i < last or terminated else line  # the line as in the file
-        try:
-            records.append(_json_line(whole))
-        except (orjson.JSONDecodeError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-            return _Block(numbers, records, _json_error(exc, whole, source, first + i))
-        numbers.append(first + i)
-    return _Block(numbers, records)
-
-
-def _json_line(line: bytes) -> Any:
-    # orjson reads integers beyond 64 bits as floats; json keeps them exact (a line with fewer
-    # than 19 digits in all cannot hold one: skip the regex)
-    long_int = len(line) - len(line.translate(None, _DIGITS)) >= 19 and (
-        _LONG_INT.search(line) is not None
-    )
-    return json.loads(line) if long_int else orjson.loads(line)
-
-
-def _json_error(exc: ValueError, line: bytes, source: str, number: int) -> InputError:
-    snippet = line.decode("utf-8", errors="replace").strip()
-    return InputError(
-        "not valid JSON: "
-        + (
-            f"{exc.msg} at character {exc.pos + 1}"
-            if isinstance(exc, json.JSONDecodeError)
-            else str(exc)
-        ),
-        source=source,
-        line=number,
-        value=snippet,
-    )
-
-
-def _blocks_of(pairs: Iterator[tuple[int, Any]]) -> Iterator[_Block]:
-    """(line number, record) pairs in blocks of ``_CHUNK`` (an iterable is read once, and at
-    most one block past a bad record)."""
-    while True:
-        block = list(islice(pairs, _CHUNK))
-        if not block:
-            return
-        yield _Block([number for number, _ in block], [record for _, record in block])
-
-
-def _iter_csv(
-    path: Path, specs: Sequence[FieldSpec], progress: Advance | None
-) -> Iterator[tuple[int, Any]]:
-    by_name = {spec.path: spec for spec in specs}
-    csv.field_size_limit(CSV_FIELD_LIMIT)  # the csv module's default is 131,072 characters
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        reader = csv.DictReader(handle)
-        if reader.fieldnames is None:
-            return
-        pending = 0
-        for row in reader:
-            if progress is not None:
-                pending += sum(len(v) + 1 for v in row.values() if isinstance(v, str))
-                if reader.line_num % 16384 == 0:
-                    progress(pending)
-                    pending = 0
-            record: dict[str, Any] = {}
-            for key, text in row.items():
-                if key is None or text is None:
-                    continue
-                spec = by_name.get(key)
-                # an empty cell is a missing value, the id's included: a row with an empty id
-                # cell is a record without an id (its line identifies it), not the id ""
-                record[key] = _csv_value(text, spec) if spec else (text or None)
-            yield reader.line_num, record
-        if progress is not None and pending:
-            progress(pending)
-
-
 def load_records(
-    source: str | os.PathLike[str] | Iterable[Mapping[str, Any]],
+    source: str | os.PathLike[str] | Iterable[Mapping[str, Any]] | Any,
     specs: Sequence[FieldSpec],
     *,
     id_path: str = "id",
     progress: Advance | None = None,
+    encoding: str | None = None,
 ) -> Table:
     """Read and validate records, keeping the declared fields by column.
 
-    ``source`` is a ``.jsonl``/``.json``/``.csv`` path or an iterable of dictionaries (line numbers
-    are then 1-based positions). A record without ``id_path`` has the id None (its line number
-    identifies it); the ids records have must be unique. Raises :class:`InputError` on the first
-    invalid record, and on an empty input.
+    ``source`` is a path (``.jsonl``, ``.json``, ``.csv``, ``.tsv``, each also ``.gz``;
+    ``.parquet``; ``.xlsx``; ``-`` for standard input: see :mod:`pingce.readers`), a data frame
+    (pandas, polars, a pyarrow Table, a ``datasets.Dataset``: one record a row) or an iterable
+    of dictionaries (line numbers are then 1-based positions). ``encoding`` forces the encoding
+    of a text file (else it is detected). A record without ``id_path`` has the id None (its line
+    number identifies it); the ids records have must be unique. Raises :class:`InputError` on
+    the first invalid record, and on an empty input.
     """
-    label: str
-    blocks: Iterator[_Block]
+    reading: Reading
     if isinstance(source, str | os.PathLike):
-        path = Path(source)
-        label = str(source)
-        if not path.is_file():
-            raise InputError("no such file", source=label)
-        suffix = path.suffix.lower()
-        if suffix == ".csv":
-            blocks = _blocks_of(_iter_csv(path, specs, progress))
-        elif suffix in {".jsonl", ".json", ".ndjson", ""}:
-            blocks = _jsonl_blocks(path, label, progress)
-        else:
-            raise InputError(
-                f"unsupported file type {suffix!r}; use .jsonl (one JSON object a line) or .csv",
-                source=label,
-            )
+        reading = path_reading(
+            source, wanted=_wanted(specs, id_path), encoding=encoding, advance=progress
+        )
+    elif is_frame(source):
+        reading = frame_reading(source, _wanted(specs, id_path))
     else:
-        label = "<records>"
-        blocks = _blocks_of(enumerate(source, start=1))
+        reading = iterable_reading(source)
 
-    loader = _Loader(specs, id_path, label)
-    # a file is read by pingce's code alone, which makes no reference cycles; records from the
-    # caller's iterable are read with the collector as it is
-    with collector_paused() if isinstance(source, str | os.PathLike) else nullcontext():
-        for block in blocks:
-            loader.add(block)
+    loader = _Loader(specs, id_path, reading.label, reading.unit)
+    # a file or a frame is read by pingce's code alone, which makes no reference cycles; records
+    # from the caller's iterable are read with the collector as it is
+    with collector_paused() if reading.own_objects else nullcontext():
+        try:
+            for block in reading.blocks:
+                loader.add(block)
+        finally:
+            reading.blocks.close()  # the file, at once, when a record stops the reading
     return loader.table()
+
+
+def _wanted(specs: Sequence[FieldSpec], id_path: str) -> Wanted:
+    """What a reader needs to know of the fields: the columns they (and the id) are read from,
+    and the kind of each."""
+    paths = [spec.path for spec in specs] + [id_path]
+    columns = frozenset(str(parse_path(path)[0]) for path in paths)
+    return Wanted(columns, {spec.path: spec.kind for spec in specs})
+
+
+def _row(records: _Rows, position: int) -> dict[str, Any]:
+    """The record at ``position`` as an object (a columnar block's: its columns' values)."""
+    if isinstance(records, _Columns):
+        return {name: values[position] for name, values in records.data.items()}
+    return records[position]
+
+
+class _Columns:
+    """The records of a columnar block: each column's values (a column the source lacks is
+    absent in every record)."""
+
+    def __init__(self, data: dict[str, list[Any]], n: int):
+        self.data = data
+        self.n = n
+
+    def values(self, parts: tuple[str | int, ...], nullable: bool) -> list[Any]:
+        """The raw value of a field in each record, as :meth:`_Column.extract` gives them."""
+        column = self.data.get(parts[0]) if isinstance(parts[0], str) else None
+        if column is None:
+            return [None if nullable else _MISSING] * self.n
+        if len(parts) == 1:
+            return column
+        rest = parts[1:]
+        values = [_get(value, rest) for value in column]
+        if nullable:
+            return [None if value is _MISSING else value for value in values]
+        return values
+
+    def head(self, n: int) -> _Columns:
+        """The first ``n`` records."""
+        return _Columns({name: values[:n] for name, values in self.data.items()}, n)
+
+
+_Rows = list[dict[str, Any]] | _Columns
 
 
 class _Loader:
     """Checks blocks of records and keeps their ids, line numbers and declared fields."""
 
-    def __init__(self, specs: Sequence[FieldSpec], id_path: str, source: str):
+    def __init__(self, specs: Sequence[FieldSpec], id_path: str, source: str, unit: Unit = "line"):
         self.specs = specs
         self.id_path = id_path
         self.id_parts = parse_path(id_path)
         self.source = source
+        self.unit = unit
         self.columns = [_Column(spec) for spec in specs]
         self.ids: list[str | None] = []
         self.lines = array("q")  # 8 bytes a record, not a Python int object each
         self.seen_ids: set[str | None] = {None}  # records without an id never clash
 
-    def add(self, block: _Block) -> None:
+    def add(self, block: Block) -> None:
         """Check a block and keep it; raise the first error in it (the earliest line; on one
         line, the id before the fields, and fields in the order of the specs)."""
-        numbers, records, error = self._objects(block)
+        records: _Rows
+        if block.columns is not None:
+            numbers, error = block.numbers, block.error
+            records = _Columns(block.columns, len(numbers))
+        else:
+            numbers, records, error = self._objects(block)
         numbers, records, ids, error = self._ids(numbers, records, error)
         failures = []
         duplicate = self._duplicate(ids, numbers)
@@ -854,9 +738,14 @@ class _Loader:
             position, _, field, message, value = min(failures, key=lambda f: (f[0], f[1]))
             if message == _ABSENT_MESSAGE:
                 taken = {spec.path for spec in self.specs} | {self.id_path}
-                message += _closest_columns(field, records[position], taken)
+                message += _closest_columns(field, _row(records, position), taken)
             raise InputError(
-                message, source=self.source, line=numbers[position], field=field, value=value
+                message,
+                source=self.source,
+                line=numbers[position],
+                field=field,
+                value=value,
+                unit=self.unit,
             )
         if error is not None:
             raise error
@@ -864,7 +753,7 @@ class _Loader:
         self.lines.extend(numbers)
 
     def _objects(
-        self, block: _Block
+        self, block: Block
     ) -> tuple[Sequence[int], list[dict[str, Any]], InputError | None]:
         """The block's records as dictionaries, up to the first that is not an object."""
         records = block.records
@@ -880,18 +769,21 @@ class _Loader:
                     source=self.source,
                     line=block.numbers[i],
                     value=record,
+                    unit=self.unit,
                 )
                 return block.numbers[:i], objects, error
             objects.append(record)
         return block.numbers, objects, block.error
 
     def _ids(
-        self, numbers: Sequence[int], records: list[dict[str, Any]], error: InputError | None
-    ) -> tuple[Sequence[int], list[dict[str, Any]], list[str | None], InputError | None]:
+        self, numbers: Sequence[int], records: _Rows, error: InputError | None
+    ) -> tuple[Sequence[int], _Rows, list[str | None], InputError | None]:
         """Each record's id (None without one), up to the first id of a wrong type."""
         parts = self.id_parts
         key = parts[0]
-        if len(parts) == 1 and isinstance(key, str):
+        if isinstance(records, _Columns):
+            raw = records.values(parts, nullable=True)
+        elif len(parts) == 1 and isinstance(key, str):
             raw = list(map(dict.get, records, repeat(key)))
         else:
             raw = [_get(record, parts) for record in records]
@@ -903,8 +795,8 @@ class _Loader:
                 ids.append(raw_id)
             elif raw_id is _MISSING or raw_id is None:
                 ids.append(None)
-            elif type(raw_id) is int:
-                ids.append(str(raw_id))
+            elif type(raw_id) is int or isinstance(raw_id, np.integer):
+                ids.append(str(int(raw_id)))
             else:
                 error = InputError(
                     "an id must be a string or an integer",
@@ -912,8 +804,10 @@ class _Loader:
                     line=numbers[i],
                     field=self.id_path,
                     value=raw_id,
+                    unit=self.unit,
                 )
-                return numbers[:i], records[:i], ids, error
+                head = records.head(i) if isinstance(records, _Columns) else records[:i]
+                return numbers[:i], head, ids, error
         return numbers, records, ids, error
 
     def _duplicate(
@@ -938,7 +832,7 @@ class _Loader:
             else:
                 in_block[record_id] = numbers[position]
                 continue
-            return position, f"duplicate id; first seen on line {first}", record_id
+            return position, f"duplicate id; first seen on {self.unit} {first}", record_id
         raise AssertionError("a duplicate id was counted but not found")
 
     def table(self) -> Table:

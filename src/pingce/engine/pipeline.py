@@ -44,8 +44,9 @@ from .values import count_failures, metric_values, record_rows, table_values, un
 
 __all__ = ["Blocks", "Data", "Run", "evaluate_suite", "load", "plan_run", "statistics"]
 
-Data = str | os.PathLike[str] | Iterable[Mapping[str, Any]]
-"""Records: a JSONL/CSV path or an iterable of dictionaries."""
+Data = str | os.PathLike[str] | Iterable[Mapping[str, Any]] | Any
+"""Records: a path (JSONL, JSON, CSV, TSV, Parquet, Excel; ``-`` for standard input), a data
+frame (pandas, polars, pyarrow, ``datasets``) or an iterable of dictionaries."""
 Blocks = dict[Hashable, StatBlock]
 
 
@@ -77,6 +78,7 @@ def load(plan: Plan, data: Data, progress: ProgressHook, label: str = "records")
         specs,
         id_path=id_path,
         progress=advance if total is not None else None,
+        encoding=plan.options.encoding,
     )
     if mapping:
         suite_names(table, plan.fields, specs)

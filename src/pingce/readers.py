@@ -1,0 +1,1078 @@
+"""Reading records: one reader per format, each yielding :class:`Block` s of records.
+
+:mod:`pingce.records` checks the blocks and keeps the declared fields by column; what a reader
+does is turn bytes (or a data frame) into records with their line numbers:
+
+- JSONL (``.jsonl``, ``.ndjson``, a ``.json`` file of one object a line): blocks of whole lines
+  parsed together by orjson, the bytes as they are when the file is UTF-8;
+- JSON (``.json``): an array of records, or an object holding one list of records;
+- CSV (``.csv``, delimiter sniffed from the header line among ``, ; tab |``) and TSV (``.tsv``);
+- any of those compressed (``.gz``);
+- Parquet (``.parquet``, pyarrow) and Arrow-backed frames (a pyarrow Table, a polars
+  DataFrame, a Hugging Face ``datasets.Dataset``): only the columns the suite reads, a batch at a
+  time, as columns (:attr:`Block.columns`); a pandas DataFrame column by column;
+- Excel (``.xlsx``, openpyxl, the first sheet or ``FILE.xlsx#Sheet``);
+- standard input (``-``): an array if it starts with ``[``, JSONL with ``{``, else CSV.
+
+Text is UTF-8 unless a byte-order mark says UTF-16/32 or the first 64 KB are not UTF-8, in which
+case charset-normalizer guesses (GB18030 when it reads as well as the guess); ``encoding`` forces
+one. A byte that does not decode is an :class:`InputError` naming the byte offset and the line.
+"""
+
+from __future__ import annotations
+
+import codecs
+import csv
+import datetime
+import gzip
+import io
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import chain, islice
+from operator import itemgetter
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import numpy as np
+import orjson
+
+from .errors import InputError
+from .progress import Advance
+
+__all__ = [
+    "CSV_FIELD_LIMIT",
+    "RECORDS_PER_BLOCK",
+    "Block",
+    "Blocks",
+    "Reading",
+    "Unit",
+    "Wanted",
+    "detect_encoding",
+    "frame_reading",
+    "is_frame",
+    "iterable_reading",
+    "path_reading",
+    "text_cell",
+]
+
+TextKind = Literal["label", "number", "string", "value", "json"]
+Unit = Literal["line", "row", "record"]
+
+RECORDS_PER_BLOCK = 16384
+"""Records of an iterable, a CSV or Excel file, a frame or a Parquet file checked together (JSONL is
+read in blocks of bytes)."""
+CSV_FIELD_LIMIT = 16 * 1024 * 1024
+"""The longest CSV field read (characters): a whole contract or dialogue fits."""
+_BLOCK_BYTES = 1 << 18
+"""JSONL is read about this many bytes at a time; the lines of a block are parsed and checked
+together (a list comprehension per field instead of a method call per record)."""
+_PREFIX_BYTES = 1 << 16
+"""How much of a text file is looked at to tell its encoding (and a CSV file's delimiter)."""
+_DELIMITERS = ",;\t|"
+
+_BOM = b"\xef\xbb\xbf"
+_BOMS = (
+    (b"\xff\xfe\x00\x00", "utf-32"),  # before UTF-16 LE, whose mark it starts with
+    (b"\x00\x00\xfe\xff", "utf-32"),
+    (_BOM, "utf-8-sig"),
+    (b"\xff\xfe", "utf-16"),
+    (b"\xfe\xff", "utf-16"),
+)
+_GB = {"gb18030", "gbk", "gb2312", "cp936"}
+_GB_AS_GOOD = 0.02
+"""charset-normalizer's guess loses to GB18030 when GB18030 reads the text (every byte a valid
+character) with at most this much more "chaos": with a few Chinese characters among ASCII, or
+a short Chinese file, many code pages read the bytes about as well (cp949, Latin ones), and
+pingce's users write Chinese far more often. Latin text seldom reads as GB18030 at all (an
+accented letter followed by ASCII is not a GB18030 character)."""
+_DIGITS = b"0123456789"
+_DIGITS_AS_ZEROS = bytes.maketrans(_DIGITS, b"0" * len(_DIGITS))
+_LONG_DIGIT_RUN = b"0" * 19
+
+
+@dataclass
+class Block:
+    """Records read together, with their line numbers; ``error`` is the error of the line that
+    stopped the reading (after the last of these records), None when there is none.
+
+    A columnar block (Parquet, frames, CSV, Excel) has ``columns`` instead of ``records``: the
+    values of each column read, in record order (a column the source lacks is not a key)."""
+
+    numbers: Sequence[int]
+    records: list[Any]
+    error: InputError | None = None
+    columns: dict[str, list[Any]] | None = None
+
+
+Blocks = Generator[Block, None, None]
+"""What a reader yields (a generator, so that stopping early closes its file)."""
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What a suite reads from each record: the columns (the first key of each field's path and
+    of the id's path) and the kind of each field read whole from a column (how a cell of text
+    is read)."""
+
+    columns: frozenset[str]
+    kinds: Mapping[str, TextKind]
+
+    def typed(self, name: str, values: list[Any]) -> list[Any]:
+        """The values of column ``name`` of a source with types (Parquet, a frame): as they are,
+        but for a JSON field's strings that hold a JSON array or object, which are read as that
+        value (how lists of calls of varying arguments fit in a column)."""
+        if self.kinds.get(name) != "json" or str not in set(map(type, values)):
+            return values
+        return [_json_text(value) if type(value) is str else value for value in values]
+
+
+def _json_text(text: str) -> Any:
+    """``text`` as the JSON array or object it holds, else as it is."""
+    if text.lstrip()[:1] in ("[", "{"):
+        try:
+            return orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass  # the field's parser says what is wrong with it (or reads it leniently)
+    return text
+
+
+@dataclass
+class Reading:
+    """A source opened for reading: its name in messages, what its numbers count, its blocks."""
+
+    label: str
+    blocks: Blocks
+    """The blocks; closed (which closes the file) when the reading stops, done or not."""
+    unit: Unit = "line"
+    """``line`` (JSONL, CSV, an iterable's positions), ``row`` (Excel rows, frame rows) or
+    ``record`` (the records of a JSON array or a Parquet file, from 1)."""
+    own_objects: bool = True
+    """Whether every object made while reading is pingce's (the garbage collector may be paused:
+    pingce's readers make no reference cycles); False for a caller's iterable."""
+
+
+# ----------------------------------------------------------------------------------- encodings
+
+
+def detect_encoding(prefix: bytes, complete: bool, source: str) -> str:
+    """The encoding of a text whose first bytes are ``prefix`` (all of it when ``complete``):
+    the one its byte-order mark names, else UTF-8 when the prefix is UTF-8, else
+    charset-normalizer's guess (GB18030 when it reads about as well)."""
+    for mark, name in _BOMS:
+        if prefix.startswith(mark):
+            return name
+    try:
+        prefix.decode("utf-8")
+        return "utf-8"
+    except UnicodeDecodeError as exc:
+        cut_short = exc.reason == "unexpected end of data" and exc.end == len(prefix)
+        if cut_short and not complete:
+            return "utf-8"  # a character cut by the end of the prefix
+        not_utf8 = exc
+    sample = prefix
+    if not complete:
+        end = prefix.rfind(b"\n") + 1
+        sample = prefix[:end] if end else prefix
+    guess = _guess_encoding(sample)
+    if guess is None:
+        line = prefix.count(b"\n", 0, not_utf8.start) + 1
+        raise InputError(
+            f"cannot tell the text encoding: not UTF-8 (byte 0x{prefix[not_utf8.start]:02x} at "
+            f"byte offset {not_utf8.start}) and no other encoding reads it; pass --encoding NAME "
+            "(for example gb18030, utf-16) if it is text",
+            source=source,
+            line=line,
+        )
+    return guess
+
+
+def _guess_encoding(sample: bytes) -> str | None:
+    from charset_normalizer import from_bytes
+
+    matches = list(from_bytes(sample))
+    if not matches:
+        return None
+    best = matches[0]
+    for match in matches:
+        name = codecs.lookup(match.encoding).name.replace("-", "_")
+        if name in _GB and match.chaos <= best.chaos + _GB_AS_GOOD:
+            return "gb18030"  # a superset of GBK and GB2312: rarer characters later still read
+    return str(best.encoding)
+
+
+def _decode_error(
+    exc: UnicodeDecodeError,
+    encoding: str,
+    offset: int,
+    newlines: int,
+    source: str,
+    forced: bool,
+) -> InputError:
+    """The error of a byte that does not decode: ``exc`` from decoding a chunk that starts at byte
+    ``offset`` of the text, after ``newlines`` line ends."""
+    before = codecs.decode(exc.object[: exc.start], encoding, "replace")
+    line = newlines + before.count("\n") + 1
+    bad = exc.object[exc.start]
+    how = "" if forced else " (as the first 64 KB read); pass --encoding NAME (e.g. gb18030)"
+    return InputError(
+        f"cannot be read as {encoding}: byte 0x{bad:02x} at byte offset {offset + exc.start} "
+        f"({exc.reason}){how}",
+        source=source,
+        line=line,
+    )
+
+
+def _text_chunks(
+    read: Callable[[int], bytes], encoding: str, source: str, forced: bool
+) -> Iterator[str]:
+    """The text of a byte stream in ``encoding``, a chunk at a time, without a byte-order mark."""
+    decoder = codecs.getincrementaldecoder(encoding)("strict")
+    offset = 0  # bytes given to the decoder so far
+    newlines = 0
+    first = True
+    while True:
+        data = read(_BLOCK_BYTES)
+        pending = decoder.getstate()[0]
+        try:
+            text = decoder.decode(data, final=not data)
+        except UnicodeDecodeError as exc:
+            raise _decode_error(
+                exc, encoding, offset - len(pending), newlines, source, forced
+            ) from None
+        offset += len(data)
+        if first and text:
+            first = False
+            if text.startswith("\ufeff"):
+                text = text[1:]
+        if text:
+            newlines += text.count("\n")
+            yield text
+        if not data:
+            return
+
+
+def _text_lines(chunks: Iterable[str]) -> Iterator[str]:
+    """Lines with their ends (``\\n``, ``\\r\\n`` or ``\\r``, as a file opened with
+    ``newline=""`` gives them) of text given in chunks."""
+    pending: list[str] = []  # the start of a line that did not end in the last chunk
+    for chunk in chunks:
+        if "\n" not in chunk and "\r" not in chunk:  # a long field: one join, not one per chunk
+            pending.append(chunk)
+            continue
+        lines = io.StringIO("".join([*pending, chunk]), newline="").readlines()
+        last = lines.pop()  # perhaps cut (or a "\r" whose "\n" comes next)
+        pending = [last] if last else []
+        yield from lines
+    if pending:
+        yield "".join(pending)
+
+
+class _Stream:
+    """A binary stream whose first bytes have been read to tell its encoding or format; ``read``
+    gives them again first. ``tick`` reports the bytes read from the file to a progress bar."""
+
+    def __init__(
+        self, raw: IO[bytes], counted: IO[bytes] | None = None, advance: Advance | None = None
+    ) -> None:
+        self.raw = raw
+        parts: list[bytes] = []
+        size = 0
+        while size < _PREFIX_BYTES:
+            part = raw.read(_PREFIX_BYTES - size)
+            if not part:
+                break
+            parts.append(part)
+            size += len(part)
+        self.prefix = b"".join(parts)
+        self.complete = size < _PREFIX_BYTES
+        self._pending = self.prefix
+        self._counted = counted
+        self._advance = advance
+        self._done = 0
+
+    def read(self, size: int) -> bytes:
+        if self._pending:
+            head, self._pending = self._pending[:size], self._pending[size:]
+            if len(head) < size and not self.complete:
+                head += self.raw.read(size - len(head))
+            return head
+        return self.raw.read(size)
+
+    def tick(self) -> None:
+        if self._advance is None or self._counted is None:
+            return
+        position = self._counted.tell()
+        self._advance(position - self._done)
+        self._done = position
+
+
+# ---------------------------------------------------------------------------------------- JSONL
+
+
+def _jsonl_blocks(chunks: Iterable[bytes], source: str, tick: Callable[[], None]) -> Blocks:
+    """The records of JSONL text given in chunks of UTF-8 bytes, a block of whole lines at a
+    time; the block with a bad line ends at it and is the last."""
+    number = 1  # line number of the first line of the next block
+    pending: list[bytes] = []  # the start of a line that did not end in the last chunk
+    for data in chain(chunks, (b"",)):
+        end = data.rfind(b"\n") + 1
+        if data and not end:
+            pending.append(data)
+            continue
+        text = b"".join([*pending, data[:end]]) if data else b"".join(pending)
+        pending = [data[end:]] if data else []
+        if not text:
+            break
+        if number == 1 and text.startswith(_BOM):
+            text = text[3:]  # a UTF-8 byte-order mark
+        lines = text.split(b"\n")
+        terminated = not lines[-1]
+        if terminated:
+            lines.pop()
+        block = _jsonl_block(lines, number, terminated, source, _may_hold_long_int(text))
+        number += len(lines)
+        tick()
+        yield block
+        if block.error is not None:
+            break
+
+
+def _may_hold_long_int(text: bytes) -> bool:
+    """Whether ``text`` has a run of 19 digits or more: an integer there may be too long for
+    orjson (which reads integers beyond 64 bits as floats; json keeps them exact)."""
+    return _LONG_DIGIT_RUN in text.translate(_DIGITS_AS_ZEROS)
+
+
+def _jsonl_block(
+    lines: list[bytes], first: int, terminated: bool, source: str, long_ints: bool
+) -> Block:
+    """Parse ``lines`` (line ``first`` onwards; the last one ended by a newline when
+    ``terminated``): all at once while they are plain, else one at a time."""
+    if not long_ints:
+        loads = orjson.loads
+        try:
+            return Block(range(first, first + len(lines)), [loads(line) for line in lines])
+        except orjson.JSONDecodeError:
+            kept = [i for i, line in enumerate(lines) if line.strip()]  # blank lines are skipped
+            try:
+                if len(kept) < len(lines):
+                    return Block([first + i for i in kept], [loads(lines[i]) for i in kept])
+            except orjson.JSONDecodeError:
+                pass
+    return _jsonl_lines_one_by_one(lines, first, terminated, source)
+
+
+def _jsonl_lines_one_by_one(lines: list[bytes], first: int, terminated: bool, source: str) -> Block:
+    numbers: list[int] = []
+    records: list[Any] = []
+    last = len(lines) - 1
+    for i, line in enumerate(lines):
+        if not line.strip():
+            continue
+        whole = line + b"\n" if i < last or terminated else line  # the line as in the file
+        try:
+            records.append(_json_line(whole))
+        except (orjson.JSONDecodeError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+            return Block(numbers, records, _json_error(exc, whole, source, first + i))
+        numbers.append(first + i)
+    return Block(numbers, records)
+
+
+_LONG_INT_DIGITS = 19
+
+
+def _json_line(line: bytes) -> Any:
+    # orjson reads integers beyond 64 bits as floats; json keeps them exact (a line with fewer
+    # than 19 digits in all cannot hold one: skip the search)
+    if len(line) - len(line.translate(None, _DIGITS)) >= _LONG_INT_DIGITS and _may_hold_long_int(
+        line
+    ):
+        return json.loads(line)
+    return orjson.loads(line)
+
+
+def _json_error(exc: ValueError, line: bytes, source: str, number: int) -> InputError:
+    try:
+        snippet = line.decode("utf-8").strip()
+    except UnicodeDecodeError as bad:
+        return InputError(
+            f"not UTF-8 text (byte 0x{line[bad.start]:02x} at byte {bad.start + 1} of the line); "
+            "pass --encoding NAME (for example gb18030)",
+            source=source,
+            line=number,
+        )
+    return InputError(
+        "not valid JSON: "
+        + (
+            f"{exc.msg} at character {exc.pos + 1}"
+            if isinstance(exc, json.JSONDecodeError)
+            else str(exc)
+        ),
+        source=source,
+        line=number,
+        value=snippet,
+    )
+
+
+def _utf8_chunks(stream: _Stream, encoding: str, source: str, forced: bool) -> Iterator[bytes]:
+    """The stream's bytes as UTF-8: as they are when they are UTF-8, else decoded and encoded
+    again."""
+    if codecs.lookup(encoding).name in ("utf-8", "utf-8-sig"):
+        return iter(lambda: stream.read(_BLOCK_BYTES), b"")
+    return (text.encode("utf-8") for text in _text_chunks(stream.read, encoding, source, forced))
+
+
+# ----------------------------------------------------------------------------------------- JSON
+
+
+def _json_document(
+    stream: _Stream, encoding: str, source: str, forced: bool
+) -> tuple[Any, bytes | None]:
+    """The one JSON value of a whole stream, or (None, its UTF-8 text) when the text holds more
+    than one value (JSON lines)."""
+    text = b"".join(_utf8_chunks(stream, encoding, source, forced))
+    if text.startswith(_BOM):
+        text = text[3:]
+    if not text.strip():
+        return [], None  # no records (the loader says the input is empty)
+    try:
+        if _may_hold_long_int(text):  # orjson reads integers beyond 64 bits as floats
+            return json.loads(text), None
+        return orjson.loads(text), None
+    except json.JSONDecodeError as exc:  # orjson's error is one too
+        if exc.msg.startswith(("unexpected content after document", "Extra data")):
+            return None, text
+        try:
+            json.loads(text)
+        except json.JSONDecodeError as err:
+            raise InputError(
+                f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}", source=source
+            ) from None
+        except RecursionError:
+            pass
+        raise InputError(f"not valid JSON: {exc.msg}", source=source) from None
+
+
+def _array_blocks(records: list[Any]) -> Blocks:
+    for start in range(0, len(records), RECORDS_PER_BLOCK):
+        part = records[start : start + RECORDS_PER_BLOCK]
+        yield Block(range(start + 1, start + 1 + len(part)), part)
+
+
+def _records_in(
+    document: dict[str, Any], key: str | None, wanted: frozenset[str], source: str
+) -> Any:
+    """The list of records an object holds: under ``key`` if given, else under its one key whose
+    value is a list of objects. An object with a field the suite reads is itself a record."""
+    if key is not None:
+        if key not in document:
+            raise InputError(
+                f"no key {key!r} in the JSON object (its keys: {', '.join(map(repr, document))})",
+                source=source,
+            )
+        found = document[key]
+        if not isinstance(found, list):
+            raise InputError(f"key {key!r} does not hold a list of records", source=source)
+        return found
+    if wanted & set(document):
+        return [document]
+    lists = [k for k, v in document.items() if isinstance(v, list) and v and _objects(v)]
+    if len(lists) == 1:
+        return document[lists[0]]
+    if not lists:
+        raise InputError(
+            "the JSON object is not a record (it has no field the suite reads) and holds no list "
+            "of records",
+            source=source,
+        )
+    raise InputError(
+        f"the JSON object holds several lists of records (under {', '.join(map(repr, lists))}); "
+        f"name one as FILE#KEY (e.g. {source}#{lists[0]})",
+        source=source,
+    )
+
+
+def _objects(values: list[Any]) -> bool:
+    return all(isinstance(value, dict) for value in values)
+
+
+# ------------------------------------------------------------------------------------ CSV, Excel
+
+
+def text_cell(text: str, kind: TextKind | None) -> Any:
+    """A cell of text (CSV, or a text cell of a spreadsheet) as a record's value: an empty cell is
+    missing (None); a ``number`` field's cell is parsed (left as text when it is not a number,
+    so that the error shows it); a JSON field's cell that holds a JSON array or object is that
+    value (a cell has no other way to hold a list); anything else stays text."""
+    if text == "":
+        return None
+    if kind == "number":
+        try:
+            return float(text)
+        except ValueError:
+            return text
+    if kind == "json":
+        return _json_text(text)
+    return text
+
+
+def _sniff_delimiter(header: str) -> str:
+    try:
+        return csv.Sniffer().sniff(header, delimiters=_DELIMITERS).delimiter
+    except csv.Error:
+        return ","
+
+
+def _csv_blocks(
+    lines: Iterator[str],
+    delimiter: str | None,
+    wanted: Wanted,
+    source: str,
+    tick: Callable[[], None],
+) -> Blocks:
+    first = next(lines, None)
+    if first is None:
+        return
+    csv.field_size_limit(CSV_FIELD_LIMIT)  # the csv module's default is 131,072 characters
+    reader = csv.reader(chain((first,), lines), delimiter=delimiter or _sniff_delimiter(first))
+    try:
+        header = next(reader, None)
+        if header is None:
+            return
+        rows = _numbered_csv_rows(reader)
+        yield from _row_blocks(header, rows, wanted, tick)
+    except csv.Error as exc:
+        raise InputError(f"not valid CSV: {exc}", source=source, line=reader.line_num) from None
+
+
+def _numbered_csv_rows(reader: Any) -> Iterator[tuple[int, Sequence[Any]]]:
+    """The rows of a CSV reader with the line each ends on; a row whose cells are all empty is
+    skipped, as a blank line is (",,," is what a spreadsheet writes for an empty row)."""
+    for row in reader:
+        if any(row):
+            yield reader.line_num, row
+
+
+def _row_blocks(
+    header: Sequence[Any],
+    rows: Iterator[tuple[int, Sequence[Any]]],
+    wanted: Wanted,
+    tick: Callable[[], None],
+) -> Blocks:
+    """Columnar blocks of the rows (none of them blank) of a table whose first row is
+    ``header``: the columns the suite reads, text cells by :func:`text_cell` (the last column of
+    a name wins when two have it)."""
+    names = ["" if name is None else str(name) for name in header]
+    where = {name: i for i, name in enumerate(names) if name in wanted.columns}
+    width = max(where.values(), default=-1) + 1
+    while True:
+        block = list(islice(rows, RECORDS_PER_BLOCK))
+        if not block:
+            tick()
+            return
+        numbers, cells = map(list, zip(*block, strict=True))
+        for j, row in enumerate(cells):
+            if len(row) < width:  # a short row: the cells it lacks are empty
+                cells[j] = [*row, *[None] * (width - len(row))]
+        columns = {
+            name: _cells(list(map(itemgetter(i), cells)), wanted.kinds.get(name))
+            for name, i in where.items()
+        }
+        tick()
+        yield Block(numbers, [], columns=columns)
+
+
+def _cells(cells: list[Any], kind: TextKind | None) -> list[Any]:
+    types = set(map(type, cells))
+    if types <= {str} and kind not in ("number", "json"):
+        return [text or None for text in cells]
+    if types <= {str} and kind == "number":
+        try:
+            return [float(text) if text else None for text in cells]
+        except ValueError:
+            pass  # one by one: the cell that is not a number stays text, for the error
+    out: list[Any] = []
+    for cell in cells:
+        if type(cell) is str:
+            out.append(text_cell(cell, kind))
+        elif isinstance(cell, datetime.datetime | datetime.date | datetime.time):
+            out.append(cell.isoformat())
+        elif isinstance(cell, datetime.timedelta):
+            out.append(cell.total_seconds())
+        else:
+            out.append(cell)
+    return out
+
+
+def _xlsx_reading(
+    path: Path, sheet: str | None, label: str, wanted: Wanted, advance: Advance | None
+) -> Reading:
+    try:
+        import openpyxl
+    except ImportError:
+        raise InputError(
+            "reading Excel files needs openpyxl: pip install 'pingce[files]'", source=label
+        ) from None
+    from zipfile import BadZipFile
+
+    try:
+        book = openpyxl.load_workbook(path, read_only=True, data_only=True)
+    except (BadZipFile, OSError, KeyError, ValueError) as exc:
+        raise InputError(f"not an Excel .xlsx workbook ({exc})", source=label) from None
+    if sheet is None:
+        worksheet = book.worksheets[0]
+    elif sheet in book.sheetnames:
+        worksheet = book[sheet]
+    else:
+        book.close()
+        raise InputError(
+            f"no sheet {sheet!r} (sheets: {', '.join(map(repr, book.sheetnames))})", source=label
+        )
+
+    progress = _Share(advance, os.path.getsize(path), worksheet.max_row or 0)
+
+    def rows(numbered: Iterator[tuple[int, Sequence[Any]]]) -> Iterator[tuple[int, Sequence[Any]]]:
+        for number, row in numbered:
+            progress.done = number
+            if any(cell is not None and cell != "" for cell in row):  # trailing formatted rows
+                yield number, row
+
+    def blocks() -> Blocks:
+        try:
+            numbered = enumerate(worksheet.iter_rows(values_only=True), start=1)
+            first = next(numbered, None)
+            if first is None:
+                return
+            header = list(first[1])
+            while header and header[-1] is None:
+                header.pop()
+            yield from _row_blocks(header, rows(numbered), wanted, progress.tick)
+        finally:
+            book.close()
+
+    return Reading(label, blocks(), unit="row")
+
+
+class _Share:
+    """Progress over a file's bytes in proportion to the rows (or records) read of ``total``."""
+
+    def __init__(self, advance: Advance | None, size: int, total: int) -> None:
+        self.advance = advance
+        self.size = size
+        self.total = total
+        self.done = 0
+        self.reported = 0
+
+    def tick(self) -> None:
+        if self.advance is None:
+            return
+        share = min(1.0, self.done / self.total) if self.total else 1.0
+        amount = int(self.size * share) - self.reported
+        if amount > 0:
+            self.advance(amount)
+            self.reported += amount
+
+
+# ------------------------------------------------------------------------------- Arrow, frames
+
+
+def _import_pyarrow(label: str, what: str) -> Any:
+    try:
+        import pyarrow
+    except ImportError:
+        raise InputError(
+            f"reading {what} needs pyarrow: pip install 'pingce[files]'", source=label
+        ) from None
+    return pyarrow
+
+
+def _arrow_values(column: Any) -> list[Any]:
+    """The values of an Arrow array as Python values a JSON reader would give: NaN as None
+    (pandas' and polars' missing value), times as ISO text, decimals as floats, maps as
+    dictionaries; the null fields of a struct are left out (Arrow gives every record of a column
+    every key any record has, so an absent key and a null one look alike)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = column.type
+    if pa.types.is_floating(kind):
+        if pc.any(pc.is_nan(column)).as_py():
+            column = pc.if_else(pc.is_nan(column), pa.scalar(None, kind), column)
+    elif pa.types.is_decimal(kind):
+        column = column.cast(pa.float64())
+    elif pa.types.is_temporal(kind) and not pa.types.is_duration(kind):
+        column = column.cast(pa.string())
+    elif pa.types.is_dictionary(kind):
+        return _arrow_values(column.cast(kind.value_type))
+    nested = _nested(kind)
+    values: list[Any] = column.to_pylist(maps_as_pydicts="strict") if nested else column.to_pylist()
+    if nested and _has_struct(kind):
+        values = [_without_nulls(value) for value in values]
+    return values
+
+
+def _nested(kind: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(pa.types.is_nested(kind))
+
+
+def _has_struct(kind: Any) -> bool:
+    import pyarrow as pa
+
+    if pa.types.is_struct(kind):
+        return True
+    if pa.types.is_map(kind):
+        return _has_struct(kind.item_type)
+    if pa.types.is_list(kind) or pa.types.is_large_list(kind) or pa.types.is_fixed_size_list(kind):
+        return _has_struct(kind.value_type)
+    if hasattr(pa.types, "is_list_view") and (
+        pa.types.is_list_view(kind) or pa.types.is_large_list_view(kind)
+    ):
+        return _has_struct(kind.value_type)
+    return False
+
+
+def _without_nulls(value: Any) -> Any:
+    if type(value) is dict:
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if type(value) is list:
+        return [_without_nulls(v) for v in value]
+    return value
+
+
+def _arrow_blocks(batches: Iterable[Any], wanted: Wanted, tick: Callable[[int], None]) -> Blocks:
+    """Columnar blocks of Arrow record batches (or tables), numbered from 1."""
+    number = 1
+    for batch in batches:
+        n = batch.num_rows
+        if not n:
+            continue
+        columns = {
+            name: wanted.typed(name, _arrow_values(batch.column(i)))
+            for i, name in enumerate(batch.schema.names)
+        }
+        yield Block(range(number, number + n), [], columns=columns)
+        number += n
+        tick(number - 1)
+
+
+def _parquet_reading(path: Path, label: str, wanted: Wanted, advance: Advance | None) -> Reading:
+    _import_pyarrow(label, "Parquet files")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        parquet = pq.ParquetFile(path)
+    except (pa.ArrowInvalid, pa.ArrowException, OSError) as exc:
+        raise InputError(f"not a Parquet file ({exc})", source=label) from None
+    names = parquet.schema_arrow.names
+    columns = [name for name in names if name in wanted.columns] or names[:1]  # for the count
+    progress = _Share(advance, os.path.getsize(path), parquet.metadata.num_rows)
+
+    def tick(done: int) -> None:
+        progress.done = done
+        progress.tick()
+
+    def blocks() -> Blocks:
+        try:
+            batches = parquet.iter_batches(batch_size=RECORDS_PER_BLOCK, columns=columns)
+            yield from _arrow_blocks(batches, wanted, tick)
+        except (pa.ArrowInvalid, pa.ArrowException, OSError) as exc:
+            raise InputError(f"cannot read the Parquet file ({exc})", source=label) from None
+        finally:
+            parquet.close()
+
+    return Reading(label, blocks(), unit="record")
+
+
+_FRAMES = {
+    ("pandas", "DataFrame"): "pandas DataFrame",
+    ("polars", "DataFrame"): "polars DataFrame",
+    ("pyarrow", "Table"): "pyarrow Table",
+    ("pyarrow", "RecordBatch"): "pyarrow RecordBatch",
+    ("datasets", "Dataset"): "datasets Dataset",
+}
+
+
+def _frame_kind(value: Any) -> str | None:
+    """What kind of data frame ``value`` is, from its type's module and name (nothing is
+    imported), or None."""
+    for cls in type(value).__mro__:
+        package = cls.__module__.partition(".")[0]
+        name = _FRAMES.get((package, cls.__name__))
+        if name is not None:
+            return name
+    return None
+
+
+def is_frame(value: Any) -> bool:
+    """Whether ``value`` is a data frame pingce reads by column: a pandas or polars DataFrame, a
+    pyarrow Table or RecordBatch, or a Hugging Face ``datasets.Dataset``."""
+    return _frame_kind(value) is not None
+
+
+def frame_reading(frame: Any, wanted: Wanted) -> Reading:
+    """The records of a data frame, one per row (numbered from 1), the columns the suite reads."""
+    kind = _frame_kind(frame)
+    assert kind is not None
+    label = f"<{kind}>"
+    blocks: Blocks
+    if kind == "pandas DataFrame":
+        blocks = _pandas_blocks(frame, wanted)
+    elif kind == "datasets Dataset":
+        _import_pyarrow(label, "a Dataset")
+        present = [name for name in frame.column_names if name in wanted.columns]
+        if present:
+            arrow = frame.select_columns(present).with_format("arrow")
+            blocks = _arrow_blocks(arrow.iter(batch_size=RECORDS_PER_BLOCK), wanted, _no_tick)
+        else:  # the rows still count: a record each, without the fields
+            blocks = _empty_blocks(len(frame))
+    else:
+        _import_pyarrow(label, f"a {kind}")
+        table = frame.to_arrow() if kind == "polars DataFrame" else frame
+        present = [i for i, name in enumerate(table.schema.names) if name in wanted.columns]
+        table = table.select(present)
+        if not present:  # the rows still count: a record each, without the fields
+            blocks = _empty_blocks(table.num_rows)
+        elif kind == "pyarrow RecordBatch":
+            blocks = _arrow_blocks(_slices(table), wanted, _no_tick)
+        else:
+            batches = table.to_batches(max_chunksize=RECORDS_PER_BLOCK)
+            blocks = _arrow_blocks(batches, wanted, _no_tick)
+    return Reading(label, blocks, unit="row")
+
+
+def _no_tick(done: int) -> None:
+    """Frames have no progress bar."""
+
+
+def _slices(batch: Any) -> Iterator[Any]:
+    for start in range(0, batch.num_rows, RECORDS_PER_BLOCK):
+        yield batch.slice(start, RECORDS_PER_BLOCK)
+
+
+def _empty_blocks(n: int) -> Blocks:
+    for start in range(0, n, RECORDS_PER_BLOCK):
+        stop = min(n, start + RECORDS_PER_BLOCK)
+        yield Block(range(start + 1, stop + 1), [], columns={})
+
+
+def _pandas_blocks(frame: Any, wanted: Wanted) -> Blocks:
+    """A pandas DataFrame column by column: ``Series.tolist`` (Python scalars), missing values
+    (NaN, None, pd.NA, NaT) as None, numpy arrays and numbers in cells as lists and Python
+    numbers. Not through Arrow: a column of Python objects (lists of calls, say) would be
+    unified by Arrow into one type (the integers of a column of numbers become floats, the keys
+    of a column of objects every key of every row), or refused when its rows differ in type."""
+    names = [str(name) for name in frame.columns]
+    present = [i for i, name in enumerate(names) if name in wanted.columns]
+    n = len(frame)
+    for start in range(0, n, RECORDS_PER_BLOCK):
+        part = frame.iloc[start : start + RECORDS_PER_BLOCK, present]
+        columns: dict[str, list[Any]] = {}
+        for j, i in enumerate(present):
+            series = part.iloc[:, j]
+            columns[names[i]] = wanted.typed(names[i], _series_values(series))
+        yield Block(range(start + 1, start + 1 + len(part)), [], columns=columns)
+
+
+def _series_values(series: Any) -> list[Any]:
+    values: list[Any] = series.tolist()
+    missing = np.flatnonzero(np.asarray(series.isna(), dtype=bool))
+    for i in missing.tolist():
+        values[i] = None
+    if set(map(type, values)) <= {str, int, float, bool, type(None)}:
+        return values
+    return [_python_value(value) for value in values]
+
+
+def _python_value(value: Any) -> Any:
+    """A cell of a frame as the value a JSON reader would give: numpy arrays as lists, numpy
+    numbers as Python numbers, times as ISO text, pandas' missing values as None, inside lists
+    and objects too."""
+    kind = type(value)
+    if kind in (str, int, float, bool) or value is None:
+        return value
+    if kind is dict:
+        return {k: _python_value(v) for k, v in value.items()}
+    if kind is list or kind is tuple:
+        return [_python_value(v) for v in value]
+    if isinstance(value, np.ndarray):
+        return [_python_value(v) for v in value.tolist()]
+    if isinstance(value, np.generic):
+        item = value.item()
+        return None if isinstance(item, float) and math.isnan(item) else _python_value(item)
+    if isinstance(value, datetime.datetime | datetime.date | datetime.time):
+        return value.isoformat()
+    if kind.__name__ in ("NAType", "NaTType"):
+        return None
+    if isinstance(value, Mapping):
+        return {k: _python_value(v) for k, v in value.items()}
+    return value
+
+
+# -------------------------------------------------------------------------------- opening files
+
+
+def iterable_reading(records: Iterable[Any]) -> Reading:
+    """A caller's iterable of dictionaries, a block of records at a time (read once, and at most
+    one block past a bad record); line numbers are 1-based positions."""
+
+    def blocks() -> Blocks:
+        pairs = enumerate(records, start=1)
+        while True:
+            block = list(islice(pairs, RECORDS_PER_BLOCK))
+            if not block:
+                return
+            yield Block([number for number, _ in block], [record for _, record in block])
+
+    return Reading("<records>", blocks(), own_objects=False)
+
+
+_TEXT_FORMATS = {
+    ".jsonl": "jsonl",
+    ".ndjson": "jsonl",
+    ".json": "json",
+    ".csv": "csv",
+    ".tsv": "tsv",
+    ".tab": "tsv",
+    "": "jsonl",
+}
+_BINARY_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".xlsm": "xlsx"}
+SUPPORTED = ".jsonl, .json, .csv, .tsv (each also .gz), .parquet, .xlsx, or - for standard input"
+
+
+def path_reading(
+    source: str | os.PathLike[str],
+    *,
+    wanted: Wanted,
+    encoding: str | None = None,
+    advance: Advance | None = None,
+) -> Reading:
+    """Open a file (or ``-``, standard input) for reading what the suite reads; ``encoding``
+    forces the encoding of a text file. ``FILE.xlsx#Sheet`` names a sheet, ``FILE.json#key``
+    the key of the list of records."""
+    label = str(source)
+    if label == "-":
+        return _stdin_reading(wanted, encoding)
+    path = Path(source)
+    part: str | None = None
+    if not path.is_file() and "#" in label:
+        base, _, part = label.rpartition("#")
+        if Path(base).is_file() and Path(base).suffix.lower() in (".xlsx", ".xlsm", ".json"):
+            path = Path(base)
+        else:
+            part = None
+    if not path.is_file():
+        raise InputError("no such file", source=label)
+    name = path.name.lower()
+    compressed = name.endswith(".gz")
+    suffix = Path(name[:-3] if compressed else name).suffix
+    if suffix in _BINARY_FORMATS and not compressed:
+        if _BINARY_FORMATS[suffix] == "parquet":
+            return _parquet_reading(path, label, wanted, advance)
+        return _xlsx_reading(path, part, label, wanted, advance)
+    if suffix == ".xls":
+        raise InputError(
+            "the old Excel format (.xls) is not read; save the sheet as .xlsx or CSV", source=label
+        )
+    fmt = _TEXT_FORMATS.get(suffix)
+    if fmt is None or (compressed and suffix == ""):
+        raise InputError(f"unsupported file type {suffix!r}; use {SUPPORTED}", source=label)
+    handle = open(path, "rb")  # noqa: SIM115 (closed when the blocks are done)
+    try:
+        raw: Any = gzip.GzipFile(fileobj=handle, mode="rb") if compressed else handle
+        stream = _Stream(raw, handle, advance)
+    except (OSError, EOFError) as exc:
+        handle.close()
+        raise InputError(f"cannot read the compressed file ({exc})", source=label) from None
+    try:
+        reading = _text_reading(stream, fmt, part, label, wanted, encoding)
+    except BaseException:
+        handle.close()
+        raise
+    reading.blocks = _closing(reading.blocks, handle, label)
+    return reading
+
+
+def _closing(blocks: Iterator[Block], handle: IO[bytes], label: str) -> Blocks:
+    try:
+        yield from blocks
+    except (OSError, EOFError) as exc:  # a truncated or corrupt .gz file
+        raise InputError(f"cannot read the file ({exc})", source=label) from None
+    finally:
+        handle.close()
+
+
+def _stdin_reading(wanted: Wanted, encoding: str | None) -> Reading:
+    label = "<stdin>"
+    stream = _Stream(sys.stdin.buffer)
+    name = encoding or detect_encoding(stream.prefix, stream.complete, label)
+    text = stream.prefix[:_PREFIX_BYTES].decode(name, errors="replace")
+    start = text.lstrip("\ufeff \t\r\n")[:1]
+    fmt = "array" if start == "[" else "jsonl" if start in ("{", "") else "csv"
+    return _text_reading(stream, fmt, None, label, wanted, encoding, name)
+
+
+def _text_reading(
+    stream: _Stream,
+    fmt: str,
+    part: str | None,
+    label: str,
+    wanted: Wanted,
+    encoding: str | None,
+    detected: str | None = None,
+) -> Reading:
+    forced = encoding is not None
+    name = encoding or detected or detect_encoding(stream.prefix, stream.complete, label)
+    if fmt == "jsonl":
+        return Reading(label, _jsonl_blocks(_utf8_chunks(stream, name, label, forced), label,
+                                            stream.tick))  # fmt: skip
+    if fmt in ("csv", "tsv"):
+        lines = _text_lines(_text_chunks(stream.read, name, label, forced))
+        delimiter = "\t" if fmt == "tsv" else None
+        return Reading(label, _csv_blocks(lines, delimiter, wanted, label, stream.tick))
+    if fmt == "json" and _looks_like_jsonl(stream, name, wanted.columns):
+        return Reading(label, _jsonl_blocks(_utf8_chunks(stream, name, label, forced), label,
+                                            stream.tick))  # fmt: skip
+    document, several = _json_document(stream, name, label, forced)
+    stream.tick()
+    if several is not None:  # more than one value: JSON lines after all
+        return Reading(label, _jsonl_blocks((several,), label, _nothing))
+    if isinstance(document, dict) and fmt == "json":
+        document = _records_in(document, part, wanted.columns, label)
+    elif part is not None:
+        raise InputError(f"#{part}: the file holds no JSON object", source=label)
+    if not isinstance(document, list):
+        raise InputError(
+            "a JSON file must hold an array of records, an object holding one, or one record a "
+            "line",
+            source=label,
+        )
+    return Reading(label, _array_blocks(document), unit="record")
+
+
+def _nothing() -> None:
+    """No progress to report."""
+
+
+def _looks_like_jsonl(stream: _Stream, encoding: str, wanted: frozenset[str]) -> bool:
+    """Whether a ``.json`` file is JSON lines: its first line is a whole object with a field the
+    suite reads (a pretty-printed or wrapped document is read whole instead)."""
+    try:
+        text = stream.prefix.decode(encoding, errors="replace")
+    except LookupError:
+        return False
+    text = text.lstrip("\ufeff \t\r\n")
+    if not text.startswith("{"):
+        return False
+    first = text.split("\n", 1)[0]
+    try:
+        value = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(value, dict) and bool(wanted & set(value))
