@@ -117,6 +117,14 @@ def test_a_missing_field_names_the_columns_found_and_the_closest(tmp_path: Path)
     csv.write_text("id,gold_level,level\na,高,中\n", encoding="utf-8")
     with pytest.raises(pingce.InputError, match=r"did you mean 'level'\?"):
         pingce.evaluate("contract-risk", csv, bootstrap=0)
+    # a frame or a Parquet file is read by column: the columns it has are still listed
+    pd = pytest.importorskip("pandas")
+    frame = pd.DataFrame({"id": ["a"], "gold_level": ["高"], "prediction": ["中"]})
+    with pytest.raises(pingce.InputError, match=r"'prediction'.*did you mean 'prediction'\?"):
+        pingce.evaluate("contract-risk", frame, bootstrap=0)
+    frame.to_parquet(tmp_path / "d.parquet")
+    with pytest.raises(pingce.InputError, match=r"did you mean 'prediction'\?"):
+        pingce.evaluate("contract-risk", tmp_path / "d.parquet", bootstrap=0)
 
 
 @pytest.mark.parametrize(

@@ -106,6 +106,8 @@ class Block:
     records: list[Any]
     error: InputError | None = None
     columns: dict[str, list[Any]] | None = None
+    found: Sequence[str] | None = None
+    """A columnar block's source columns, all of them (what a missing field's error lists)."""
 
 
 Blocks = Generator[Block, None, None]
@@ -583,7 +585,7 @@ def _row_blocks(
             for name, i in where.items()
         }
         tick()
-        yield Block(numbers, [], columns=columns)
+        yield Block(numbers, [], columns=columns, found=names)
 
 
 def _cells(cells: list[Any], kind: TextKind | None) -> list[Any]:
@@ -745,8 +747,14 @@ def _without_nulls(value: Any) -> Any:
     return value
 
 
-def _arrow_blocks(batches: Iterable[Any], wanted: Wanted, tick: Callable[[int], None]) -> Blocks:
-    """Columnar blocks of Arrow record batches (or tables), numbered from 1."""
+def _arrow_blocks(
+    batches: Iterable[Any],
+    wanted: Wanted,
+    tick: Callable[[int], None],
+    found: Sequence[str] | None = None,
+) -> Blocks:
+    """Columnar blocks of Arrow record batches (or tables), numbered from 1; ``found``: the
+    source's columns, when the batches hold only some of them."""
     number = 1
     for batch in batches:
         n = batch.num_rows
@@ -756,7 +764,7 @@ def _arrow_blocks(batches: Iterable[Any], wanted: Wanted, tick: Callable[[int], 
             name: wanted.typed(name, _arrow_values(batch.column(i)))
             for i, name in enumerate(batch.schema.names)
         }
-        yield Block(range(number, number + n), [], columns=columns)
+        yield Block(range(number, number + n), [], columns=columns, found=found)
         number += n
         tick(number - 1)
 
@@ -781,7 +789,7 @@ def _parquet_reading(path: Path, label: str, wanted: Wanted, advance: Advance | 
     def blocks() -> Blocks:
         try:
             batches = parquet.iter_batches(batch_size=RECORDS_PER_BLOCK, columns=columns)
-            yield from _arrow_blocks(batches, wanted, tick)
+            yield from _arrow_blocks(batches, wanted, tick, names)
         except (pa.ArrowInvalid, pa.ArrowException, OSError) as exc:
             raise InputError(f"cannot read the Parquet file ({exc})", source=label) from None
         finally:
@@ -835,15 +843,16 @@ def frame_reading(frame: Any, wanted: Wanted) -> Reading:
     else:
         _import_pyarrow(label, f"a {kind}")
         table = frame.to_arrow() if kind == "polars DataFrame" else frame
-        present = [i for i, name in enumerate(table.schema.names) if name in wanted.columns]
+        names = [str(name) for name in table.schema.names]
+        present = [i for i, name in enumerate(names) if name in wanted.columns]
         table = table.select(present)
         if not present:  # the rows still count: a record each, without the fields
             blocks = _empty_blocks(table.num_rows)
         elif kind == "pyarrow RecordBatch":
-            blocks = _arrow_blocks(_slices(table), wanted, _no_tick)
+            blocks = _arrow_blocks(_slices(table), wanted, _no_tick, names)
         else:
             batches = table.to_batches(max_chunksize=RECORDS_PER_BLOCK)
-            blocks = _arrow_blocks(batches, wanted, _no_tick)
+            blocks = _arrow_blocks(batches, wanted, _no_tick, names)
     return Reading(label, blocks, unit="row")
 
 
@@ -877,7 +886,7 @@ def _pandas_blocks(frame: Any, wanted: Wanted) -> Blocks:
         for j, i in enumerate(present):
             series = part.iloc[:, j]
             columns[names[i]] = wanted.typed(names[i], _series_values(series))
-        yield Block(range(start + 1, start + 1 + len(part)), [], columns=columns)
+        yield Block(range(start + 1, start + 1 + len(part)), [], columns=columns, found=names)
 
 
 def _series_values(series: Any) -> list[Any]:

@@ -598,6 +598,9 @@ def _closest_columns(path: str, record: dict[str, Any], taken: set[str]) -> str:
     close = difflib.get_close_matches(leaf, free, n=1, cutoff=0.6)
     if not close:  # pred_level / level, gold / gold_level: a name inside the other
         close = [key for key in free if leaf in key or (len(key) > 2 and key in leaf)][:1]
+    stem = re.split(r"[_\-.]", leaf)[0].casefold()
+    if not close and len(stem) >= 3:  # pred_level / prediction: the same first word
+        close = [key for key in free if key.casefold().startswith(stem)][:1]
     hint = f"; did you mean {close[0]!r}?" if close else ""
     return f" (the record has {shown}{hint}); --map {path}=COLUMN reads it from another column"
 
@@ -666,10 +669,14 @@ def _wanted(specs: Sequence[FieldSpec], id_path: str) -> Wanted:
     return Wanted(columns, {spec.path: spec.kind for spec in specs})
 
 
-def _row(records: _Rows, position: int) -> dict[str, Any]:
-    """The record at ``position`` as an object (a columnar block's: its columns' values)."""
+def _row(records: _Rows, position: int, found: Sequence[str] | None) -> dict[str, Any]:
+    """The record at ``position`` as an object; a columnar block's has the source's columns
+    (``found``), with the values of those that were read."""
     if isinstance(records, _Columns):
-        return {name: values[position] for name, values in records.data.items()}
+        names = found if found is not None else list(records.data)
+        return {
+            name: records.data[name][position] if name in records.data else None for name in names
+        }
     return records[position]
 
 
@@ -738,7 +745,7 @@ class _Loader:
             position, _, field, message, value = min(failures, key=lambda f: (f[0], f[1]))
             if message == _ABSENT_MESSAGE:
                 taken = {spec.path for spec in self.specs} | {self.id_path}
-                message += _closest_columns(field, _row(records, position), taken)
+                message += _closest_columns(field, _row(records, position, block.found), taken)
             raise InputError(
                 message,
                 source=self.source,
