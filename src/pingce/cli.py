@@ -163,7 +163,19 @@ def _policy_options(command: Any) -> Any:
 
 
 def _encoding_option(command: Any) -> Any:
-    """``--encoding``, shared by run and compare: the encoding of text record files."""
+    """``--encoding``, ``--gold`` and ``--allow-missing``, shared by run and compare: how the
+    record files are read."""
+    command = click.option(
+        "--allow-missing",
+        is_flag=True,
+        help="With --gold: leave out (and count) records on one side only instead of stopping.",
+    )(command)
+    command = click.option(
+        "--gold",
+        default=None,
+        type=click.Path(dir_okay=False),
+        help="Gold records in a file of their own, joined to --data by id.",
+    )(command)
     return click.option(
         "--encoding",
         default=None,
@@ -302,6 +314,8 @@ def run(
     laws: str | None,
     field_map: tuple[str, ...],
     encoding: str | None,
+    gold: str | None,
+    allow_missing: bool,
     cache: str | None,
     no_cache: bool,
     quiet: bool,
@@ -336,6 +350,8 @@ def run(
             base_url=base_url,
             cache=False if no_cache else cache,
             encoding=encoding,
+            gold=gold,
+            allow_missing=allow_missing,
         )
         with _progress(
             err_console, enabled=not (quiet or no_progress) and err_console.is_terminal
@@ -425,6 +441,8 @@ def compare(
     laws: str | None,
     field_map: tuple[str, ...],
     encoding: str | None,
+    gold: str | None,
+    allow_missing: bool,
     cache: str | None,
     no_cache: bool,
     no_progress: bool,
@@ -454,6 +472,8 @@ def compare(
             base_url=base_url,
             cache=False if no_cache else cache,
             encoding=encoding,
+            gold=gold,
+            allow_missing=allow_missing,
         )
         with _progress(err_console, enabled=not no_progress and err_console.is_terminal) as hook:
             result = compare_suite(suite, data, baseline, options, progress=hook, profile=timer)

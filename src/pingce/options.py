@@ -71,6 +71,10 @@ class RunOptions:
     """Similarity cache: a path, None for the default file, False for none."""
     encoding: str | None = None
     """The encoding of text record files (``--encoding``); None detects it."""
+    gold: str | None = None
+    """A file of gold records joined to the predictions by id (``--gold``)."""
+    allow_missing: bool = False
+    """With ``gold``: records on one side only are left out and counted, not an error."""
 
     def suite_defaults(self) -> dict[str, Any]:
         """The suite defaults these options replace (each one alone, never the block)."""
@@ -130,6 +134,12 @@ class RunOptions:
                 raise OptionError(
                     f"--zero-division must be null, 0 or 1, got {self.zero_division!r}"
                 ) from None
+        if self.gold is not None and not (
+            isinstance(self.gold, str | os.PathLike) and os.path.isfile(self.gold)
+        ):
+            raise OptionError(f"--gold {self.gold!r}: no such file")
+        if self.allow_missing and self.gold is None:
+            raise OptionError("--allow-missing needs --gold FILE (the records to join by id)")
         if self.encoding is not None:
             try:
                 codecs.lookup(self.encoding)
@@ -206,6 +216,8 @@ COMPARE_OPTIONS = (
     "base_url",
     "cache",
     "encoding",
+    "gold",
+    "allow_missing",
 )
 """The options that apply to a comparison (sampling and slices do not)."""
 

@@ -52,6 +52,7 @@ __all__ = [
     "json_texts",
     "load_records",
     "parse_path",
+    "wanted_fields",
 ]
 
 FieldKind = Literal["label", "number", "string", "value", "json"]
@@ -279,6 +280,8 @@ class Table:
     lines: np.ndarray
     columns: dict[str, Any] = field(default_factory=dict)
     specs: dict[str, FieldSpec] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    """What the reading left to say (records left out of a join under ``--allow-missing``)."""
     _derived: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False)
 
     @property
@@ -317,6 +320,7 @@ class Table:
             lines=self.lines[index],
             columns=columns,
             specs=self.specs,
+            notes=self.notes,
         )
 
 
@@ -640,12 +644,14 @@ def load_records(
     the first invalid record, and on an empty input.
     """
     reading: Reading
-    if isinstance(source, str | os.PathLike):
+    if isinstance(source, Reading):  # a reading made elsewhere (two files joined by id)
+        reading = source
+    elif isinstance(source, str | os.PathLike):
         reading = path_reading(
-            source, wanted=_wanted(specs, id_path), encoding=encoding, advance=progress
+            source, wanted=wanted_fields(specs, id_path), encoding=encoding, advance=progress
         )
     elif is_frame(source):
-        reading = frame_reading(source, _wanted(specs, id_path))
+        reading = frame_reading(source, wanted_fields(specs, id_path))
     else:
         reading = iterable_reading(source)
 
@@ -661,7 +667,7 @@ def load_records(
     return loader.table()
 
 
-def _wanted(specs: Sequence[FieldSpec], id_path: str) -> Wanted:
+def wanted_fields(specs: Sequence[FieldSpec], id_path: str) -> Wanted:
     """What a reader needs to know of the fields: the columns they (and the id) are read from,
     and the kind of each."""
     paths = [spec.path for spec in specs] + [id_path]

@@ -20,10 +20,12 @@ from typing import Any
 import numpy as np
 
 from .._version import __version__
+from ..errors import InputError, OptionError
+from ..joins import joined_reading
 from ..metrics.protocol import Context, StatBlock
 from ..options import RunOptions
 from ..progress import ProgressHook, no_progress
-from ..records import Table, load_records
+from ..records import Table, load_records, wanted_fields
 from ..results import (
     DataInfo,
     EvaluationResult,
@@ -73,13 +75,32 @@ def load(plan: Plan, data: Data, progress: ProgressHook, label: str = "records")
     mapping = field_map(plan.suite.spec.fields, plan.options.field_map)
     source = str(data) if isinstance(data, str | os.PathLike) else None
     specs, id_path = data_paths(plan.fields, plan.suite.spec.id_field, mapping, source)
-    table = load_records(
-        data,
-        specs,
-        id_path=id_path,
-        progress=advance if total is not None else None,
-        encoding=plan.options.encoding,
-    )
+    options = plan.options
+    source_or_join: Any = data
+    join = None
+    if options.gold is not None:
+        if not isinstance(data, str | os.PathLike):
+            raise OptionError("--gold joins two files: give the predictions as a file too")
+        source_or_join, join = joined_reading(
+            data,
+            options.gold,
+            wanted=wanted_fields(specs, id_path),
+            id_field=id_path,
+            encoding=options.encoding,
+            allow_missing=options.allow_missing,
+        )
+    try:
+        table = load_records(
+            source_or_join,
+            specs,
+            id_path=id_path,
+            progress=advance if total is not None and join is None else None,
+            encoding=options.encoding,
+        )
+    except InputError as exc:
+        raise exc if join is None else join.relocate(exc) from None
+    if join is not None:
+        table.notes.extend(join.notes(str(data)))
     if mapping:
         suite_names(table, plan.fields, specs)
     if not isinstance(data, str | os.PathLike) and label != "records":
@@ -329,7 +350,7 @@ def evaluate_suite(
         ),
         sampling=sampling,
         definitions={name: item.definition for name, item in plan.suite.items().items()},
-        notes=[*plan.suite.notes, *id_notes(plan, table)],
+        notes=[*plan.suite.notes, *table.notes, *id_notes(plan, table)],
     )
     if scored is not None:
         result.similarity = scored.stats.summary()
