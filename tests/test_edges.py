@@ -141,3 +141,18 @@ def test_status_values_and_labels_match_whatever_their_letter_case() -> None:
     same("contract-risk", risk, [dict(r, pred_level=str(r["pred_level"]).upper()) for r in risk])
     with pytest.raises(pingce.InputError, match="expected one of"):
         pingce.evaluate("tcm-dialogue", [dict(tcm[0], status="INQUIRY")], bootstrap=0)
+
+
+def test_field_paths_of_slice_and_stratify_are_checked_naming_the_option(tmp_path: Path) -> None:
+    cases = [
+        (["--slice", "."], "--slice '.': not a field path"),
+        (["--sample", "3", "--stratify", "a..b"], "--stratify 'a..b': not a field path"),
+        (["--slice", "nosuch"], "--slice nosuch: no record of"),
+        (["--sample", "3", "--stratify", "meta.none"], "--stratify meta.none: no record of"),
+    ]
+    for args, message in cases:
+        done = run_pingce(
+            "run", "contract-risk", "--data", str(EXAMPLE), *args, "--out", str(tmp_path / "o")
+        )
+        assert done.returncode == 2 and message in done.stderr, (args, done.stderr)
+        assert "Traceback" not in done.stderr and not (tmp_path / "o").exists()
