@@ -32,6 +32,7 @@ __all__ = ["main"]
 
 EXIT_INPUT = 2
 EXIT_JUDGE_FAILURES = 3
+EXIT_GATE = 4
 
 
 @contextmanager
@@ -282,6 +283,25 @@ def cli() -> None:
 @_policy_options
 @_encoding_option
 @click.option(
+    "--fail-under",
+    "fail_under",
+    multiple=True,
+    metavar="METRIC=X",
+    help="Exit 4 when METRIC is below X (repeatable), e.g. --fail-under accuracy=0.8.",
+)
+@click.option(
+    "--fail-over",
+    "fail_over",
+    multiple=True,
+    metavar="METRIC=X",
+    help="Exit 4 when METRIC is above X (repeatable), e.g. --fail-over hallucination_rate=0.1.",
+)
+@click.option(
+    "--gate-on-interval",
+    is_flag=True,
+    help="Gates read the pessimistic end of the bootstrap interval instead of the value.",
+)
+@click.option(
     "--cache",
     "cache",
     default=None,
@@ -316,6 +336,9 @@ def run(
     encoding: str | None,
     gold: str | None,
     allow_missing: bool,
+    fail_under: tuple[str, ...],
+    fail_over: tuple[str, ...],
+    gate_on_interval: bool,
     cache: str | None,
     no_cache: bool,
     quiet: bool,
@@ -325,6 +348,7 @@ def run(
     """Evaluate the records in --data with SUITE (a built-in name or a suite YAML file)."""
     from .engine import evaluate_suite
     from .errors import PingceError
+    from .gates import failed_gates, parse_gates
     from .options import RunOptions, parse_map
     from .report import print_result, write_outputs
 
@@ -352,6 +376,8 @@ def run(
             encoding=encoding,
             gold=gold,
             allow_missing=allow_missing,
+            gates=parse_gates(fail_under, fail_over),
+            gate_on_interval=gate_on_interval,
         )
         with _progress(
             err_console, enabled=not (quiet or no_progress) and err_console.is_terminal
@@ -370,6 +396,13 @@ def run(
     console.print(f"outputs: {target}/ ({', '.join(paths)})")
     _show_profile(timer, written, start, err_console)
     _keep(result)
+    failed = failed_gates(result.metrics, options.gates, on_interval=options.gate_on_interval)
+    for line in failed:
+        err_console.print(f"gate failed: {line}", markup=False, highlight=False, soft_wrap=True)
+    if failed:
+        sys.exit(EXIT_GATE)
+    if options.gates and not quiet:
+        console.print(f"gates passed: {len(options.gates)}")
     if result.failures.judge:
         sys.exit(EXIT_JUDGE_FAILURES)
 

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ._defaults import DEFAULT_SIMILARITY
 from ._halves import processes_setting
 from .errors import OptionError
+from .gates import Gate
 from .metrics import ZeroDivision, check_zero_division
 from .records import parse_path
 from .sampling import Allocation, Shortfall
@@ -71,6 +72,10 @@ class RunOptions:
     """Similarity cache: a path, None for the default file, False for none."""
     encoding: str | None = None
     """The encoding of text record files (``--encoding``); None detects it."""
+    gates: tuple[Gate, ...] = ()
+    """``--fail-under``/``--fail-over`` gates, checked on the result (exit 4 when one fails)."""
+    gate_on_interval: bool = False
+    """Gates read the pessimistic end of the interval (``--gate-on-interval``)."""
     gold: str | None = None
     """A file of gold records joined to the predictions by id (``--gold``)."""
     allow_missing: bool = False
@@ -138,6 +143,8 @@ class RunOptions:
             isinstance(self.gold, str | os.PathLike) and os.path.isfile(self.gold)
         ):
             raise OptionError(f"--gold {self.gold!r}: no such file")
+        if self.gate_on_interval and self.bootstrap == 0:
+            raise OptionError("--gate-on-interval reads the intervals: it needs --bootstrap > 0")
         if self.allow_missing and self.gold is None:
             raise OptionError("--allow-missing needs --gold FILE (the records to join by id)")
         if self.encoding is not None:

@@ -21,6 +21,7 @@ import numpy as np
 
 from .._version import __version__
 from ..errors import InputError, OptionError
+from ..gates import check_gate_names
 from ..joins import joined_reading
 from ..metrics.protocol import Context, StatBlock
 from ..options import RunOptions
@@ -63,7 +64,9 @@ def plan_run(
     options.validate()
     built = load_suite(suite, defaults=options.suite_defaults())
     identify = built.spec.match_by or [] if comparison else []
-    return make_plan(built, options, identify=identify)
+    plan = make_plan(built, options, identify=identify)
+    check_gate_names(options.gates, plan.metrics)
+    return plan
 
 
 def load(plan: Plan, data: Data, progress: ProgressHook, label: str = "records") -> Table:
