@@ -518,3 +518,26 @@ def test_the_wheel_carries_the_examples_suites_and_law_list(tmp_path: Path) -> N
     for suite in ("contract_risk", "function_call", "function_points", "tcm_dialogue"):
         assert f"pingce/examples/{suite}/records.jsonl" in names
     assert "pingce/suites/contract-risk.yaml" in names and "pingce/data/laws.csv" in names
+
+
+def test_tables_at_80_columns_never_cut_a_name(tmp_path: Path) -> None:
+    """Issue 13: piped at 80 columns, metric names and slice labels are whole (no ellipsis);
+    slice values beyond the width go to further tables."""
+    import subprocess
+    import sys
+
+    from tests.cli_run import ENV
+
+    data = Path(pingce.__file__).parent / "examples" / "contract_risk" / "records.jsonl"
+    args = [sys.executable, "-m", "pingce", "run", "contract-risk", "--data", str(data)]
+    args += ["--slice", "contract_type", "--bootstrap", "200", "--out", str(tmp_path / "o")]
+    env = {**ENV, "COLUMNS": "80"}
+    done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr
+    assert "…" not in done.stdout
+    assert all(len(line) <= 80 for line in done.stdout.splitlines())
+    result = json.loads((tmp_path / "o" / "results.json").read_text())
+    for name in result["metrics"]:
+        assert any(line.startswith(f"│ {name} ") for line in done.stdout.splitlines()), name
+    for key in result["slices"]:
+        assert key.split("=", 1)[1] in done.stdout

@@ -9,7 +9,7 @@ from rich.table import Table
 from ..results import ComparisonResult, EvaluationResult
 from .format import fmt_interval, fmt_number, fmt_value, similarity_line
 
-__all__ = ["print_comparison", "print_notes", "print_profile", "print_result"]
+__all__ = ["print_comparison", "print_notes", "print_profile", "print_result", "print_slices"]
 
 
 def print_notes(notes: list[str], console: Console) -> None:
@@ -77,15 +77,7 @@ def print_result(result: EvaluationResult, console: Console) -> None:
                 pc.add_row(label, *cells)
             console.print(pc)
     if result.slices:
-        st = Table(title="slices", title_justify="left")
-        st.add_column("slice", style="bold")
-        st.add_column("records", justify="right")
-        names = list(result.metrics)[:6]
-        for name in names:
-            st.add_column(name, justify="right")
-        for key, sl in result.slices.items():
-            st.add_row(key, str(sl.n_records), *(fmt_value(sl.metrics[n]) for n in names))
-        console.print(st)
+        print_slices(result, console)
     if result.sampling is not None and result.sampling.method == "stratified":
         counts = ", ".join(f"{c.value}: {c.sampled}/{c.population}" for c in result.sampling.strata)
         console.print(f"sampled by {result.sampling.field} (sampled/population): {counts}")
@@ -99,6 +91,43 @@ def print_result(result: EvaluationResult, console: Console) -> None:
     if spent is not None:
         console.print(spent, markup=False, highlight=False, emoji=False)
     print_notes(result.notes, console)
+
+
+MAX_SLICE_TABLES = 5
+"""Tables of slice values printed per slice field; the rest are in report.md."""
+
+
+def print_slices(result: EvaluationResult, console: Console) -> None:
+    """Every metric per slice value: a row per metric (names never cut), a column per value of
+    a slice field, as many columns a table as the console's width holds, the rest in further
+    tables (labels wrap, never cut)."""
+    names = list(result.metrics)
+    label = max(len(name) for name in [*names, "records"]) + 4
+    per_table = max(1, (console.width - label) // 12)  # a value "0.8333" and its separators
+    by_field: dict[str, list[str]] = {}
+    for key in result.slices:
+        by_field.setdefault(key.split("=", 1)[0], []).append(key)
+    for field, keys in by_field.items():
+        shown = keys[: per_table * MAX_SLICE_TABLES]
+        for start in range(0, len(shown), per_table):
+            chunk = keys[start : start + per_table]
+            title = f"slices by {field}"
+            if len(keys) > per_table:
+                title += f" ({start + 1}-{start + len(chunk)} of {len(keys)})"
+            table = Table(title=title, title_justify="left")
+            table.add_column("metric", style="bold", no_wrap=True)
+            for key in chunk:
+                table.add_column(key.split("=", 1)[-1], justify="right", overflow="fold")
+            table.add_row("records", *(str(result.slices[key].n_records) for key in chunk))
+            for name in names:
+                cells = (fmt_value(result.slices[key].metrics[name]) for key in chunk)
+                table.add_row(name, *cells)
+            console.print(table)
+        if len(keys) > len(shown):
+            console.print(
+                f"slices by {field}: {len(keys) - len(shown)} more values in report.md and "
+                "results.json"
+            )
 
 
 def print_comparison(result: ComparisonResult, console: Console) -> None:
