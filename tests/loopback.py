@@ -38,6 +38,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import os
 import re
 import sys
 import threading
@@ -46,6 +47,7 @@ import zlib
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -58,6 +60,7 @@ __all__ = [
     "cosine",
     "embed",
     "fenced_texts",
+    "keep_local",
 ]
 
 FaultKind = Literal[
@@ -591,3 +594,16 @@ def main() -> None:
 
 if __name__ == "__main__":
     main()
+
+
+def keep_local(monkeypatch: Any, cache: Path) -> None:
+    """For a test that talks to a loopback server: no proxies (all traffic stays on 127.0.0.1),
+    no stray endpoint or key settings (PINGCE_*, OPENAI_*; the test store stays), a private
+    similarity cache folder."""
+    for key in list(os.environ):
+        upper = key.upper()
+        stray = upper.startswith(("PINGCE_", "OPENAI_")) and upper != "PINGCE_STORE"
+        if upper.endswith("_PROXY") or stray:
+            monkeypatch.delenv(key)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setenv("PINGCE_CACHE_DIR", str(cache))

@@ -7,7 +7,6 @@ server's own rule (character Jaccard), computed here."""
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,7 @@ from pingce.similarity import SimilarityCache, make_backend
 from pingce.similarity.judge import JudgeBackend, parse_score
 from pingce.suites import load_suite
 
-from .loopback import Fault, LoopbackServer, char_jaccard
+from .loopback import Fault, LoopbackServer, char_jaccard, keep_local
 
 FAST: dict[str, Any] = {"backoff": 0.01, "max_backoff": 1.0, "timeout": 5.0}
 SCHEMA_FORMAT = {
@@ -60,11 +59,7 @@ PROSE = {
 @pytest.fixture(autouse=True)
 def _local_only(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No proxies (all traffic stays on 127.0.0.1), no stray keys, a private cache folder."""
-    for key in list(os.environ):
-        if key.upper().endswith("_PROXY") or key.upper().startswith(("PINGCE_", "OPENAI_")):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("PINGCE_CACHE_DIR", str(tmp_path / "default-cache"))
+    keep_local(monkeypatch, tmp_path / "default-cache")
 
 
 @pytest.fixture

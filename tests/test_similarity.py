@@ -34,7 +34,16 @@ from pingce.similarity.embedding import EmbeddingAPIBackend, EmbeddingBackend
 from pingce.similarity.judge import JudgeBackend, parse_score
 from pingce.suites import load_suite
 
-from .loopback import Fault, LoopbackServer, Request, char_jaccard, cosine, embed, fenced_texts
+from .loopback import (
+    Fault,
+    LoopbackServer,
+    Request,
+    char_jaccard,
+    cosine,
+    embed,
+    fenced_texts,
+    keep_local,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "function_points" / "records.jsonl"
@@ -187,11 +196,7 @@ def read_results(out: Path) -> dict[str, Any]:
 @pytest.fixture(autouse=True)
 def _local_only(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """No proxies (all traffic stays on 127.0.0.1), no stray keys, a private cache folder."""
-    for key in list(os.environ):
-        if key.upper().endswith("_PROXY") or key.upper().startswith(_SCRUB):
-            monkeypatch.delenv(key)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    monkeypatch.setenv("PINGCE_CACHE_DIR", str(tmp_path / "default-cache"))
+    keep_local(monkeypatch, tmp_path / "default-cache")
 
 
 @pytest.fixture
