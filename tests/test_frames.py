@@ -221,8 +221,8 @@ def test_comparison_frame_holds_comparison_json(tmp_path: Path) -> None:
     result = pingce.compare("function-points", candidate, baseline, bootstrap=200, out=tmp_path)
     written = json.loads((tmp_path / "comparison.json").read_text(encoding="utf-8"))
     frame = result.to_pandas()
-    columns = ["candidate", "baseline", "delta", "ci_low", "ci_high", "p_value", "n"]
-    columns += ["n_baseline", "higher_is_better", "note"]
+    columns = ["candidate", "baseline", "delta", "ci_low", "ci_high", "p_value", "p_method"]
+    columns += ["p_holm", "significant", "verdict", "n", "n_baseline", "higher_is_better", "note"]
     assert list(frame.columns) == ["metric", *columns]
     assert list(frame["metric"]) == list(written["metrics"])
     for (_, row), entry in zip(frame.iterrows(), written["metrics"].values(), strict=True):

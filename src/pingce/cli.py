@@ -445,12 +445,24 @@ def run(
     show_default=True,
     help="Interval method for the differences.",
 )
-@click.option("--ci-level", type=float, default=0.95, show_default=True, help="Confidence level.")
+@click.option(
+    "--ci-level",
+    type=float,
+    default=0.95,
+    show_default=True,
+    help="Confidence level; a difference is significant when its Holm-adjusted p < 1 - level.",
+)
 @click.option(
     "--zero-division",
     type=click.Choice(["null", "0", "1"]),
     default=None,
     help="Value of 0/0 ratios [default: the suite's, null].",
+)
+@click.option(
+    "--slice",
+    "slices",
+    multiple=True,
+    help="Compare within each value of this field too (repeatable); both sides must agree on it.",
 )
 @_policy_options
 @_encoding_option
@@ -470,6 +482,7 @@ def compare(
     ci_method: Any,
     ci_level: float,
     zero_division: str | None,
+    slices: tuple[str, ...],
     on_judge_failure: Any,
     laws: str | None,
     field_map: tuple[str, ...],
@@ -482,7 +495,9 @@ def compare(
     profile: bool,
 ) -> None:
     """Compare the candidate (--data) with --baseline on SUITE: both values, their difference,
-    a paired bootstrap interval of the difference and its p-value. Records match by id."""
+    a paired bootstrap interval of the difference and the tests of "no difference" (the
+    bootstrap p-value that inverts the interval, exact McNemar for accuracy-type metrics,
+    approximate randomisation; Holm across the metrics), in words. Records match by id."""
     from .engine import compare_suite
     from .errors import PingceError
     from .options import RunOptions, parse_map
@@ -507,6 +522,7 @@ def compare(
             encoding=encoding,
             gold=gold,
             allow_missing=allow_missing,
+            slices=slices,
         )
         with _progress(err_console, enabled=not no_progress and err_console.is_terminal) as hook:
             result = compare_suite(suite, data, baseline, options, progress=hook, profile=timer)

@@ -225,8 +225,9 @@ COMPARE_OPTIONS = (
     "encoding",
     "gold",
     "allow_missing",
+    "slices",
 )
-"""The options that apply to a comparison (sampling and slices do not)."""
+"""The options that apply to a comparison (sampling does not)."""
 
 
 def run_options(options: Mapping[str, Any], allowed: Iterable[str] | None = None) -> RunOptions:

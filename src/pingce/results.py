@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ComparisonResult",
+    "ComparisonSlice",
     "DataInfo",
     "EvaluationResult",
     "Failures",
@@ -44,6 +45,7 @@ __all__ = [
     "MetricResult",
     "RecordRows",
     "Signature",
+    "SignificanceTest",
     "SliceResult",
 ]
 
@@ -528,8 +530,28 @@ class EvaluationResult(_Plain):
         return record_frame("EvaluationResult.record_frame()", self._records, fields)
 
 
+class SignificanceTest(_Plain):
+    """One test of "no difference" between the two systems on one metric."""
+
+    OMIT_WHEN_NONE = ("resamples", "candidate_only", "baseline_only")
+
+    test: str = Field(
+        description="paired-bootstrap-<method> (the p-value that inverts the interval), "
+        "mcnemar-exact (accuracy-type metrics) or approximate-randomisation."
+    )
+    p_value: float | None = Field(description="Two-sided p-value; null when not computable.")
+    resamples: int | None = Field(None, description="Bootstrap resamples or randomisation trials.")
+    candidate_only: int | None = Field(
+        None, description="McNemar: units right for the candidate only."
+    )
+    baseline_only: int | None = Field(
+        None, description="McNemar: units right for the baseline only."
+    )
+
+
 class MetricComparison(_Plain):
-    """One metric of both systems, their difference and its paired bootstrap interval."""
+    """One metric of both systems, their difference, its paired bootstrap interval, the tests
+    of "no difference" and what they say."""
 
     OMIT_WHEN_NONE = ("note",)
 
@@ -539,7 +561,21 @@ class MetricComparison(_Plain):
     ci_low: float | None = Field(None, description="Lower end of the interval of delta.")
     ci_high: float | None = Field(None, description="Upper end of the interval of delta.")
     p_value: float | None = Field(
-        None, description="Two-sided paired bootstrap p-value of 'no difference'."
+        None,
+        description="Two-sided p-value of 'no difference' (p_method): the paired bootstrap's, "
+        "which inverts the interval, so the interval excludes 0 exactly when "
+        "p_value < 1 - ci_level.",
+    )
+    p_method: str | None = Field(None, description="The test p_value comes from.")
+    p_holm: float | None = Field(
+        None, description="p_value adjusted by Holm-Bonferroni across the comparison's metrics."
+    )
+    significant: bool | None = Field(
+        None, description="p_holm < 1 - ci_level; null when there is no p-value."
+    )
+    verdict: str | None = Field(None, description="What the test says, in words.")
+    tests: list[SignificanceTest] = Field(
+        default_factory=list, description="Every test run on this metric, p_method's first."
     )
     n: int = Field(description="Units the candidate's value was computed over.")
     n_baseline: int = Field(description="Units the baseline's value was computed over.")
@@ -547,10 +583,17 @@ class MetricComparison(_Plain):
     note: str | None = Field(None, description="Why a value is null, or about the interval.")
 
 
+class ComparisonSlice(BaseModel):
+    """The comparison over the records whose slice field has one value."""
+
+    n_records: int
+    metrics: dict[str, MetricComparison]
+
+
 class ComparisonResult(_Plain):
     """The content of comparison.json."""
 
-    OMIT_WHEN_NONE = ("profile",)
+    OMIT_WHEN_NONE = ("profile", "slices")
 
     pingce_version: str
     suite: str
@@ -563,6 +606,10 @@ class ComparisonResult(_Plain):
         description="Per side: parse failures, failed judge calls, records left out.",
     )
     signature: Signature
+    slices: dict[str, ComparisonSlice] | None = Field(
+        None,
+        description="Per --slice value; Holm runs across every metric of every slice at once.",
+    )
     notes: list[str] = Field(default_factory=list)
     profile: dict[str, float] | None = None
 
@@ -573,8 +620,10 @@ class ComparisonResult(_Plain):
     def to_pandas(self) -> pd.DataFrame:
         """The comparison as a pandas DataFrame, one row per metric in comparison.json's order:
         ``metric``, ``candidate``, ``baseline``, ``delta`` (candidate - baseline), ``ci_low``,
-        ``ci_high`` (its paired interval), ``p_value``, ``n``, ``n_baseline``,
-        ``higher_is_better``, ``note`` (text). Null values are NaN, with the note saying why.
+        ``ci_high`` (its paired interval), ``p_value``, ``p_method``, ``p_holm``,
+        ``significant``, ``verdict``, ``n``, ``n_baseline``, ``higher_is_better``, ``note``
+        (text); the list of ``tests`` stays in the result. Null values are NaN, with the note
+        saying why.
         Needs pandas (imported here, not by ``import pingce``)."""
         from .frames import entry_frame
 
@@ -582,7 +631,7 @@ class ComparisonResult(_Plain):
         return entry_frame(
             "ComparisonResult.to_pandas()",
             rows,
-            MetricComparison.model_fields,
+            {k: v for k, v in MetricComparison.model_fields.items() if k != "tests"},
             ["metric"],
             last=("note",),
         )

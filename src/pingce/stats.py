@@ -16,10 +16,10 @@ jackknife, which for summed statistics is one vectorised call.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 
@@ -28,15 +28,24 @@ from .progress import Advance
 from .threads import one_blas_thread
 
 CIMethod = Literal["bca", "percentile", "basic"]
+_K = TypeVar("_K")
 """Bootstrap interval methods (scipy's definitions)."""
 
 __all__ = [
     "CIMethod",
     "Interval",
+    "McNemar",
     "PairedInterval",
+    "approximate_randomisation",
+    "binomial_two_sided",
     "bootstrap_intervals",
+    "excludes_zero",
+    "holm",
+    "inverted_p_value",
+    "mcnemar_exact",
     "paired_intervals",
     "resample_indices",
+    "swap_masks",
 ]
 
 
@@ -129,6 +138,78 @@ def _acceleration(values: np.ndarray, counts: np.ndarray) -> float:
     return float(num / (6.0 * den**1.5))
 
 
+class _Bounds:
+    """One method's interval over a set of resampled values, as a function of ``alpha`` (the
+    interval at level ``1 - alpha``): what the interval and the p-value that inverts it share.
+
+    Everything that does not depend on the level (the defined resamples, BCa's bias correction
+    and acceleration, whether BCa falls back to the percentile interval) is fixed here once, so
+    every level is answered by the same method on the same resamples."""
+
+    def __init__(
+        self,
+        theta_hat: float,
+        theta: np.ndarray,
+        method: CIMethod,
+        jackknife: Callable[[], tuple[np.ndarray, np.ndarray]],
+    ) -> None:
+        self.theta_hat = theta_hat
+        defined = theta[~np.isnan(theta)]
+        self.defined = defined
+        self.method: CIMethod = method
+        self.notes: list[str] = []
+        undefined = theta.size - defined.size
+        if undefined:
+            self.notes.append(f"{undefined} of {theta.size} resamples undefined and left out")
+        self.constant: float | None = None
+        self.empty = defined.size < 2
+        if self.empty:
+            return
+        if float(defined.min()) == float(defined.max()):
+            self.notes.append("every resample gives the same value")
+            self.constant = float(defined[0])
+            return
+        self.z0 = self.a = math.nan
+        if method == "bca":
+            below = np.count_nonzero(defined < theta_hat) + np.count_nonzero(defined <= theta_hat)
+            self.z0 = ndtri(below / (2.0 * defined.size))
+            values, counts = jackknife()
+            self.a = _acceleration(values, counts)
+
+    def __call__(self, alpha: float) -> tuple[float, float]:
+        """The interval at level ``1 - alpha`` (two-sided: ``alpha / 2`` in each tail)."""
+        if self.constant is not None:
+            return self.constant, self.constant
+        defined, half = self.defined, alpha / 2.0
+        if self.method == "percentile":
+            return _quantile(defined, half), _quantile(defined, 1 - half)
+        if self.method == "basic":
+            return (
+                2 * self.theta_hat - _quantile(defined, 1 - half),
+                2 * self.theta_hat - _quantile(defined, half),
+            )
+        a1, a2 = _bca_levels(self.z0, ndtri(half), self.a)
+        if not (math.isfinite(a1) and math.isfinite(a2)):
+            return _quantile(defined, half), _quantile(defined, 1 - half)
+        return _quantile(defined, a1), _quantile(defined, a2)
+
+    def fell_back(self, alpha: float) -> bool:
+        """Whether BCa is undefined at this level (the percentile interval is given instead)."""
+        if self.method != "bca" or self.constant is not None or self.empty:
+            return False
+        a1, a2 = _bca_levels(self.z0, ndtri(alpha / 2.0), self.a)
+        return not (math.isfinite(a1) and math.isfinite(a2))
+
+    def interval(self, level: float) -> Interval:
+        if self.empty:
+            return Interval(None, None, "too few resamples where the metric is defined")
+        notes = list(self.notes)
+        if self.fell_back(1.0 - level):
+            notes.append("BCa undefined for this distribution; percentile interval shown")
+        low, high = self(1.0 - level)
+        return Interval(low, high, "; ".join(notes) or None)
+
+
 def _interval(
     theta_hat: float,
     theta: np.ndarray,
@@ -136,82 +217,168 @@ def _interval(
     level: float,
     jackknife: Callable[[], tuple[np.ndarray, np.ndarray]],
 ) -> Interval:
-    alpha = (1.0 - level) / 2.0
-    defined = theta[~np.isnan(theta)]
-    undefined = theta.size - defined.size
-    notes = []
-    if undefined:
-        notes.append(f"{undefined} of {theta.size} resamples undefined and left out")
-    if defined.size < 2:
-        return Interval(None, None, "too few resamples where the metric is defined")
-    if float(defined.min()) == float(defined.max()):
-        notes.append("every resample gives the same value")
-        return Interval(float(defined[0]), float(defined[0]), "; ".join(notes))
-    if method == "percentile":
-        low, high = _quantile(defined, alpha), _quantile(defined, 1 - alpha)
-    elif method == "basic":
-        low = 2 * theta_hat - _quantile(defined, 1 - alpha)
-        high = 2 * theta_hat - _quantile(defined, alpha)
+    return _Bounds(theta_hat, theta, method, jackknife).interval(level)
+
+
+def excludes_zero(low: float | None, high: float | None) -> bool:
+    """Whether an interval lies wholly on one side of 0 (an interval that touches 0 does not)."""
+    return low is not None and high is not None and (low > 0.0 or high < 0.0)
+
+
+_BISECTIONS = 400
+"""Upper bound on bisection steps over the level; the search stops at a relative width of 1e-12
+long before (about 40 steps for p near 0.05; halving the logarithm first when p is tiny)."""
+_TINY = 1e-300
+"""The smallest level searched: an interval that excludes 0 even there excludes it at every
+level, and the p-value is given as 0."""
+
+
+def inverted_p_value(bounds: _Bounds, level: float) -> float:
+    """The two-sided p-value of "no difference" that inverts the interval: the smallest
+    ``alpha`` at which the interval of level ``1 - alpha`` (same method, same resamples)
+    excludes 0, found by bisection over ``alpha`` in (0, 1].
+
+    The intervals of one method are nested (a lower level, a shorter interval), so the set of
+    levels at which 0 is excluded is one range and the p-value is its edge: at every level the
+    interval excludes 0 exactly when ``p < 1 - level``. 1 when even the level-0 interval (the
+    median, or BCa's point) touches 0; 0 when the interval excludes 0 at every level (all
+    resamples on one side of 0: below what the resamples can resolve, ``1 / (B + 1)``). The
+    answer is then made to agree exactly with the interval at ``level`` (the one reported),
+    whatever rounding does at the edge."""
+    if bounds.empty:
+        raise ValueError("no interval: too few defined resamples")
+
+    def out(alpha: float) -> bool:
+        return excludes_zero(*bounds(alpha))
+
+    if not out(1.0):
+        p = 1.0
+    elif out(_TINY):
+        p = 0.0
     else:
-        below = np.count_nonzero(defined < theta_hat) + np.count_nonzero(defined <= theta_hat)
-        z0 = ndtri(below / (2.0 * defined.size))
-        values, counts = jackknife()
-        a = _acceleration(values, counts)
-        z = ndtri(alpha)
-        a1, a2 = _bca_levels(z0, z, a)
-        if not (math.isfinite(a1) and math.isfinite(a2)):
-            notes.append("BCa undefined for this distribution; percentile interval shown")
-            low, high = _quantile(defined, alpha), _quantile(defined, 1 - alpha)
-        else:
-            low, high = _quantile(defined, a1), _quantile(defined, a2)
-    return Interval(low, high, "; ".join(notes) or None)
+        lo, hi = _TINY, 1.0  # out(hi), not out(lo): the edge lies between
+        for _ in range(_BISECTIONS):
+            mid = 0.5 * (lo + hi) if hi > 1e6 * lo else math.sqrt(lo * hi)
+            if not lo < mid < hi or hi - lo <= 1e-12 * hi:
+                break
+            if out(mid):
+                hi = mid
+            else:
+                lo = mid
+        p = hi
+    alpha = 1.0 - level
+    if out(alpha) and not p < alpha:
+        p = math.nextafter(alpha, 0.0)
+    elif not out(alpha) and p < alpha:
+        p = alpha
+    return p
 
 
 def _bca_levels(z0: float, z: float, a: float) -> tuple[float, float]:
-    """BCa's adjusted quantile levels (scipy's formula); NaN where they do not exist."""
-    with np.errstate(all="ignore"):
-        terms = np.array([z0 + z, z0 - z], dtype=np.float64)
-        shifted = z0 + terms / (1 - a * terms)
-    return ndtr(float(shifted[0])), ndtr(float(shifted[1]))
+    """BCa's adjusted quantile levels (scipy's formula); NaN where they do not exist.
+
+    Past the pole of ``t / (1 - a t)`` (``1 - a t <= 0``, reached only at extreme levels or
+    with a large acceleration) scipy's formula wraps around to levels that run backwards; there
+    the level is the limit at the pole (0 below, 1 above), so that BCa intervals stay nested as
+    the level grows, which the inverted p-value relies on."""
+    if not (math.isfinite(z0) and math.isfinite(a) and math.isfinite(z)):
+        return math.nan, math.nan
+    levels = []
+    for t in (z0 + z, z0 - z):
+        with np.errstate(all="ignore"):
+            denominator = 1.0 - a * t
+            if denominator <= 0.0:
+                levels.append(0.0 if t < 0 else 1.0)
+                continue
+            levels.append(ndtr(float(np.float64(z0) + np.float64(t) / np.float64(denominator))))
+    return levels[0], levels[1]
+
+
+def _bootstrap_counts(n: int, resamples: int, seed: int | list[int]) -> Iterator[np.ndarray]:
+    """Per-record counts of each row of the bootstrap index matrix (at most two arrays of ``n``
+    alive: the index is dropped as soon as it is counted)."""
+    for index in resample_indices(n, resamples, seed):
+        whole = np.bincount(index, minlength=n)
+        del index
+        counts = whole.astype(np.float64)
+        del whole
+        yield counts
+        del counts  # the consumer has let go of it: free it before the next draw
+
+
+def swap_masks(n: int, trials: int, seed: int | list[int]) -> Iterator[np.ndarray]:
+    """The approximate randomisation's trials: ``trials`` boolean masks of ``n`` records (or
+    units), True where the two systems' statistics swap places.
+
+    They are the rows of ``numpy.random.default_rng(seed).integers(2, size=(trials, n),
+    dtype=bool)``, the matrix sacrebleu's ``paired_ar`` draws, generated a block of rows at a
+    time: numpy draws booleans 32 to a word and drops a call's unused bits, so each block holds
+    a multiple of 32 booleans and the blocks continue one stream."""
+    rng = np.random.default_rng(seed)
+    step = 32 // math.gcd(n, 32) if n else 1
+    rows = max(step, (1 << 22) // max(n, 1) // step * step)
+    done = 0
+    while done < trials:
+        take = min(rows, trials - done)
+        block = rng.integers(2, size=(take, n), dtype=bool)
+        yield from block
+        done += take
 
 
 def _resample(
     sides: list[Mapping[object, StatBlock]],
     wanted: Mapping[str, tuple[Metric, object]],
+    draws: Iterable[np.ndarray],
     resamples: int,
-    seed: int | list[int],
     progress: Advance | None,
+    *,
+    swap: bool = False,
 ) -> list[dict[str, np.ndarray]]:
-    """Per side, every wanted metric's value on each resample, all sides drawn with the same
-    index rows (one side: the bootstrap; two: the paired bootstrap)."""
+    """Per side, every wanted metric's value on each of ``resamples`` draws, every side read
+    with the same draw.
+
+    A draw is either per-record counts (``swap`` False: the bootstrap with one side, the paired
+    bootstrap with two), or, with two sides and ``swap``, a mask of the records whose
+    statistics trade places between the sides (the approximate randomisation: side 0 becomes
+    ``total_0 - sum_masked(0) + sum_masked(1)``, side 1 the converse)."""
     first = sides[0]
-    n = next(iter(first.values())).n
     keys = {key for _, key in wanted.values()}
     decomposable = [k for k in keys if first[k].decomposable]
     raw = [(name, m, key) for name, (m, key) in wanted.items() if not m.decomposable]
     summed = [{k: np.empty((resamples, first[k].width)) for k in decomposable} for _ in sides]
     theta_raw = [{name: np.empty(resamples) for name, _, _ in raw} for _ in sides]
-    # Not enumerate(): its reused result tuple would keep the last index alive.
+    # Not enumerate(): its reused result tuple would keep the last draw alive.
     b = -1
     with one_blas_thread():
-        for index in resample_indices(n, resamples, seed):
+        for draw in draws:
             b += 1
-            # Per-record counts replace the index at once (at most two arrays of n alive);
-            # every block and raw metric reads them, so nothing gathers by the index.
-            whole = np.bincount(index, minlength=n)
-            del index
-            counts = whole.astype(np.float64)
-            del whole
+            # Every block and raw metric reads the draw, so nothing gathers by an index.
+            weights = draw.astype(np.float64) if swap else draw
             for side, blocks in enumerate(sides):
                 for key in decomposable:
-                    summed[side][key][b] = blocks[key].weighted_total(counts)
+                    summed[side][key][b] = blocks[key].weighted_total(weights)
                 for name, metric, key in raw:
                     rows = blocks[key].rows
                     assert rows is not None
-                    theta_raw[side][name][b] = metric.finalize_rows(rows, counts)
-            del counts  # and what metrics derived from them (timing's cumulative counts)
+                    if swap:
+                        other = sides[1 - side][key].rows
+                        assert other is not None
+                        mask = draw.reshape((-1,) + (1,) * (rows.ndim - 1))
+                        theta_raw[side][name][b] = metric.finalize_rows(np.where(mask, other, rows))
+                    else:
+                        theta_raw[side][name][b] = metric.finalize_rows(rows, weights)
+            del draw, weights  # and what metrics derived from them (timing's cumulative counts)
             if progress is not None:
                 progress(1)
+    if swap:  # masked sums -> the sums of the two pseudo-systems
+        masked = summed
+        summed = [
+            {
+                k: sides[side][k].total()[None, :] - masked[side][k] + masked[1 - side][k]
+                for k in decomposable
+            }
+            for side in range(2)
+        ]
     out: list[dict[str, np.ndarray]] = []
     for side in range(len(sides)):
         values = dict(theta_raw[side])
@@ -242,7 +409,9 @@ def bootstrap_intervals(
     if not metrics or resamples <= 0:
         return {}
     wanted = {name: pair for name, pair in metrics.items() if values.get(name) is not None}
-    (resampled,) = _resample([blocks], wanted, resamples, seed, progress)
+    n = next(iter(blocks.values())).n
+    draws = _bootstrap_counts(n, resamples, seed)
+    (resampled,) = _resample([blocks], wanted, draws, resamples, progress)
 
     out: dict[str, Interval] = {}
     for name, (metric, key) in wanted.items():
@@ -262,12 +431,14 @@ def bootstrap_intervals(
 
 @dataclass(frozen=True)
 class PairedInterval:
-    """Interval of a difference (candidate − baseline) and its two-sided bootstrap p-value."""
+    """Interval of a difference (candidate − baseline) and the two-sided p-value that inverts
+    it (:func:`inverted_p_value`); ``method`` is the interval method actually used."""
 
     low: float | None
     high: float | None
     p_value: float | None
     note: str | None = None
+    method: CIMethod = "bca"
 
 
 def _per_record_jackknife(metric: Metric, block: StatBlock) -> np.ndarray:
@@ -294,13 +465,16 @@ def paired_intervals(
     ``candidate`` and ``baseline`` map statistic keys to blocks over the same ``n`` records in
     the same order. The interval comes from the resampled differences with ``method``
     (scipy's definitions; BCa's jackknife leaves one record out of both). The two-sided p-value
-    is the one that matches the percentile interval (which excludes 0 at level 1 - p):
-    ``min(1, 2 (1 + min(#{d* <= 0}, #{d* >= 0})) / (B + 1))``.
+    inverts that interval (:func:`inverted_p_value`): the smallest ``alpha`` at which the
+    interval of the same method on the same resamples excludes 0, so that the interval excludes
+    0 exactly when ``p < 1 - level``.
     """
     if not metrics or resamples <= 0:
         return {}
     wanted = {name: pair for name, pair in metrics.items() if deltas.get(name) is not None}
-    ours, theirs = _resample([candidate, baseline], wanted, resamples, seed, progress)
+    n = next(iter(candidate.values())).n
+    draws = _bootstrap_counts(n, resamples, seed)
+    ours, theirs = _resample([candidate, baseline], wanted, draws, resamples, progress)
 
     out: dict[str, PairedInterval] = {}
     for name, (metric, key) in wanted.items():
@@ -318,13 +492,153 @@ def paired_intervals(
             )
             return values, np.ones(values.shape[0])
 
-        interval = _interval(delta, theta, chosen, level, jack)
-        defined = theta[~np.isnan(theta)]
+        bounds = _Bounds(delta, theta, chosen, jack)
+        interval = bounds.interval(level)
         p_value = None
-        if defined.size:
-            below = np.count_nonzero(defined <= 0.0)
-            above = np.count_nonzero(defined >= 0.0)
-            p_value = min(1.0, float(2 * (1 + min(below, above)) / (defined.size + 1)))
-        notes = "; ".join(x for x in (note, interval.note) if x) or None
-        out[name] = PairedInterval(interval.low, interval.high, p_value, notes)
+        notes = [x for x in (note, interval.note) if x]
+        if not bounds.empty:
+            p_value = inverted_p_value(bounds, level)
+            if bounds.fell_back(1.0 - level):
+                chosen = "percentile"
+            if p_value == 0.0:
+                notes.append(
+                    "the interval excludes 0 at every level: p below what "
+                    f"{bounds.defined.size} resamples resolve"
+                )
+        out[name] = PairedInterval(
+            interval.low, interval.high, p_value, "; ".join(notes) or None, chosen
+        )
     return out
+
+
+def approximate_randomisation(
+    candidate: Mapping[object, StatBlock],
+    baseline: Mapping[object, StatBlock],
+    metrics: Mapping[str, tuple[Metric, object]],
+    deltas: Mapping[str, float | None],
+    *,
+    trials: int,
+    seed: int | list[int],
+    progress: Advance | None = None,
+) -> dict[str, float]:
+    """Two-sided p-values of the paired approximate randomisation (permutation) test.
+
+    On each of ``trials`` trials every record (every unit, when the blocks are grouped by unit)
+    swaps its candidate and baseline statistics with probability 1/2 (:func:`swap_masks`, the
+    draws of sacrebleu's ``paired_ar`` for the same seed); the metric is recomputed from the
+    summed statistics of the two pseudo-systems, and
+    ``p = (1 + #{trials: |delta*| >= |delta|}) / (trials + 1)``. (sacrebleu counts ``>``,
+    which gives a system compared with itself ``p = 1 / (trials + 1)``; ``>=`` gives it 1.)
+    A trial whose difference is undefined is left out.
+    """
+    if not metrics or trials <= 0:
+        return {}
+    wanted = {name: pair for name, pair in metrics.items() if deltas.get(name) is not None}
+    if not wanted:
+        return {}
+    n = next(iter(candidate.values())).n
+    draws = swap_masks(n, trials, seed)
+    ours, theirs = _resample([candidate, baseline], wanted, draws, trials, progress, swap=True)
+    out: dict[str, float] = {}
+    for name in wanted:
+        delta = deltas[name]
+        assert delta is not None
+        shuffled = np.abs(ours[name] - theirs[name])
+        shuffled = shuffled[~np.isnan(shuffled)]
+        # the difference of a trial equal to the observed one, up to the rounding of a sum
+        # taken in another order, counts as reaching it
+        reached = np.count_nonzero(shuffled >= abs(delta) - 1e-12 * max(abs(delta), 1e-300))
+        out[name] = float((1 + reached) / (shuffled.size + 1))
+    return out
+
+
+@dataclass(frozen=True)
+class McNemar:
+    """Exact McNemar test of a proportion-of-records metric: ``candidate_only`` units right
+    (1) for the candidate and wrong (0) for the baseline, ``baseline_only`` the converse."""
+
+    candidate_only: int
+    baseline_only: int
+    p_value: float
+
+
+_CHECK_WEIGHTS = 3
+"""Random weightings on which a metric must equal the weighted mean of its per-unit values."""
+
+
+def _zero_one_values(metric: Metric, block: StatBlock) -> np.ndarray | None:
+    """Each unit's value (NaN where it has none) when ``metric`` is a proportion of units: every
+    unit that counts counts once, with value 0 or 1, and the metric of any weighting of the
+    units is the weighted mean of their values. None otherwise."""
+    if not metric.decomposable or block.n == 0:
+        return None
+    rows = block.per_record()
+    with np.errstate(all="ignore"):
+        values = np.asarray(metric.finalize(rows), dtype=np.float64)
+        counts = np.asarray(metric.count(rows), dtype=np.float64)
+    if values.shape != (block.n,) or counts.shape != (block.n,):
+        return None
+    counted = counts > 0
+    if not counted.any() or not np.all(counts[counted] == 1.0):
+        return None
+    v = values[counted]
+    if not np.all((v == 0.0) | (v == 1.0)):
+        return None
+    rng = np.random.default_rng(0)
+    for trial in range(_CHECK_WEIGHTS):
+        weights = np.ones(block.n) if trial == 0 else rng.uniform(0.5, 2.0, size=block.n)
+        with np.errstate(all="ignore"):
+            got = float(np.asarray(metric.finalize(weights @ rows)).item())
+        expected = float(weights[counted] @ v / weights[counted].sum())
+        if not math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-12):
+            return None
+    out = np.full(block.n, np.nan)
+    out[counted] = v
+    return out
+
+
+def mcnemar_exact(metric: Metric, candidate: StatBlock, baseline: StatBlock) -> McNemar | None:
+    """Exact McNemar test for an accuracy-type metric (a proportion of units, each 0 or 1; see
+    :func:`_zero_one_values`), None for any other metric.
+
+    With ``b`` units right only for the candidate and ``c`` only for the baseline, under "no
+    difference" each of the ``b + c`` discordant units is equally likely to go either way:
+    ``p = min(1, 2 P(X <= min(b, c)))``, ``X ~ Binomial(b + c, 1/2)`` (1 when ``b + c = 0``), the
+    two-sided ``scipy.stats.binomtest(b, b + c)``. Both proportions must be over the same units
+    (accuracy, recall: yes; precision, whose units are each side's predicted positives: no);
+    otherwise, or for a metric that is not such a proportion, None."""
+    ours = _zero_one_values(metric, candidate)
+    theirs = _zero_one_values(metric, baseline)
+    if ours is None or theirs is None:
+        return None
+    if not np.array_equal(np.isnan(ours), np.isnan(theirs)):
+        return None  # the two proportions are over different units (precision): not paired
+    b = int(np.count_nonzero((ours == 1.0) & (theirs == 0.0)))
+    c = int(np.count_nonzero((ours == 0.0) & (theirs == 1.0)))
+    return McNemar(b, c, binomial_two_sided(min(b, c), b + c))
+
+
+def binomial_two_sided(k: int, n: int) -> float:
+    """``min(1, 2 P(X <= k))`` for ``X ~ Binomial(n, 1/2)`` and ``k <= n / 2``: the exact
+    two-sided binomial test of a fair coin (1 when ``n = 0``)."""
+    if n == 0:
+        return 1.0
+    from scipy.special import bdtr  # first use only: scipy.special costs a run half a second
+
+    return min(1.0, 2.0 * float(bdtr(k, n, 0.5)))
+
+
+def holm(p_values: Mapping[_K, float]) -> dict[_K, float]:
+    """Holm–Bonferroni adjusted p-values (``statsmodels.stats.multitest.multipletests(...,
+    method="holm")``): with the ``m`` p-values in ascending order ``p_(1) <= ... <= p_(m)``,
+    ``p_holm_(i) = max_{j <= i} min(1, (m - j + 1) p_(j))``. Rejecting where ``p_holm < alpha``
+    keeps the chance of any false rejection among the ``m`` at most ``alpha``, whatever their
+    dependence."""
+    names = sorted(p_values, key=lambda name: p_values[name])  # stable: ties keep their order
+    m = len(names)
+    out: dict[_K, float] = {}
+    running = 0.0
+    for j, name in enumerate(names):
+        running = max(running, min(1.0, (m - j) * p_values[name]))
+        out[name] = running
+    return {name: out[name] for name in p_values}

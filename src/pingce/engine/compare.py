@@ -11,8 +11,9 @@ not how hard the records are (sacrebleu's paired bootstrap, on summed statistics
 from __future__ import annotations
 
 import os
+import zlib
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -22,11 +23,11 @@ from ..metrics.protocol import StatBlock
 from ..options import RunOptions
 from ..progress import ProgressHook, no_progress
 from ..records import Table, json_equal_key
-from ..results import ComparisonResult, MetricComparison
-from ..stats import paired_intervals
+from ..results import ComparisonResult, ComparisonSlice, MetricComparison, SignificanceTest
+from ..stats import approximate_randomisation, holm, mcnemar_exact, paired_intervals
 from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
-from .groups import unit_codes
+from .groups import slice_keys, slice_order, unit_codes
 from .pipeline import Data, load, pairs_of, plan_run, signature, similarities, statistics
 from .plan import Plan, check_records
 from .profile import Profile
@@ -137,8 +138,9 @@ def compare_suite(
 ) -> ComparisonResult:
     """Compare ``candidate`` with ``baseline`` (two outputs over the same records) on ``suite``.
 
-    Uses ``options``' similarity, bootstrap, seed, ci_method and ci_level; sampling and slices
-    do not apply to a comparison.
+    Uses ``options``' similarity, bootstrap, seed, ci_method, ci_level and slices (the same
+    comparison within each value of a ``--slice`` field); sampling does not apply to a
+    comparison.
     """
     options = options or RunOptions()
     progress = progress or no_progress
@@ -152,6 +154,7 @@ def compare_suite(
         check_records(plan, table_c)
         check_records(plan, loaded_b)
         table_b = loaded_b.take(align(table_c, loaded_b, plan))
+        slice_rows = _slice_rows(plan, table_c, table_b)
     with timer.phase("similarities"):
         scored = similarities(plan, [table_c, table_b], progress)
     with timer.phase("statistics"):
@@ -166,51 +169,33 @@ def compare_suite(
                 ("baseline", table_b, blocks_b),
             )
         }
-        results: dict[str, MetricComparison] = {}
-        deltas: dict[str, float | None] = {}
-        for name, metric in plan.metrics.items():
-            key = plan.keys[name]
-            policy = options.on_judge_failure
-            c = policed_value(metric, blocks_c[key], policy)
-            b = policed_value(metric, blocks_b[key], policy)
-            delta = None if c.value is None or b.value is None else c.value - b.value
-            deltas[name] = delta
-            reasons = [f"{s}: {r.undefined_reason}" for s, r in (("candidate", c), ("baseline", b))]
-            results[name] = MetricComparison(
-                candidate=c.value,
-                baseline=b.value,
-                delta=delta,
-                n=c.n,
-                n_baseline=b.n,
-                higher_is_better=metric.higher_is_better,
-                note=None
-                if delta is not None
-                else "; ".join(r for r in reasons if not r.endswith(": None")),
-            )
+    units = unit_codes(table_c, plan.unit)
     with timer.phase("intervals"):
-        if options.bootstrap > 0:
-            units = unit_codes(table_c, plan.unit)
-            advance = progress("paired bootstrap", float(options.bootstrap))
-            intervals = paired_intervals(
-                _grouped(blocks_c, units),
-                _grouped(blocks_b, units),
-                {name: (m, plan.keys[name]) for name, m in plan.metrics.items()},
-                deltas,
-                resamples=options.bootstrap,
-                seed=options.seed,
-                method=options.ci_method,
-                level=options.ci_level,
-                progress=advance,
-            )
-            for name, interval in intervals.items():
-                results[name] = results[name].model_copy(
-                    update={
-                        "ci_low": interval.low,
-                        "ci_high": interval.high,
-                        "p_value": interval.p_value,
-                        "note": interval.note,
-                    }
-                )
+        results = _compared(plan, blocks_c, blocks_b, units, options.seed, "", progress)
+        results = _judged(results, options)
+    slices: dict[str, ComparisonSlice] | None = None
+    if slice_rows:
+        with timer.phase("slices"):
+            slices = {}
+            for key, (rows, splits_units) in slice_rows.items():
+                sub_c = {k: b.take(rows) for k, b in blocks_c.items()}
+                sub_b = {k: b.take(rows) for k, b in blocks_b.items()}
+                seed = [options.seed, 2, zlib.crc32(key.encode("utf-8"))]
+                sub_units = None if units is None else units[rows]
+                metrics = _compared(plan, sub_c, sub_b, sub_units, seed, f" {key}", progress)
+                if splits_units:
+                    path = key.partition("=")[0]
+                    for name in plan.metrics:
+                        unit = plan.statistic_of(name).unit_field
+                        if unit is not None:
+                            metrics[name] = _unit_split(metrics[name], path, unit, plan, name)
+                slices[key] = ComparisonSlice(n_records=int(rows.shape[0]), metrics=metrics)
+            # one family: every metric of every slice (scanning slices for a difference is
+            # many tests)
+            flat = {(k, n): m for k, sl in slices.items() for n, m in sl.metrics.items()}
+            judged = _judged(flat, options)
+            for (k, n), m in judged.items():
+                slices[k].metrics[n] = m
     result = ComparisonResult(
         pingce_version=__version__,
         suite=plan.suite.spec.name,
@@ -220,8 +205,206 @@ def compare_suite(
         metrics=results,
         failures=failures,
         signature=signature(plan, scored),
+        slices=slices,
         notes=list(plan.suite.notes),
     )
     if profile is not None:
         result.profile = timer.ordered()
     return result
+
+
+def _slice_rows(
+    plan: Plan, candidate: Table, baseline: Table
+) -> dict[str, tuple[np.ndarray, bool]]:
+    """Per ``--slice`` value (``field=value``, in report order): its records and whether the
+    field varies within a unit. A slice field must have the same value on both sides."""
+    out: dict[str, tuple[np.ndarray, bool]] = {}
+    units = unit_codes(candidate, plan.unit)
+    for path in plan.options.slices:
+        keys = slice_keys(candidate, path, plan)
+        theirs = slice_keys(baseline, path, plan)
+        for i, (a, b) in enumerate(zip(keys, theirs, strict=True)):
+            if a != b:
+                raise InputError(
+                    f"--slice {path}: this record has {path} {b!r} in the baseline but {a!r} "
+                    f"in the candidate ({candidate.source}:{int(candidate.lines[i])}); a "
+                    "comparison slices both sides alike (slice by a field they share)",
+                    source=baseline.source,
+                    line=int(baseline.lines[i]),
+                    field=path,
+                    value=b,
+                )
+        names, inverse = np.unique(np.asarray(keys, dtype=object).astype(str), return_inverse=True)
+        values = [str(v) for v in names]
+        splits_units = units is not None and (
+            np.unique(np.stack([units, inverse]), axis=1).shape[1] > np.unique(units).size
+        )
+        for i in slice_order(values, path, plan):
+            out[f"{path}={values[i]}"] = (np.flatnonzero(inverse == i), splits_units)
+    return out
+
+
+def _unit_split(
+    entry: MetricComparison, path: str, unit: str, plan: Plan, name: str
+) -> MetricComparison:
+    reason = (
+        f"{path} varies within {unit} units and {plan.metrics[name].registry_name} reads each "
+        f"{unit} as a whole: slice by a field that is constant within a {unit}"
+    )
+    return MetricComparison(
+        candidate=None,
+        baseline=None,
+        delta=None,
+        n=0,
+        n_baseline=0,
+        higher_is_better=entry.higher_is_better,
+        note=reason,
+    )
+
+
+def _compared(
+    plan: Plan,
+    blocks_c: Mapping[Hashable, StatBlock],
+    blocks_b: Mapping[Hashable, StatBlock],
+    units: np.ndarray | None,
+    seed: int | list[int],
+    label: str,
+    progress: ProgressHook,
+) -> dict[str, MetricComparison]:
+    """Both values, the difference, its paired interval and the tests of every metric, over
+    these blocks (all records, or one slice's); Holm and the verdict come later."""
+    options = plan.options
+    policy = options.on_judge_failure
+    results: dict[str, MetricComparison] = {}
+    deltas: dict[str, float | None] = {}
+    for name, metric in plan.metrics.items():
+        key = plan.keys[name]
+        c = policed_value(metric, blocks_c[key], policy)
+        b = policed_value(metric, blocks_b[key], policy)
+        delta = None if c.value is None or b.value is None else c.value - b.value
+        deltas[name] = delta
+        reasons = [f"{s}: {r.undefined_reason}" for s, r in (("candidate", c), ("baseline", b))]
+        results[name] = MetricComparison(
+            candidate=c.value,
+            baseline=b.value,
+            delta=delta,
+            n=c.n,
+            n_baseline=b.n,
+            higher_is_better=metric.higher_is_better,
+            note=None
+            if delta is not None
+            else "; ".join(r for r in reasons if not r.endswith(": None")),
+        )
+    # the units that resample (and swap, and pair for McNemar) together
+    grouped_c, grouped_b = _grouped(blocks_c, units), _grouped(blocks_b, units)
+    wanted = {name: (m, plan.keys[name]) for name, m in plan.metrics.items()}
+    tests: dict[str, list[SignificanceTest]] = {name: [] for name in plan.metrics}
+    if options.bootstrap > 0:
+        advance = progress(f"paired bootstrap{label}", float(options.bootstrap))
+        intervals = paired_intervals(
+            grouped_c,
+            grouped_b,
+            wanted,
+            deltas,
+            resamples=options.bootstrap,
+            seed=seed,
+            method=options.ci_method,
+            level=options.ci_level,
+            progress=advance,
+        )
+        advance = progress(f"approximate randomisation{label}", float(options.bootstrap))
+        randomised = approximate_randomisation(
+            grouped_c,
+            grouped_b,
+            wanted,
+            deltas,
+            trials=options.bootstrap,
+            seed=seed,
+            progress=advance,
+        )
+        for name, interval in intervals.items():
+            method = f"paired-bootstrap-{interval.method}"
+            tests[name].append(
+                SignificanceTest(test=method, p_value=interval.p_value, resamples=options.bootstrap)
+            )
+            results[name] = results[name].model_copy(
+                update={
+                    "ci_low": interval.low,
+                    "ci_high": interval.high,
+                    "p_value": interval.p_value,
+                    "p_method": method if interval.p_value is not None else None,
+                    "note": interval.note,
+                }
+            )
+        for name, p_value in randomised.items():
+            tests[name].append(
+                SignificanceTest(
+                    test="approximate-randomisation",
+                    p_value=p_value,
+                    resamples=options.bootstrap,
+                )
+            )
+    for name, (metric, key) in wanted.items():
+        if deltas[name] is None:
+            continue
+        exact = mcnemar_exact(metric, grouped_c[key], grouped_b[key])
+        if exact is not None:
+            tests[name].insert(
+                1 if tests[name] else 0,
+                SignificanceTest(
+                    test="mcnemar-exact",
+                    p_value=exact.p_value,
+                    candidate_only=exact.candidate_only,
+                    baseline_only=exact.baseline_only,
+                ),
+            )
+    for name, found in tests.items():
+        if found:
+            results[name] = results[name].model_copy(update={"tests": found})
+    return results
+
+
+K = TypeVar("K", bound=Hashable)
+
+
+def _judged(
+    results: Mapping[K, MetricComparison], options: RunOptions
+) -> dict[K, MetricComparison]:
+    """Holm across the entries that have a p-value, then significance (``p_holm < 1 -
+    ci_level``) and the verdict in words."""
+    alpha = 1.0 - options.ci_level
+    family: dict[K, float] = {key: m.p_value for key, m in results.items() if m.p_value is not None}
+    adjusted = holm(family)
+    out: dict[K, MetricComparison] = {}
+    for key, m in results.items():
+        if key not in adjusted:
+            verdict = None
+            if m.delta is not None:
+                verdict = "not tested (--bootstrap 0)" if options.bootstrap <= 0 else "not tested"
+            out[key] = m.model_copy(update={"verdict": verdict})
+            continue
+        p, p_holm = m.p_value, adjusted[key]
+        assert p is not None and m.delta is not None
+        significant = p_holm < alpha
+        shown = _p(p, options.bootstrap)
+        if p < alpha:
+            better = (m.delta > 0) == m.higher_is_better
+            verdict = f"candidate {'better' if better else 'worse'}, {shown}, "
+            if significant:
+                verdict += "significant after Holm"
+            else:
+                verdict += f"not significant after Holm ({_p(p_holm, options.bootstrap, 'p_holm')})"
+        else:
+            verdict = f"no significant difference ({shown})"
+        out[key] = m.model_copy(
+            update={"p_holm": p_holm, "significant": significant, "verdict": verdict}
+        )
+    return out
+
+
+def _p(p: float, resamples: int, name: str = "p") -> str:
+    """A p-value in words: two significant digits; below the resamples' resolution, a bound."""
+    floor = 1.0 / (resamples + 1) if resamples > 0 else 0.0
+    if p < max(floor, 1e-3):
+        return f"{name}<{max(floor, 1e-3):.2g}"
+    return f"{name}={p:.2g}"

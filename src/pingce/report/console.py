@@ -6,7 +6,7 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
-from ..results import ComparisonResult, EvaluationResult
+from ..results import ComparisonResult, EvaluationResult, MetricComparison
 from .format import fmt_interval, fmt_number, fmt_value, similarity_line
 
 __all__ = ["print_comparison", "print_notes", "print_profile", "print_result", "print_slices"]
@@ -131,11 +131,45 @@ def print_slices(result: EvaluationResult, console: Console) -> None:
 
 
 def print_comparison(result: ComparisonResult, console: Console) -> None:
-    """The comparison table: both values, the difference, its interval and p-value."""
+    """The comparison table (both values, the difference, its interval, p and Holm's p), then
+    what the tests say, in words (colour only repeats it), and the slices."""
     signature = result.signature
     by = f", by {signature.unit}" if signature.unit else ""
     title = f"{result.suite}: candidate {result.candidate} vs baseline {result.baseline}, "
     title += f"{result.n_records} records"
+    console.print(_comparison_table(title, result.metrics, result, by))
+    alpha = 1.0 - signature.ci_level
+    tested = [m for m in result.metrics.values() if m.p_value is not None]
+    if tested or any(m.verdict for m in result.metrics.values()):
+        console.print(
+            f"significance at {alpha:.2g} (Holm across {len(tested)} metrics):", highlight=False
+        )
+        _print_verdicts(result.metrics, console)
+    for key, sl in (result.slices or {}).items():
+        head = f"slice {key}: {sl.n_records} records"
+        console.print(_comparison_table(head, sl.metrics, result, by))
+    if result.slices:
+        n_tests = sum(
+            1 for sl in result.slices.values() for m in sl.metrics.values() if m.p_value is not None
+        )
+        console.print(
+            f"slices, significance at {alpha:.2g} (Holm across {n_tests} slice metrics):",
+            highlight=False,
+        )
+        for key, sl in result.slices.items():
+            _print_verdicts(sl.metrics, console, f"{key}: ")
+    for side, failed in result.failures.items():
+        counts = {k: v for k, v in failed.model_dump().items() if v}
+        if counts:
+            shown = ", ".join(f"{k} {v}" for k, v in counts.items())
+            console.print(f"[yellow]{side} failures: {shown}[/yellow]")
+    print_notes(result.notes, console)
+
+
+def _comparison_table(
+    title: str, metrics: dict[str, MetricComparison], result: ComparisonResult, by: str
+) -> Table:
+    signature = result.signature
     table = Table(title=title, title_justify="left")
     table.add_column("metric", style="bold", no_wrap=True)
     for column in ("candidate", "baseline", "delta"):
@@ -143,13 +177,11 @@ def print_comparison(result: ComparisonResult, console: Console) -> None:
     head = f"{signature.ci_level:.0%} CI of delta ({signature.ci_method}{by})"
     table.add_column(head if signature.bootstrap else "CI (off)", justify="right")
     table.add_column("p", justify="right")
+    table.add_column("p Holm", justify="right")
     table.add_column("note", overflow="fold", max_width=50)
-    for name, m in result.metrics.items():
+    for name, m in metrics.items():
         delta = fmt_number(m.delta)
-        excludes_zero = (
-            m.ci_low is not None and m.ci_high is not None and (m.ci_low > 0 or m.ci_high < 0)
-        )
-        if m.delta is not None and excludes_zero:  # green: better, red: worse
+        if m.delta is not None and m.significant:  # colour repeats the verdict, never replaces it
             better = (m.delta > 0) == m.higher_is_better
             delta = f"[{'green' if better else 'red'}]{delta}[/]"
         interval = (
@@ -157,20 +189,41 @@ def print_comparison(result: ComparisonResult, console: Console) -> None:
             if m.ci_low is not None and m.ci_high is not None
             else ""
         )
-        p_value = "" if m.p_value is None else f"{m.p_value:.4f}"
         table.add_row(
             name,
             fmt_number(m.candidate),
             fmt_number(m.baseline),
             delta,
             interval,
-            p_value,
+            fmt_p(m.p_value),
+            fmt_p(m.p_holm),
             m.note or "",
         )
-    console.print(table)
-    for side, failed in result.failures.items():
-        counts = {k: v for k, v in failed.model_dump().items() if v}
-        if counts:
-            shown = ", ".join(f"{k} {v}" for k, v in counts.items())
-            console.print(f"[yellow]{side} failures: {shown}[/yellow]")
-    print_notes(result.notes, console)
+    return table
+
+
+def _print_verdicts(
+    metrics: dict[str, MetricComparison], console: Console, prefix: str = ""
+) -> None:
+    """One line per metric: the verdict, then the other tests' p-values."""
+    for name, m in metrics.items():
+        if m.verdict is None:
+            continue
+        others = [
+            f"{t.test} p={fmt_p(t.p_value)}"
+            for t in m.tests
+            if t.test != m.p_method and t.p_value is not None
+        ]
+        line = f"  {prefix}{name}: {m.verdict}"
+        if others:
+            line += f" ({'; '.join(others)})"
+        console.print(line, markup=False, highlight=False, emoji=False)
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value for a table: four decimals, ``<0.0001`` below them, empty when missing."""
+    if p is None:
+        return ""
+    if 0 < p < 1e-4 or p == 0:
+        return "<0.0001"
+    return f"{p:.4f}"
