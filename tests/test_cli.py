@@ -541,3 +541,26 @@ def test_tables_at_80_columns_never_cut_a_name(tmp_path: Path) -> None:
         assert any(line.startswith(f"│ {name} ") for line in done.stdout.splitlines()), name
     for key in result["slices"]:
         assert key.split("=", 1)[1] in done.stdout
+
+
+def test_a_comparison_at_80_columns_never_cuts_a_name(tmp_path: Path) -> None:
+    """Issue 13: the comparison table stacks at 80 columns (a metric's numbers below its name);
+    at 130 it is a table; notes follow it as lines; nothing is cut with an ellipsis."""
+    import subprocess
+    import sys
+
+    from tests.cli_run import ENV
+
+    data = Path(pingce.__file__).parent / "examples" / "contract_risk" / "records.jsonl"
+    args = [sys.executable, "-m", "pingce", "compare", "contract-risk", "--data", str(data)]
+    args += ["--baseline", str(data), "--bootstrap", "200", "--out", str(tmp_path / "c")]
+    for width in ("80", "160"):
+        env = {**ENV, "COLUMNS": width}
+        done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert "…" not in done.stdout
+        lines = done.stdout.splitlines()
+        assert all(len(line) <= int(width) for line in lines)
+        compared = json.loads((tmp_path / "c" / "comparison.json").read_text())
+        for name in compared["metrics"]:
+            assert any(line.startswith(f"│ {name} ") for line in lines), (width, name)

@@ -137,7 +137,7 @@ def print_comparison(result: ComparisonResult, console: Console) -> None:
     by = f", by {signature.unit}" if signature.unit else ""
     title = f"{result.suite}: candidate {result.candidate} vs baseline {result.baseline}, "
     title += f"{result.n_records} records"
-    console.print(_comparison_table(title, result.metrics, result, by))
+    console.print(_comparison_table(title, result.metrics, result, by, console.width))
     alpha = 1.0 - signature.ci_level
     tested = [m for m in result.metrics.values() if m.p_value is not None]
     if tested or any(m.verdict for m in result.metrics.values()):
@@ -147,7 +147,7 @@ def print_comparison(result: ComparisonResult, console: Console) -> None:
         _print_verdicts(result.metrics, console)
     for key, sl in (result.slices or {}).items():
         head = f"slice {key}: {sl.n_records} records"
-        console.print(_comparison_table(head, sl.metrics, result, by))
+        console.print(_comparison_table(head, sl.metrics, result, by, console.width))
     if result.slices:
         n_tests = sum(
             1 for sl in result.slices.values() for m in sl.metrics.values() if m.p_value is not None
@@ -167,18 +167,18 @@ def print_comparison(result: ComparisonResult, console: Console) -> None:
 
 
 def _comparison_table(
-    title: str, metrics: dict[str, MetricComparison], result: ComparisonResult, by: str
+    title: str,
+    metrics: dict[str, MetricComparison],
+    result: ComparisonResult,
+    by: str,
+    width: int,
 ) -> Table:
+    """A table when it fits the console, else a row per metric with its numbers on a line
+    below (names are never cut); notes follow the table as lines of their own."""
     signature = result.signature
-    table = Table(title=title, title_justify="left")
-    table.add_column("metric", style="bold", no_wrap=True)
-    for column in ("candidate", "baseline", "delta"):
-        table.add_column(column, justify="right")
-    head = f"{signature.ci_level:.0%} CI of delta ({signature.ci_method}{by})"
-    table.add_column(head if signature.bootstrap else "CI (off)", justify="right")
-    table.add_column("p", justify="right")
-    table.add_column("p Holm", justify="right")
-    table.add_column("note", overflow="fold", max_width=50)
+    ci_head = f"{signature.ci_level:.0%} CI ({signature.ci_method}{by})"
+    ci_head = ci_head if signature.bootstrap else "CI (off)"
+    rows = []
     for name, m in metrics.items():
         delta = fmt_number(m.delta)
         if m.delta is not None and m.significant:  # colour repeats the verdict, never replaces it
@@ -189,16 +189,41 @@ def _comparison_table(
             if m.ci_low is not None and m.ci_high is not None
             else ""
         )
-        table.add_row(
-            name,
-            fmt_number(m.candidate),
-            fmt_number(m.baseline),
-            delta,
-            interval,
-            fmt_p(m.p_value),
-            fmt_p(m.p_holm),
-            m.note or "",
+        rows.append((name, m, delta, interval))
+    name_width = max([len("metric"), *(len(name) for name in metrics)])
+    wide = name_width + 3 + 9 * 3 + 22 + 10 * 2 + 4 <= width
+    table = Table(title=title, title_justify="left")
+    if wide:
+        table.add_column("metric", style="bold", no_wrap=True)
+        for column in ("candidate", "baseline", "delta"):
+            table.add_column(column, justify="right", no_wrap=True)
+        table.add_column(f"delta {ci_head}", justify="right", overflow="fold")
+        table.add_column("p", justify="right", no_wrap=True)
+        table.add_column("p Holm", justify="right", no_wrap=True)
+        for name, m, delta, interval in rows:
+            table.add_row(
+                name,
+                fmt_number(m.candidate),
+                fmt_number(m.baseline),
+                delta,
+                interval,
+                fmt_p(m.p_value),
+                fmt_p(m.p_holm),
+            )
+    else:  # narrow: a metric's name on its own line, its numbers indented below
+        table.add_column(
+            f"metric / candidate, baseline, delta, delta {ci_head}, p, p Holm", overflow="fold"
         )
+        for name, m, delta, interval in rows:
+            numbers = (
+                f"  {fmt_number(m.candidate)}  {fmt_number(m.baseline)}  {delta}  {interval}"
+                f"  p {fmt_p(m.p_value) or '—'}  Holm {fmt_p(m.p_holm) or '—'}"
+            )
+            table.add_row(f"[bold]{name}[/bold]\n{numbers}")
+    notes = [(name, m.note) for name, m, _, _ in rows if m.note]
+    if notes:
+        table.caption = "\n".join(f"{name}: {note}" for name, note in notes)
+        table.caption_justify = "left"
     return table
 
 
