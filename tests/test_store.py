@@ -425,3 +425,74 @@ def test_two_processes_writing_at_once_both_succeed(
         assert connection.execute("SELECT count(*) FROM metrics").fetchone()[0] == (
             4 * count * per_run
         )
+
+
+# ------------------------------------------------------------------------------ stats.npz
+
+
+@pytest.mark.parametrize(
+    ("suite", "data", "options"),
+    [
+        ("contract-risk", CONTRACT, {"slices": ("contract_type",), "bootstrap": 200}),
+        ("function-call", CALLS, {"bootstrap": 200, "seed": 3}),
+        ("tcm-dialogue", EXAMPLES / "tcm_dialogue" / "records.jsonl", {"similarity": "exact"}),
+        ("function-points", EXAMPLES / "function_points" / "records.jsonl", {}),
+    ],
+)
+def test_stats_npz_gives_back_the_blocks_values_and_intervals(
+    tmp_path: Path, suite: str, data: Path, options: dict
+) -> None:
+    """The saved blocks, made back into blocks for the same suite and options, give the same
+    values and the same bootstrap intervals (same seed) as the run: nothing to evaluate again."""
+    import numpy as np
+
+    from pingce.engine.pipeline import Run, plan_run
+    from pingce.engine.saved import saved_blocks
+    from pingce.options import run_options
+    from pingce.progress import no_progress
+    from pingce.results import SavedStats
+
+    result = pingce.evaluate(suite, data, out=tmp_path, **options)
+    saved = SavedStats.load(tmp_path / "stats.npz")
+    assert saved.manifest["n"] == result.n_records
+    assert saved.ids() == result.records.ids
+    assert saved.arrays["lines"].tolist() == result.records.lines.tolist()
+    plan = plan_run(suite, run_options(options))
+    blocks = saved_blocks(saved, plan)
+    assert set(saved.manifest["metrics"]) == set(plan.keys) >= set(plan.metrics)  # and tables
+    units = saved.arrays.get("units")
+    assert (units is not None) == (plan.unit is not None)
+    run = Run(plan, None, blocks, units, no_progress)  # type: ignore[arg-type]
+    metrics, tables = run.values(blocks, plan.options.seed, "", units)
+    assert metrics == result.metrics
+    assert tables == result.tables
+    for path in plan.options.slices:
+        codes, values = saved.arrays[f"slice.{path}"], saved.manifest["slices"][path]
+        for key, part in result.slices.items():
+            rows = np.flatnonzero(codes == values.index(key.split("=", 1)[1]))
+            assert rows.size == part.n_records
+            sub = {k: b.take(rows) for k, b in blocks.items()}
+            assert {m: r.value for m, r in run.values(sub, 0, "", None)[0].items()} == {
+                m: r.value for m, r in part.metrics.items()
+            }
+
+
+def test_stats_npz_is_compact_plain_and_the_same_for_the_same_run(tmp_path: Path) -> None:
+    import numpy as np
+
+    first = pingce.evaluate("contract-risk", CONTRACT, out=tmp_path / "a", bootstrap=0)
+    pingce.evaluate("contract-risk", CONTRACT, out=tmp_path / "b", bootstrap=0)
+    a, b = (tmp_path / side / "stats.npz" for side in "ab")
+    assert a.read_bytes() == b.read_bytes()
+    with np.load(a, allow_pickle=False) as archive:  # no object arrays anywhere
+        kinds = {archive[name].dtype.kind for name in archive.files}
+        codes = [archive[n] for n in archive.files if n.endswith(".codes")]
+    assert "O" not in kinds
+    assert codes and all(c.dtype.itemsize <= 2 for c in codes)
+    assert a.stat().st_size < 20 * first.n_records * len(first.metrics)
+    # a result read from results.json has no blocks: no stats.npz, and never a stale one
+    again = EvaluationResult.model_validate_json((tmp_path / "a" / "results.json").read_text())
+    from pingce.report import write_outputs
+
+    paths = write_outputs(again, tmp_path / "a")
+    assert "stats.npz" not in paths and not a.exists()
