@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 __all__ = ["ENV", "run_pingce", "run_python"]
@@ -17,6 +18,8 @@ ENV = {
     "NO_COLOR": "1",
     "COLUMNS": "120",
 }
+if not ENV.get("PINGCE_STORE"):  # tests/conftest.py sets one; without it, still never the user's
+    ENV["PINGCE_STORE"] = os.path.join(tempfile.mkdtemp(prefix="pingce-test-store-"), "runs.db")
 
 
 def run_python(

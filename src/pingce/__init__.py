@@ -4,6 +4,9 @@
 >>> result = pingce.evaluate("contract-risk", "records.jsonl")  # doctest: +SKIP
 >>> result.metrics["accuracy"].value  # doctest: +SKIP
 
+Every ``pingce run`` is recorded in the run store: ``pingce.runs()``, ``pingce.run_info(name)``
+and ``pingce.remove_run(name)`` read and edit it (:mod:`pingce.store`).
+
 Names are imported on first use, so ``import pingce`` (and the ``pingce`` command) start fast.
 """
 
@@ -20,6 +23,7 @@ if TYPE_CHECKING:
     from .errors import InputError, OptionError, PingceError, SuiteError
     from .labels import LabelScale
     from .results import ComparisonResult, EvaluationResult, MetricComparison, MetricResult
+    from .store import RunInfo, remove_run, run_info, runs
 
 __all__ = [
     "ComparisonResult",
@@ -30,10 +34,14 @@ __all__ = [
     "MetricResult",
     "OptionError",
     "PingceError",
+    "RunInfo",
     "SuiteError",
     "__version__",
     "compare",
     "evaluate",
+    "remove_run",
+    "run_info",
+    "runs",
 ]
 
 _LAZY = {
@@ -46,6 +54,10 @@ _LAZY = {
     "PingceError": "errors",
     "SuiteError": "errors",
     "LabelScale": "labels",
+    "RunInfo": "store",
+    "runs": "store",
+    "run_info": "store",
+    "remove_run": "store",
 }
 
 

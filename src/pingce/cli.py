@@ -184,6 +184,73 @@ def _encoding_option(command: Any) -> Any:
     )(command)
 
 
+def _store_options(command: Any) -> Any:
+    """``--name``, ``--store`` and ``--no-store`` of run: where the run is recorded."""
+    command = click.option(
+        "--no-store", is_flag=True, help="Do not record this run in the run store."
+    )(command)
+    command = click.option(
+        "--store",
+        "store",
+        default=None,
+        type=click.Path(dir_okay=False),
+        help="Run store file [default: $PINGCE_STORE or ~/.local/share/pingce/runs.db].",
+    )(command)
+    return click.option(
+        "--name",
+        "name",
+        default=None,
+        help="Name of the run in the run store (unique) [default: <suite>-<time>].",
+    )(command)
+
+
+def _check_name(name: str | None, store: str | None) -> None:
+    """Before any work: a --name already in the store (or blank) stops the run."""
+    if name is None:
+        return
+    from .store import name_taken, name_used_message
+
+    if not name.strip():
+        _fail("--name: a run name cannot be empty")
+    if name_taken(name, store):
+        _fail(name_used_message(name, store))
+
+
+def _record(
+    result: Any,
+    name: str | None,
+    store: str | None,
+    data: str,
+    out: Path,
+    options: Any,
+    suite: str,
+    started: float,
+) -> str | None:
+    """Record the run in the store; the name it got, or None (one warning line on stderr: a
+    store that cannot be written never fails the run)."""
+    import dataclasses
+
+    from .errors import PingceError
+    from .store import default_store_path, record_run
+
+    kept = {"suite": suite, **dataclasses.asdict(options)}
+    try:
+        return record_run(
+            result,
+            name=name,
+            store=store,
+            data=data,
+            out=out,
+            options=kept,
+            started=started,
+        ).name
+    except (PingceError, OSError) as exc:
+        path = store if store is not None else default_store_path()
+        reason = str(exc) if isinstance(exc, PingceError) else f"run store {path}: {exc}"
+        click.echo(f"pingce: warning: run not recorded: {reason}", err=True)
+        return None
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="pingce")
 def cli() -> None:
@@ -314,6 +381,7 @@ def cli() -> None:
 @click.option(
     "--profile", "profile", is_flag=True, help="Show the time spent in each phase of the run."
 )
+@_store_options
 def run(
     suite: str,
     data: str,
@@ -344,6 +412,9 @@ def run(
     quiet: bool,
     no_progress: bool,
     profile: bool,
+    name: str | None,
+    store: str | None,
+    no_store: bool,
 ) -> None:
     """Evaluate the records in --data with SUITE (a built-in name or a suite YAML file)."""
     from .engine import evaluate_suite
@@ -355,6 +426,9 @@ def run(
     console, err_console = _consoles()
     timer = _profiler(profile)
     _imports_done()
+    started = time.time()
+    if not no_store:
+        _check_name(name, store)
     try:
         options = RunOptions(
             similarity=similarity,
@@ -393,6 +467,10 @@ def run(
     start = time.perf_counter()
     if not quiet:
         print_result(result, console)
+    if not no_store:  # the outputs line stays the last one printed
+        recorded = _record(result, name, store, data, target, options, suite, started)
+        if recorded and not quiet:
+            console.print(f"run: {recorded}", highlight=False)
     console.print(f"outputs: {target}/ ({', '.join(paths)})")
     _show_profile(timer, written, start, err_console)
     _keep(result)
@@ -731,6 +809,101 @@ def demo(examples: str | None, out: str) -> None:
     if not ran:
         _fail(f"no example records found under {examples}/<suite>/records.jsonl")
     console.print(f"ran {ran} example suite(s); outputs under {out}/")
+
+
+def _store_path_option(command: Any) -> Any:
+    return click.option(
+        "--store",
+        "store",
+        default=None,
+        type=click.Path(dir_okay=False),
+        help="Run store file [default: $PINGCE_STORE or ~/.local/share/pingce/runs.db].",
+    )(command)
+
+
+@cli.group(invoke_without_command=True)
+@click.option("--suite", default=None, help="Only the runs of this suite.")
+@click.option("--name", "name", default=None, help="Only runs whose name contains this text.")
+@click.option("--limit", type=int, default=20, show_default=True, help="At most this many runs.")
+@click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
+@_store_path_option
+@click.pass_context
+def runs(
+    ctx: click.Context,
+    suite: str | None,
+    name: str | None,
+    limit: int,
+    as_json: bool,
+    store: str | None,
+) -> None:
+    """List the recorded runs, newest first (show one with `pingce runs show NAME`, delete one
+    with `pingce runs rm NAME`)."""
+    ctx.obj = store
+    if ctx.invoked_subcommand is not None:
+        return
+    from .errors import PingceError
+    from .report.runs import print_runs
+    from .store import default_store_path
+    from .store import runs as stored_runs
+
+    try:
+        found = stored_runs(suite=suite, name=name, limit=limit, store=store)
+    except PingceError as exc:
+        _fail(str(exc))
+        return
+    if as_json:
+        import json
+
+        click.echo(json.dumps([r.to_dict() for r in found], ensure_ascii=False, indent=2))
+        return
+    console, _ = _consoles()
+    print_runs(found, store if store is not None else default_store_path(), console)
+
+
+@runs.command("show")
+@click.argument("name")
+@click.option("--json", "as_json", is_flag=True, help="Print the run as JSON.")
+@_store_path_option
+@click.pass_context
+def runs_show(ctx: click.Context, name: str, as_json: bool, store: str | None) -> None:
+    """Print a recorded run: its metrics (and slices) with intervals, and where it came from."""
+    from .errors import PingceError
+    from .report.runs import print_run
+    from .store import run_info
+
+    try:
+        info = run_info(name, store=store if store is not None else ctx.obj)
+    except PingceError as exc:
+        _fail(str(exc))
+        return
+    if as_json:
+        import json
+
+        click.echo(json.dumps(info.to_dict(), ensure_ascii=False, indent=2))
+        return
+    console, _ = _consoles()
+    print_run(info, console)
+
+
+@runs.command("rm")
+@click.argument("names", nargs=-1, required=True)
+@_store_path_option
+@click.pass_context
+def runs_rm(ctx: click.Context, names: tuple[str, ...], store: str | None) -> None:
+    """Delete recorded runs from the store (their output folders stay where they are)."""
+    from .errors import PingceError
+    from .store import default_store_path, remove_run
+
+    path = store if store is not None else ctx.obj
+    for name in names:
+        try:
+            info = remove_run(name, store=path)
+        except PingceError as exc:
+            _fail(str(exc))
+            return
+        where = path if path is not None else default_store_path()
+        kept = f"; its output folder {info.out_dir} was left as it is" if info.out_dir else ""
+        click.echo(f"removed run {info.name} from the run store {where}{kept}")
 
 
 _ends_at_once = False

@@ -12,7 +12,7 @@ numbers as pandas DataFrames (:mod:`pingce.frames`; pandas imported only then).
 from __future__ import annotations
 
 import operator
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -44,6 +44,7 @@ __all__ = [
     "MetricComparison",
     "MetricResult",
     "RecordRows",
+    "SavedStats",
     "Signature",
     "SignificanceTest",
     "SliceResult",
@@ -255,6 +256,47 @@ class RecordRows:
 
 
 @dataclass
+class SavedStats:
+    """A run's per-record statistic blocks as plain arrays: the content of stats.npz, what a
+    later comparison pairs without evaluating again (:mod:`pingce.engine.saved` makes it from
+    the blocks and makes blocks of it).
+
+    ``manifest`` is JSON-able: ``format``, ``n`` (records), ``suite``, ``statistics`` (per
+    statistic name ``s0``, ``s1``...: ``key`` (the statistic's identity, as text), ``width``,
+    ``layout`` (``codes`` or ``rows``), ``decomposable``, ``counts``), ``metrics`` (each
+    metric's and table's statistic name), ``unit`` (the unit field, or None) and ``slices``
+    (per slice field, its values in code order). ``arrays``: ``ids`` (text; ``ids_missing``
+    marks records without one), ``lines``, ``units`` (unit codes, in a unit suite), per statistic
+    ``<name>.codes`` or ``<name>.rows`` and, when present, ``<name>.scope``,
+    ``<name>.unparsed``, ``<name>.left_out`` (boolean masks), and ``slice.<field>`` (a code per
+    record into that slice field's values)."""
+
+    FORMAT: ClassVar[int] = 1
+
+    manifest: dict[str, Any]
+    arrays: dict[str, np.ndarray]
+
+    @classmethod
+    def load(cls, path: Any) -> SavedStats:
+        """Read stats.npz (no pickled objects: plain arrays and the manifest as JSON text)."""
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+        manifest = orjson.loads(str(arrays.pop("manifest")))
+        if manifest.get("format") != cls.FORMAT:
+            raise ValueError(f"{path}: stats.npz format {manifest.get('format')} is not known")
+        return cls(manifest, arrays)
+
+    def ids(self) -> list[str | None]:
+        """The records' ids (None for a record without one)."""
+        ids: list[str | None] = self.arrays["ids"].tolist()
+        missing = self.arrays.get("ids_missing")
+        if missing is not None:
+            for i in np.flatnonzero(missing).tolist():
+                ids[i] = None
+        return ids
+
+
+@dataclass
 class _Coded:
     """A column of row texts as the distinct texts and a code per row (``texts[code]``)."""
 
@@ -455,6 +497,7 @@ class EvaluationResult(_Plain):
     )
 
     _records: RecordRows | None = PrivateAttr(default=None)
+    _stats: SavedStats | Callable[[], SavedStats] | None = PrivateAttr(default=None)
 
     def value(self, name: str) -> float | None:
         """Shortcut: the value of metric ``name``."""
@@ -468,6 +511,18 @@ class EvaluationResult(_Plain):
     def records(self) -> RecordRows | None:
         """Per-record values and miss reasons, by column (None for a result read from JSON)."""
         return self._records
+
+    def attach_stats(self, stats: SavedStats | Callable[[], SavedStats]) -> None:
+        """Attach the per-record statistic blocks as plain arrays, or what makes them when they
+        are first asked for (the engine does)."""
+        self._stats = stats
+
+    @property
+    def stats(self) -> SavedStats | None:
+        """The per-record statistic blocks (stats.npz; None for a result read from JSON)."""
+        if callable(self._stats):
+            self._stats = self._stats()
+        return self._stats
 
     def record_values(self) -> list[dict[str, Any]]:
         """Per-record values and miss reasons (what records.jsonl holds), as dictionaries."""

@@ -15,6 +15,7 @@ import platform
 import zlib
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -42,6 +43,7 @@ from .fields import data_paths, field_map, suite_names
 from .groups import slice_keys, slice_order, unit_codes
 from .plan import Plan, check_records, make_plan
 from .profile import Profile
+from .saved import saved_stats
 from .similarities import BackendChoice, Scored, score_pairs
 from .values import count_failures, metric_values, record_rows, table_values, unparsed_rows
 
@@ -358,6 +360,7 @@ def evaluate_suite(
     if scored is not None:
         result.similarity = scored.stats.summary()
     result.attach_records(rows)
+    result.attach_stats(partial(saved_stats, plan, table, blocks, units))
     if profile is not None:
         result.profile = timer.ordered()
     return result

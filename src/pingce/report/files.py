@@ -1,4 +1,4 @@
-"""Writing a run's files (results.json, records.jsonl, report.md) or a comparison's
+"""Writing a run's files (results.json, records.jsonl, report.md, stats.npz) or a comparison's
 (comparison.json), all or nothing."""
 
 from __future__ import annotations
@@ -6,17 +6,21 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
+import numpy as np
+import orjson
+
 from .._halves import in_halves
-from ..results import ComparisonResult, EvaluationResult, RecordRows
+from ..results import ComparisonResult, EvaluationResult, RecordRows, SavedStats
 from .markdown import render_markdown
 
-__all__ = ["OUTPUT_FILES", "write_comparison", "write_outputs", "write_records"]
+__all__ = ["OUTPUT_FILES", "write_comparison", "write_outputs", "write_records", "write_stats"]
 
-OUTPUT_FILES = ("results.json", "records.jsonl", "report.md")
+OUTPUT_FILES = ("results.json", "records.jsonl", "report.md", "stats.npz")
 
 
 def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict[str, Path]:
@@ -32,13 +36,32 @@ def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict
         (staging / "results.json").write_text(result.to_json() + "\n", encoding="utf-8")
         write_records(result.records, staging / "records.jsonl")
         (staging / "report.md").write_text(render_markdown(result), encoding="utf-8")
+        written = list(OUTPUT_FILES)
+        if result.stats is not None:
+            write_stats(result.stats, staging / "stats.npz")
+        else:  # a result read from results.json: no blocks to keep
+            written.remove("stats.npz")
+            (target / "stats.npz").unlink(missing_ok=True)  # never another run's blocks
         paths = {}
-        for name in OUTPUT_FILES:
+        for name in written:
             os.replace(staging / name, target / name)
             paths[name] = target / name
         return paths
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+def write_stats(stats: SavedStats, path: Path) -> None:
+    """stats.npz: every array of ``stats`` as ``<name>.npy`` and the manifest as JSON text
+    (``manifest.npy``), in an uncompressed zip that ``numpy.load`` reads without pickles. The
+    members carry a fixed date, so the same run gives the same bytes."""
+    members = {"manifest": np.array(orjson.dumps(stats.manifest).decode("utf-8"))}
+    members.update(stats.arrays)
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
+        for name, array in members.items():
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+            with archive.open(info, "w", force_zip64=True) as member:
+                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
 
 
 def write_records(rows: RecordRows | None, path: Path) -> None:

@@ -1,0 +1,120 @@
+"""A run's statistic blocks kept for later (stats.npz): made from the blocks after the statistics
+phase, and made back into blocks for a plan of the same suite, so that a comparison of two stored
+runs pairs their per-record statistics without evaluating anything again.
+
+What is kept is what values and intervals read: each block's one-hot codes (in the smallest
+integer type that holds them) or its rows, whether it adds up, its scope, its unparsed records
+and the records left out after failed similarity calls (``left_out``); plus the records' ids and
+lines, the unit codes of a unit suite and each ``--slice`` field's value per record. Miss reasons
+are not kept (records.jsonl has them)."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+import numpy as np
+
+from ..errors import OptionError
+from ..metrics.protocol import LEFT_OUT, StatBlock
+from ..records import Table
+from ..results import SavedStats
+from .groups import slice_keys
+from .plan import Plan
+
+__all__ = ["saved_blocks", "saved_stats"]
+
+
+def _small(codes: np.ndarray, width: int) -> np.ndarray:
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if width <= np.iinfo(dtype).max + 1:
+            return codes.astype(dtype, copy=False)
+    return codes
+
+
+def saved_stats(
+    plan: Plan, table: Table, blocks: dict[Hashable, StatBlock], units: np.ndarray | None
+) -> SavedStats:
+    """The blocks of a run over ``table`` as plain arrays (see :class:`SavedStats`)."""
+    ids = table.ids
+    arrays: dict[str, np.ndarray] = {
+        "ids": np.array(["" if i is None else str(i) for i in ids], dtype=str),
+        "lines": np.asarray(table.lines, dtype=np.int64),
+    }
+    if any(i is None for i in ids):
+        arrays["ids_missing"] = np.array([i is None for i in ids], dtype=bool)
+    if units is not None:
+        arrays["units"] = np.asarray(units, dtype=np.int64)
+    statistics: dict[str, dict[str, object]] = {}
+    names: dict[Hashable, str] = {}
+    for k, (key, block) in enumerate(blocks.items()):
+        name = names[key] = f"s{k}"
+        if block.codes is not None:
+            arrays[f"{name}.codes"] = _small(block.codes, block.width)
+        else:
+            assert block.rows is not None
+            arrays[f"{name}.rows"] = np.asarray(block.rows)
+        for part, mask in (("scope", block.scope), ("unparsed", block.unparsed)):
+            if mask is not None:
+                arrays[f"{name}.{part}"] = np.asarray(mask, dtype=bool)
+        left_out = block.reasons.get(LEFT_OUT)
+        if left_out is not None:
+            arrays[f"{name}.left_out"] = np.array([r is not None for r in left_out], dtype=bool)
+        statistics[name] = {
+            "key": repr(key),
+            "width": block.width,
+            "layout": "codes" if block.codes is not None else "rows",
+            "decomposable": block.decomposable,
+            "counts": dict(block.counts),
+        }
+    slices: dict[str, list[str]] = {}
+    for path in plan.options.slices:
+        values, inverse = np.unique(
+            np.asarray(slice_keys(table, path, plan), dtype=object).astype(str),
+            return_inverse=True,
+        )
+        slices[path] = [str(v) for v in values]
+        arrays[f"slice.{path}"] = inverse.reshape(-1).astype(np.int64)
+    manifest = {
+        "format": SavedStats.FORMAT,
+        "n": table.n,
+        "suite": plan.suite.spec.name,
+        "statistics": statistics,
+        "metrics": {metric: names[key] for metric, key in plan.keys.items() if key in names},
+        "unit": plan.unit,
+        "slices": slices,
+    }
+    return SavedStats(manifest, arrays)
+
+
+def saved_blocks(saved: SavedStats, plan: Plan) -> dict[Hashable, StatBlock]:
+    """The blocks of ``saved`` keyed as ``plan`` keys its statistics (an :class:`OptionError`
+    when the plan has a statistic the saved run did not compute)."""
+    by_key = {entry["key"]: name for name, entry in saved.manifest["statistics"].items()}
+    arrays = saved.arrays
+    blocks: dict[Hashable, StatBlock] = {}
+    for key in plan.statistics:
+        name = by_key.get(repr(key))
+        if name is None:
+            raise OptionError(
+                f"the saved statistics of this {saved.manifest['suite']} run have no {key!r}: "
+                "the run was made with another suite version or other options"
+            )
+        entry = saved.manifest["statistics"][name]
+        codes = arrays.get(f"{name}.codes")
+        left_out = arrays.get(f"{name}.left_out")
+        reasons = {}
+        if left_out is not None:
+            column = np.full(left_out.shape[0], None, dtype=object)
+            column[left_out] = "left out after failed similarity calls"
+            reasons[LEFT_OUT] = column
+        blocks[key] = StatBlock(
+            width=int(entry["width"]),
+            codes=None if codes is None else codes.astype(np.int64),
+            rows=arrays.get(f"{name}.rows"),
+            decomposable=bool(entry["decomposable"]),
+            counts=dict(entry["counts"]),
+            reasons=reasons,
+            scope=arrays.get(f"{name}.scope"),
+            unparsed=arrays.get(f"{name}.unparsed"),
+        )
+    return blocks
