@@ -97,3 +97,61 @@ def test_assert_metrics_for_pytest(accuracy: float) -> None:
         assert_metrics(result, accuracy=accuracy - 0.01, on_interval=True)
     with pytest.raises(OptionError, match="no metric 'acc'"):
         assert_metrics(result, acc=0.5)
+
+
+def worse_records(tmp_path: Path) -> Path:
+    """The example with every other prediction made wrong: clearly worse."""
+    rows = [json.loads(line) for line in EXAMPLE.read_text(encoding="utf-8").splitlines()]
+    wrong = {"高": "低", "中": "高", "低": "中"}
+    out = tmp_path / "worse.jsonl"
+    with open(out, "w", encoding="utf-8") as handle:
+        for i, r in enumerate(rows):
+            if i % 2 == 0:
+                r = dict(r, pred_level=wrong[r["gold_level"]])
+            handle.write(json.dumps(r, ensure_ascii=False) + "\n")
+    return out
+
+
+def test_compare_fails_on_a_significant_regression(tmp_path: Path) -> None:
+    worse = worse_records(tmp_path)
+    args = ["compare", "contract-risk", "--bootstrap", "500", "--out", str(tmp_path / "c")]
+    done = run_pingce(
+        *args, "--data", str(worse), "--baseline", str(EXAMPLE),
+        "--fail-on-regression", "accuracy", "--fail-on-regression", "qwk:0.05",
+    )  # fmt: skip
+    assert done.returncode == 4, done.stderr
+    compared = json.loads((tmp_path / "c" / "comparison.json").read_text())["metrics"]
+    assert compared["accuracy"]["significant"] and compared["accuracy"]["delta"] < 0
+    assert "accuracy: candidate significantly worse" in done.stderr
+    assert f"qwk: the interval of delta [{compared['qwk']['ci_low']:.4f}," in done.stderr
+    # the same system against itself: no regression, within any margin
+    same = run_pingce(
+        *args, "--data", str(EXAMPLE), "--baseline", str(EXAMPLE),
+        "--fail-on-regression", "all", "--fail-on-regression", "accuracy:0.01",
+    )  # fmt: skip
+    assert same.returncode == 0, same.stderr
+    # the better system against the worse one: improvements never fail the gate
+    better = run_pingce(
+        *args, "--data", str(EXAMPLE), "--baseline", str(worse), "--fail-on-regression", "all"
+    )
+    assert better.returncode == 0, better.stderr
+
+
+def test_a_margin_gate_reads_the_worse_end_of_the_interval() -> None:
+    from pingce.gates import parse_regression_gates, regressions
+    from pingce.results import MetricComparison
+
+    def entry(low: float, high: float, higher_is_better: bool = True) -> MetricComparison:
+        return MetricComparison(
+            candidate=0.5, baseline=0.5, delta=(low + high) / 2, ci_low=low, ci_high=high,
+            n=10, n_baseline=10, higher_is_better=higher_is_better, significant=False,
+        )  # fmt: skip
+
+    (gate,) = parse_regression_gates(["m:0.02"])
+    assert regressions({"m": entry(-0.019, 0.05)}, [gate]) == []
+    assert regressions({"m": entry(-0.021, 0.05)}, [gate])  # a drop of 0.021 is not excluded
+    # lower is better (a hallucination rate): a rise is the regression
+    assert regressions({"m": entry(-0.05, 0.019, False)}, [gate]) == []
+    assert regressions({"m": entry(-0.05, 0.021, False)}, [gate])
+    with pytest.raises(OptionError, match="margin after ':' must be a number"):
+        parse_regression_gates(["m:-1"])

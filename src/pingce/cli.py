@@ -544,6 +544,14 @@ def run(
 )
 @_policy_options
 @_encoding_option
+@click.option(
+    "--fail-on-regression",
+    "fail_on_regression",
+    multiple=True,
+    metavar="METRIC[:MARGIN]",
+    help="Exit 4 when METRIC (or 'all') is significantly worse after Holm; with a margin, when "
+    "the paired interval does not exclude a drop larger than MARGIN. Repeatable.",
+)
 @click.option("--cache", "cache", default=None, type=click.Path(dir_okay=False), help="Cache file.")
 @click.option("--no-cache", is_flag=True, help="Do not read or write the similarity cache.")
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
@@ -567,6 +575,7 @@ def compare(
     encoding: str | None,
     gold: str | None,
     allow_missing: bool,
+    fail_on_regression: tuple[str, ...],
     cache: str | None,
     no_cache: bool,
     no_progress: bool,
@@ -578,6 +587,7 @@ def compare(
     approximate randomisation; Holm across the metrics), in words. Records match by id."""
     from .engine import compare_suite
     from .errors import PingceError
+    from .gates import parse_regression_gates, regressions
     from .options import RunOptions, parse_map
     from .report import print_comparison, write_comparison
 
@@ -598,6 +608,7 @@ def compare(
             base_url=base_url,
             cache=False if no_cache else cache,
             encoding=encoding,
+            regression_gates=parse_regression_gates(fail_on_regression),
             gold=gold,
             allow_missing=allow_missing,
             slices=slices,
@@ -615,6 +626,13 @@ def compare(
     if path is not None:
         console.print(f"output: {path}")
     _show_profile(timer, written, start, err_console)
+    failed = regressions(result.metrics, options.regression_gates)
+    for line in failed:
+        err_console.print(f"gate failed: {line}", markup=False, highlight=False, soft_wrap=True)
+    if failed:
+        sys.exit(EXIT_GATE)
+    if options.regression_gates:
+        console.print(f"no regression: {len(options.regression_gates)} gate(s) passed")
     if any(side.judge for side in result.failures.values()):
         sys.exit(EXIT_JUDGE_FAILURES)
 

@@ -17,7 +17,15 @@ from typing import Any
 
 from .errors import OptionError
 
-__all__ = ["Gate", "check_gate_names", "failed_gates", "parse_gates"]
+__all__ = [
+    "Gate",
+    "RegressionGate",
+    "check_gate_names",
+    "failed_gates",
+    "parse_gates",
+    "parse_regression_gates",
+    "regressions",
+]
 
 
 @dataclass(frozen=True)
@@ -52,11 +60,11 @@ def parse_gates(under: Iterable[str] = (), over: Iterable[str] = ()) -> tuple[Ga
     return tuple(gates)
 
 
-def check_gate_names(gates: Iterable[Gate], metrics: Iterable[str]) -> None:
+def check_gate_names(gates: Iterable[Gate | RegressionGate], metrics: Iterable[str]) -> None:
     """Every gate names a metric of the suite (checked before the run, not after it)."""
     known = list(metrics)
     for gate in gates:
-        if gate.metric not in known:
+        if gate.metric is not None and gate.metric not in known:
             close = difflib.get_close_matches(gate.metric, known, n=1, cutoff=0.6)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise OptionError(
@@ -96,4 +104,85 @@ def failed_gates(
         if (read < gate.bound) if gate.under else (read > gate.bound):
             side = "below" if gate.under else "above"
             out.append(f"{gate.metric} {what} {read:.4f} is {side} {gate.bound:g} ({gate.option})")
+    return out
+
+
+@dataclass(frozen=True)
+class RegressionGate:
+    """``pingce compare --fail-on-regression METRIC[:MARGIN]`` (``metric`` None: every metric).
+
+    Without a margin the gate fails when the candidate is significantly worse after Holm; with a
+    margin, when the paired interval of the difference does not exclude a drop larger than the
+    margin (the candidate is not shown to be within ``margin`` of the baseline)."""
+
+    metric: str | None
+    margin: float | None = None
+
+    @property
+    def option(self) -> str:
+        name = self.metric or "all"
+        return f"--fail-on-regression {name}" + (
+            f":{self.margin:g}" if self.margin is not None else ""
+        )
+
+
+def parse_regression_gates(texts: Iterable[str]) -> tuple[RegressionGate, ...]:
+    """``all``, ``METRIC`` or ``METRIC:MARGIN`` (``all:MARGIN`` for every metric)."""
+    gates = []
+    for text in texts:
+        name, sep, margin_text = str(text).partition(":")
+        name = name.strip()
+        margin: float | None = None
+        if sep:
+            try:
+                margin = float(margin_text)
+            except ValueError:
+                margin = math.nan
+            if not math.isfinite(margin) or margin < 0:
+                raise OptionError(
+                    f"--fail-on-regression {text!r}: the margin after ':' must be a number >= 0 "
+                    "(e.g. accuracy:0.02)"
+                )
+        if not name:
+            raise OptionError(f"--fail-on-regression {text!r}: expected METRIC[:MARGIN] or all")
+        gates.append(RegressionGate(None if name == "all" else name, margin))
+    return tuple(gates)
+
+
+def regressions(metrics: Mapping[str, Any], gates: Iterable[RegressionGate]) -> list[str]:
+    """What each failed regression gate says (empty when none failed). ``metrics``: a
+    comparison's metric entries (``delta``, ``ci_low``, ``ci_high``, ``significant``,
+    ``p_holm``, ``higher_is_better``)."""
+    out = []
+    for gate in gates:
+        names = list(metrics) if gate.metric is None else [gate.metric]
+        for name in names:
+            m = metrics[name]
+            if m.delta is None:
+                out.append(
+                    f"{name}: no difference to judge ({m.note or 'a value is null'}), "
+                    f"so it cannot pass {gate.option}"
+                )
+                continue
+            better = m.higher_is_better
+            if gate.margin is None:
+                worse = (m.delta < 0) if better else (m.delta > 0)
+                if worse and m.significant:
+                    out.append(
+                        f"{name}: candidate significantly worse (delta {m.delta:+.4f}, p Holm "
+                        f"{m.p_holm:.4g}) ({gate.option})"
+                    )
+                continue
+            end = m.ci_low if better else m.ci_high
+            if end is None:
+                out.append(
+                    f"{name}: no interval ({gate.option} with a margin needs --bootstrap > 0)"
+                )
+                continue
+            drop = -end if better else end
+            if drop > gate.margin:
+                out.append(
+                    f"{name}: the interval of delta [{m.ci_low:.4f}, {m.ci_high:.4f}] does not "
+                    f"exclude a drop larger than {gate.margin:g} ({gate.option})"
+                )
     return out

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ._defaults import DEFAULT_SIMILARITY
 from ._halves import processes_setting
 from .errors import OptionError
-from .gates import Gate
+from .gates import Gate, RegressionGate
 from .metrics import ZeroDivision, check_zero_division
 from .records import parse_path
 from .sampling import Allocation, Shortfall
@@ -74,6 +74,8 @@ class RunOptions:
     """The encoding of text record files (``--encoding``); None detects it."""
     gates: tuple[Gate, ...] = ()
     """``--fail-under``/``--fail-over`` gates, checked on the result (exit 4 when one fails)."""
+    regression_gates: tuple[RegressionGate, ...] = ()
+    """``compare --fail-on-regression`` gates (exit 4 when one fails)."""
     gate_on_interval: bool = False
     """Gates read the pessimistic end of the interval (``--gate-on-interval``)."""
     gold: str | None = None
@@ -225,6 +227,7 @@ COMPARE_OPTIONS = (
     "encoding",
     "gold",
     "allow_missing",
+    "regression_gates",
     "slices",
 )
 """The options that apply to a comparison (sampling does not)."""

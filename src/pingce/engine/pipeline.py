@@ -67,7 +67,7 @@ def plan_run(
     built = load_suite(suite, defaults=options.suite_defaults())
     identify = built.spec.match_by or [] if comparison else []
     plan = make_plan(built, options, identify=identify)
-    check_gate_names(options.gates, plan.metrics)
+    check_gate_names([*options.gates, *options.regression_gates], plan.metrics)
     return plan
 
 
