@@ -51,7 +51,7 @@ CONTRACT_METRICS = [
     "task_success_rate",
     "rule_recall",
 ]
-OUTPUT_FILES = {"results.json", "records.jsonl", "report.md"}
+OUTPUT_FILES = {"results.json", "records.jsonl", "report.md", "report.html"}
 
 
 def level(raw: str) -> str:
@@ -108,7 +108,7 @@ def default_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # --------------------------------------------------------------------------- a full run
 
 
-def test_run_writes_the_three_files(tmp_path: Path) -> None:
+def test_run_writes_the_four_files(tmp_path: Path) -> None:
     proc = run_ok(
         tmp_path, "run", "contract-risk", "--data", str(EXAMPLE), "--out", "out", "--bootstrap", "0"
     )
@@ -474,7 +474,7 @@ def test_the_command_ends_at_once_with_every_file_complete(tmp_path: Path) -> No
     proc = run_python("-c", script, *args, "--similarity", "exact", "--no-progress")
     assert proc.returncode == 0, proc.stderr
     assert "after main" not in proc.stdout
-    assert proc.stdout.rstrip().endswith("report.md)")  # the last line printed is all there
+    assert proc.stdout.rstrip().endswith("report.html)")  # the last line printed is all there
     assert {p.name for p in out.iterdir()} == OUTPUT_FILES
     n = sum(1 for line in example.read_text(encoding="utf-8").splitlines() if line.strip())
     assert len(read_record_lines(out)) == n

@@ -1,4 +1,4 @@
-"""Writing a run's files (results.json, records.jsonl, report.md) or a comparison's
+"""Writing a run's files (results.json, records.jsonl, report.md, report.html) or a comparison's
 (comparison.json), all or nothing."""
 
 from __future__ import annotations
@@ -12,11 +12,12 @@ from typing import BinaryIO
 
 from .._halves import in_halves
 from ..results import ComparisonResult, EvaluationResult, RecordRows
+from .html import render_html
 from .markdown import render_markdown
 
 __all__ = ["OUTPUT_FILES", "write_comparison", "write_outputs", "write_records"]
 
-OUTPUT_FILES = ("results.json", "records.jsonl", "report.md")
+OUTPUT_FILES = ("results.json", "records.jsonl", "report.md", "report.html")
 
 
 def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict[str, Path]:
@@ -32,6 +33,7 @@ def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict
         (staging / "results.json").write_text(result.to_json() + "\n", encoding="utf-8")
         write_records(result.records, staging / "records.jsonl")
         (staging / "report.md").write_text(render_markdown(result), encoding="utf-8")
+        (staging / "report.html").write_bytes(render_html(result).encode("utf-8"))
         paths = {}
         for name in OUTPUT_FILES:
             os.replace(staging / name, target / name)
