@@ -889,7 +889,10 @@ _SCRIPT = r"""
   ["f-metric", "f-misses", "f-slice"].forEach(function (id) {
     if ($(id)) $(id).addEventListener("change", filter);
   });
-  ["f-reason", "f-search"].forEach(function (id) { $(id).addEventListener("input", later); });
+  ["f-reason", "f-search"].forEach(function (id) {
+    $(id).addEventListener("input", later);
+    $(id).addEventListener("change", function () { clearTimeout(timer); filter(); });
+  });
   $("p-size").addEventListener("change", function () {
     state.size = parseInt(this.value, 10);
     state.page = 0;
