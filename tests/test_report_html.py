@@ -382,3 +382,101 @@ def test_chinese_renders_and_screenshot(page: Page, tmp_path: Path) -> None:
     )
     assert stats["variance"] > 100
     assert 0.005 < stats["dark"] < 0.5
+
+
+# --- the page of a comparison -------------------------------------------------------------------
+
+
+def baseline_records() -> list[dict[str, Any]]:
+    """The same records, another system: right on every third record, wrong on every fifth
+    (and right on the first, which the candidate missed)."""
+    out = []
+    for i, record in enumerate(make_records()):
+        record = dict(record)
+        if i % 3 == 0:
+            record["pred_level"] = record["gold_level"]
+        if i % 5 == 0:
+            record["pred_level"] = "低" if record["gold_level"] != "低" else "中"
+        out.append(record)
+    out[0]["pred_level"] = out[0]["gold_level"]  # the record with the <script> id flips
+    return out
+
+
+@pytest.fixture(scope="module")
+def compared(
+    tmp_path_factory: pytest.TempPathFactory, run: tuple[EvaluationResult, Path]
+) -> tuple[Any, EvaluationResult, EvaluationResult, Path]:
+    from pingce.report import write_comparison
+
+    folder = tmp_path_factory.mktemp("compare")
+    suite = folder / "suite.yaml"
+    suite.write_text(SUITE, encoding="utf-8")
+    comparison = pingce.compare(suite, make_records(), baseline_records(), bootstrap=200)
+    candidate = run[0]
+    baseline = pingce.evaluate(suite, baseline_records(), bootstrap=0)
+    assert candidate.records is not None and baseline.records is not None
+    write_comparison(
+        comparison, folder / "out", candidate=candidate.records, baseline=baseline.records
+    )
+    return comparison, candidate, baseline, folder / "out" / "comparison.html"
+
+
+def test_comparison_page_lists_flips(
+    compared: tuple[Any, EvaluationResult, EvaluationResult, Path],
+) -> None:
+    comparison, candidate, baseline, path = compared
+    text = path.read_text(encoding="utf-8")
+    assert "<script" not in text and "script-src &#x27;none&#x27;" in text
+    assert (path.parent / "comparison.json").is_file()
+    rows_c, rows_b = candidate.records, baseline.records
+    assert rows_c is not None and rows_b is not None
+    missed_c = [r is not None for r in rows_c.misses["accuracy"]]
+    missed_b = [r is not None for r in rows_b.misses["accuracy"]]
+    fixed = sum(b and not c for c, b in zip(missed_c, missed_b, strict=True))
+    broken = sum(c and not b for c, b in zip(missed_c, missed_b, strict=True))
+    assert fixed and broken
+    assert f"<code>accuracy</code>: {fixed:,} fixed by the candidate, {broken:,} broken" in text
+    assert f"{fixed:,} / {broken:,}" in text
+    assert html.escape(SCRIPT_ID) in text and SCRIPT_ID not in text  # a flipped record's id
+    for name, m in comparison.metrics.items():
+        assert f"<code>{name}</code>" in text
+        if m.p_value is not None:
+            assert "p=" in text
+
+
+def test_comparison_page_without_rows(
+    compared: tuple[Any, EvaluationResult, EvaluationResult, Path], tmp_path: Path
+) -> None:
+    from pingce.report import write_comparison
+
+    write_comparison(compared[0], tmp_path)
+    assert {p.name for p in tmp_path.iterdir()} == {"comparison.json", "comparison.html"}
+    text = (tmp_path / "comparison.html").read_text(encoding="utf-8")
+    assert "holds no per-record rows" in text
+    assert "candidate better" in text or "candidate worse" in text or "no clear difference" in text
+
+
+@browser_needed
+def test_comparison_page_in_the_browser(
+    browser: Any, compared: tuple[Any, EvaluationResult, EvaluationResult, Path], tmp_path: Path
+) -> None:
+    comparison, _, _, path = compared
+    dialogs: list[str] = []
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.goto(path.as_uri())
+    assert page.locator("table.compare tbody tr").count() == len(comparison.metrics)
+    assert page.locator("table.compare svg.forest line.ref").count() == len(comparison.metrics)
+    verdicts = page.locator("td.verdict").all_text_contents()
+    assert all(
+        v.startswith(("candidate better", "candidate worse", "no clear", "unclear", "undefined"))
+        for v in verdicts
+    ), verdicts
+    page.locator("#flipped details summary").first.click()
+    assert page.locator("#flipped table.flips tbody tr").first.is_visible()
+    assert page.locator("#flipped img, #flipped script").count() == 0
+    assert page.evaluate("window.__xss") is None and dialogs == []
+    shot = tmp_path / "comparison.png"
+    page.screenshot(path=str(shot), full_page=True)
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
+    page.close()

@@ -1,5 +1,5 @@
 """Writing a run's files (results.json, records.jsonl, report.md, report.html) or a comparison's
-(comparison.json), all or nothing."""
+(comparison.json, comparison.html), all or nothing."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import BinaryIO
 
 from .._halves import in_halves
 from ..results import ComparisonResult, EvaluationResult, RecordRows
-from .html import render_html
+from .html import render_comparison_html, render_html
 from .markdown import render_markdown
 
 __all__ = ["OUTPUT_FILES", "write_comparison", "write_outputs", "write_records"]
@@ -92,12 +92,27 @@ def _copied_in_kernel(source: BinaryIO, target: BinaryIO) -> bool:
     return True
 
 
-def write_comparison(result: ComparisonResult, out: str | os.PathLike[str]) -> Path:
-    """Write comparison.json into ``out`` (atomically: a temporary file, then a rename)."""
+def write_comparison(
+    result: ComparisonResult,
+    out: str | os.PathLike[str],
+    *,
+    candidate: RecordRows | None = None,
+    baseline: RecordRows | None = None,
+) -> Path:
+    """Write comparison.json and its page, comparison.html, into ``out`` and return the path of
+    comparison.json. Both are made first, as temporary files, and renamed into place only then.
+    The page lists the records that flipped when both sides' per-record rows are given."""
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     path = target / "comparison.json"
     temporary = target / ".comparison.json.tmp"
-    temporary.write_text(result.to_json() + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    page = target / ".comparison.html.tmp"
+    try:
+        temporary.write_text(result.to_json() + "\n", encoding="utf-8")
+        page.write_bytes(render_comparison_html(result, candidate, baseline).encode("utf-8"))
+        os.replace(temporary, path)
+        os.replace(page, target / "comparison.html")
+    finally:
+        for left in (temporary, page):
+            left.unlink(missing_ok=True)
     return path
