@@ -10,6 +10,7 @@ import json
 import re
 import shutil
 import struct
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -137,6 +138,10 @@ def test_embedded_json_holds_the_records(run: tuple[EvaluationResult, Path]) -> 
     expected = [i for i, r in enumerate(rows.misses["accuracy"]) if r is not None]
     assert missed == expected
     assert [data["reasons"][c] for c in codes] == [rows.misses["accuracy"][i] for i in missed]
+    counts = Counter(r for column in rows.misses.values() for r in column if r is not None)
+    offered = [counts[data["reasons"][k]] for k in data["frequent"]]
+    assert offered == sorted(counts.values(), reverse=True)[: len(offered)]
+    assert set(data["reasons"]) == set(counts)
     (slice_codes,) = data["slices"]
     labels = [key.split("=", 1)[1] for key in result.slices]
     assert [labels[c] for c in slice_codes] == [r["contract_type"] for r in make_records()]
@@ -168,7 +173,7 @@ def test_outputs_all_or_nothing_include_the_page(
     def broken(*_: Any) -> str:
         raise RuntimeError("no page")
 
-    monkeypatch.setattr(files, "render_html", broken)
+    monkeypatch.setattr(files, "write_html", broken)
     with pytest.raises(RuntimeError):
         write_outputs(run[0], tmp_path / "o")
     assert [p.name for p in (tmp_path / "o").iterdir()] == []

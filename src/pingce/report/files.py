@@ -12,7 +12,7 @@ from typing import BinaryIO
 
 from .._halves import in_halves
 from ..results import ComparisonResult, EvaluationResult, RecordRows
-from .html import render_comparison_html, render_html
+from .html import render_comparison_html, write_html
 from .markdown import render_markdown
 
 __all__ = ["OUTPUT_FILES", "write_comparison", "write_outputs", "write_records"]
@@ -33,7 +33,7 @@ def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict
         (staging / "results.json").write_text(result.to_json() + "\n", encoding="utf-8")
         write_records(result.records, staging / "records.jsonl")
         (staging / "report.md").write_text(render_markdown(result), encoding="utf-8")
-        (staging / "report.html").write_bytes(render_html(result).encode("utf-8"))
+        write_html(result, staging / "report.html")
         paths = {}
         for name in OUTPUT_FILES:
             os.replace(staging / name, target / name)

@@ -34,7 +34,8 @@ import hashlib
 import html
 import math
 import operator
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Iterator
 from itertools import repeat
 from typing import Any
 
@@ -51,7 +52,7 @@ from ..results import (
 )
 from .format import fmt_interval, fmt_number, fmt_value
 
-__all__ = ["FIELD_CHARS", "render_comparison_html", "render_html"]
+__all__ = ["FIELD_CHARS", "render_comparison_html", "render_html", "write_html"]
 
 FIELD_CHARS = 120
 """Characters of a field's value kept in the page (longer values end in an ellipsis; records.jsonl
@@ -74,9 +75,22 @@ def esc(value: object) -> str:
 def render_html(result: EvaluationResult, rows: RecordRows | None = None) -> str:
     """The whole page; ``rows`` defaults to the result's own per-record rows (none for a result
     read from results.json: the page then says so instead of listing records)."""
+    return b"".join(_page(result, rows)).decode("utf-8")
+
+
+def write_html(
+    result: EvaluationResult, path: str | os.PathLike[str], rows: RecordRows | None = None
+) -> None:
+    """Write :func:`render_html`'s page to ``path``, a column of records at a time (the page
+    is never held whole in memory)."""
+    with open(path, "wb") as handle:
+        for chunk in _page(result, rows):
+            handle.write(chunk)
+
+
+def _page(result: EvaluationResult, rows: RecordRows | None) -> Iterator[bytes]:
     rows = result.records if rows is None else rows
-    script = _SCRIPT
-    digest = base64.b64encode(hashlib.sha256(script.encode("utf-8")).digest()).decode("ascii")
+    digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode("utf-8")).digest()).decode("ascii")
     csp = (
         "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
         f"script-src 'sha256-{digest}'"
@@ -98,15 +112,15 @@ def render_html(result: EvaluationResult, rows: RecordRows | None = None) -> str
         esc(result.pingce_version),
         ". Everything on this page is in this one file; it makes no network request.</footer>\n",
     ]
-    if rows is not None:
-        parts += [
-            '<script type="application/json" id="pingce-data">',
-            _records_json(result, rows),
-            "</script>\n",
-            f"<script>{script}</script>\n",
-        ]
-    parts.append("</body>\n</html>\n")
-    return "".join(parts)
+    if rows is None:
+        parts.append("</body>\n</html>\n")
+        yield "".join(parts).encode("utf-8")
+        return
+    parts.append('<script type="application/json" id="pingce-data">')
+    yield "".join(parts).encode("utf-8")
+    for chunk in _records_json(result, rows):
+        yield _escaped(chunk)
+    yield f"</script>\n<script>{_SCRIPT}</script>\n</body>\n</html>\n".encode()
 
 
 # --- the sections drawn on the server -----------------------------------------------------------
@@ -596,85 +610,87 @@ def _slice_codes(result: EvaluationResult, rows: RecordRows) -> list[np.ndarray 
     return out
 
 
-def _misses(rows: RecordRows) -> tuple[list[str], dict[str, tuple[np.ndarray, np.ndarray]]]:
-    """The distinct reasons (most frequent first) and, per metric that missed somewhere, the
-    rows that missed and the code of each one's reason."""
-    counts: dict[str, int] = {}
-    found: dict[str, tuple[np.ndarray, list[str]]] = {}
+def _records_json(result: EvaluationResult, rows: RecordRows) -> Iterator[bytes]:
+    """The records as the JSON the page's script reads, a column at a time (not yet escaped
+    for a script element): ids, lines, the metrics' names, ``values`` (a column per metric),
+    ``fields`` (a column per field), ``misses`` (per metric that missed somewhere: the rows that
+    missed and each one's reason as a number), ``slices`` (per slice field, each record's slice
+    value as a number), ``reasons`` (the distinct reasons, by number) and ``frequent`` (the
+    numbers of the most frequent reasons, most frequent first)."""
+    numpy_option = orjson.OPT_SERIALIZE_NUMPY
+    metrics = list(dict.fromkeys([*rows.values, *rows.misses]))
+    yield b'{"n":' + str(rows.n).encode() + b',"ids":'
+    yield orjson.dumps([None if i is None else str(i) for i in rows.ids])
+    yield b',"lines":' + orjson.dumps(np.asarray(rows.lines, dtype=np.int64), option=numpy_option)
+    yield b',"metrics":' + orjson.dumps(metrics) + b',"values":{'
+    for k, (name, column) in enumerate(rows.values.items()):
+        yield (b"," if k else b"") + orjson.dumps(name) + b":" + _rounded(np.asarray(column))
+    yield b'},"fields":{'
+    for k, (name, column) in enumerate(rows.fields.items()):
+        yield (b"," if k else b"") + orjson.dumps(name) + b":" + _field_texts(column)
+    yield b'},"misses":{'
+    code: dict[str, int] = {}
+    tallies: list[np.ndarray] = []
+    first = True
     for name, given in rows.misses.items():
         column = np.asarray(given, dtype=object)
         n = len(column)
         missed = np.flatnonzero(np.fromiter(map(operator.is_not, column, repeat(None)), bool, n))
         if not len(missed):
             continue
-        reasons = [str(r) for r in column[missed].tolist()]
-        for reason in reasons:
-            counts[reason] = counts.get(reason, 0) + 1
-        found[name] = (missed, reasons)
-    distinct = sorted(counts, key=counts.__getitem__, reverse=True)
-    code = {reason: k for k, reason in enumerate(distinct)}
-    return distinct, {
-        name: (missed, np.fromiter(map(code.__getitem__, reasons), np.int32, len(reasons)))
-        for name, (missed, reasons) in found.items()
-    }
-
-
-def _records_json(result: EvaluationResult, rows: RecordRows) -> str:
-    """The records as the JSON the page's script reads, escaped for a script element."""
-    reasons, misses = _misses(rows)
-    metrics = list(dict.fromkeys([*rows.values, *misses]))
-    n = rows.n
-    pieces: list[bytes] = [
-        b'{"n":',
-        str(n).encode(),
-        b',"ids":',
-        orjson.dumps([None if i is None else str(i) for i in rows.ids]),
-        b',"lines":',
-        orjson.dumps(np.asarray(rows.lines, dtype=np.int64), option=orjson.OPT_SERIALIZE_NUMPY),
-        b',"metrics":',
-        orjson.dumps(metrics),
-        b',"values":{',
-    ]
-    for k, (name, column) in enumerate(rows.values.items()):
-        pieces += [b"," if k else b"", orjson.dumps(name), b":", _rounded(np.asarray(column))]
-    pieces.append(b'},"fields":{')
-    for k, (name, column) in enumerate(rows.fields.items()):
-        pieces += [b"," if k else b"", orjson.dumps(name), b":", _field_texts(column)]
-    pieces += [b'},"reasons":', orjson.dumps(reasons), b',"misses":{']
-    for k, (name, (missed, codes)) in enumerate(misses.items()):
-        pieces += [
-            b"," if k else b"",
-            orjson.dumps(name),
-            b":[",
-            orjson.dumps(missed.astype(np.int64), option=orjson.OPT_SERIALIZE_NUMPY),
-            b",",
-            orjson.dumps(codes, option=orjson.OPT_SERIALIZE_NUMPY),
-            b"]",
-        ]
-    pieces.append(b'},"slices":[')
+        reasons = column[missed].tolist()
+        codes = np.fromiter(
+            (code.setdefault(str(r), len(code)) for r in reasons), np.int64, len(reasons)
+        )
+        tallies.append(np.bincount(codes))
+        yield (
+            (b"" if first else b",")
+            + orjson.dumps(name)
+            + b":["
+            + orjson.dumps(missed.astype(np.int64), option=numpy_option)
+            + b","
+            + orjson.dumps(codes, option=numpy_option)
+            + b"]"
+        )
+        first = False
+    yield b'},"slices":['
     for k, positions in enumerate(_slice_codes(result, rows)):
-        pieces += [
-            b"," if k else b"",
-            b"null"
-            if positions is None
-            else orjson.dumps(positions, option=orjson.OPT_SERIALIZE_NUMPY),
-        ]
-    pieces.append(b"]}")
-    return script_json(b"".join(pieces))
+        yield (b"," if k else b"") + (
+            b"null" if positions is None else orjson.dumps(positions, option=numpy_option)
+        )
+    counts = np.zeros(len(code), dtype=np.int64)
+    for tally in tallies:
+        counts[: len(tally)] += tally
+    frequent = np.argsort(-counts, kind="stable")[:FREQUENT]
+    yield b'],"reasons":' + orjson.dumps(list(code))
+    yield b',"frequent":' + orjson.dumps(frequent.astype(np.int64), option=numpy_option) + b"}"
+
+
+FREQUENT = 200
+"""Reasons offered in the reason filter's list (the most frequent)."""
+
+
+_ESCAPES = (
+    (b"&", b"\\u0026"),
+    (b"<", b"\\u003c"),
+    (b">", b"\\u003e"),
+    ("\u2028".encode(), b"\\u2028"),
+    ("\u2029".encode(), b"\\u2029"),
+)
+
+
+def _escaped(data: bytes) -> bytes:
+    """JSON text safe inside a ``<script>`` element: ``<``, ``>``, ``&`` and the line and
+    paragraph separators (which occur only inside strings) as ``\\uXXXX`` escapes."""
+    for raw, escaped in _ESCAPES:
+        if raw in data:
+            data = data.replace(raw, escaped)
+    return data
 
 
 def script_json(data: bytes) -> str:
-    """JSON text safe inside a ``<script>`` element: ``<``, ``>``, ``&`` and the line and
-    paragraph separators (which only occur inside strings) as ``\\uXXXX`` escapes."""
-    for raw, escaped in (
-        (b"&", b"\\u0026"),
-        (b"<", b"\\u003c"),
-        (b">", b"\\u003e"),
-        ("\u2028".encode(), b"\\u2028"),
-        ("\u2029".encode(), b"\\u2029"),
-    ):
-        data = data.replace(raw, escaped)
-    return data.decode("utf-8")
+    """:func:`_escaped` as text: JSON that no string in it can end a ``<script>`` element."""
+    return _escaped(data).decode("utf-8")
 
 
 # --- style and script ---------------------------------------------------------------------------
@@ -762,9 +778,9 @@ _SCRIPT = r"""
   var metricSelect = $("f-metric");
   metrics.forEach(function (name) { metricSelect.appendChild(el("option", "", name)); });
   var list = $("reasons");
-  reasons.slice(0, 200).forEach(function (r) {
+  D.frequent.forEach(function (k) {
     var o = el("option");
-    o.value = r;
+    o.value = reasons[k];
     list.appendChild(o);
   });
 
