@@ -2,8 +2,8 @@
 
 1. As users run it: ``pingce run SUITE --data FILE --out DIR --bootstrap 0 --profile`` in a child
    process (the ``write`` phase writes results.json, records.jsonl, report.md and report.html).
-2. report.html alone, in this process: :func:`pingce.report.render_html` of the run's result and
-   the bytes written to disk, median of 5.
+2. report.html alone, in this process: :func:`pingce.report.html.write_html` of the run's result
+   (what ``pingce run`` calls), median of 5.
 3. Opening it: Debian's chromium driven by Playwright (``--no-sandbox``,
    ``--disable-background-networking``), a fresh page each time: wall time from ``goto`` to the
    page's script having rendered the first page of records (median of 3, the first cold), and
@@ -146,7 +146,7 @@ def open_in_chromium(path: Path, repeat: int = 3) -> dict[str, Any]:
 
 def main() -> None:
     from pingce import evaluate
-    from pingce.report import render_html
+    from pingce.report.html import write_html
 
     info = machine(["playwright"])
     data = records_file(N)
@@ -166,7 +166,7 @@ def main() -> None:
     target = out_dir("report_html", "alone.html")
     for _ in range(5):
         started = time.perf_counter()
-        target.write_bytes(render_html(result).encode("utf-8"))
+        write_html(result, target)
         writes.append(time.perf_counter() - started)
     write_s = statistics.median(writes)
 
@@ -190,7 +190,7 @@ def main() -> None:
         [
             ["`pingce run`, wall", f"{run.wall_s:.2f}", ""],
             ["`pingce run`, write phase (all four files)", f"{run.phases.get('write', 0):.2f}", ""],
-            ["report.html alone (render + write, median of 5)", f"{write_s:.3f}", "< 3"],
+            ["report.html alone (write_html, median of 5)", f"{write_s:.3f}", "< 3"],
             [
                 "Chromium: open to first page drawn (median of 3)",
                 f"{opened['open_median_s']:.3f}",
