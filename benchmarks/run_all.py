@@ -20,6 +20,7 @@ SMALL = {
     "bench_contract_risk.py": ["100000"],
     "bench_evidence.py": ["300"],
     "bench_function_call.py": ["2000"],
+    "bench_report_html.py": ["5000"],
     "bench_similarity.py": ["1000"],
     "bench_startup.py": ["10"],
     "bench_tcm_dialogue.py": ["3000"],

@@ -51,7 +51,7 @@ CONTRACT_METRICS = [
     "task_success_rate",
     "rule_recall",
 ]
-OUTPUT_FILES = {"results.json", "records.jsonl", "report.md", "stats.npz"}
+OUTPUT_FILES = {"results.json", "records.jsonl", "report.md", "report.html", "stats.npz"}
 
 
 def level(raw: str) -> str:
@@ -108,7 +108,7 @@ def default_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
 # --------------------------------------------------------------------------- a full run
 
 
-def test_run_writes_the_three_files(tmp_path: Path) -> None:
+def test_run_writes_the_four_files(tmp_path: Path) -> None:
     proc = run_ok(
         tmp_path, "run", "contract-risk", "--data", str(EXAMPLE), "--out", "out", "--bootstrap", "0"
     )

@@ -1,8 +1,10 @@
-"""Reports of a result: files (results.json, records.jsonl, report.md, comparison.json) and
-console tables. Reports only read results; nothing here calls into metrics or the engine."""
+"""Reports of a result: files (results.json, records.jsonl, report.md, report.html,
+comparison.json, comparison.html) and console tables. Reports only read results; nothing here
+calls into metrics or the engine."""
 
 from .console import print_comparison, print_notes, print_profile, print_result
 from .files import write_comparison, write_outputs
+from .html import render_comparison_html, render_html
 from .markdown import render_markdown
 
 __all__ = [
@@ -10,6 +12,8 @@ __all__ = [
     "print_notes",
     "print_profile",
     "print_result",
+    "render_comparison_html",
+    "render_html",
     "render_markdown",
     "write_comparison",
     "write_outputs",

@@ -1,5 +1,5 @@
-"""Writing a run's files (results.json, records.jsonl, report.md, stats.npz) or a comparison's
-(comparison.json), all or nothing."""
+"""Writing a run's files (results.json, records.jsonl, report.md, report.html, stats.npz) or a
+comparison's (comparison.json, comparison.html), all or nothing."""
 
 from __future__ import annotations
 
@@ -16,11 +16,12 @@ import orjson
 
 from .._halves import in_halves
 from ..results import ComparisonResult, EvaluationResult, RecordRows, SavedStats
+from .html import render_comparison_html, write_html
 from .markdown import render_markdown
 
 __all__ = ["OUTPUT_FILES", "write_comparison", "write_outputs", "write_records", "write_stats"]
 
-OUTPUT_FILES = ("results.json", "records.jsonl", "report.md", "stats.npz")
+OUTPUT_FILES = ("results.json", "records.jsonl", "report.md", "report.html", "stats.npz")
 
 
 def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict[str, Path]:
@@ -36,6 +37,7 @@ def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict
         (staging / "results.json").write_text(result.to_json() + "\n", encoding="utf-8")
         write_records(result.records, staging / "records.jsonl")
         (staging / "report.md").write_text(render_markdown(result), encoding="utf-8")
+        write_html(result, staging / "report.html")
         written = list(OUTPUT_FILES)
         if result.stats is not None:
             write_stats(result.stats, staging / "stats.npz")
@@ -113,12 +115,27 @@ def _copied_in_kernel(source: BinaryIO, target: BinaryIO) -> bool:
     return True
 
 
-def write_comparison(result: ComparisonResult, out: str | os.PathLike[str]) -> Path:
-    """Write comparison.json into ``out`` (atomically: a temporary file, then a rename)."""
+def write_comparison(
+    result: ComparisonResult,
+    out: str | os.PathLike[str],
+    *,
+    candidate: RecordRows | None = None,
+    baseline: RecordRows | None = None,
+) -> Path:
+    """Write comparison.json and its page, comparison.html, into ``out`` and return the path of
+    comparison.json. Both are made first, as temporary files, and renamed into place only then.
+    The page lists the records that flipped when both sides' per-record rows are given."""
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     path = target / "comparison.json"
     temporary = target / ".comparison.json.tmp"
-    temporary.write_text(result.to_json() + "\n", encoding="utf-8")
-    os.replace(temporary, path)
+    page = target / ".comparison.html.tmp"
+    try:
+        temporary.write_text(result.to_json() + "\n", encoding="utf-8")
+        page.write_bytes(render_comparison_html(result, candidate, baseline).encode("utf-8"))
+        os.replace(temporary, path)
+        os.replace(page, target / "comparison.html")
+    finally:
+        for left in (temporary, page):
+            left.unlink(missing_ok=True)
     return path
