@@ -839,6 +839,40 @@ def _store_path_option(command: Any) -> Any:
     )(command)
 
 
+@cli.command()
+@click.argument("run_ref", metavar="RUN")
+@click.option(
+    "--out",
+    "out",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Where report.html and report.md go [default: the run's own folder].",
+)
+@_store_path_option
+def report(run_ref: str, out: str | None, store: str | None) -> None:
+    """Write the report.html and report.md of RUN again (a run name from `pingce runs`, or a
+    run's output folder), from its results.json and records.jsonl: nothing is evaluated again
+    and no model is called."""
+    from .errors import PingceError
+    from .report.rewrite import rewrite_reports
+
+    try:
+        folder = Path(run_ref)
+        if not (folder / "results.json").is_file():
+            from .store import run_info
+
+            info = run_info(run_ref, store=store)
+            if info.out_dir is None:
+                _fail(f"run {run_ref!r} has no output folder recorded")
+                return
+            folder = Path(info.out_dir)
+        paths = rewrite_reports(folder, out)
+    except PingceError as exc:
+        _fail(str(exc))
+        return
+    click.echo(f"wrote {', '.join(str(p) for p in paths)}")
+
+
 @cli.group(invoke_without_command=True)
 @click.option("--suite", default=None, help="Only the runs of this suite.")
 @click.option("--name", "name", default=None, help="Only runs whose name contains this text.")

@@ -1,0 +1,94 @@
+"""``pingce report RUN``: a stored run's report.html and report.md written again, later, from its
+results.json and records.jsonl alone (nothing is evaluated again and no model is called)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import orjson
+
+from ..errors import InputError
+from ..results import EvaluationResult, RecordRows
+from .html import write_html
+from .markdown import render_markdown
+
+__all__ = ["read_run", "rewrite_reports"]
+
+
+def read_run(folder: str | os.PathLike[str]) -> EvaluationResult:
+    """The result of the run whose outputs are in ``folder``, its per-record rows attached."""
+    path = Path(folder)
+    results = path / "results.json"
+    if not results.is_file():
+        raise InputError("not a run's output folder: no results.json", source=str(path))
+    try:
+        result = EvaluationResult.model_validate_json(results.read_bytes())
+    except ValueError as exc:
+        raise InputError(f"results.json cannot be read: {exc}", source=str(results)) from None
+    records = path / "records.jsonl"
+    if records.is_file():
+        rows = _read_rows(records)
+        order = {name: i for i, name in enumerate(result.metrics)}  # the run's metric order
+        rows.values = dict(sorted(rows.values.items(), key=lambda kv: order.get(kv[0], 1 << 30)))
+        rows.misses = dict(sorted(rows.misses.items(), key=lambda kv: order.get(kv[0], 1 << 30)))
+        result.attach_records(rows)
+    return result
+
+
+def _read_rows(path: Path) -> RecordRows:
+    """records.jsonl back into columns."""
+    ids: list[str | None] = []
+    lines: list[int] = []
+    fields: dict[str, list[Any]] = {}
+    values: dict[str, list[float]] = {}
+    misses: dict[str, list[Any]] = {}
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                raise InputError(f"not valid JSON ({exc})", source=str(path), line=number) from None
+            i = len(ids)
+            ids.append(row.get("id"))
+            lines.append(int(row.get("line") or number))
+            for column, data in (("fields", fields), ("misses", misses)):
+                for key, value in (row.get(column) or {}).items():
+                    data.setdefault(key, [None] * i).append(value)
+            for key, value in (row.get("values") or {}).items():
+                values.setdefault(key, [np.nan] * i).append(np.nan if value is None else value)
+            n = i + 1
+            for data in (fields, misses):
+                for column_values in data.values():
+                    if len(column_values) < n:
+                        column_values.append(None)
+            for numbers in values.values():
+                if len(numbers) < n:
+                    numbers.append(np.nan)
+    return RecordRows(
+        ids,
+        np.asarray(lines, dtype=np.int64),
+        {k: np.asarray(v, dtype=object) for k, v in fields.items()},
+        {k: np.asarray(v, dtype=np.float64) for k, v in values.items()},
+        {k: np.asarray(v, dtype=object) for k, v in misses.items()},
+    )
+
+
+def rewrite_reports(
+    folder: str | os.PathLike[str], out: str | os.PathLike[str] | None
+) -> list[Path]:
+    """Write report.html and report.md of the run in ``folder`` into ``out`` (default: the
+    folder itself); the paths written."""
+    result = read_run(folder)
+    target = Path(out) if out is not None else Path(folder)
+    target.mkdir(parents=True, exist_ok=True)
+    html, markdown = target / "report.html", target / "report.md"
+    staging = target / ".report.html.tmp"
+    write_html(result, staging)
+    os.replace(staging, html)
+    markdown.write_text(render_markdown(result), encoding="utf-8")
+    return [html, markdown]

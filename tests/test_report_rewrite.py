@@ -1,0 +1,52 @@
+"""Issue 13: ``pingce report RUN`` writes a stored run's report.html and report.md again from
+its results.json and records.jsonl, by run name or folder, without evaluating anything."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pingce
+from pingce.report.rewrite import read_run
+from tests.cli_run import run_pingce
+
+EXAMPLE = Path(pingce.__file__).parent / "examples" / "function_points" / "records.jsonl"
+
+
+def test_report_again_by_name_and_by_folder(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    first = run_pingce(
+        "run", "function-points", "--data", str(EXAMPLE), "--slice", "task",
+        "--name", "fp-report-test", "--out", str(out),
+    )  # fmt: skip
+    assert first.returncode == 0, first.stderr
+    again = run_pingce("report", "fp-report-test", "--out", str(tmp_path / "again"))
+    assert again.returncode == 0, again.stderr
+    # the same pages as the run wrote: same markdown, same html
+    original_md = (out / "report.md").read_text(encoding="utf-8")
+    assert (tmp_path / "again" / "report.md").read_text(encoding="utf-8") == original_md
+    html = (tmp_path / "again" / "report.html").read_text(encoding="utf-8")
+    assert html == (out / "report.html").read_text(encoding="utf-8")
+    by_folder = run_pingce("report", str(out), "--out", str(tmp_path / "third"))
+    assert by_folder.returncode == 0, by_folder.stderr
+    assert (tmp_path / "third" / "report.md").read_text(encoding="utf-8") == original_md
+
+
+def test_read_run_gives_the_records_back(tmp_path: Path) -> None:
+    result = pingce.evaluate("function-points", EXAMPLE, bootstrap=0, out=tmp_path / "o")
+    back = read_run(tmp_path / "o")
+    assert back.metrics == result.metrics
+    rows, original = back.records, result.records
+    assert rows is not None and original is not None
+    assert rows.ids == original.ids and rows.lines.tolist() == original.lines.tolist()
+    lines = (tmp_path / "o" / "records.jsonl").read_text(encoding="utf-8").splitlines()
+    for i, line in enumerate(lines):
+        saved = json.loads(line)
+        for name, value in saved["values"].items():
+            got = rows.values[name][i]
+            assert (value is None and got != got) or value == got, (i, name)
+
+
+def test_an_unknown_run_is_an_error(tmp_path: Path) -> None:
+    done = run_pingce("report", "no-such-run")
+    assert done.returncode == 2 and "no-such-run" in done.stderr and "Traceback" not in done.stderr
