@@ -155,3 +155,21 @@ def test_a_margin_gate_reads_the_worse_end_of_the_interval() -> None:
     assert regressions({"m": entry(-0.05, 0.021, False)}, [gate])
     with pytest.raises(OptionError, match="margin after ':' must be a number"):
         parse_regression_gates(["m:-1"])
+
+
+def test_comparison_md_says_what_the_tests_mean_in_words(tmp_path: Path) -> None:
+    """Issue 13: comparison.md beside comparison.json: the table, then each metric's verdict
+    in words (never by colour alone), equal to comparison.json's."""
+    worse = worse_records(tmp_path)
+    done = run_pingce(
+        "compare", "contract-risk", "--data", str(worse), "--baseline", str(EXAMPLE),
+        "--bootstrap", "300", "--out", str(tmp_path / "c"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    compared = json.loads((tmp_path / "c" / "comparison.json").read_text())["metrics"]
+    text = (tmp_path / "c" / "comparison.md").read_text(encoding="utf-8")
+    for name, entry in compared.items():
+        if entry.get("verdict"):
+            assert f"- `{name}`: {entry['verdict']}" in text, name
+    assert "candidate worse" in text and "significant after Holm" in text
+    assert (tmp_path / "c" / "comparison.html").is_file()

@@ -455,7 +455,11 @@ def test_comparison_page_without_rows(
     from pingce.report import write_comparison
 
     write_comparison(compared[0], tmp_path)
-    assert {p.name for p in tmp_path.iterdir()} == {"comparison.json", "comparison.html"}
+    assert {p.name for p in tmp_path.iterdir()} == {
+        "comparison.json",
+        "comparison.html",
+        "comparison.md",
+    }
     text = (tmp_path / "comparison.html").read_text(encoding="utf-8")
     assert "holds no per-record rows" in text
     assert "candidate better" in text or "candidate worse" in text or "no clear difference" in text

@@ -5,7 +5,7 @@ calls into metrics or the engine."""
 from .console import print_comparison, print_notes, print_profile, print_result
 from .files import write_comparison, write_outputs
 from .html import render_comparison_html, render_html
-from .markdown import render_markdown
+from .markdown import render_comparison_markdown, render_markdown
 
 __all__ = [
     "print_comparison",
@@ -13,6 +13,7 @@ __all__ = [
     "print_profile",
     "print_result",
     "render_comparison_html",
+    "render_comparison_markdown",
     "render_html",
     "render_markdown",
     "write_comparison",

@@ -17,7 +17,7 @@ import orjson
 from .._halves import in_halves
 from ..results import ComparisonResult, EvaluationResult, RecordRows, SavedStats
 from .html import render_comparison_html, write_html
-from .markdown import render_markdown
+from .markdown import render_comparison_markdown, render_markdown
 
 __all__ = ["OUTPUT_FILES", "write_comparison", "write_outputs", "write_records", "write_stats"]
 
@@ -122,20 +122,24 @@ def write_comparison(
     candidate: RecordRows | None = None,
     baseline: RecordRows | None = None,
 ) -> Path:
-    """Write comparison.json and its page, comparison.html, into ``out`` and return the path of
-    comparison.json. Both are made first, as temporary files, and renamed into place only then.
+    """Write comparison.json, its page comparison.html and comparison.md into ``out`` and return
+    the path of comparison.json. All are made first, as temporary files, and renamed into place
+    only then.
     The page lists the records that flipped when both sides' per-record rows are given."""
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     path = target / "comparison.json"
     temporary = target / ".comparison.json.tmp"
     page = target / ".comparison.html.tmp"
+    text = target / ".comparison.md.tmp"
     try:
         temporary.write_text(result.to_json() + "\n", encoding="utf-8")
         page.write_bytes(render_comparison_html(result, candidate, baseline).encode("utf-8"))
+        text.write_text(render_comparison_markdown(result), encoding="utf-8")
         os.replace(temporary, path)
         os.replace(page, target / "comparison.html")
+        os.replace(text, target / "comparison.md")
     finally:
-        for left in (temporary, page):
+        for left in (temporary, page, text):
             left.unlink(missing_ok=True)
     return path

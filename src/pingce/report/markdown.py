@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..results import EvaluationResult, MetricResult
+from ..results import ComparisonResult, EvaluationResult, MetricComparison, MetricResult
 from .format import fmt_interval, fmt_number, fmt_value, similarity_line
 
-__all__ = ["render_markdown"]
+__all__ = ["render_comparison_markdown", "render_markdown"]
 
 
 def _cell(text: object) -> str:
@@ -148,3 +148,62 @@ def render_markdown(result: EvaluationResult) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _p(p: float | None) -> str:
+    if p is None:
+        return ""
+    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+def _comparison_rows(metrics: dict[str, MetricComparison]) -> list[str]:
+    rows = [
+        "| metric | candidate | baseline | delta | CI of delta | p | p Holm |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for name, m in metrics.items():
+        interval = (
+            f"[{fmt_number(m.ci_low)}, {fmt_number(m.ci_high)}]"
+            if m.ci_low is not None and m.ci_high is not None
+            else ""
+        )
+        rows.append(
+            f"| `{name}` | {fmt_number(m.candidate)} | {fmt_number(m.baseline)} | "
+            f"{fmt_number(m.delta)} | {interval} | {_p(m.p_value)} | {_p(m.p_holm)} |"
+        )
+    rows.append("")
+    said = [(name, m.verdict) for name, m in metrics.items() if m.verdict]
+    rows += [f"- `{name}`: {_cell(verdict)}" for name, verdict in said]
+    notes = [(name, m.note) for name, m in metrics.items() if m.note]
+    rows += [f"- `{name}` note: {_cell(note)}" for name, note in notes]
+    return [*rows, ""]
+
+
+def render_comparison_markdown(result: ComparisonResult) -> str:
+    """comparison.md: the differences, their intervals and tests, and what they mean in words
+    (never by colour alone), narrow enough for a terminal (the verdicts are lines below)."""
+    sig = result.signature
+    by = f", by {sig.unit}" if sig.unit else ""
+    lines = [
+        f"# {result.suite}: candidate vs baseline",
+        "",
+        f"- Candidate: `{result.candidate}`",
+        f"- Baseline: `{result.baseline}`",
+        f"- Records compared: {result.n_records}",
+        f"- Intervals: {sig.ci_level:.0%} paired bootstrap ({sig.ci_method}{by}), "
+        f"{sig.bootstrap} resamples, seed {sig.seed}; p from the same resamples; Holm across "
+        "the metrics",
+        "",
+        "## Differences",
+        "",
+        *_comparison_rows(result.metrics),
+    ]
+    for key, part in (result.slices or {}).items():
+        lines += [f"## Slice {key} ({part.n_records} records)", "", *_comparison_rows(part.metrics)]
+    for side, failed in result.failures.items():
+        counts = {k: v for k, v in failed.model_dump().items() if v}
+        if counts:
+            shown = ", ".join(f"{k} {v}" for k, v in counts.items())
+            lines.append(f"- {side} failures: {shown}")
+    lines += [f"- Note: {note}" for note in result.notes]
+    return "\n".join(lines).rstrip() + "\n"
