@@ -29,11 +29,11 @@ are plain functions of the store); :func:`make_server` puts it behind a
 from __future__ import annotations
 
 import contextlib
+import io
 import ipaddress
 import json
 import math
 import os
-import shutil
 import socket
 import threading
 from collections.abc import Callable, Iterable, Sequence
@@ -106,7 +106,9 @@ td.side-a { border-left: 3px solid var(--accent); } td.side-b { border-left: 3px
 @dataclass
 class Response:
     """What the viewer answers: a status, a content type, a body, and for a report a file whose
-    bytes follow the body (``skip`` bytes of it already sent inside the body)."""
+    bytes from ``skip`` to ``end`` follow the body (its first ``skip`` bytes are inside the
+    body; ``end`` is its size when it was read, so a file replaced meanwhile cannot make the
+    response longer or shorter than it said)."""
 
     status: int
     body: bytes
@@ -114,11 +116,12 @@ class Response:
     csp: str = CSP
     file: Path | None = None
     skip: int = 0
+    end: int = 0
     headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def length(self) -> int:
-        extra = 0 if self.file is None else self.file.stat().st_size - self.skip
+        extra = 0 if self.file is None else self.end - self.skip
         return len(self.body) + extra
 
 
@@ -474,6 +477,7 @@ class Viewer:
         """The report.html, streamed, with a bar back to the list after ``<body>``."""
         with open(report, "rb") as handle:
             head = handle.read(1 << 16)
+            size = os.fstat(handle.fileno()).st_size
         mark = head.find(b"<body>")
         bar = (
             '<div style="font: 13px system-ui, sans-serif; padding: 4px 0 8px; '
@@ -490,7 +494,7 @@ class Viewer:
             cut = mark + len(b"<body>")
             newline = 1 if head[cut : cut + 1] == b"\n" else 0
             body = head[: cut + newline] + bar + head[cut + newline :]
-        return Response(200, body, csp=REPORT_CSP, file=report, skip=len(head))
+        return Response(200, body, csp=REPORT_CSP, file=report, skip=len(head), end=size)
 
     def _stored(self, info: RunInfo, why: str) -> Response:
         """A run's page from the store alone: the reason there is no report, the metrics with
@@ -710,7 +714,9 @@ def _sameness(label: str, a: RunInfo, b: RunInfo) -> str:
 
 
 def _compare_form(found: Sequence[RunInfo], a: str | None, b: str | None) -> str:
-    choices = [(r.name, f"{r.name} · {r.suite} · {_when(r.created)}") for r in found[:LISTED]]
+    listed = list(found[:LISTED])
+    listed += [r for r in found[LISTED:] if r.name in (a, b)]  # the chosen ones, always
+    choices = [(r.name, f"{r.name} · {r.suite} · {_when(r.created)}") for r in listed]
     return (
         '<form class="pick" method="get" action="/compare">'
         f'<label>A <select name="a">{_options(choices, a)}</select></label>'
@@ -861,9 +867,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.wfile.write(response.body)
         if response.file is not None:
-            with open(response.file, "rb") as handle:
-                handle.seek(response.skip)
-                shutil.copyfileobj(handle, self.wfile, 1 << 20)
+            _copy(response.file, response.skip, response.end, self.wfile)
 
     def _host_allowed(self) -> bool:
         """On a loopback address, only a loopback ``Host`` (a page of another site that a DNS
@@ -878,6 +882,20 @@ class _Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.log is not None:
             self.server.log(f"{self.address_string()} {format % args}")
+
+
+def _copy(path: Path, start: int, end: int, out: io.BufferedIOBase) -> None:
+    """Bytes ``start`` to ``end`` of ``path`` into ``out``, a megabyte at a time (spaces for any
+    that a file cut short meanwhile no longer has: the length was promised)."""
+    left = end - start
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        while left > 0:
+            chunk = handle.read(min(left, 1 << 20))
+            if not chunk:
+                chunk = b" " * min(left, 1 << 20)
+            out.write(chunk)
+            left -= len(chunk)
 
 
 class ViewerServer(ThreadingHTTPServer):
