@@ -452,6 +452,36 @@ def test_only_get_and_head_from_localhost(server: ViewerServer) -> None:
     assert raw(server, "/", host="[::1]") == 200
 
 
+def test_a_page_that_fails_is_a_500_and_the_server_goes_on(
+    store: Store, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    served = make_server(store.path)
+    thread = threading.Thread(target=served.serve_forever, daemon=True)
+    thread.start()
+    try:
+
+        def broken(target: str) -> Any:
+            raise RuntimeError("a bug")
+
+        monkeypatch.setattr(served.viewer, "respond", broken)
+        got = fetch(served, "/")
+        assert got.status == 500 and b"a bug" in got.body
+        monkeypatch.undo()
+        assert fetch(served, "/").status == 200
+    finally:
+        served.shutdown()
+        served.server_close()
+    assert "a bug" in capsys.readouterr().err
+
+
+def test_a_store_that_cannot_be_read(tmp_path: Path) -> None:
+    path = tmp_path / "runs.db"
+    path.write_bytes(b"not a database" * 100)
+    got = Viewer(path).respond("/")
+    assert got.status == 500
+    assert "The run store cannot be read" in got.body.decode()
+
+
 def test_every_page_is_escaped_and_closed_to_the_network(server: ViewerServer) -> None:
     targets = [
         "/",

@@ -35,6 +35,7 @@ import json
 import math
 import os
 import socket
+import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -851,7 +852,15 @@ class _Handler(BaseHTTPRequestHandler):
                 "text/plain; charset=utf-8",
             )
         else:
-            response = self.server.viewer.respond(self.path)
+            try:
+                response = self.server.viewer.respond(self.path)
+            except Exception as exc:  # a page that failed: said, and the server goes on
+                self.log_error("%s failed: %r", self.path, exc)
+                response = Response(
+                    HTTPStatus.INTERNAL_SERVER_ERROR,
+                    f"pingce view could not make this page: {exc!r}\n".encode(),
+                    "text/plain; charset=utf-8",
+                )
         self.send_response(response.status)
         self.send_header("Content-Type", response.content_type)
         self.send_header("Content-Length", str(response.length))
@@ -865,9 +874,12 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if not send_body:
             return
-        self.wfile.write(response.body)
-        if response.file is not None:
-            _copy(response.file, response.skip, response.end, self.wfile)
+        try:
+            self.wfile.write(response.body)
+            if response.file is not None:
+                _copy(response.file, response.skip, response.end, self.wfile)
+        except (BrokenPipeError, ConnectionResetError):  # the browser went elsewhere
+            self.close_connection = True
 
     def _host_allowed(self) -> bool:
         """On a loopback address, only a loopback ``Host`` (a page of another site that a DNS
@@ -878,6 +890,9 @@ class _Handler(BaseHTTPRequestHandler):
         # "[::1]:8000" or "localhost:8000"
         name = host[1:].partition("]")[0] if host.startswith("[") else host.partition(":")[0]
         return _loopback(name)
+
+    def log_error(self, format: str, *args: Any) -> None:
+        sys.stderr.write(f"pingce view: {format % args}\n")
 
     def log_message(self, format: str, *args: Any) -> None:
         if self.server.log is not None:
@@ -963,8 +978,6 @@ def serve(
 def _has_browser() -> bool:
     """A graphical browser can be opened: on Linux and the BSDs only with a display (else
     :mod:`webbrowser` would start a text browser in this terminal)."""
-    import sys
-
     if sys.platform.startswith(("win", "darwin")):
         return True
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
