@@ -964,7 +964,7 @@ def runs_rm(ctx: click.Context, names: tuple[str, ...], store: str | None) -> No
     "--host",
     default="127.0.0.1",
     show_default=True,
-    help="Address to listen on (another than a loopback one lets others read the store).",
+    help="Address to listen on (one that is not a loopback address lets others read the store).",
 )
 @click.option(
     "--port", type=int, default=0, show_default=True, help="Port to listen on (0: a free one)."
@@ -976,7 +976,14 @@ def view(store: str | None, host: str, port: int, no_browser: bool) -> None:
     from .report.viewer import serve
 
     try:
-        serve(store, host, port, open_browser=not no_browser, echo=click.echo)
+        serve(
+            store,
+            host,
+            port,
+            open_browser=not no_browser,
+            echo=click.echo,
+            warn=lambda text: click.echo(text, err=True),
+        )
     except OSError as exc:
         _fail(f"pingce view cannot listen on {host}:{port}: {exc.strerror or exc}")
 

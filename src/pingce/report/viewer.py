@@ -957,13 +957,15 @@ def serve(
     port: int = 0,
     open_browser: bool = True,
     echo: Callable[[str], None] = print,
+    warn: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve the store's pages until interrupted (Ctrl+C), opening the list in a browser."""
+    """Serve the store's pages until interrupted (Ctrl+C), opening the list in a browser;
+    ``echo`` says where, ``warn`` (default: standard error) warns of a non-loopback address."""
     server = make_server(store, host, port)
     with server:
         echo(f"pingce view: the run store {server.viewer.store} at {server.url} (Ctrl+C stops)")
         if not server.loopback_only:
-            echo(
+            (warn or _stderr)(
                 f"warning: serving on {host}, not only on this machine: anyone who can reach it "
                 "can read the run store"
             )
@@ -973,6 +975,10 @@ def serve(
             server.serve_forever()
         except KeyboardInterrupt:
             echo("pingce view: stopped")
+
+
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr)
 
 
 def _has_browser() -> bool:
