@@ -38,7 +38,7 @@ import socket
 import sys
 import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -118,7 +118,6 @@ class Response:
     file: Path | None = None
     skip: int = 0
     end: int = 0
-    headers: dict[str, str] = field(default_factory=dict)
 
     @property
     def length(self) -> int:
@@ -869,8 +868,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Referrer-Policy", "no-referrer")
         self.send_header("X-Frame-Options", "DENY")
         self.send_header("Cache-Control", "no-store")
-        for key, value in response.headers.items():
-            self.send_header(key, value)
         self.end_headers()
         if not send_body:
             return
