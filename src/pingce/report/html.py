@@ -55,7 +55,14 @@ from ..results import (
 )
 from .format import fmt_interval, fmt_number, fmt_value
 
-__all__ = ["FIELD_CHARS", "render_comparison_html", "render_html", "write_html"]
+__all__ = [
+    "FIELD_CHARS",
+    "PAGE_STYLE",
+    "esc",
+    "render_comparison_html",
+    "render_html",
+    "write_html",
+]
 
 FIELD_CHARS = 120
 """Characters of a field's value kept in the page (longer values end in an ellipsis; records.jsonl
@@ -754,6 +761,10 @@ footer { margin-top: 32px; color: var(--muted); font-size: 12px; }
 @media print { .controls, .pager, nav { display: none; } body { max-width: none; } }
 """
 ).replace("FONTS", FONTS)
+
+PAGE_STYLE = _STYLE
+"""The pages' style sheet (also the viewer's, ``pingce view``, so that its pages and the reports
+look alike)."""
 
 _SCRIPT = r"""
 (function () {

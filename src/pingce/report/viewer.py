@@ -1,0 +1,993 @@
+"""``pingce view``: the run store served on this machine, read-only, as server-rendered pages.
+
+Four routes, nothing else (any other path is a 404, any method but GET and HEAD a 501):
+
+- ``/``: the stored runs, newest first, filtered by suite (and by a part of the name): name,
+  suite, created, records, the first metrics with their intervals; two radio buttons per run
+  pick the two runs to compare;
+- ``/run/NAME``: the run's report.html from its output folder, with a bar linking back; when the
+  folder is gone, holds no report, or now holds another run's outputs (a later run written over
+  the same ``--out``), a page saying so and showing what the store kept (every metric with its
+  interval, over all records and each slice);
+- ``/compare?a=NAME&b=NAME``: two runs side by side from their stored values and intervals (both
+  intervals drawn on one axis), and where they came from (data hash, commit, signature);
+- ``/trend?suite=S&metric=M[&slice=K]``: one metric of a suite across its runs in time order, each
+  run a point with its interval bar, as an inline SVG drawn here, and the same as a table.
+
+Safety: the server binds to 127.0.0.1 unless told otherwise and answers only requests whose
+``Host`` is a loopback name (no DNS rebinding) when it does; names in URLs are looked up in the
+store and never used as paths (the only file served is ``report.html`` of a folder the store
+recorded); every name, suite, metric, slice and value is escaped with :func:`html.escape`; the
+pages carry a Content-Security-Policy (as a header and in the page) that allows no script and no
+network; forms are plain GET forms.
+
+:class:`Viewer` answers a request target with a :class:`Response` without any socket (the pages
+are plain functions of the store); :func:`make_server` puts it behind a
+:class:`~http.server.ThreadingHTTPServer`, :func:`serve` runs that until interrupted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import ipaddress
+import json
+import math
+import os
+import socket
+import sys
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
+
+from .._version import __version__
+from ..errors import PingceError
+from ..store import MetricRow, RunInfo, default_store_path, run_info, runs
+from .format import fmt_number
+from .html import PAGE_STYLE, esc
+
+__all__ = [
+    "HEADLINE",
+    "Response",
+    "Viewer",
+    "make_server",
+    "serve",
+]
+
+HEADLINE = 4
+"""Metrics shown per run in the list (the first ones of its suite)."""
+LISTED = 500
+"""Runs listed on ``/`` at most (the newest; a filter narrows them)."""
+
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'none'; "
+    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
+)
+"""The viewer's own pages: no script, no network, forms only to the viewer."""
+REPORT_CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'unsafe-inline'; "
+    "form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+"""A served report.html: its own meta policy (only its script, by hash) narrows this further."""
+
+LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
+
+VIEWER_STYLE = """
+.bar { display: flex; gap: 16px; align-items: baseline; border-bottom: 1px solid var(--line);
+  padding-bottom: 6px; margin-bottom: 12px; flex-wrap: wrap; }
+.bar .home { font-weight: 600; } .bar .store { color: var(--muted); margin-left: auto;
+  font-size: 12px; }
+form.pick { display: flex; flex-wrap: wrap; gap: 8px 14px; align-items: center;
+  margin: 8px 0 12px; }
+form.pick select { max-width: 360px; }
+table.runs td { vertical-align: top; } table.runs td.pick { text-align: center; }
+.m { display: inline-block; margin-right: 12px; white-space: nowrap; }
+.m .k { color: var(--muted); } .gone { color: var(--bad); }
+.trend-wrap { overflow-x: auto; border: 1px solid var(--line); border-radius: 6px; padding: 4px; }
+svg.trend .bar-ci { stroke: var(--accent); stroke-width: 2; }
+svg.trend .pt { fill: var(--accent); } svg.trend a.point:hover .hit { fill: #f1f5fa; }
+svg.trend .path { stroke: #9db7d5; fill: none;
+  stroke-width: 1.2; } svg.trend text.run { font-size: 11px; } svg.trend .null { fill: var(--bad); }
+svg.two .a { stroke: var(--accent); fill: var(--accent); stroke-width: 2; }
+svg.two .b { stroke: #b54708; fill: #b54708; stroke-width: 2; }
+td.side-a { border-left: 3px solid var(--accent); } td.side-b { border-left: 3px solid #b54708; }
+.message { background: var(--band); border-left: 3px solid var(--bad); padding: 8px 12px;
+  margin: 8px 0 16px; }
+"""
+
+
+# --- responses ----------------------------------------------------------------------------------
+
+
+@dataclass
+class Response:
+    """What the viewer answers: a status, a content type, a body, and for a report a file whose
+    bytes from ``skip`` to ``end`` follow the body (its first ``skip`` bytes are inside the
+    body; ``end`` is its size when it was read, so a file replaced meanwhile cannot make the
+    response longer or shorter than it said)."""
+
+    status: int
+    body: bytes
+    content_type: str = "text/html; charset=utf-8"
+    csp: str = CSP
+    file: Path | None = None
+    skip: int = 0
+    end: int = 0
+
+    @property
+    def length(self) -> int:
+        extra = 0 if self.file is None else self.end - self.skip
+        return len(self.body) + extra
+
+
+def _html(status: int, title: str, content: str, store: Path) -> Response:
+    return Response(status, _page(title, content, store).encode("utf-8"))
+
+
+def _page(title: str, content: str, store: Path) -> str:
+    return (
+        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
+        f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">\n'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
+        '<meta name="referrer" content="no-referrer">\n'
+        f"<title>{esc(title)}</title>\n<style>{PAGE_STYLE}{VIEWER_STYLE}</style>\n</head>\n"
+        '<body>\n<nav class="bar"><a class="home" href="/">pingce runs</a>'
+        '<a href="/compare">compare two runs</a><a href="/trend">trend of a metric</a>'
+        f'<span class="store">run store <code>{esc(store)}</code></span></nav>\n'
+        f"<main>\n<h1>{esc(title)}</h1>\n{content}</main>\n"
+        f"<footer>pingce {esc(__version__)} view: read from the run store on this machine; the "
+        "pages make no other request.</footer>\n</body>\n</html>\n"
+    )
+
+
+# --- small pieces -------------------------------------------------------------------------------
+
+
+def run_href(name: str) -> str:
+    """The viewer's address of a run's page (the name percent-encoded, ``/`` included)."""
+    return "/run/" + quote(name, safe="")
+
+
+def _href(path: str, **query: str | None) -> str:
+    params = {k: v for k, v in query.items() if v is not None}
+    return path + ("?" + urlencode(params) if params else "")
+
+
+def _when(created: str) -> str:
+    return created[:16].replace("T", " ")
+
+
+def _interval(row: MetricRow | None) -> str:
+    if row is None or row.ci_low is None or row.ci_high is None:
+        return "—"
+    return f"[{fmt_number(row.ci_low)}, {fmt_number(row.ci_high)}]"
+
+
+def _value(row: MetricRow | None) -> str:
+    if row is None:
+        return "—"
+    return "null" if row.value is None else fmt_number(row.value)
+
+
+def _finite(x: float | None) -> bool:
+    return x is not None and math.isfinite(x)
+
+
+def _nice_ceiling(x: float) -> float:
+    """The round number (1, 2, 2.5 or 5 times a power of ten) at or above ``x`` > 0."""
+    power = 10 ** math.floor(math.log10(x))
+    for step in (1, 2, 2.5, 5):
+        if x <= step * power:
+            return float(step * power)
+    return float(10 * power)
+
+
+def value_range(rows: Iterable[MetricRow | None]) -> tuple[float, float]:
+    """The axis of some stored values and their intervals: [0, 1] when all of them lie in it,
+    [-1, 1] when in that (kappas), else from 0 (or a round number below) to one above."""
+    ends = [
+        x
+        for r in rows
+        if r is not None
+        for x in (r.value, r.ci_low, r.ci_high)
+        if x is not None and math.isfinite(x)
+    ]
+    if not ends:
+        return 0.0, 1.0
+    low, high = min(ends), max(ends)
+    if low >= 0 and high <= 1:
+        return 0.0, 1.0
+    if low >= -1 and high <= 1:
+        return -1.0, 1.0
+    low = -_nice_ceiling(-low) if low < 0 else 0.0
+    high = _nice_ceiling(high) if high > 0 else 0.0
+    return low, high
+
+
+def _tick(v: float) -> str:
+    return f"{v:g}" if abs(v) >= 1e-9 else "0"
+
+
+PLOT_WIDTH = 280
+
+
+def _two_intervals(
+    a: MetricRow | None, b: MetricRow | None, low: float, high: float, single: bool = False
+) -> str:
+    """One row of the comparison chart: run A's value and interval above run B's, on one axis
+    (A a circle, B a square, each labelled: never told apart by colour alone); ``single``: A's
+    alone, unlabelled (a run's own page)."""
+    width, height = PLOT_WIDTH, 18 if single else 30
+
+    def x(v: float) -> float:
+        span = high - low or 1.0
+        return round(14 + (width - 20) * (min(max(v, low), high) - low) / span, 2)
+
+    out = [f'<svg class="two" width="{width}" height="{height}" role="img">']
+    for k in range(5):
+        g = x(low + (high - low) * k / 4)
+        out.append(f'<line class="grid" x1="{g}" x2="{g}" y1="0" y2="{height}"/>')
+    sides = (("a", a, 9),) if single else (("a", a, 8), ("b", b, 22))
+    for side, row, y in sides:
+        if not single:
+            out.append(f'<text x="0" y="{y + 4}" class="lab">{side.upper()}</text>')
+        if row is None:
+            continue
+        if _finite(row.ci_low) and _finite(row.ci_high):
+            lo, hi = x(row.ci_low or 0.0), x(row.ci_high or 0.0)
+            out.append(
+                f'<line class="{side}" x1="{lo}" x2="{hi}" y1="{y}" y2="{y}"/>'
+                f'<line class="{side}" x1="{lo}" x2="{lo}" y1="{y - 3}" y2="{y + 3}"/>'
+                f'<line class="{side}" x1="{hi}" x2="{hi}" y1="{y - 3}" y2="{y + 3}"/>'
+            )
+        if _finite(row.value):
+            v = x(row.value or 0.0)
+            mark = (
+                f'<circle class="a" cx="{v}" cy="{y}" r="4"/>'
+                if side == "a"
+                else f'<rect class="b" x="{v - 3.5}" y="{y - 3.5}" width="7" height="7"/>'
+            )
+            out.append(mark)
+        else:
+            out.append(f'<text class="null" x="16" y="{y + 4}">null</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _plot_cell(a: MetricRow | None, b: MetricRow | None, single: bool = False) -> str:
+    """A table cell with :func:`_two_intervals` on the shared axis 0 to 1, or on the rows' own
+    range (printed beside it) when their values or intervals leave it."""
+    low, high = value_range([a, b])
+    own = (low, high) != (0.0, 1.0)
+    scale = f'<span class="scale">{_tick(low)} – {_tick(high)}</span>' if own else ""
+    return f'<td class="plot">{_two_intervals(a, b, low, high, single)}{scale}</td>'
+
+
+def _axis_labels(low: float = 0.0, high: float = 1.0) -> str:
+    width = PLOT_WIDTH
+    out = [f'<svg class="axis" width="{width}" height="16">']
+    for k in range(5):
+        xpos = 14 + (width - 20) * k / 4
+        anchor = "start" if k == 0 else "end" if k == 4 else "middle"
+        label = _tick(low + (high - low) * k / 4)
+        out.append(f'<text x="{xpos:.1f}" y="12" text-anchor="{anchor}">{label}</text>')
+    out.append("</svg>")
+    return "".join(out)
+
+
+def _options(values: Iterable[tuple[str, str]], chosen: str | None) -> str:
+    return "".join(
+        f'<option value="{esc(v)}"{" selected" if v == chosen else ""}>{esc(label)}</option>'
+        for v, label in values
+    )
+
+
+# --- the viewer ---------------------------------------------------------------------------------
+
+
+class NotFound(Exception):
+    """A name or a route the viewer does not know (a 404 page with this message)."""
+
+
+class Viewer:
+    """The pages of the run store at ``store`` (default: the one ``pingce run`` writes)."""
+
+    def __init__(self, store: str | os.PathLike[str] | None = None) -> None:
+        self.store = Path(store).expanduser() if store is not None else default_store_path()
+
+    # the request ------------------------------------------------------------------------------
+
+    def respond(self, target: str) -> Response:
+        """The response to a GET of ``target`` (a path with its query)."""
+        parts = urlsplit(target)
+        query = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
+        path = parts.path
+        routes: dict[str, Callable[[dict[str, str]], Response]] = {
+            "/": self.index,
+            "/compare": self.compare,
+            "/trend": self.trend,
+        }
+        try:
+            if path in routes:
+                return routes[path](query)
+            if path.startswith("/run/") and len(path) > len("/run/"):
+                return self.run(unquote(path[len("/run/") :], errors="strict"))
+            raise NotFound(f"no page at {path}: the viewer has /, /run/NAME, /compare and /trend")
+        except NotFound as exc:
+            return _html(404, "Not found", f'<p class="message">{esc(exc)}</p>', self.store)
+        except UnicodeDecodeError:
+            return _html(404, "Not found", '<p class="message">not a run name</p>', self.store)
+        except PingceError as exc:  # the store cannot be read
+            return _html(500, "The run store cannot be read", f"<p>{esc(exc)}</p>", self.store)
+
+    def _runs(self, suite: str | None = None, slices: bool = False) -> list[RunInfo]:
+        return runs(suite=suite, store=self.store, slices=slices)
+
+    def _info(self, name: str) -> RunInfo:
+        try:
+            return run_info(name, store=self.store)
+        except PingceError as exc:
+            raise NotFound(str(exc)) from None
+
+    # / ----------------------------------------------------------------------------------------
+
+    def index(self, query: dict[str, str]) -> Response:
+        suite = query.get("suite") or None
+        part = (query.get("name") or "").strip()
+        everything = self._runs()
+        suites = sorted({r.suite for r in everything})
+        shown = [
+            r
+            for r in everything
+            if (suite is None or r.suite == suite) and (not part or part.lower() in r.name.lower())
+        ]
+        title = "Runs" + (f" of {suite}" if suite else "")
+        if not everything:
+            store_note = (
+                "is empty" if self.store.is_file() else "does not exist yet (pingce run makes it)"
+            )
+            body = (
+                f"<p>The run store <code>{esc(self.store)}</code> {store_note}. Every "
+                "<code>pingce run</code> is recorded there.</p>"
+            )
+            return _html(200, title, body, self.store)
+        filters = (
+            '<form class="pick" method="get" action="/"><label>suite <select name="suite">'
+            + _options([("", "all suites"), *((s, s) for s in suites)], suite or "")
+            + '</select></label><label>name contains <input type="search" name="name" value="'
+            + esc(part)
+            + '"></label><button type="submit">filter</button></form>'
+        )
+        trend_links = ""
+        if suite is not None and shown:
+            metrics = _metric_names(shown)
+            trend_links = (
+                '<p class="hint">Trend across these runs: '
+                + " · ".join(
+                    f'<a href="{esc(_href("/trend", suite=suite, metric=m))}">{esc(m)}</a>'
+                    for m in metrics
+                )
+                + "</p>"
+            )
+        more = len(shown) - LISTED
+        listed = shown[:LISTED]
+        rows = []
+        for k, r in enumerate(listed):
+            a_checked = " checked" if k == 1 else ""
+            b_checked = " checked" if k == 0 else ""
+            heads = [m for m in r.metrics if m.slice is None]
+            metrics_html = "".join(
+                f'<span class="m"><a class="k" href="'
+                f'{esc(_href("/trend", suite=r.suite, metric=m.metric))}">{esc(m.metric)}</a> '
+                f"{esc(_value(m))} <small>{esc(_interval(m))}</small></span>"
+                for m in heads[:HEADLINE]
+            )
+            if len(heads) > HEADLINE:
+                metrics_html += f"<small>+{len(heads) - HEADLINE} more</small>"
+            rows.append(
+                f'<tr data-run="{esc(r.name)}">'
+                f'<td class="pick"><input type="radio" name="a" value="{esc(r.name)}"'
+                f' aria-label="A: {esc(r.name)}"{a_checked}></td>'
+                f'<td class="pick"><input type="radio" name="b" value="{esc(r.name)}"'
+                f' aria-label="B: {esc(r.name)}"{b_checked}></td>'
+                f'<td><a class="run" href="{esc(run_href(r.name))}">{esc(r.name)}</a>'
+                f"{_folder_note(r)}</td>"
+                f'<td><a href="{esc(_href("/", suite=r.suite))}">{esc(r.suite)}</a></td>'
+                f'<td title="{esc(r.created)}">{esc(_when(r.created))}</td>'
+                f'<td class="num">{r.n_records:,}</td><td>{metrics_html}</td></tr>'
+            )
+        note = (
+            f'<p class="hint">The newest {LISTED} of {len(shown):,} runs; filter to see others.</p>'
+            if more > 0
+            else ""
+        )
+        counted = f"{len(shown):,} run{'s' if len(shown) != 1 else ''}"
+        body = (
+            filters
+            + trend_links
+            + f'<p class="hint">{counted}, newest first. Pick a run as A and one as B to compare '
+            "them.</p>" + '<form method="get" action="/compare"><table class="runs"><thead><tr>'
+            "<th>A</th><th>B</th><th>name</th><th>suite</th><th>created</th><th>records</th>"
+            f"<th>metrics (the first {HEADLINE}: value [interval])</th></tr></thead><tbody>"
+            + "".join(rows)
+            + "</tbody></table>"
+            + (
+                '<p><button type="submit" id="compare">compare A with B</button></p>'
+                if listed
+                else "<p>No run matches.</p>"
+            )
+            + "</form>"
+            + note
+        )
+        return _html(200, title, body, self.store)
+
+    # /run/NAME ---------------------------------------------------------------------------------
+
+    def run(self, name: str) -> Response:
+        info = self._info(name)
+        folder = Path(info.out_dir) if info.out_dir else None
+        if folder is None:
+            why = "This run wrote no output folder (its records were evaluated in memory)."
+            return self._stored(info, why)
+        report = folder / "report.html"
+        if not folder.is_dir():
+            return self._stored(info, f"The run's output folder {folder} is gone.")
+        if not report.is_file():
+            return self._stored(
+                info,
+                f"The run's output folder {folder} holds no report.html; "
+                f"`pingce report {info.name}` writes it again from results.json.",
+            )
+        other = self._written_over(info, folder)
+        if other is not None:
+            return self._stored(info, other)
+        return self._report(info, report)
+
+    def _written_over(self, info: RunInfo, folder: Path) -> str | None:
+        """Why the folder's outputs are not this run's (a later run wrote over them), or None."""
+        try:
+            saved = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+            metrics = saved["metrics"]
+            same = saved.get("suite") == info.suite and saved.get("n_records") == info.n_records
+            for row in info.metrics:
+                if row.slice is None:
+                    value = metrics[row.metric]["value"]
+                    same = same and _same(value, row.value)
+        except (OSError, ValueError, KeyError, TypeError):
+            return f"The run's output folder {folder} holds no readable results.json."
+        if same:
+            return None
+        newer = [
+            r.name
+            for r in self._runs(suite=None)
+            if r.out_dir == info.out_dir and r.name != info.name
+        ]
+        hint = f" The newest run recorded with that folder is {newer[0]}." if newer else ""
+        return (
+            f"The run's output folder {folder} now holds another run's outputs (its values "
+            f"differ from the ones stored for {info.name}).{hint}"
+        )
+
+    def _report(self, info: RunInfo, report: Path) -> Response:
+        """The report.html, streamed, with a bar back to the list after ``<body>``."""
+        with open(report, "rb") as handle:
+            head = handle.read(1 << 16)
+            size = os.fstat(handle.fileno()).st_size
+        mark = head.find(b"<body>")
+        bar = (
+            '<div style="font: 13px system-ui, sans-serif; padding: 4px 0 8px; '
+            'border-bottom: 1px solid #d8dde3; margin-bottom: 8px">'
+            '<a href="/">&larr; pingce runs</a> · run <code>'
+            + esc(info.name)
+            + '</code> · <a href="'
+            + esc(_href("/compare", b=info.name))
+            + '">compare with another run</a></div>\n'
+        ).encode("utf-8")
+        if mark < 0:  # not a page this pingce wrote: served as it is
+            body = head
+        else:
+            cut = mark + len(b"<body>")
+            newline = 1 if head[cut : cut + 1] == b"\n" else 0
+            body = head[: cut + newline] + bar + head[cut + newline :]
+        return Response(200, body, csp=REPORT_CSP, file=report, skip=len(head), end=size)
+
+    def _stored(self, info: RunInfo, why: str) -> Response:
+        """A run's page from the store alone: the reason there is no report, the metrics with
+        their intervals (all records, then each slice), and where the run came from."""
+        groups: dict[str | None, list[MetricRow]] = {}
+        for row in info.metrics:
+            groups.setdefault(row.slice, []).append(row)
+        parts = [
+            f'<p class="message">{esc(why)} Shown here: what the run store kept.</p>',
+        ]
+        for where, rows in groups.items():
+            parts.append(f"<h2>{'All records' if where is None else 'Slice ' + esc(where)}</h2>")
+            parts.append(
+                '<table class="metrics"><thead><tr><th>metric</th><th>value</th>'
+                f"<th>interval</th><th>n</th><th>{_axis_labels()}</th></tr></thead><tbody>"
+            )
+            for row in rows:
+                parts.append(
+                    f"<tr><th scope='row'><code>{esc(row.metric)}</code></th>"
+                    f'<td class="num">{esc(_value(row))}</td>'
+                    f'<td class="num">{esc(_interval(row))}</td><td class="num">{row.n:,}</td>'
+                    f"{_plot_cell(row, None, single=True)}</tr>"
+                )
+            parts.append("</tbody></table>")
+        parts.append(f"<h2>Where it came from</h2>{_facts([info])}")
+        return _html(200, f"Run {info.name}", "".join(parts), self.store)
+
+    # /compare ---------------------------------------------------------------------------------
+
+    def compare(self, query: dict[str, str]) -> Response:
+        a_name, b_name = query.get("a") or None, query.get("b") or None
+        everything = self._runs()
+        if a_name is None or b_name is None:
+            picker = _compare_form(everything, a_name, b_name)
+            text = "Pick two runs." if everything else "The run store holds no run yet."
+            return _html(200, "Compare two runs", f"{picker}<p>{esc(text)}</p>", self.store)
+        a, b = self._info(a_name), self._info(b_name)
+        parts = [_compare_form(everything, a.name, b.name), _facts([a, b])]
+        if a.suite != b.suite:
+            parts.append(
+                f'<p class="message">Different suites ({esc(a.suite)} and {esc(b.suite)}): '
+                "metrics of the same name are put side by side as they are.</p>"
+            )
+        slices = []
+        for row in [*a.metrics, *b.metrics]:
+            if row.slice not in slices:
+                slices.append(row.slice)
+        for where in slices:
+            parts.append(_compare_table(a, b, where))
+        parts.append(
+            '<p class="hint">A is the circle, B the square; each bar is that run\'s own interval, '
+            "as stored; a row whose values leave 0 to 1 has its own range, printed beside it. "
+            "B − A is the difference of the stored values. Whether the two intervals "
+            "overlap is not a test of the difference: a paired test needs the records of both "
+            "runs (<code>pingce compare</code>).</p>"
+        )
+        return _html(200, f"{a.name} and {b.name}", "".join(parts), self.store)
+
+    # /trend -----------------------------------------------------------------------------------
+
+    def trend(self, query: dict[str, str]) -> Response:
+        everything = self._runs()
+        suites = sorted({r.suite for r in everything})
+        suite = query.get("suite") or None
+        if suite is None and everything:
+            suite = everything[0].suite  # the newest run's
+        if suite is not None and suite not in suites:
+            raise NotFound(f"no run of the suite {suite!r} in the run store {self.store}")
+        if suite is None:
+            return _html(200, "Trend", "<p>The run store holds no run yet.</p>", self.store)
+        of_suite = list(reversed(self._runs(suite=suite, slices=True)))  # oldest first
+        metrics = _metric_names(of_suite)
+        metric = query.get("metric") or (metrics[0] if metrics else None)
+        if metric is None or metric not in metrics:
+            raise NotFound(f"the runs of {suite!r} have no metric {metric!r}")
+        where = query.get("slice") or None
+        slices = sorted(
+            {r.slice for run in of_suite for r in run.metrics if r.metric == metric and r.slice}
+        )
+        if where is not None and where not in slices:
+            raise NotFound(f"the runs of {suite!r} have no slice {where!r} of {metric!r}")
+        points = [(run, _row(run, metric, where)) for run in of_suite]
+        form = (
+            '<form class="pick" method="get" action="/trend"><label>suite <select name="suite">'
+            + _options(((s, s) for s in suites), suite)
+            + '</select></label><label>metric <select name="metric">'
+            + _options(((m, m) for m in metrics), metric)
+            + '</select></label><label>records <select name="slice">'
+            + _options([("", "all records"), *((s, s) for s in slices)], where or "")
+            + '</select></label><button type="submit">show</button></form>'
+            '<p class="hint">After changing the suite, press show to list its metrics.</p>'
+        )
+        chart = _trend_svg(metric, points)
+        rows = "".join(
+            f'<tr><td><a href="{esc(run_href(run.name))}">{esc(run.name)}</a></td>'
+            f'<td title="{esc(run.created)}">{esc(_when(run.created))}</td>'
+            f'<td class="num">{esc(_value(row))}</td><td class="num">{esc(_interval(row))}</td>'
+            f'<td class="num">{"—" if row is None else f"{row.n:,}"}</td></tr>'
+            for run, row in reversed(points)
+        )
+        what = metric + (f" ({where})" if where else "")
+        body = (
+            form
+            + f'<div class="trend-wrap">{chart}</div>'
+            + '<p class="hint">Each run of the suite is a point with its interval, oldest on the '
+            "left; the runs' names are below. A run without this metric is left out of the "
+            'line.</p><h2>Runs, newest first</h2><table class="small trend-table"><thead><tr>'
+            "<th>run</th><th>created</th><th>value</th><th>interval</th><th>n</th></tr></thead>"
+            f"<tbody>{rows}</tbody></table>"
+        )
+        return _html(200, f"{what} across the runs of {suite}", body, self.store)
+
+
+def _same(saved: Any, stored: float | None) -> bool:
+    if saved is None or stored is None:
+        return saved is None and stored is None
+    return math.isclose(float(saved), stored, rel_tol=1e-9, abs_tol=1e-12)
+
+
+def _folder_note(r: RunInfo) -> str:
+    if r.out_dir is None:
+        return ' <small class="gone">(no output folder)</small>'
+    if not (Path(r.out_dir) / "report.html").is_file():
+        return ' <small class="gone">(report gone)</small>'
+    return ""
+
+
+def _metric_names(found: Sequence[RunInfo]) -> list[str]:
+    """Metric names over ``found`` (all records), in the order the runs list them."""
+    names: list[str] = []
+    for r in found:
+        for m in r.metrics:
+            if m.slice is None and m.metric not in names:
+                names.append(m.metric)
+    return names
+
+
+def _row(info: RunInfo, metric: str, where: str | None) -> MetricRow | None:
+    for row in info.metrics:
+        if row.metric == metric and row.slice == where:
+            return row
+    return None
+
+
+def _facts(found: Sequence[RunInfo]) -> str:
+    """Where runs came from, one column per run."""
+    sides = "AB" if len(found) == 2 else ""
+
+    def short(text: str | None, n: int = 12) -> str:
+        return "—" if not text else text[:n]
+
+    lines: list[tuple[str, list[str]]] = [
+        ("run", [f'<a href="{esc(run_href(r.name))}">{esc(r.name)}</a>' for r in found]),
+        ("suite", [esc(r.suite) for r in found]),
+        ("created", [esc(r.created) for r in found]),
+        ("records", [f"{r.n_records:,}" for r in found]),
+        ("data", [f"<code>{esc(r.data_path or '—')}</code>" for r in found]),
+        (
+            "data sha256",
+            [
+                f'<code title="{esc(r.data_sha256 or "")}">{esc(short(r.data_sha256))}</code>'
+                for r in found
+            ],
+        ),
+        ("git commit", [f"<code>{esc(short(r.git_commit))}</code>" for r in found]),
+        ("pingce", [esc(r.pingce_version) for r in found]),
+        ("output folder", [f"<code>{esc(r.out_dir or '—')}</code>" for r in found]),
+    ]
+    head = ""
+    if sides:
+        head = (
+            "<thead><tr><th></th>"
+            + "".join(f'<th class="side-{s.lower()}">{s}</th>' for s in sides)
+            + "<th></th></tr></thead>"
+        )
+    body = []
+    for label, cells in lines:
+        same = ""
+        if len(found) == 2:
+            same = _sameness(label, found[0], found[1])
+        body.append(
+            f"<tr><th scope='row'>{esc(label)}</th>"
+            + "".join(f"<td>{cell}</td>" for cell in cells)
+            + (f"<td><small>{same}</small></td>" if sides else "")
+            + "</tr>"
+        )
+    if len(found) == 2:
+        a, b = found
+        differ = sorted(
+            k
+            for k in set(a.signature) | set(b.signature)
+            if a.signature.get(k) != b.signature.get(k)
+        )
+        text = "the same" if not differ else "differs in " + ", ".join(esc(k) for k in differ)
+        body.append(f"<tr><th scope='row'>signature</th><td colspan='3'>{text}</td></tr>")
+    else:
+        (r,) = found
+        sig = json.dumps(r.signature, ensure_ascii=False, indent=2, sort_keys=True)
+        options = json.dumps(r.options, ensure_ascii=False, indent=2, sort_keys=True)
+        body.append(
+            "<tr><th scope='row'>signature</th><td><details><summary>show</summary>"
+            f"<pre class='sig'>{esc(sig)}</pre></details></td></tr>"
+            "<tr><th scope='row'>options</th><td><details><summary>show</summary>"
+            f"<pre class='sig'>{esc(options)}</pre></details></td></tr>"
+        )
+    return f'<table class="small facts">{head}<tbody>{"".join(body)}</tbody></table>'
+
+
+def _sameness(label: str, a: RunInfo, b: RunInfo) -> str:
+    if label == "data sha256" and a.data_sha256 and b.data_sha256:
+        return "same data" if a.data_sha256 == b.data_sha256 else "different data"
+    if label == "git commit" and a.git_commit and b.git_commit:
+        return "same commit" if a.git_commit == b.git_commit else "different commits"
+    if label == "suite":
+        return "same suite" if a.suite == b.suite else "different suites"
+    return ""
+
+
+def _compare_form(found: Sequence[RunInfo], a: str | None, b: str | None) -> str:
+    listed = list(found[:LISTED])
+    listed += [r for r in found[LISTED:] if r.name in (a, b)]  # the chosen ones, always
+    choices = [(r.name, f"{r.name} · {r.suite} · {_when(r.created)}") for r in listed]
+    return (
+        '<form class="pick" method="get" action="/compare">'
+        f'<label>A <select name="a">{_options(choices, a)}</select></label>'
+        f'<label>B <select name="b">{_options(choices, b)}</select></label>'
+        '<button type="submit">compare</button></form>'
+    )
+
+
+def _compare_table(a: RunInfo, b: RunInfo, where: str | None) -> str:
+    names: list[str] = []
+    for r in (a, b):
+        for m in r.metrics:
+            if m.slice == where and m.metric not in names:
+                names.append(m.metric)
+    pairs = [(name, _row(a, name, where), _row(b, name, where)) for name in names]
+    rows = []
+    for name, ra, rb in pairs:
+        delta = "—"
+        if ra is not None and rb is not None and ra.value is not None and rb.value is not None:
+            difference = rb.value - ra.value
+            if math.isfinite(difference):
+                delta = ("+" if difference >= 0 else "") + fmt_number(difference)
+        rows.append(
+            f'<tr data-metric="{esc(name)}"><th scope="row"><code>{esc(name)}</code></th>'
+            f'<td class="num side-a">{esc(_value(ra))}</td>'
+            f'<td class="num">{esc(_interval(ra))}</td>'
+            f'<td class="num side-b">{esc(_value(rb))}</td>'
+            f'<td class="num">{esc(_interval(rb))}</td>'
+            f'<td class="num">{esc(delta)}</td>'
+            f'<td class="num">{_n(ra)} / {_n(rb)}</td>'
+            f"{_plot_cell(ra, rb)}</tr>"
+        )
+    title = "All records" if where is None else f"Slice {where}"
+    return (
+        f'<h2>{esc(title)}</h2><table class="metrics compare"><thead><tr><th>metric</th>'
+        '<th class="side-a">A value</th><th>A interval</th><th class="side-b">B value</th>'
+        "<th>B interval</th><th>B − A</th><th>n (A / B)</th>"
+        f"<th>{_axis_labels()}</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _n(row: MetricRow | None) -> str:
+    return "—" if row is None else f"{row.n:,}"
+
+
+def _trend_svg(metric: str, points: Sequence[tuple[RunInfo, MetricRow | None]]) -> str:
+    """Each run a point with its interval bar, oldest on the left, the runs' names below."""
+    n = max(len(points), 1)
+    step = max(30.0, min(160.0, 1000.0 / n))
+    left, top, plot_h, label_h = 56, 14, 260, 130
+    width = int(left + step * n + 24)
+    height = top + plot_h + label_h
+    low, high = value_range(row for _, row in points)
+
+    def y(v: float) -> float:
+        span = high - low or 1.0
+        return round(top + plot_h * (1 - (min(max(v, low), high) - low) / span), 2)
+
+    grid = []
+    for k in range(5):
+        v = low + (high - low) * k / 4
+        grid.append(
+            f'<line class="grid" x1="{left}" x2="{width - 8}" y1="{y(v)}" y2="{y(v)}"/>'
+            f'<text x="{left - 6}" y="{y(v) + 4}" text-anchor="end">{_tick(v)}</text>'
+        )
+    line, out = [], []
+    for i, (run, row) in enumerate(points):
+        x = round(left + step * (i + 0.5), 2)
+        label = run.name if len(run.name) <= 28 else run.name[:27] + "…"
+        base = top + plot_h + 10
+        tip = f"{run.name} ({_when(run.created)}): {_value(row)} {_interval(row)}"
+        mark: list[str] = []
+        if row is not None and _finite(row.ci_low) and _finite(row.ci_high):
+            lo, hi = y(row.ci_low or 0.0), y(row.ci_high or 0.0)
+            mark.append(
+                f'<line class="bar-ci" x1="{x}" x2="{x}" y1="{lo}" y2="{hi}"/>'
+                f'<line class="bar-ci" x1="{x - 4}" x2="{x + 4}" y1="{lo}" y2="{lo}"/>'
+                f'<line class="bar-ci" x1="{x - 4}" x2="{x + 4}" y1="{hi}" y2="{hi}"/>'
+            )
+        if row is not None and _finite(row.value):
+            yv = y(row.value or 0.0)
+            line.append(f"{x},{yv}")
+            mark.append(f'<circle class="pt" cx="{x}" cy="{yv}" r="4"/>')
+        else:
+            what = "no value" if row is None else "null"
+            mark.append(
+                f'<text class="null" x="{x}" y="{top + plot_h - 4}" text-anchor="middle">'
+                f"{what}</text>"
+            )
+        out.append(
+            f'<a href="{esc(run_href(run.name))}" class="point" data-run="{esc(run.name)}">'
+            f'<title>{esc(tip)}</title><rect class="hit" x="{x - step / 2}" y="{top}" '
+            f'width="{step}" height="{plot_h + label_h - 8}" fill="transparent"/>{"".join(mark)}'
+            f'<text class="run" x="{x}" y="{base}" text-anchor="end" '
+            f'transform="rotate(-45 {x} {base})">{esc(label)}</text></a>'
+        )
+    path = f'<polyline class="path" points="{" ".join(line)}"/>' if len(line) > 1 else ""
+    return (
+        f'<svg class="trend" width="{width}" height="{height}" role="img" '
+        f'aria-label="{esc(metric)} across runs">{"".join(grid)}{path}{"".join(out)}</svg>'
+    )
+
+
+# --- the server ---------------------------------------------------------------------------------
+
+
+def _loopback(host: str) -> bool:
+    if host in LOOPBACK_NAMES:
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: ViewerServer
+    server_version = "pingce-view"
+    sys_version = ""
+
+    def do_GET(self) -> None:
+        self._answer(send_body=True)
+
+    def do_HEAD(self) -> None:
+        self._answer(send_body=False)
+
+    def _answer(self, send_body: bool) -> None:
+        if not self._host_allowed():
+            response = Response(
+                HTTPStatus.FORBIDDEN,
+                b"pingce view answers only requests to localhost\n",
+                "text/plain; charset=utf-8",
+            )
+        else:
+            try:
+                response = self.server.viewer.respond(self.path)
+            except Exception as exc:  # a page that failed: said, and the server goes on
+                self.log_error("%s failed: %r", self.path, exc)
+                response = Response(
+                    HTTPStatus.INTERNAL_SERVER_ERROR,
+                    f"pingce view could not make this page: {exc!r}\n".encode(),
+                    "text/plain; charset=utf-8",
+                )
+        self.send_response(response.status)
+        self.send_header("Content-Type", response.content_type)
+        self.send_header("Content-Length", str(response.length))
+        self.send_header("Content-Security-Policy", response.csp)
+        self.send_header("X-Content-Type-Options", "nosniff")
+        self.send_header("Referrer-Policy", "no-referrer")
+        self.send_header("X-Frame-Options", "DENY")
+        self.send_header("Cache-Control", "no-store")
+        self.end_headers()
+        if not send_body:
+            return
+        try:
+            self.wfile.write(response.body)
+            if response.file is not None:
+                _copy(response.file, response.skip, response.end, self.wfile)
+        except (BrokenPipeError, ConnectionResetError):  # the browser went elsewhere
+            self.close_connection = True
+
+    def _host_allowed(self) -> bool:
+        """On a loopback address, only a loopback ``Host`` (a page of another site that a DNS
+        name was pointed at 127.0.0.1 for cannot read the store)."""
+        if not self.server.loopback_only:
+            return True
+        host = self.headers.get("Host", "").strip().lower()
+        # "[::1]:8000" or "localhost:8000"
+        name = host[1:].partition("]")[0] if host.startswith("[") else host.partition(":")[0]
+        return _loopback(name)
+
+    def log_error(self, format: str, *args: Any) -> None:
+        sys.stderr.write(f"pingce view: {format % args}\n")
+
+    def log_message(self, format: str, *args: Any) -> None:
+        if self.server.log is not None:
+            self.server.log(f"{self.address_string()} {format % args}")
+
+
+def _copy(path: Path, start: int, end: int, out: io.BufferedIOBase) -> None:
+    """Bytes ``start`` to ``end`` of ``path`` into ``out``, a megabyte at a time (spaces for any
+    that a file cut short meanwhile no longer has: the length was promised)."""
+    left = end - start
+    with open(path, "rb") as handle:
+        handle.seek(start)
+        while left > 0:
+            chunk = handle.read(min(left, 1 << 20))
+            if not chunk:
+                chunk = b" " * min(left, 1 << 20)
+            out.write(chunk)
+            left -= len(chunk)
+
+
+class ViewerServer(ThreadingHTTPServer):
+    """The HTTP server of :class:`Viewer` (a thread per request)."""
+
+    daemon_threads = True
+
+    def __init__(
+        self,
+        address: tuple[str, int],
+        viewer: Viewer,
+        log: Callable[[str], None] | None = None,
+    ) -> None:
+        host = address[0]
+        if ":" in host:
+            self.address_family = socket.AF_INET6
+        super().__init__(address, _Handler)
+        self.viewer = viewer
+        self.log = log
+        self.loopback_only = _loopback(host)
+
+    @property
+    def url(self) -> str:
+        host, port = self.server_address[:2]
+        name = host.decode() if isinstance(host, bytes) else str(host)
+        shown = f"[{name}]" if ":" in name else name
+        return f"http://{shown}:{port}/"
+
+
+def make_server(
+    store: str | os.PathLike[str] | None = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    log: Callable[[str], None] | None = None,
+) -> ViewerServer:
+    """A server of the store's pages on ``host``:``port`` (0: a free port; see ``.url``), not yet
+    serving: call ``serve_forever()`` (in a thread, for tests) and ``shutdown()``."""
+    return ViewerServer((host, port), Viewer(store), log)
+
+
+def serve(
+    store: str | os.PathLike[str] | None = None,
+    host: str = "127.0.0.1",
+    port: int = 0,
+    open_browser: bool = True,
+    echo: Callable[[str], None] = print,
+    warn: Callable[[str], None] | None = None,
+) -> None:
+    """Serve the store's pages until interrupted (Ctrl+C), opening the list in a browser;
+    ``echo`` says where, ``warn`` (default: standard error) warns of a non-loopback address."""
+    server = make_server(store, host, port)
+    with server:
+        echo(f"pingce view: the run store {server.viewer.store} at {server.url} (Ctrl+C stops)")
+        if not server.loopback_only:
+            (warn or _stderr)(
+                f"warning: serving on {host}, not only on this machine: anyone who can reach it "
+                "can read the run store"
+            )
+        if open_browser and _has_browser():
+            threading.Thread(target=_open, args=(server.url,), daemon=True).start()
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            echo("pingce view: stopped")
+
+
+def _stderr(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
+def _has_browser() -> bool:
+    """A graphical browser can be opened: on Linux and the BSDs only with a display (else
+    :mod:`webbrowser` would start a text browser in this terminal)."""
+    if sys.platform.startswith(("win", "darwin")):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
+def _open(url: str) -> None:
+    import webbrowser
+
+    with contextlib.suppress(Exception):  # no browser is not an error: the URL was printed
+        webbrowser.open(url)
