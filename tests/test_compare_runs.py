@@ -16,6 +16,7 @@ import numpy as np
 import pytest
 
 import pingce
+import pingce.report
 from pingce.errors import OptionError
 from pingce.similarity.fake import FakeBackend
 from tests.cli_run import run_pingce
@@ -291,6 +292,18 @@ def test_comparison_html_lists_the_records_that_flipped(tmp_path: Path) -> None:
         assert f"<td>{key}</td>" in page
     for key in (r["id"] for r in candidate[:5]):  # one-sided: never listed as flipped
         assert f"<td>{key}</td>" not in page
+    # the comparison of the common records' files lists the same flips
+    files = pingce.compare("contract-risk", candidate[5:], baseline[5:], bootstrap=0)
+    pingce.report.write_comparison(files, tmp_path / "files")
+    again = (tmp_path / "files" / "comparison.html").read_text(encoding="utf-8")
+    assert flipped(again) == flipped(page)
+
+
+def flipped(page: str) -> str:
+    """The page's flipped records, without their line numbers (the run's file has five more
+    records before them)."""
+    section = page[page.index('<section id="flipped">') : page.index('<section id="signature">')]
+    return re.sub(r'<tr><td class="num">\d+</td>', "<tr>", section)
 
 
 def test_records_whose_judge_failed_on_either_side_are_left_out_of_that_metric(

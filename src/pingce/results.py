@@ -694,19 +694,31 @@ class ComparisonResult(_Plain):
     notes: list[str] = Field(default_factory=list)
     profile: dict[str, float] | None = None
 
-    _sides: tuple[RecordRows, RecordRows] | None = PrivateAttr(default=None)
+    _sides: tuple[RecordRows, RecordRows] | Callable[[], tuple[RecordRows, RecordRows]] | None = (
+        PrivateAttr(default=None)
+    )
 
-    def attach_records(self, candidate: RecordRows, baseline: RecordRows) -> None:
-        """Attach both sides' per-record rows, the same records in the same order (a comparison
-        of stored runs does, from their records.jsonl): comparison.html lists the records that
-        flipped from them."""
-        if candidate.n != baseline.n:
+    def attach_records(
+        self,
+        candidate: RecordRows | Callable[[], tuple[RecordRows, RecordRows]],
+        baseline: RecordRows | None = None,
+    ) -> None:
+        """Attach both sides' per-record rows, the same records in the same order (or what
+        makes both when they are first asked for): comparison.html lists the records that
+        flipped from them. The engine does, for both ways of comparing."""
+        if callable(candidate):
+            self._sides = candidate
+            return
+        if baseline is None or candidate.n != baseline.n:
             raise ValueError("both sides' rows must hold the same records")
         self._sides = (candidate, baseline)
 
     @property
     def records(self) -> tuple[RecordRows, RecordRows] | None:
-        """The candidate's and the baseline's per-record rows (None when none were attached)."""
+        """The candidate's and the baseline's per-record rows, paired (None when none were
+        attached, as for a result read from comparison.json)."""
+        if callable(self._sides):
+            self._sides = self._sides()
         return self._sides
 
     def to_json(self) -> str:

@@ -15,6 +15,7 @@ import operator
 import os
 import zlib
 from collections.abc import Hashable, Mapping
+from functools import partial
 from itertools import repeat
 from typing import Any, TypeVar
 
@@ -26,15 +27,21 @@ from ..metrics.protocol import LEFT_OUT, StatBlock
 from ..options import RunOptions
 from ..progress import ProgressHook, no_progress
 from ..records import Table, json_equal_key
-from ..results import ComparisonResult, ComparisonSlice, MetricComparison, SignificanceTest
+from ..results import (
+    ComparisonResult,
+    ComparisonSlice,
+    MetricComparison,
+    RecordRows,
+    SignificanceTest,
+)
 from ..stats import approximate_randomisation, holm, mcnemar_exact, paired_intervals
 from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
 from .groups import slice_keys, slice_order, unit_codes
-from .pipeline import Data, load, pairs_of, plan_run, signature, similarities, statistics
+from .pipeline import Blocks, Data, load, pairs_of, plan_run, signature, similarities, statistics
 from .plan import Plan, check_records
 from .profile import Profile
-from .values import count_failures, policed_value
+from .values import count_failures, policed_value, record_rows
 
 __all__ = ["align", "compare_blocks", "compare_suite", "slice_entries"]
 
@@ -186,9 +193,18 @@ def compare_suite(
         slices=slices,
         notes=list(plan.suite.notes),
     )
+    result.attach_records(partial(_both_rows, plan, (table_c, table_b), (blocks_c, blocks_b)))
     if profile is not None:
         result.profile = timer.ordered()
     return result
+
+
+def _both_rows(
+    plan: Plan, tables: tuple[Table, Table], blocks: tuple[Blocks, Blocks]
+) -> tuple[RecordRows, RecordRows]:
+    """Both sides' per-record values and miss reasons (the baseline's in the candidate's
+    order), for the records that flipped."""
+    return record_rows(plan, tables[0], blocks[0]), record_rows(plan, tables[1], blocks[1])
 
 
 def compare_blocks(
