@@ -220,8 +220,10 @@ def test_no_model_is_called_and_the_similarity_options_are_said_unused(tmp_path:
 
 
 def test_unknown_run_names_and_folders_without_a_run_are_errors(tmp_path: Path) -> None:
-    done = run_pingce("compare", "no-such-run-a", "no-such-run-b")
-    assert done.returncode == 2 and "no run named 'no-such-run-a'" in done.stderr
+    records = write(tmp_path / "a.jsonl", contracts(3, seed=1)[0])
+    run("contract-risk", records, tmp_path / "known", name="known-run")
+    done = run_pingce("compare", "known-run", "no-such-run-b")
+    assert done.returncode == 2 and "no run named 'no-such-run-b'" in done.stderr
     assert "Traceback" not in done.stderr
     (tmp_path / "empty").mkdir()
     done = run_pingce("compare", str(tmp_path / "empty"), "no-such-run-b")
@@ -229,6 +231,32 @@ def test_unknown_run_names_and_folders_without_a_run_are_errors(tmp_path: Path) 
     # one argument and no --data: neither form
     done = run_pingce("compare", "contract-risk")
     assert done.returncode == 2 and "RUN_A RUN_B" in done.stderr
+    # two record files: the other form, said so
+    done = run_pingce("compare", str(records), str(records))
+    assert done.returncode == 2 and "is a file, not a run" in done.stderr
+    assert "--data CANDIDATE --baseline BASELINE" in done.stderr
+
+
+def test_results_in_memory_and_slices_both_runs_kept(tmp_path: Path) -> None:
+    """pingce.compare_runs takes results of pingce.evaluate too (their statistics attached in
+    memory) and gives what their folders give; --slice needs a field both runs sliced by."""
+    candidate, baseline = contracts(50, seed=6)
+    a = pingce.evaluate("contract-risk", candidate, slice="contract_type", out=tmp_path / "a")
+    b = pingce.evaluate("contract-risk", baseline, out=tmp_path / "b")
+    in_memory = pingce.compare_runs(a, b, bootstrap=200, seed=9)
+    from_folders = pingce.compare_runs(tmp_path / "a", tmp_path / "b", bootstrap=200, seed=9)
+    assert in_memory.metrics == from_folders.metrics
+    assert (in_memory.candidate, in_memory.baseline) == ("candidate", "baseline")
+    with pytest.raises(OptionError, match="run baseline was not sliced by contract_type"):
+        pingce.compare_runs(a, b, bootstrap=0, slice="contract_type")
+    b = pingce.evaluate("contract-risk", baseline, slice="contract_type")
+    sliced = pingce.compare_runs(a, b, bootstrap=200, slice="contract_type")
+    files = pingce.compare(
+        "contract-risk", candidate, baseline, bootstrap=200, slice="contract_type"
+    )
+    assert sliced.slices == files.slices and sliced.slices is not None
+    with pytest.raises(OptionError, match="unknown option"):
+        pingce.compare_runs(a, b, similarity="exact")
 
 
 def test_runs_of_two_suites_or_other_metric_definitions_are_errors(tmp_path: Path) -> None:

@@ -16,11 +16,12 @@ from pathlib import Path
 
 from .engine.profile import Profile
 from .engine.runs import compare_runs
+from .errors import OptionError
 from .options import RunOptions
 from .progress import ProgressHook
 from .report.rewrite import read_run
 from .results import ComparisonResult, EvaluationResult
-from .store import RunInfo, run_folder
+from .store import RunInfo, StoreError, run_folder
 
 __all__ = ["RunRef", "compare_stored", "read_stored"]
 
@@ -35,7 +36,15 @@ def read_stored(
     what the store holds of it (None for a folder or a result)."""
     if isinstance(ref, EvaluationResult):
         return label, ref, None
-    folder, info = run_folder(ref, store=store)
+    try:
+        folder, info = run_folder(ref, store=store)
+    except StoreError:
+        if Path(ref).is_file():  # records, most likely: the other form of compare
+            raise OptionError(
+                f"{ref} is a file, not a run (a run name or a run's output folder); to compare "
+                "two record files: pingce compare SUITE --data CANDIDATE --baseline BASELINE"
+            ) from None
+        raise
     return (info.name if info is not None else str(ref)), read_run(folder), info
 
 
