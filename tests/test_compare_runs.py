@@ -367,3 +367,24 @@ def test_records_whose_judge_failed_on_either_side_are_left_out_of_that_metric(
     null = pingce.compare_runs(tmp_path / "c", tmp_path / "b", bootstrap=0)
     assert null.metrics["sem_precision"].delta is None
     assert null.metrics["sem_precision"].left_out == 1
+
+
+def test_a_suite_file_is_found_in_the_store_or_given_with_suite(tmp_path: Path) -> None:
+    builtin = Path(pingce.__file__).parent / "suites" / "contract-risk.yaml"
+    suite = tmp_path / "my-suite.yaml"
+    suite.write_text(
+        builtin.read_text(encoding="utf-8").replace("name: contract-risk", "name: my-contracts"),
+        encoding="utf-8",
+    )
+    candidate, baseline = contracts(30, seed=8)
+    run(str(suite), write(tmp_path / "c.jsonl", candidate), tmp_path / "c", name="mine-c")
+    run(str(suite), write(tmp_path / "b.jsonl", baseline), tmp_path / "b", name="mine-b")
+    by_name = run_pingce("compare", "mine-c", "mine-b", "--bootstrap", "0")  # the store knows
+    assert by_name.returncode == 0, by_name.stderr
+    folders = [str(tmp_path / "c"), str(tmp_path / "b")]
+    alone = run_pingce("compare", *folders, "--bootstrap", "0")
+    assert alone.returncode == 2 and "give its suite file with --suite FILE" in alone.stderr
+    given = run_pingce("compare", *folders, "--suite", str(suite), "--bootstrap", "0")
+    assert given.returncode == 0, given.stderr
+    other = run_pingce("compare", *folders, "--suite", "contract-risk", "--bootstrap", "0")
+    assert other.returncode == 2 and "is not the runs' suite 'my-contracts'" in other.stderr
