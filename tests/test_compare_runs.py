@@ -388,3 +388,13 @@ def test_a_suite_file_is_found_in_the_store_or_given_with_suite(tmp_path: Path) 
     assert given.returncode == 0, given.stderr
     other = run_pingce("compare", *folders, "--suite", "contract-risk", "--bootstrap", "0")
     assert other.returncode == 2 and "is not the runs' suite 'my-contracts'" in other.stderr
+
+
+def test_records_without_ids_cannot_be_paired_in_a_suite_without_match_by(tmp_path: Path) -> None:
+    candidate, baseline = contracts(6, seed=2)
+    kept = pingce.evaluate("contract-risk", candidate, bootstrap=0)
+    anonymous = pingce.evaluate(
+        "contract-risk", [{k: v for k, v in r.items() if k != "id"} for r in baseline], bootstrap=0
+    )
+    with pytest.raises(OptionError, match="the record on line 1 has no id"):
+        pingce.compare_runs(kept, anonymous, bootstrap=0)
