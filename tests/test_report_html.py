@@ -453,8 +453,11 @@ def test_comparison_page_without_rows(
     compared: tuple[Any, EvaluationResult, EvaluationResult, Path], tmp_path: Path
 ) -> None:
     from pingce.report import write_comparison
+    from pingce.results import ComparisonResult
 
-    write_comparison(compared[0], tmp_path)
+    read = ComparisonResult.model_validate_json(compared[0].to_json())  # comparison.json only
+    assert read.records is None
+    write_comparison(read, tmp_path)
     assert {p.name for p in tmp_path.iterdir()} == {
         "comparison.json",
         "comparison.html",

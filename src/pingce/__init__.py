@@ -38,6 +38,7 @@ __all__ = [
     "SuiteError",
     "__version__",
     "compare",
+    "compare_runs",
     "evaluate",
     "remove_run",
     "run_info",
@@ -120,6 +121,48 @@ def compare(
     from .report.files import write_comparison
 
     result = compare_suite(suite, candidate, baseline, run_options(options, COMPARE_OPTIONS))
+    if out is not None:
+        write_comparison(result, out)
+    return result
+
+
+def compare_runs(
+    candidate: str | os.PathLike[str] | EvaluationResult,
+    baseline: str | os.PathLike[str] | EvaluationResult,
+    *,
+    suite: str | os.PathLike[str] | None = None,
+    store: str | os.PathLike[str] | None = None,
+    out: str | os.PathLike[str] | None = None,
+    **options: Any,
+) -> ComparisonResult:
+    """Compare two runs of one suite from their saved per-record statistics (stats.npz): run
+    names in the run store, run output folders, or results of :func:`evaluate`. Records pair
+    by id; nothing is evaluated again and no model is called. Records in one run only are
+    counted and listed in the result's ``notes``.
+
+    ``suite``: the runs' suite file when it is not built in. ``options``: ``bootstrap``,
+    ``seed``, ``ci_method``, ``ci_level``, ``on_judge_failure``, ``slices`` (fields both runs
+    were sliced by), ``zero_division`` and ``laws`` (by default the runs' own). With ``out``,
+    comparison.json and comparison.html (with the records that flipped) are written there.
+    """
+    from .options import run_options
+    from .report.files import write_comparison
+    from .stored import compare_stored
+
+    allowed = (
+        "bootstrap",
+        "seed",
+        "ci_method",
+        "ci_level",
+        "on_judge_failure",
+        "slices",
+        "zero_division",
+        "laws",
+        "regression_gates",
+    )
+    result = compare_stored(
+        candidate, baseline, run_options(options, allowed), suite=suite, store=store
+    )
     if out is not None:
         write_comparison(result, out)
     return result

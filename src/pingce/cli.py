@@ -204,6 +204,16 @@ def _store_options(command: Any) -> Any:
     )(command)
 
 
+def _store_path_option(command: Any) -> Any:
+    return click.option(
+        "--store",
+        "store",
+        default=None,
+        type=click.Path(dir_okay=False),
+        help="Run store file [default: $PINGCE_STORE or ~/.local/share/pingce/runs.db].",
+    )(command)
+
+
 def _check_name(name: str | None, store: str | None) -> None:
     """Before any work: a --name already in the store (or blank) stops the run."""
     if name is None:
@@ -485,22 +495,35 @@ def run(
         sys.exit(EXIT_JUDGE_FAILURES)
 
 
-@cli.command()
-@click.argument("suite")
+@cli.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("refs", nargs=-1, metavar="SUITE --data FILE --baseline FILE | RUN_A RUN_B")
 @click.option(
     "--data",
     "data",
-    required=True,
+    default=None,
     type=click.Path(dir_okay=False),
     help="The candidate system's records (the formats of run --data).",
 )
 @click.option(
     "--baseline",
-    required=True,
+    default=None,
     type=click.Path(dir_okay=False),
     help="The baseline system's records over the same ids.",
 )
-@click.option("--out", "out", type=click.Path(file_okay=False), help="Write comparison.json here.")
+@click.option(
+    "--suite",
+    "suite_file",
+    default=None,
+    help="RUN_A RUN_B: the runs' suite, when it is not built in [default: the suite the run "
+    "store recorded for RUN_A, else the built-in suite of the runs' suite name].",
+)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(file_okay=False),
+    help="Write comparison.json and comparison.html here.",
+)
+@_store_path_option
 @click.option(
     "--similarity",
     default=DEFAULT_SIMILARITY,
@@ -557,10 +580,12 @@ def run(
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
 @click.option("--profile", "profile", is_flag=True, help="Show the time spent in each phase.")
 def compare(
-    suite: str,
-    data: str,
-    baseline: str,
+    refs: tuple[str, ...],
+    data: str | None,
+    baseline: str | None,
+    suite_file: str | None,
     out: str | None,
+    store: str | None,
     similarity: str,
     base_url: str | None,
     seed: int,
@@ -581,10 +606,19 @@ def compare(
     no_progress: bool,
     profile: bool,
 ) -> None:
-    """Compare the candidate (--data) with --baseline on SUITE: both values, their difference,
-    a paired bootstrap interval of the difference and the tests of "no difference" (the
-    bootstrap p-value that inverts the interval, exact McNemar for accuracy-type metrics,
-    approximate randomisation; Holm across the metrics), in words. Records match by id."""
+    """Compare two systems: both values of every metric, their difference, a paired bootstrap
+    interval of the difference and the tests of "no difference" (the bootstrap p-value that
+    inverts the interval, exact McNemar for accuracy-type metrics, approximate randomisation;
+    Holm across the metrics), in words.
+
+    \b
+    pingce compare SUITE --data CANDIDATE --baseline BASELINE
+        evaluates both record files with SUITE (records match by id).
+    pingce compare RUN_A RUN_B
+        compares two stored runs of one suite, RUN_A the candidate: run names (pingce runs) or
+        run output folders. Their saved per-record statistics (stats.npz) are paired by record
+        id: nothing is evaluated again and no model is called.
+    """
     from .engine import compare_suite
     from .errors import PingceError
     from .gates import parse_regression_gates, regressions
@@ -594,6 +628,17 @@ def compare(
     console, err_console = _consoles()
     timer = _profiler(profile)
     _imports_done()
+    by_runs = data is None and baseline is None and len(refs) == 2
+    if not by_runs:
+        if len(refs) != 1 or data is None or baseline is None:
+            _fail(
+                "pingce compare takes SUITE --data CANDIDATE --baseline BASELINE (two record "
+                "files), or RUN_A RUN_B (two stored runs: names or output folders)"
+            )
+            return
+        if suite_file is not None:
+            _fail("--suite is for RUN_A RUN_B; with --data and --baseline the suite is SUITE")
+            return
     try:
         options = RunOptions(
             similarity=similarity,
@@ -614,7 +659,13 @@ def compare(
             slices=slices,
         )
         with _progress(err_console, enabled=not no_progress and err_console.is_terminal) as hook:
-            result = compare_suite(suite, data, baseline, options, progress=hook, profile=timer)
+            if by_runs:
+                result = _compare_runs(refs, suite_file, store, options, hook, timer)
+            else:
+                assert data is not None and baseline is not None
+                result = compare_suite(
+                    refs[0], data, baseline, options, progress=hook, profile=timer
+                )
         start = time.perf_counter()
         path = write_comparison(result, out) if out else None
         written = time.perf_counter() - start
@@ -635,6 +686,62 @@ def compare(
         console.print(f"no regression: {len(options.regression_gates)} gate(s) passed")
     if any(side.judge for side in result.failures.values()):
         sys.exit(EXIT_JUDGE_FAILURES)
+
+
+_FILE_ONLY = {
+    "field_map": "--map",
+    "encoding": "--encoding",
+    "gold": "--gold",
+    "allow_missing": "--allow-missing",
+}
+"""Options of compare that read record files: they do not apply to two stored runs."""
+_SCORING = {
+    "similarity": "--similarity",
+    "base_url": "--base-url",
+    "cache": "--cache",
+    "no_cache": "--no-cache",
+}
+"""Options of compare that score similarities: two stored runs were scored already."""
+
+
+def _compare_runs(
+    refs: tuple[str, ...],
+    suite_file: str | None,
+    store: str | None,
+    options: Any,
+    hook: ProgressHook,
+    timer: Profile | None,
+) -> Any:
+    """``pingce compare RUN_A RUN_B``: both runs read back from their folders (results.json,
+    records.jsonl, stats.npz) and compared from their saved per-record statistics."""
+    from click.core import ParameterSource
+
+    from .errors import OptionError
+    from .stored import compare_stored
+
+    context = click.get_current_context()
+
+    def given(name: str) -> bool:
+        return context.get_parameter_source(name) in (
+            ParameterSource.COMMANDLINE,
+            ParameterSource.ENVIRONMENT,
+        )
+
+    for name, option in _FILE_ONLY.items():
+        if given(name):
+            raise OptionError(
+                f"{option} reads record files: it does not apply to comparing two stored runs"
+            )
+    result = compare_stored(
+        refs[0], refs[1], options, suite=suite_file, store=store, progress=hook, profile=timer
+    )
+    scoring = [option for name, option in _SCORING.items() if given(name)]
+    if scoring:
+        result.notes.append(
+            f"{', '.join(scoring)} not used: the runs' similarities were scored when they ran "
+            f"({result.signature.similarity or 'no metric needed any'})"
+        )
+    return result
 
 
 @cli.command()
@@ -829,16 +936,6 @@ def demo(examples: str | None, out: str) -> None:
     console.print(f"ran {ran} example suite(s); outputs under {out}/")
 
 
-def _store_path_option(command: Any) -> Any:
-    return click.option(
-        "--store",
-        "store",
-        default=None,
-        type=click.Path(dir_okay=False),
-        help="Run store file [default: $PINGCE_STORE or ~/.local/share/pingce/runs.db].",
-    )(command)
-
-
 @cli.command()
 @click.argument("run_ref", metavar="RUN")
 @click.option(
@@ -857,15 +954,9 @@ def report(run_ref: str, out: str | None, store: str | None) -> None:
     from .report.rewrite import rewrite_reports
 
     try:
-        folder = Path(run_ref)
-        if not (folder / "results.json").is_file():
-            from .store import run_info
+        from .store import run_folder
 
-            info = run_info(run_ref, store=store)
-            if info.out_dir is None:
-                _fail(f"run {run_ref!r} has no output folder recorded")
-                return
-            folder = Path(info.out_dir)
+        folder, _ = run_folder(run_ref, store=store)
         paths = rewrite_reports(folder, out)
     except PingceError as exc:
         _fail(str(exc))

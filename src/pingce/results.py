@@ -200,6 +200,24 @@ class RecordRows:
         """Number of records."""
         return len(self.ids)
 
+    def take(self, index: np.ndarray) -> RecordRows:
+        """The rows of the records at ``index`` (positions), in that order."""
+        at = np.asarray(index, dtype=np.int64)
+        positions = at.tolist()
+
+        def pick(column: Any) -> Any:
+            if isinstance(column, np.ndarray):
+                return column[at]
+            return [column[i] for i in positions]
+
+        return RecordRows(
+            [self.ids[i] for i in positions],
+            np.asarray(self.lines)[at],
+            {k: pick(v) for k, v in self.fields.items()},
+            {k: v[at] for k, v in self.values.items()},
+            {k: v[at] for k, v in self.misses.items()},
+        )
+
     def iter_rows(self) -> Iterator[dict[str, Any]]:
         """One dictionary per record: id, line, the fields read, values and miss reasons; made a
         chunk at a time, so a million records never sit in memory as a million dictionaries."""
@@ -265,8 +283,10 @@ class SavedStats:
     statistic name ``s0``, ``s1``...: ``key`` (the statistic's identity, as text), ``width``,
     ``layout`` (``codes`` or ``rows``), ``decomposable``, ``counts``), ``metrics`` (each
     metric's and table's statistic name), ``unit`` (the unit field, or None) and ``slices``
-    (per slice field, its values in code order). ``arrays``: ``ids`` (text; ``ids_missing``
-    marks records without one), ``lines``, ``units`` (unit codes, in a unit suite), per statistic
+    (per slice field, its values in code order), and ``match_by`` when
+    ``match`` is kept. ``arrays``: ``ids`` (text; ``ids_missing`` marks records without one;
+    then ``match``, in a suite with ``match_by`` fields, holds each record's values of them as a
+    JSON array), ``lines``, ``units`` (unit codes, in a unit suite), per statistic
     ``<name>.codes`` or ``<name>.rows`` and, when present, ``<name>.scope``,
     ``<name>.unparsed``, ``<name>.left_out`` (boolean masks), and ``slice.<field>`` (a code per
     record into that slice field's values)."""
@@ -608,7 +628,7 @@ class MetricComparison(_Plain):
     """One metric of both systems, their difference, its paired bootstrap interval, the tests
     of "no difference" and what they say."""
 
-    OMIT_WHEN_NONE = ("note",)
+    OMIT_WHEN_NONE = ("note", "left_out")
 
     candidate: float | None = Field(description="The candidate's value (null when undefined).")
     baseline: float | None = Field(description="The baseline's value (null when undefined).")
@@ -635,6 +655,12 @@ class MetricComparison(_Plain):
     n: int = Field(description="Units the candidate's value was computed over.")
     n_baseline: int = Field(description="Units the baseline's value was computed over.")
     higher_is_better: bool = True
+    left_out: int | None = Field(
+        None,
+        description="Records left out of this metric's comparison because their similarity "
+        "calls failed on either side (under --on-judge-failure skip both values are computed "
+        "without them; under null the metric has no difference to test).",
+    )
     note: str | None = Field(None, description="Why a value is null, or about the interval.")
 
 
@@ -668,6 +694,33 @@ class ComparisonResult(_Plain):
     notes: list[str] = Field(default_factory=list)
     profile: dict[str, float] | None = None
 
+    _sides: tuple[RecordRows, RecordRows] | Callable[[], tuple[RecordRows, RecordRows]] | None = (
+        PrivateAttr(default=None)
+    )
+
+    def attach_records(
+        self,
+        candidate: RecordRows | Callable[[], tuple[RecordRows, RecordRows]],
+        baseline: RecordRows | None = None,
+    ) -> None:
+        """Attach both sides' per-record rows, the same records in the same order (or what
+        makes both when they are first asked for): comparison.html lists the records that
+        flipped from them. The engine does, for both ways of comparing."""
+        if callable(candidate):
+            self._sides = candidate
+            return
+        if baseline is None or candidate.n != baseline.n:
+            raise ValueError("both sides' rows must hold the same records")
+        self._sides = (candidate, baseline)
+
+    @property
+    def records(self) -> tuple[RecordRows, RecordRows] | None:
+        """The candidate's and the baseline's per-record rows, paired (None when none were
+        attached, as for a result read from comparison.json)."""
+        if callable(self._sides):
+            self._sides = self._sides()
+        return self._sides
+
     def to_json(self) -> str:
         """comparison.json text: indented, UTF-8 characters kept as they are."""
         return self.model_dump_json(indent=2)
@@ -676,10 +729,10 @@ class ComparisonResult(_Plain):
         """The comparison as a pandas DataFrame, one row per metric in comparison.json's order:
         ``metric``, ``candidate``, ``baseline``, ``delta`` (candidate - baseline), ``ci_low``,
         ``ci_high`` (its paired interval), ``p_value``, ``p_method``, ``p_holm``,
-        ``significant``, ``verdict``, ``n``, ``n_baseline``, ``higher_is_better``, ``note``
-        (text); the list of ``tests`` stays in the result. Null values are NaN, with the note
-        saying why.
-        Needs pandas (imported here, not by ``import pingce``)."""
+        ``significant``, ``verdict``, ``n``, ``n_baseline``, ``higher_is_better``, ``left_out``
+        (nullable integer), ``note`` (text); the list of ``tests`` stays in the result. Null
+        values are NaN, with the note saying why. Needs pandas (imported here, not by
+        ``import pingce``)."""
         from .frames import entry_frame
 
         rows = [({"metric": name}, entry) for name, entry in self.metrics.items()]

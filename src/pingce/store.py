@@ -12,8 +12,10 @@ Two processes may write at once: the database is in WAL mode, each connection wa
 carries its version (``PRAGMA user_version``); :data:`MIGRATIONS` takes an older file to the
 current one when it is opened for writing.
 
-Python: :func:`runs`, :func:`run_info`, :func:`remove_run` (also as ``pingce.runs`` ...) and
-:func:`record_run` for a result made with :func:`pingce.evaluate`.
+Python: :func:`runs`, :func:`run_info`, :func:`remove_run` (also as ``pingce.runs`` ...),
+:func:`record_run` for a result made with :func:`pingce.evaluate` and :func:`run_folder` (a run
+name or output folder to its folder, as ``pingce report`` and ``pingce compare RUN_A RUN_B`` take
+them).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ __all__ = [
     "name_used_message",
     "record_run",
     "remove_run",
+    "run_folder",
     "run_info",
     "runs",
 ]
@@ -518,6 +521,34 @@ def run_info(name: str, *, store: str | os.PathLike[str] | None = None) -> RunIn
             return _info(db, row)
     except (sqlite3.Error, OSError) as exc:
         raise _failed(path, exc) from exc
+
+
+def run_folder(
+    ref: str | os.PathLike[str], *, store: str | os.PathLike[str] | None = None
+) -> tuple[Path, RunInfo | None]:
+    """The output folder of a run given as ``ref``: a run's output folder (one holding
+    results.json) as it is, else the folder of the stored run named ``ref`` (with what the store
+    holds of it). A :class:`StoreError` when it is neither, or the run kept no folder."""
+    folder = Path(ref)
+    if (folder / "results.json").is_file():
+        return folder, None
+    try:
+        info = run_info(str(ref), store=store)
+    except StoreError as exc:
+        if folder.is_dir():
+            raise StoreError(
+                f"{folder} is not a run's output folder (no results.json) and {exc}"
+            ) from None
+        raise
+    if info.out_dir is None:
+        raise StoreError(f"run {info.name!r} has no output folder recorded")
+    folder = Path(info.out_dir)
+    if not (folder / "results.json").is_file():
+        raise StoreError(
+            f"run {info.name!r}: its output folder {folder} holds no results.json (moved or "
+            "deleted?)"
+        )
+    return folder, info
 
 
 def remove_run(name: str, *, store: str | os.PathLike[str] | None = None) -> RunInfo:

@@ -10,30 +10,40 @@ not how hard the records are (sacrebleu's paired bootstrap, on summed statistics
 
 from __future__ import annotations
 
+import dataclasses
+import operator
 import os
 import zlib
 from collections.abc import Hashable, Mapping
+from functools import partial
+from itertools import repeat
 from typing import Any, TypeVar
 
 import numpy as np
 
 from .._version import __version__
 from ..errors import InputError
-from ..metrics.protocol import StatBlock
+from ..metrics.protocol import LEFT_OUT, StatBlock
 from ..options import RunOptions
 from ..progress import ProgressHook, no_progress
 from ..records import Table, json_equal_key
-from ..results import ComparisonResult, ComparisonSlice, MetricComparison, SignificanceTest
+from ..results import (
+    ComparisonResult,
+    ComparisonSlice,
+    MetricComparison,
+    RecordRows,
+    SignificanceTest,
+)
 from ..stats import approximate_randomisation, holm, mcnemar_exact, paired_intervals
 from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
 from .groups import slice_keys, slice_order, unit_codes
-from .pipeline import Data, load, pairs_of, plan_run, signature, similarities, statistics
+from .pipeline import Blocks, Data, load, pairs_of, plan_run, signature, similarities, statistics
 from .plan import Plan, check_records
 from .profile import Profile
-from .values import count_failures, policed_value
+from .values import count_failures, policed_value, record_rows
 
-__all__ = ["compare_suite"]
+__all__ = ["align", "compare_blocks", "compare_suite", "slice_entries"]
 
 
 def _keys(table: Table, plan: Plan, by_id: bool) -> list[Any]:
@@ -170,6 +180,56 @@ def compare_suite(
             )
         }
     units = unit_codes(table_c, plan.unit)
+    results, slices = compare_blocks(plan, blocks_c, blocks_b, units, slice_rows, progress, timer)
+    result = ComparisonResult(
+        pingce_version=__version__,
+        suite=plan.suite.spec.name,
+        n_records=table_c.n,
+        candidate=table_c.source,
+        baseline=table_b.source,
+        metrics=results,
+        failures=failures,
+        signature=signature(plan, scored),
+        slices=slices,
+        notes=list(plan.suite.notes),
+    )
+    result.attach_records(partial(_both_rows, plan, (table_c, table_b), (blocks_c, blocks_b)))
+    if profile is not None:
+        result.profile = timer.ordered()
+    return result
+
+
+def _both_rows(
+    plan: Plan, tables: tuple[Table, Table], blocks: tuple[Blocks, Blocks]
+) -> tuple[RecordRows, RecordRows]:
+    """Both sides' per-record values and miss reasons (the baseline's in the candidate's
+    order), for the records that flipped."""
+    return record_rows(plan, tables[0], blocks[0]), record_rows(plan, tables[1], blocks[1])
+
+
+def compare_blocks(
+    plan: Plan,
+    blocks_c: Mapping[Hashable, StatBlock],
+    blocks_b: Mapping[Hashable, StatBlock],
+    units: np.ndarray | None,
+    slice_rows: Mapping[str, tuple[np.ndarray, bool]],
+    progress: ProgressHook,
+    timer: Profile,
+) -> tuple[dict[str, MetricComparison], dict[str, ComparisonSlice] | None]:
+    """The comparison of two sides' statistic blocks over the same records, in the same order
+    (``units``: a unit code per record in a unit suite; ``slice_rows``: each ``--slice`` value's
+    records and whether its field splits units). Every way of comparing ends here: two record
+    files (:func:`compare_suite`) and two stored runs (:func:`pingce.engine.runs.compare_runs`).
+
+    Records left out after failed similarity calls on either side are left out of that
+    statistic's comparison on both (under ``--on-judge-failure skip``; under ``null`` such a
+    metric has no value to compare) and counted per metric (``left_out``). Then per metric: both
+    values, the difference, its paired bootstrap interval and p-value, McNemar, approximate
+    randomisation, Holm across the metrics (and across every metric of every slice) and the
+    verdict in words."""
+    options = plan.options
+    if options.on_judge_failure == "skip":
+        blocks_c, blocks_b = _left_out_on_both(blocks_c, blocks_b)
     with timer.phase("intervals"):
         results = _compared(plan, blocks_c, blocks_b, units, options.seed, "", progress)
         results = _judged(results, options)
@@ -196,21 +256,56 @@ def compare_suite(
             judged = _judged(flat, options)
             for (k, n), m in judged.items():
                 slices[k].metrics[n] = m
-    result = ComparisonResult(
-        pingce_version=__version__,
-        suite=plan.suite.spec.name,
-        n_records=table_c.n,
-        candidate=table_c.source,
-        baseline=table_b.source,
-        metrics=results,
-        failures=failures,
-        signature=signature(plan, scored),
-        slices=slices,
-        notes=list(plan.suite.notes),
-    )
-    if profile is not None:
-        result.profile = timer.ordered()
-    return result
+    return results, slices
+
+
+def _left_out_mask(block: StatBlock) -> np.ndarray | None:
+    column = block.reasons.get(LEFT_OUT)
+    if column is None:
+        return None
+    mask = np.fromiter(map(operator.is_not, column, repeat(None)), bool, block.n)
+    return mask if mask.any() else None
+
+
+def _left_out_on_both(
+    blocks_c: Mapping[Hashable, StatBlock], blocks_b: Mapping[Hashable, StatBlock]
+) -> tuple[dict[Hashable, StatBlock], dict[Hashable, StatBlock]]:
+    """A record left out of a statistic after failed similarity calls on one side is left out
+    on the other too: the other side's row becomes the left-out row (a left-out record's
+    statistics hold nothing but its failure count) and its reason says why. So both values
+    are over the same records, and the pairs the bootstrap draws are pairs."""
+    out_c, out_b = dict(blocks_c), dict(blocks_b)
+    for key in blocks_c:
+        left_c, left_b = _left_out_mask(blocks_c[key]), _left_out_mask(blocks_b[key])
+        if left_c is None and left_b is None:
+            continue
+        none = np.zeros(blocks_c[key].n, dtype=bool)
+        left_c = none if left_c is None else left_c
+        left_b = none if left_b is None else left_b
+        out_b[key] = _left_out_like(blocks_b[key], blocks_c[key], left_c & ~left_b, "candidate")
+        out_c[key] = _left_out_like(blocks_c[key], blocks_b[key], left_b & ~left_c, "baseline")
+    return out_c, out_b
+
+
+def _left_out_like(block: StatBlock, other: StatBlock, rows: np.ndarray, side: str) -> StatBlock:
+    """``block`` with the records at ``rows`` (a mask) left out as ``other`` left them out."""
+    if not rows.any():
+        return block
+    codes, data = block.codes, block.rows
+    if codes is not None and other.codes is not None:
+        codes = codes.copy()
+        codes[rows] = other.codes[rows]
+    elif data is not None and other.rows is not None:
+        data = np.array(data, copy=True)
+        data[rows] = other.rows[rows]
+    else:  # not expected: the same statistic has one layout
+        raise ValueError("the two sides' blocks of one statistic have different layouts")
+    reasons = dict(block.reasons)
+    column = reasons.get(LEFT_OUT)
+    column = np.full(block.n, None, dtype=object) if column is None else column.copy()
+    column[rows] = f"left out: similarity calls failed for this record in the {side}"
+    reasons[LEFT_OUT] = column
+    return dataclasses.replace(block, codes=codes, rows=data, reasons=reasons)
 
 
 def _slice_rows(
@@ -218,12 +313,11 @@ def _slice_rows(
 ) -> dict[str, tuple[np.ndarray, bool]]:
     """Per ``--slice`` value (``field=value``, in report order): its records and whether the
     field varies within a unit. A slice field must have the same value on both sides."""
-    out: dict[str, tuple[np.ndarray, bool]] = {}
-    units = unit_codes(candidate, plan.unit)
+    keys: dict[str, list[str]] = {}
     for path in plan.options.slices:
-        keys = slice_keys(candidate, path, plan)
+        keys[path] = slice_keys(candidate, path, plan)
         theirs = slice_keys(baseline, path, plan)
-        for i, (a, b) in enumerate(zip(keys, theirs, strict=True)):
+        for i, (a, b) in enumerate(zip(keys[path], theirs, strict=True)):
             if a != b:
                 raise InputError(
                     f"--slice {path}: this record has {path} {b!r} in the baseline but {a!r} "
@@ -234,7 +328,21 @@ def _slice_rows(
                     field=path,
                     value=b,
                 )
-        names, inverse = np.unique(np.asarray(keys, dtype=object).astype(str), return_inverse=True)
+    return slice_entries(plan, keys, unit_codes(candidate, plan.unit))
+
+
+def slice_entries(
+    plan: Plan, keys: Mapping[str, list[str]], units: np.ndarray | None
+) -> dict[str, tuple[np.ndarray, bool]]:
+    """Per slice value (``field=value``, in report order) of each field in ``keys`` (the slice
+    name of every record, the same on both sides): its records and whether the field varies
+    within a unit (``units``: a unit code per record, in a unit suite)."""
+    out: dict[str, tuple[np.ndarray, bool]] = {}
+    for path, names_of in keys.items():
+        names, inverse = np.unique(
+            np.asarray(names_of, dtype=object).astype(str), return_inverse=True
+        )
+        inverse = inverse.reshape(-1)
         values = [str(v) for v in names]
         splits_units = units is not None and (
             np.unique(np.stack([units, inverse]), axis=1).shape[1] > np.unique(units).size
@@ -361,6 +469,22 @@ def _compared(
     for name, found in tests.items():
         if found:
             results[name] = results[name].model_copy(update={"tests": found})
+    for name, (_, key) in wanted.items():
+        left = _left_out_mask(blocks_c[key]), _left_out_mask(blocks_b[key])
+        if left[0] is None and left[1] is None:
+            continue
+        either = np.logical_or(*(np.zeros(blocks_c[key].n, bool) if m is None else m for m in left))
+        if blocks_c[key].scope is not None:
+            either &= blocks_c[key].scope
+        count = int(np.count_nonzero(either))
+        said = (
+            f"{count} record(s) left out of this comparison: similarity calls failed for them "
+            "on either side"
+        )
+        note = results[name].note
+        results[name] = results[name].model_copy(
+            update={"left_out": count, "note": f"{said}; {note}" if note else said}
+        )
     return results
 
 

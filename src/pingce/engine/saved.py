@@ -5,14 +5,17 @@ runs pairs their per-record statistics without evaluating anything again.
 What is kept is what values and intervals read: each block's one-hot codes (in the smallest
 integer type that holds them) or its rows, whether it adds up, its scope, its unparsed records
 and the records left out after failed similarity calls (``left_out``); plus the records' ids and
-lines, the unit codes of a unit suite and each ``--slice`` field's value per record. Miss reasons
-are not kept (records.jsonl has them)."""
+lines (and, for records without an id, their values of the suite's ``match_by`` fields), the
+unit codes of a unit suite and each ``--slice`` field's value per record. Miss reasons are not
+kept (records.jsonl has them)."""
 
 from __future__ import annotations
 
 from collections.abc import Hashable
+from typing import Any
 
 import numpy as np
+import orjson
 
 from ..errors import OptionError
 from ..metrics.protocol import LEFT_OUT, StatBlock
@@ -21,7 +24,7 @@ from ..results import SavedStats
 from .groups import slice_keys
 from .plan import Plan
 
-__all__ = ["saved_blocks", "saved_stats"]
+__all__ = ["match_keys", "saved_blocks", "saved_stats"]
 
 
 def _small(codes: np.ndarray, width: int) -> np.ndarray:
@@ -40,8 +43,13 @@ def saved_stats(
         "ids": np.array(["" if i is None else str(i) for i in ids], dtype=str),
         "lines": np.asarray(table.lines, dtype=np.int64),
     }
+    match_by: list[str] = []
     if any(i is None for i in ids):
         arrays["ids_missing"] = np.array([i is None for i in ids], dtype=bool)
+        fields = plan.suite.spec.match_by or []
+        if fields and all(path in table.columns for path in fields):
+            match_by = list(fields)
+            arrays["match"] = match_keys(table, match_by)
     if units is not None:
         arrays["units"] = np.asarray(units, dtype=np.int64)
     statistics: dict[str, dict[str, object]] = {}
@@ -83,7 +91,37 @@ def saved_stats(
         "unit": plan.unit,
         "slices": slices,
     }
+    if match_by:
+        manifest["match_by"] = match_by
     return SavedStats(manifest, arrays)
+
+
+def match_keys(table: Table, paths: list[str]) -> np.ndarray:
+    """Each record's values of the suite's ``match_by`` fields as one JSON text (an array, in
+    ``paths`` order), written so that two records' texts are equal exactly when their values
+    are equal as JSON (``1`` and ``1.0`` alike, object keys sorted): how a comparison of stored
+    runs pairs records that have no id."""
+    columns = []
+    for path in paths:
+        column = table.column(path)
+        columns.append(column.tolist() if isinstance(column, np.ndarray) else list(column))
+    texts = [
+        orjson.dumps([_canonical(c[i]) for c in columns], option=orjson.OPT_SORT_KEYS).decode()
+        for i in range(table.n)
+    ]
+    return np.array(texts, dtype=str)
+
+
+def _canonical(value: Any) -> Any:
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list | tuple):
+        return [_canonical(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _canonical(v) for k, v in value.items()}
+    if isinstance(value, np.generic):
+        return _canonical(value.item())
+    return value
 
 
 def saved_blocks(saved: SavedStats, plan: Plan) -> dict[Hashable, StatBlock]:

@@ -124,8 +124,10 @@ def write_comparison(
 ) -> Path:
     """Write comparison.json, its page comparison.html and comparison.md into ``out`` and return
     the path of comparison.json. All are made first, as temporary files, and renamed into place
-    only then.
-    The page lists the records that flipped when both sides' per-record rows are given."""
+    only then. The page lists the records that flipped when both sides' per-record rows are given
+    (by default, those attached to the result: :attr:`ComparisonResult.records`)."""
+    if candidate is None and baseline is None and result.records is not None:
+        candidate, baseline = result.records
     target = Path(out)
     target.mkdir(parents=True, exist_ok=True)
     path = target / "comparison.json"

@@ -1,9 +1,12 @@
 """``pingce report RUN``: a stored run's report.html and report.md written again, later, from its
-results.json and records.jsonl alone (nothing is evaluated again and no model is called)."""
+results.json and records.jsonl alone (nothing is evaluated again and no model is called); and
+:func:`read_run`, a run read back from its folder (also for ``pingce compare RUN_A RUN_B``)."""
 
 from __future__ import annotations
 
 import os
+import zipfile
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +14,7 @@ import numpy as np
 import orjson
 
 from ..errors import InputError
-from ..results import EvaluationResult, RecordRows
+from ..results import EvaluationResult, RecordRows, SavedStats
 from .html import write_html
 from .markdown import render_markdown
 
@@ -19,7 +22,8 @@ __all__ = ["read_run", "rewrite_reports"]
 
 
 def read_run(folder: str | os.PathLike[str]) -> EvaluationResult:
-    """The result of the run whose outputs are in ``folder``, its per-record rows attached."""
+    """The result of the run whose outputs are in ``folder``, its per-record rows (records.jsonl)
+    and its saved per-record statistics (stats.npz, read when first asked for) attached."""
     path = Path(folder)
     results = path / "results.json"
     if not results.is_file():
@@ -35,7 +39,17 @@ def read_run(folder: str | os.PathLike[str]) -> EvaluationResult:
         rows.values = dict(sorted(rows.values.items(), key=lambda kv: order.get(kv[0], 1 << 30)))
         rows.misses = dict(sorted(rows.misses.items(), key=lambda kv: order.get(kv[0], 1 << 30)))
         result.attach_records(rows)
+    stats = path / "stats.npz"
+    if stats.is_file():
+        result.attach_stats(partial(_read_stats, stats))
     return result
+
+
+def _read_stats(path: Path) -> SavedStats:
+    try:
+        return SavedStats.load(path)
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:  # not a run's stats.npz
+        raise InputError(f"stats.npz cannot be read: {exc}", source=str(path)) from None
 
 
 def _read_rows(path: Path) -> RecordRows:
