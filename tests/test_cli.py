@@ -564,3 +564,23 @@ def test_a_comparison_at_80_columns_never_cuts_a_name(tmp_path: Path) -> None:
         compared = json.loads((tmp_path / "c" / "comparison.json").read_text())
         for name in compared["metrics"]:
             assert any(line.startswith(f"│ {name} ") for line in lines), (width, name)
+
+
+def test_report_md_slice_tables_stay_narrow(tmp_path: Path) -> None:
+    """Issue 13: report.md's slice tables are a row per metric and at most three slice values
+    a table, so they read in a terminal; every value and every metric is there."""
+    data = Path(pingce.__file__).parent / "examples" / "contract_risk" / "records.jsonl"
+    result = pingce.evaluate(
+        "contract-risk", data, bootstrap=200, slice="contract_type", out=tmp_path / "o"
+    )
+    text = (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
+    section = text.split("## Slices", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")]
+    assert rows and max(len(line) for line in rows) <= 110
+    for key, part in result.slices.items():
+        assert key.split("=", 1)[1] in section
+        for name, entry in part.metrics.items():
+            if entry.value is not None:
+                assert f"{entry.value:.4f}" in section, (key, name)
+    for name in result.metrics:
+        assert f"| `{name}` |" in section

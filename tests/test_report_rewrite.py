@@ -50,3 +50,19 @@ def test_read_run_gives_the_records_back(tmp_path: Path) -> None:
 def test_an_unknown_run_is_an_error(tmp_path: Path) -> None:
     done = run_pingce("report", "no-such-run")
     assert done.returncode == 2 and "no-such-run" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_report_again_of_a_comparison_folder(tmp_path: Path) -> None:
+    compared = run_pingce(
+        "compare", "function-points", "--data", str(EXAMPLE), "--baseline", str(EXAMPLE),
+        "--bootstrap", "100", "--out", str(tmp_path / "c"),
+    )  # fmt: skip
+    assert compared.returncode == 0, compared.stderr
+    again = run_pingce("report", str(tmp_path / "c"), "--out", str(tmp_path / "again"))
+    assert again.returncode == 0, again.stderr
+    original = (tmp_path / "c" / "comparison.md").read_text(encoding="utf-8")
+    assert (tmp_path / "again" / "comparison.md").read_text(encoding="utf-8") == original
+    saved = json.loads((tmp_path / "c" / "comparison.json").read_text(encoding="utf-8"))
+    page = (tmp_path / "again" / "comparison.html").read_text(encoding="utf-8")
+    for name in saved["metrics"]:
+        assert name in page

@@ -948,16 +948,22 @@ def demo(examples: str | None, out: str) -> None:
 @_store_path_option
 def report(run_ref: str, out: str | None, store: str | None) -> None:
     """Write the report.html and report.md of RUN again (a run name from `pingce runs`, or a
-    run's output folder), from its results.json and records.jsonl: nothing is evaluated again
-    and no model is called."""
+    run's output folder), from its results.json and records.jsonl; or, for a comparison's
+    folder, its comparison.html and comparison.md from comparison.json. Nothing is evaluated
+    again and no model is called."""
     from .errors import PingceError
     from .report.rewrite import rewrite_reports
 
     try:
         from .store import run_folder
 
-        folder, _ = run_folder(run_ref, store=store)
-        paths = rewrite_reports(folder, out)
+        if (Path(run_ref) / "comparison.json").is_file():  # a comparison's folder
+            from .report.rewrite import rewrite_comparison
+
+            paths = rewrite_comparison(run_ref, out)
+        else:
+            folder, _ = run_folder(run_ref, store=store)
+            paths = rewrite_reports(folder, out)
     except PingceError as exc:
         _fail(str(exc))
         return

@@ -61,6 +61,44 @@ def _table_md(name: str, table: dict[str, Any]) -> list[str]:
     return [*lines, ""]
 
 
+SLICES_PER_TABLE = 3
+"""Slice values side by side in one report.md table (a metric a row): narrow enough to read in
+a terminal; more values go into further tables."""
+
+
+def _slice_tables(result: EvaluationResult) -> list[str]:
+    """A table per slice field (and per :data:`SLICES_PER_TABLE` of its values): a row per
+    metric, a column per value."""
+    by_field: dict[str, list[str]] = {}
+    for key in result.slices:
+        by_field.setdefault(key.split("=", 1)[0], []).append(key)
+    lines: list[str] = []
+    for field, keys in by_field.items():
+        for start in range(0, len(keys), SLICES_PER_TABLE):
+            chunk = keys[start : start + SLICES_PER_TABLE]
+            heads = " | ".join(_cell(key.split("=", 1)[-1]) for key in chunk)
+            lines += [
+                f"**{_cell(field)}**",
+                "",
+                f"| metric | {heads} |",
+                "|---" * (len(chunk) + 1) + "|",
+                "| records | "
+                + " | ".join(str(result.slices[key].n_records) for key in chunk)
+                + " |",
+            ]
+            for name in result.metrics:
+                cells = []
+                for key in chunk:
+                    m = result.slices[key].metrics[name]
+                    cell = fmt_value(m)
+                    if m.ci_low is not None:
+                        cell += f" {fmt_interval(m)}"
+                    cells.append(cell)
+                lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+            lines.append("")
+    return lines
+
+
 def render_markdown(result: EvaluationResult) -> str:
     """The whole report as Markdown."""
     sig = result.signature
@@ -117,24 +155,8 @@ def render_markdown(result: EvaluationResult) -> str:
         for name, table in result.tables.items():
             lines += _table_md(name, table)
     if result.slices:
-        lines += ["## Slices", ""]
-        names = list(result.metrics)
-        lines += [
-            "Each cell: value [CI].",
-            "",
-            "| slice | records | " + " | ".join(f"`{n}`" for n in names) + " |",
-            "|---" * (len(names) + 2) + "|",
-        ]
-        for key, sl in result.slices.items():
-            cells = []
-            for name in names:
-                m = sl.metrics[name]
-                cell = fmt_value(m)
-                if m.ci_low is not None:
-                    cell += f" {fmt_interval(m)}"
-                cells.append(cell)
-            lines.append(f"| {_cell(key)} | {sl.n_records} | " + " | ".join(cells) + " |")
-        lines.append("")
+        lines += ["## Slices", "", "Each cell: value [CI].", ""]
+        lines += _slice_tables(result)
     if result.definitions:
         lines += ["## Definitions", ""]
         lines += [f"- `{name}`: {text}" for name, text in result.definitions.items()]

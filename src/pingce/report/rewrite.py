@@ -18,7 +18,7 @@ from ..results import EvaluationResult, RecordRows, SavedStats
 from .html import write_html
 from .markdown import render_markdown
 
-__all__ = ["read_run", "rewrite_reports"]
+__all__ = ["read_run", "rewrite_comparison", "rewrite_reports"]
 
 
 def read_run(folder: str | os.PathLike[str]) -> EvaluationResult:
@@ -105,4 +105,27 @@ def rewrite_reports(
     write_html(result, staging)
     os.replace(staging, html)
     markdown.write_text(render_markdown(result), encoding="utf-8")
+    return [html, markdown]
+
+
+def rewrite_comparison(
+    folder: str | os.PathLike[str], out: str | os.PathLike[str] | None
+) -> list[Path]:
+    """Write comparison.html and comparison.md of the comparison in ``folder`` (its
+    comparison.json) into ``out`` (default: the folder itself); the paths written. The page
+    lists no flipped records: comparison.json holds no per-record rows."""
+    from ..results import ComparisonResult
+    from .html import render_comparison_html
+    from .markdown import render_comparison_markdown
+
+    source = Path(folder) / "comparison.json"
+    try:
+        result = ComparisonResult.model_validate_json(source.read_bytes())
+    except ValueError as exc:
+        raise InputError(f"comparison.json cannot be read: {exc}", source=str(source)) from None
+    target = Path(out) if out is not None else Path(folder)
+    target.mkdir(parents=True, exist_ok=True)
+    html, markdown = target / "comparison.html", target / "comparison.md"
+    html.write_text(render_comparison_html(result, None, None), encoding="utf-8")
+    markdown.write_text(render_comparison_markdown(result), encoding="utf-8")
     return [html, markdown]
