@@ -184,26 +184,6 @@ def _encoding_option(command: Any) -> Any:
     )(command)
 
 
-def _store_options(command: Any) -> Any:
-    """``--name``, ``--store`` and ``--no-store`` of run: where the run is recorded."""
-    command = click.option(
-        "--no-store", is_flag=True, help="Do not record this run in the run store."
-    )(command)
-    command = click.option(
-        "--store",
-        "store",
-        default=None,
-        type=click.Path(dir_okay=False),
-        help="Run store file [default: $PINGCE_STORE or ~/.local/share/pingce/runs.db].",
-    )(command)
-    return click.option(
-        "--name",
-        "name",
-        default=None,
-        help="Name of the run in the run store (unique) [default: <suite>-<time>].",
-    )(command)
-
-
 def _store_path_option(command: Any) -> Any:
     return click.option(
         "--store",
@@ -211,6 +191,20 @@ def _store_path_option(command: Any) -> Any:
         default=None,
         type=click.Path(dir_okay=False),
         help="Run store file [default: $PINGCE_STORE or ~/.local/share/pingce/runs.db].",
+    )(command)
+
+
+def _store_options(command: Any) -> Any:
+    """``--name``, ``--store`` and ``--no-store`` of run: where the run is recorded."""
+    command = click.option(
+        "--no-store", is_flag=True, help="Do not record this run in the run store."
+    )(command)
+    command = _store_path_option(command)
+    return click.option(
+        "--name",
+        "name",
+        default=None,
+        help="Name of the run in the run store (unique) [default: <suite>-<time>].",
     )(command)
 
 

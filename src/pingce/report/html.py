@@ -58,6 +58,7 @@ from .format import fmt_interval, fmt_number, fmt_value
 __all__ = [
     "FIELD_CHARS",
     "PAGE_STYLE",
+    "axis_range",
     "esc",
     "render_comparison_html",
     "render_html",
@@ -177,14 +178,16 @@ def _header(result: EvaluationResult, title: str) -> str:
 
 
 def _axis(entries: Iterable[MetricResult]) -> tuple[float, float]:
-    """The x range of a forest plot of ``entries``: [0, 1] when every value and interval end is
-    in it, [-1, 1] when in that (kappas), else from 0 (or below) to a round number above."""
-    ends = [
-        x
-        for m in entries
-        for x in (m.value, m.ci_low, m.ci_high)
-        if x is not None and math.isfinite(x)
-    ]
+    """The x range of a forest plot of ``entries`` (:func:`axis_range` of their values and
+    interval ends)."""
+    return axis_range(x for m in entries for x in (m.value, m.ci_low, m.ci_high))
+
+
+def axis_range(points: Iterable[float | None]) -> tuple[float, float]:
+    """The axis of some values and interval ends: [0, 1] when every one is in it, [-1, 1] when
+    in that (kappas), else from 0 (or a round number below) to a round number above (0 when
+    none is above). The one axis rule of report.html, comparison.html and ``pingce view``."""
+    ends = [x for x in points if x is not None and math.isfinite(x)]
     if not ends:
         return 0.0, 1.0
     low, high = min(ends), max(ends)
@@ -192,7 +195,7 @@ def _axis(entries: Iterable[MetricResult]) -> tuple[float, float]:
         return 0.0, 1.0
     if low >= -1 and high <= 1:
         return -1.0, 1.0
-    return _nice_floor(min(low, 0.0)), _nice_ceiling(high)
+    return _nice_floor(min(low, 0.0)), _nice_ceiling(max(high, 0.0))
 
 
 def _nice_ceiling(x: float) -> float:

@@ -49,7 +49,7 @@ from .._version import __version__
 from ..errors import PingceError
 from ..store import MetricRow, RunInfo, default_store_path, run_info, runs
 from .format import fmt_number
-from .html import PAGE_STYLE, esc
+from .html import PAGE_STYLE, axis_range, esc
 
 __all__ = [
     "HEADLINE",
@@ -178,35 +178,9 @@ def _finite(x: float | None) -> bool:
     return x is not None and math.isfinite(x)
 
 
-def _nice_ceiling(x: float) -> float:
-    """The round number (1, 2, 2.5 or 5 times a power of ten) at or above ``x`` > 0."""
-    power = 10 ** math.floor(math.log10(x))
-    for step in (1, 2, 2.5, 5):
-        if x <= step * power:
-            return float(step * power)
-    return float(10 * power)
-
-
 def value_range(rows: Iterable[MetricRow | None]) -> tuple[float, float]:
-    """The axis of some stored values and their intervals: [0, 1] when all of them lie in it,
-    [-1, 1] when in that (kappas), else from 0 (or a round number below) to one above."""
-    ends = [
-        x
-        for r in rows
-        if r is not None
-        for x in (r.value, r.ci_low, r.ci_high)
-        if x is not None and math.isfinite(x)
-    ]
-    if not ends:
-        return 0.0, 1.0
-    low, high = min(ends), max(ends)
-    if low >= 0 and high <= 1:
-        return 0.0, 1.0
-    if low >= -1 and high <= 1:
-        return -1.0, 1.0
-    low = -_nice_ceiling(-low) if low < 0 else 0.0
-    high = _nice_ceiling(high) if high > 0 else 0.0
-    return low, high
+    """The axis of some stored values and their intervals (:func:`html.axis_range`)."""
+    return axis_range(x for r in rows if r is not None for x in (r.value, r.ci_low, r.ci_high))
 
 
 def _tick(v: float) -> str:
