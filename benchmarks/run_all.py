@@ -19,6 +19,7 @@ SMALL = {
     "bench_compare.py": ["20000"],
     "bench_contract_risk.py": ["100000"],
     "bench_evidence.py": ["300"],
+    "bench_formats.py": ["100000"],
     "bench_function_call.py": ["2000"],
     "bench_report_html.py": ["5000"],
     "bench_similarity.py": ["1000"],
