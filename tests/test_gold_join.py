@@ -157,3 +157,17 @@ def test_compare_joins_both_sides(tmp_path: Path, records: list[dict[str, Any]])
             [LEVELS.get(r["pred_level"], r["pred_level"]) for r in records],
         )
     )
+
+
+def test_a_nested_id_field_is_an_option_error_before_reading(
+    tmp_path: Path, records: list[dict[str, Any]]
+) -> None:
+    pred, gold = split(records, tmp_path)
+    builtin = Path(pingce.__file__).parent / "suites" / "contract-risk.yaml"
+    suite = tmp_path / "nested.yaml"
+    suite.write_text(
+        builtin.read_text(encoding="utf-8").replace("id_field: id", "id_field: meta.uid", 1),
+        encoding="utf-8",
+    )
+    with pytest.raises(OptionError, match=r"'meta\.uid' is a path"):
+        pingce.evaluate(suite, pred, gold=str(gold), bootstrap=0)

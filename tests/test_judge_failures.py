@@ -305,6 +305,8 @@ def test_while_calls_fail_the_progress_line_shows_the_count_and_the_last_error(
     # the notes as they came (at most one each 0.1 s: the first is always shown)
     assert advance.notes[0] == "1 retried; last error: http 500"
     assert all("last error: http" in note for note in advance.notes)
+    # the pair that failed for good is always shown, whatever the throttle: never a stale count
+    assert any(note.startswith("1 failed") for note in advance.notes), advance.notes
     assert math.isnan(table.values[("订单", "订单表")])
 
 

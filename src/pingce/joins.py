@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import InputError
+from .errors import InputError, OptionError
 from .readers import Block, Blocks, Reading, Wanted, path_reading
 
 __all__ = ["GoldJoin", "joined_reading"]
@@ -89,7 +89,7 @@ def _blocks(reading: Reading) -> Iterator[tuple[int, Any]]:
         reading.blocks.close()
 
 
-def _id(record: Any, id_field: str, source: str, line: int, unit: str) -> str:
+def _id(record: Any, id_field: str, source: str, line: int) -> str:
     if not isinstance(record, dict):
         raise InputError(
             "each record must be a JSON object", source=source, line=line, value=record
@@ -117,11 +117,16 @@ def joined_reading(
 ) -> tuple[Reading, GoldJoin]:
     """The prediction file's records, each with its gold record's fields, as one reading."""
     gold_label = str(gold)
+    if "." in id_field or "[" in id_field:
+        raise OptionError(
+            f"--gold joins by a top-level id field; the suite's id field {id_field!r} is a path "
+            "(map it to a column with --map, or set the suite's id_field)"
+        )
     join = GoldJoin(gold_label, id_field, allow_missing)
     gold_reading = path_reading(gold, wanted=wanted, encoding=encoding)
     by_id: dict[str, tuple[int, dict[str, Any]]] = {}
     for line, record in _blocks(gold_reading):
-        key = _id(record, id_field, gold_label, line, gold_reading.unit)
+        key = _id(record, id_field, gold_label, line)
         if key in by_id:
             raise InputError(
                 f"duplicate id; first seen on line {by_id[key][0]}",
@@ -141,7 +146,7 @@ def joined_reading(
         numbers: list[int] = []
         merged: list[Any] = []
         for line, record in _blocks(reading):
-            key = _id(record, id_field, label, line, reading.unit)
+            key = _id(record, id_field, label, line)
             found = by_id.get(key)
             if found is None:
                 if not allow_missing:

@@ -157,13 +157,14 @@ class SimilarityBackend(ABC):
 
 
 def _noting(progress: Advance, every: float = 0.1) -> Callable[[BackendStats], None]:
-    """A watcher that shows the failures on the progress line, at most every ``every`` s."""
-    shown = [-math.inf]
+    """A watcher that shows the failures on the progress line: at most every ``every`` s for
+    retries, and always when a pair has failed for good (so the count shown is never stale)."""
+    shown = [-math.inf, 0.0]  # when, and the failures counted then
 
     def watch(stats: BackendStats) -> None:
         now = time.monotonic()
-        if now - shown[0] >= every:
-            shown[0] = now
+        if now - shown[0] >= every or stats.failures != shown[1]:
+            shown[0], shown[1] = now, stats.failures
             show_note(progress, stats.trouble())
 
     return watch
