@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import html
 import http.client
+import json
 import re
 import shutil
 import struct
@@ -29,7 +30,14 @@ import pytest
 
 import pingce
 from pingce.report.format import fmt_number
-from pingce.report.viewer import Viewer, ViewerServer, make_server, run_href, value_range
+from pingce.report.viewer import (
+    REPORT_CSP,
+    Viewer,
+    ViewerServer,
+    make_server,
+    run_href,
+    value_range,
+)
 from pingce.store import MetricRow, RunInfo, record_run, run_info, runs
 
 from .cli_run import ENV
@@ -673,3 +681,47 @@ def _spread(page: Any, data: bytes) -> float:
         base64.b64encode(data).decode(),
     )
     return variance
+
+
+def test_paired_runs_the_paired_test_of_two_stored_runs(tmp_path: Path) -> None:
+    """``/paired?a=&b=`` is ``pingce compare A B`` of two stored runs in the viewer: the
+    difference and McNemar's p as scipy gives them on the two runs' records, nothing run
+    again; two runs that cannot be paired say why."""
+    from scipy.stats import binomtest
+
+    from .cli_run import run_pingce
+
+    data = Path(pingce.__file__).parent / "examples" / "contract_risk" / "records.jsonl"
+    rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
+    wrong = {"高": "低", "中": "高", "低": "中"}
+    worse = tmp_path / "worse.jsonl"
+    worse.write_text(
+        "".join(
+            json.dumps(dict(r, pred_level=wrong[r["gold_level"]]) if i % 3 == 0 else r,
+                       ensure_ascii=False) + "\n"
+            for i, r in enumerate(rows)
+        ),
+        encoding="utf-8",
+    )  # fmt: skip
+    db = tmp_path / "runs.db"
+    for name, path in (("good", data), ("worse", worse)):
+        done = run_pingce(
+            "run", "contract-risk", "--data", str(path), "--name", name, "--store", str(db),
+            "--bootstrap", "0", "--out", str(tmp_path / name),
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    page = Viewer(db).respond("/paired?" + urlencode({"a": "worse", "b": "good"}))
+    assert page.status == 200 and page.csp == REPORT_CSP
+    text = page.body.decode("utf-8")
+    levels = {"high": "高", "medium": "中", "low": "低"}
+    right_good = [levels.get(r["pred_level"], r["pred_level"]) == r["gold_level"] for r in rows]
+    right_worse = [ok and i % 3 != 0 for i, ok in enumerate(right_good)]
+    delta = (sum(right_worse) - sum(right_good)) / len(rows)
+    assert fmt_number(delta) in text
+    fixed = sum(w and not g for w, g in zip(right_worse, right_good, strict=True))
+    broken = sum(g and not w for w, g in zip(right_worse, right_good, strict=True))
+    p = binomtest(fixed, fixed + broken, 0.5).pvalue
+    assert f"{p:.4f}" in text or "&lt;0.0001" in text or "<0.0001" in text
+    assert "candidate worse" in text
+    other = Viewer(db).respond("/paired?" + urlencode({"a": "worse", "b": "nobody"}))
+    assert other.status == 404

@@ -284,6 +284,7 @@ class Viewer:
         routes: dict[str, Callable[[dict[str, str]], Response]] = {
             "/": self.index,
             "/compare": self.compare,
+            "/paired": self.paired,
             "/trend": self.trend,
         }
         try:
@@ -291,7 +292,9 @@ class Viewer:
                 return routes[path](query)
             if path.startswith("/run/") and len(path) > len("/run/"):
                 return self.run(unquote(path[len("/run/") :], errors="strict"))
-            raise NotFound(f"no page at {path}: the viewer has /, /run/NAME, /compare and /trend")
+            raise NotFound(
+                f"no page at {path}: the viewer has /, /run/NAME, /compare, /paired and /trend"
+            )
         except NotFound as exc:
             return _html(404, "Not found", f'<p class="message">{esc(exc)}</p>', self.store)
         except UnicodeDecodeError:
@@ -522,10 +525,36 @@ class Viewer:
             '<p class="hint">A is the circle, B the square; each bar is that run\'s own interval, '
             "as stored; a row whose values leave 0 to 1 has its own range, printed beside it. "
             "B − A is the difference of the stored values. Whether the two intervals "
-            "overlap is not a test of the difference: a paired test needs the records of both "
-            "runs (<code>pingce compare</code>).</p>"
+            "overlap is not a test of the difference: the "
+            f'<a href="{esc(_href("/paired", a=b.name, b=a.name))}">paired test of B against A'
+            "</a> pairs the two runs' records (what <code>pingce compare B A</code> does).</p>"
         )
         return _html(200, f"{a.name} and {b.name}", "".join(parts), self.store)
+
+    # /paired ----------------------------------------------------------------------------------
+
+    def paired(self, query: dict[str, str]) -> Response:
+        """``pingce compare A B`` of two stored runs (``a`` the candidate): their records paired
+        from stats.npz, the paired bootstrap, McNemar, approximate randomisation and Holm, as
+        comparison.html (with the records that flipped); nothing evaluated again."""
+        from ..options import RunOptions
+        from ..stored import compare_stored
+        from .html import render_comparison_html
+
+        a_name, b_name = query.get("a") or None, query.get("b") or None
+        if a_name is None or b_name is None:
+            raise NotFound("/paired needs two runs: /paired?a=CANDIDATE&b=BASELINE")
+        a, b = self._info(a_name), self._info(b_name)
+        try:
+            result = compare_stored(a.name, b.name, RunOptions(), store=self.store)
+        except PingceError as exc:  # no stats.npz, another suite, a folder gone...
+            text = f"These two runs cannot be paired: {exc}"
+            return _html(200, f"{a.name} against {b.name}", f'<p class="message">{esc(text)}</p>',
+                         self.store)  # fmt: skip
+        rows = result.records
+        candidate, baseline = rows if rows is not None else (None, None)
+        page = render_comparison_html(result, candidate, baseline)
+        return Response(200, page.encode("utf-8"), csp=REPORT_CSP)
 
     # /trend -----------------------------------------------------------------------------------
 
