@@ -465,7 +465,7 @@ def test_comparison_page_without_rows(
     }
     text = (tmp_path / "comparison.html").read_text(encoding="utf-8")
     assert "holds no per-record rows" in text
-    assert "candidate better" in text or "candidate worse" in text or "no clear difference" in text
+    assert any(m.verdict and html.escape(m.verdict) in text for m in read.metrics.values())
 
 
 @browser_needed
@@ -479,11 +479,17 @@ def test_comparison_page_in_the_browser(
     page.goto(path.as_uri())
     assert page.locator("table.compare tbody tr").count() == len(comparison.metrics)
     assert page.locator("table.compare svg.forest line.ref").count() == len(comparison.metrics)
+    # the page says what the console and comparison.md say: the engine's verdict, Holm included
     verdicts = page.locator("td.verdict").all_text_contents()
-    assert all(
-        v.startswith(("candidate better", "candidate worse", "no clear", "unclear", "undefined"))
-        for v in verdicts
-    ), verdicts
+    assert verdicts == [
+        (m.verdict or "undefined") + (m.note or "") for m in comparison.metrics.values()
+    ]
+    assert any("after Holm" in v for v in verdicts), verdicts
+    holm = page.locator("table.compare tbody tr td:nth-child(8)").all_text_contents()
+    assert holm == [
+        "" if m.p_holm is None else f"{m.p_holm:.4f}" if m.p_holm >= 1e-4 else "<0.0001"
+        for m in comparison.metrics.values()
+    ]
     page.locator("#flipped details summary").first.click()
     assert page.locator("#flipped table.flips tbody tr").first.is_visible()
     assert page.locator("#flipped img, #flipped script").count() == 0

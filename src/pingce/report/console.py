@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..results import ComparisonResult, EvaluationResult, MetricComparison
-from .format import fmt_interval, fmt_number, fmt_value, similarity_line
+from .format import fmt_interval, fmt_number, fmt_p, fmt_value, similarity_line
 
 __all__ = ["print_comparison", "print_notes", "print_profile", "print_result", "print_slices"]
 
@@ -243,12 +243,3 @@ def _print_verdicts(
         if others:
             line += f" ({'; '.join(others)})"
         console.print(line, markup=False, highlight=False, emoji=False)
-
-
-def fmt_p(p: float | None) -> str:
-    """A p-value for a table: four decimals, ``<0.0001`` below them, empty when missing."""
-    if p is None:
-        return ""
-    if 0 < p < 1e-4 or p == 0:
-        return "<0.0001"
-    return f"{p:.4f}"

@@ -7,7 +7,7 @@ from typing import Any
 
 from ..results import MetricResult
 
-__all__ = ["fmt_interval", "fmt_number", "fmt_value", "similarity_line"]
+__all__ = ["fmt_interval", "fmt_number", "fmt_p", "fmt_value", "similarity_line"]
 
 
 def fmt_number(value: float | None, digits: int = 4) -> str:
@@ -48,3 +48,12 @@ def similarity_line(signature: str | None, stats: Mapping[str, Any] | None) -> s
         parts.append(f"cost {stats['cost']:.4f}")
     name = (signature or "").split("|")[0]
     return f"similarity {name}: " + ", ".join(parts)
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value for a table: four decimals, ``<0.0001`` below them, empty when missing."""
+    if p is None:
+        return ""
+    if 0 < p < 1e-4 or p == 0:
+        return "<0.0001"
+    return f"{p:.4f}"

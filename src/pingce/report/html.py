@@ -53,7 +53,7 @@ from ..results import (
     MetricResult,
     RecordRows,
 )
-from .format import fmt_interval, fmt_number, fmt_value
+from .format import fmt_interval, fmt_number, fmt_p, fmt_value
 
 __all__ = [
     "FIELD_CHARS",
@@ -726,7 +726,10 @@ table { border-collapse: collapse; } th, td { padding: 3px 8px; text-align: left
   vertical-align: middle; border-bottom: 1px solid var(--line); }
 thead th { background: var(--band); font-weight: 600; vertical-align: bottom; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.plot, td.verdict { white-space: nowrap; }
+td.plot { white-space: nowrap; } td.verdict { min-width: 12em; }
+small.dir { display: block; color: var(--muted); font-weight: normal; }
+.mnote { color: var(--muted); font-size: 12px; }
+.wide { max-width: 100%; overflow-x: auto; }
 .scale { color: var(--muted); font-size: 11px; margin-left: 4px; }
 svg text { font-family: inherit; font-size: 11px; fill: var(--ink); }
 svg.axis text { fill: var(--muted); }
@@ -957,26 +960,12 @@ FLIPS_SHOWN = 200
 """Flipped records listed per metric and direction (the counts are always complete)."""
 
 
-def _verdict(m: MetricComparison, level: float) -> str:
-    """The difference in words: which system is better where the interval excludes 0 (and the
-    p-value, when there is one, agrees), else no clear difference; never colour alone."""
-    if m.delta is None:
-        return "undefined"
-    p = "" if m.p_value is None else f", p={_p(m.p_value)}"
-    if m.ci_low is None or m.ci_high is None:
-        return f"no interval{p}"
-    excludes = m.ci_low > 0 or m.ci_high < 0
-    agrees = m.p_value is None or m.p_value < 1 - level
-    if excludes and agrees:
-        better = (m.delta > 0) == m.higher_is_better
-        return f"candidate {'better' if better else 'worse'}{p}"
-    if excludes != agrees:
-        return f"unclear: the interval and the p-value disagree{p}"
-    return f"no clear difference{p}"
-
-
-def _p(p: float) -> str:
-    return "<0.001" if p < 0.001 else f"{p:.3f}"
+def _verdict(m: MetricComparison) -> str:
+    """The engine's verdict in words (Holm included: one home for that policy); what to say
+    when it has none."""
+    if m.verdict:
+        return m.verdict
+    return "undefined" if m.delta is None else "not tested"
 
 
 def _aligned(candidate: RecordRows, baseline: RecordRows) -> np.ndarray | None:
@@ -1143,15 +1132,18 @@ def render_comparison_html(
         flips = counts.get(name)
         flip_text = "" if flips is None else f"{flips[0]:,} / {flips[1]:,}"
         better = "higher" if m.higher_is_better else "lower"
+        note = f'<div class="mnote">{esc(m.note)}</div>' if m.note else ""
         rows.append(
-            f'<tr><th scope="row"><code>{esc(name)}</code> <small>({better} is better)</small>'
-            f'</th><td class="num">{esc(fmt_number(m.candidate))}</td>'
+            f'<tr><th scope="row"><code>{esc(name)}</code>'
+            f'<small class="dir">{better} is better</small></th>'
+            f'<td class="num">{esc(fmt_number(m.candidate))}</td>'
             f'<td class="num">{esc(fmt_number(m.baseline))}</td>'
             f'<td class="num">{esc(fmt_number(m.delta))}</td><td class="num">{esc(interval)}</td>'
             f'<td class="plot">{_forest(d, -limit, limit, PLOT_WIDTH, reference=0.0)}{scale}</td>'
-            f'<td class="num">{"" if m.p_value is None else esc(_p(m.p_value))}</td>'
-            f'<td class="verdict">{esc(_verdict(m, sig.ci_level))}</td>'
-            f'<td class="num">{esc(flip_text)}</td><td>{esc(m.note or "")}</td></tr>'
+            f'<td class="num">{esc(fmt_p(m.p_value))}</td>'
+            f'<td class="num">{esc(fmt_p(m.p_holm))}</td>'
+            f'<td class="verdict">{esc(_verdict(m))}{note}</td>'
+            f'<td class="num">{esc(flip_text)}</td></tr>'
         )
     method = (
         f"{sig.ci_level:.0%} paired {esc(sig.ci_method)} bootstrap, {sig.bootstrap:,} resamples, "
@@ -1178,14 +1170,18 @@ def render_comparison_html(
             f"<li>{result.n_records:,} records, matched; {method}</li>"
             f"{failures}{notes}</ul></header>\n",
             '<section id="metrics"><h2>Differences (candidate − baseline)</h2>'
-            '<table class="metrics compare"><thead><tr><th>metric</th><th>candidate</th>'
+            '<div class="wide"><table class="metrics compare"><thead><tr><th>metric</th>'
+            "<th>candidate</th>"
             "<th>baseline</th><th>delta</th><th>interval of delta</th>"
-            f"<th>{_axis_labels(-shared, shared, PLOT_WIDTH)}</th><th>p</th><th>verdict</th>"
-            "<th>flipped: fixed / broken</th><th>note</th></tr></thead><tbody>",
+            f"<th>{_axis_labels(-shared, shared, PLOT_WIDTH)}</th><th>p</th><th>p Holm</th>"
+            "<th>verdict</th>"
+            "<th>flipped: fixed / broken</th></tr></thead><tbody>",
             "".join(rows),
-            '</tbody></table><p class="hint">The dot is the difference, the bar its paired '
-            "interval, the dashed line 0. The verdict says which system is better when the "
-            "interval excludes 0 and the p-value is below 1 − the interval's level.</p>"
+            '</tbody></table></div><p class="hint">The dot is the difference, the bar its paired '
+            "interval, the dashed line 0. p comes from the same resamples as the interval (it "
+            "is below 1 − the interval's level exactly when the interval excludes 0); p Holm "
+            "adjusts it for the number of metrics compared. The verdict says which system is "
+            "better when p is below 1 − the level, and whether that holds after Holm.</p>"
             "</section>\n",
             flipped,
             '<section id="signature"><h2>Signature</h2>'

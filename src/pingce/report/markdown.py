@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..results import ComparisonResult, EvaluationResult, MetricComparison, MetricResult
-from .format import fmt_interval, fmt_number, fmt_value, similarity_line
+from .format import fmt_interval, fmt_number, fmt_p, fmt_value, similarity_line
 
 __all__ = ["render_comparison_markdown", "render_markdown"]
 
@@ -172,12 +172,6 @@ def render_markdown(result: EvaluationResult) -> str:
     return "\n".join(lines)
 
 
-def _p(p: float | None) -> str:
-    if p is None:
-        return ""
-    return "<0.0001" if p < 1e-4 else f"{p:.4f}"
-
-
 def _comparison_rows(metrics: dict[str, MetricComparison]) -> list[str]:
     rows = [
         "| metric | candidate | baseline | delta | CI of delta | p | p Holm |",
@@ -191,7 +185,7 @@ def _comparison_rows(metrics: dict[str, MetricComparison]) -> list[str]:
         )
         rows.append(
             f"| `{name}` | {fmt_number(m.candidate)} | {fmt_number(m.baseline)} | "
-            f"{fmt_number(m.delta)} | {interval} | {_p(m.p_value)} | {_p(m.p_holm)} |"
+            f"{fmt_number(m.delta)} | {interval} | {fmt_p(m.p_value)} | {fmt_p(m.p_holm)} |"
         )
     rows.append("")
     said = [(name, m.verdict) for name, m in metrics.items() if m.verdict]
