@@ -72,6 +72,9 @@ HANDLED_PARAMETERS = {
     "average",
     "positive",
     "weights",
+    "labels",
+    "sample_weight",
+    "beta",
 }
 
 
@@ -118,7 +121,23 @@ def configurations(name: str) -> list[tuple[str, dict[str, Any]]]:
         configs.append((f"positive=[{first},{last}]", {"positive": [first, last]}))
     if "weights" in params:
         configs += [(f"weights={w}", {"weights": w}) for w in ("linear", "quadratic")]
-    return configs
+    if "beta" in params:
+        configs += [(f"beta={b}", {"beta": b}) for b in (0.5, 3.0)]
+    if "labels" in params:
+        # a subset of the default scale in another order (averaged metrics only take labels)
+        default_scale = params.get("scale")
+        assert isinstance(default_scale, LabelScale)
+        subset = [default_scale.labels[-1], default_scale.labels[0]]
+        extra = {"average": "macro"} if "average" in params else {}
+        configs.append((f"labels=[{','.join(subset)}]", {"labels": subset, **extra}))
+    if "sample_weight" in params:
+        configs.append(("sample_weight=weight", {"sample_weight": "weight"}))
+        extra = {"weights": "quadratic"} if "weights" in params else {}
+        extra.update({"scale": SCALES[5]} if "scale" in params else {})
+        configs.append(("sample_weight=weight k=5", {"sample_weight": "weight", **extra}))
+    # arguments without a default get one value in every configuration (beta: F-beta)
+    filled = {"beta": 2.0} if params.get("beta") is base.REQUIRED else {}
+    return [(label, {**filled, **args}) for label, args in configs]
 
 
 def build(name: str, args: dict[str, Any]) -> Metric:
@@ -477,16 +496,30 @@ def _mean_latency(metric: Metric, table: Table) -> float:
     return math.nan if policy is None else float(policy)
 
 
+def _record_weights(metric: Metric, table: Table) -> np.ndarray:
+    """Each record's ``sample_weight`` (1 without one)."""
+    field = getattr(metric, "sample_weight", None)
+    if field is None:
+        return np.ones(table.n)
+    return np.asarray(table.column(field), dtype=np.float64)
+
+
+def _weighted_mean(values: np.ndarray, weights: np.ndarray) -> float:
+    total = float(weights.sum())
+    return float(values @ weights / total) if total > 0 else math.nan
+
+
 def _accuracy(metric: Metric, table: Table) -> float:
     gold = table.column(metric.gold)  # type: ignore[attr-defined]
     pred = table.column(metric.pred)  # type: ignore[attr-defined]
-    return float(np.mean(gold == pred))
+    return _weighted_mean((gold == pred).astype(float), _record_weights(metric, table))
 
 
 def _weighted_accuracy(metric: Metric, table: Table) -> float:
     gold = table.column(metric.gold).astype(float)  # type: ignore[attr-defined]
     pred = table.column(metric.pred).astype(float)  # type: ignore[attr-defined]
-    return float(np.mean(1.0 - np.abs(gold - pred) / (metric.k - 1)))  # type: ignore[attr-defined]
+    credit = 1.0 - np.abs(gold - pred) / (metric.k - 1)  # type: ignore[attr-defined]
+    return _weighted_mean(credit, _record_weights(metric, table))
 
 
 # Optional direct definitions of decomposable metrics (the classification ones are checked
@@ -811,15 +844,16 @@ def check_slices(name: str) -> None:
 
 def check_empty_input(name: str, tmp_path: Any) -> None:
     """(e) no records is an InputError saying so, not a NaN or a crash."""
-    metric = build(name, {})
+    args = configurations(name)[0][1]  # the defaults (and a value for a required argument)
+    metric = build(name, args)
     with pytest.raises(InputError, match="no records"):
         load_records([], metric.statistic().fields())
     with pytest.raises(InputError, match="no records"):
-        pingce.evaluate(suite_for(name, {}), [], bootstrap=0)
+        pingce.evaluate(suite_for(name, args), [], bootstrap=0)
     empty = tmp_path / f"{name}-empty.jsonl"
     empty.write_text("\n\n", encoding="utf-8")
     with pytest.raises(InputError, match="no records"):
-        pingce.evaluate(suite_for(name, {}), empty, bootstrap=0)
+        pingce.evaluate(suite_for(name, args), empty, bootstrap=0)
 
 
 def expand(values: np.ndarray, counts: np.ndarray) -> np.ndarray:
@@ -1087,7 +1121,7 @@ def test_zero_division_policy_decides_a_metric_with_nothing_to_count(name: str) 
     """Every metric that takes ``zero_division`` gives the policy's value (null as NaN) when its
     summed statistics are all zero: one policy, honoured by every ratio metric."""
     for policy in (None, 0.0, 1.0):
-        metric = build(name, {"zero_division": policy})
+        metric = build(name, {**configurations(name)[0][1], "zero_division": policy})
         if not metric.decomposable:
             continue
         rng = np.random.default_rng(0)

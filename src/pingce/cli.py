@@ -846,7 +846,7 @@ def metrics() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from .metrics.registry import DEPRECATED, metric_registry, table_registry
+    from .metrics.registry import DEPRECATED, REQUIRED, metric_registry, table_registry
 
     console = Console()
     table = Table(title="metrics", title_justify="left")
@@ -856,7 +856,11 @@ def metrics() -> None:
     table.add_column("parameters", overflow="fold")
     for registry in (metric_registry(), table_registry()):
         for name, info in registry.items():
-            params = ", ".join(p for p in info.parameters if p != "scale")
+            params = ", ".join(
+                f"{p} (required)" if default is REQUIRED else p
+                for p, default in info.parameters.items()
+                if p != "scale"
+            )
             table.add_row(name, info.kind, info.definition, params)
     console.print(table)
     renamed = ", ".join(f"{old} -> {new}" for old, new in DEPRECATED.items())

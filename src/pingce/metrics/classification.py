@@ -2,17 +2,31 @@
 
 Every metric here reads the same statistic: each record adds 1 to cell ``(gold, predicted)`` of a
 ``k x k`` confusion matrix (rows gold, columns predicted, labels in scale order). Summed, that
-matrix is all that accuracy, weighted accuracy, precision/recall/F1 in every averaging mode and
-Cohen's kappa (unweighted, linear, quadratic) need, so a bootstrap resample costs one
+matrix is all that accuracy, weighted accuracy, precision/recall/F1/F-beta in every averaging mode
+and Cohen's kappa (unweighted, linear, quadratic) need, so a bootstrap resample costs one
 ``np.bincount``. Definitions and the zero-division policy follow scikit-learn's, and the tests
 check every value against it.
+
+scikit-learn's options, with the same meaning:
+
+* ``sample_weight: FIELD`` (every metric and table here): record ``i`` adds its weight ``w_i``
+  (a finite number >= 0 read from ``FIELD``) to its cell instead of 1. The rows are then dense:
+  ``k*k`` weighted cells followed by ``k*k`` cells of ``[w_i > 0]``, which still add up, so
+  bootstrap, slices and comparisons are unchanged. Values come from the weighted cells; ``n``
+  (how many units a value is computed over) from the indicator cells: a record of weight 0
+  counts for nothing, as in scikit-learn, and is not counted in ``n``.
+* ``labels`` (precision/recall/F1/F-beta averaged ``macro``/``micro``/``weighted``, the kappas,
+  ``confusion_matrix``, ``per_class``): the labels averaged over (labels absent from the data
+  included, through ``zero_division``), or the rows and columns of the matrix kept, in the order
+  given. Accuracy has no ``labels`` (in scikit-learn neither); a binary metric has its
+  ``positive`` labels instead.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
@@ -20,43 +34,57 @@ from ..labels import RISK_LEVELS, LabelScale
 from ..records import FieldSpec, Table
 from ._policy import ZeroDivision, check_zero_division, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic, TableMetric
-from .registry import register_metric, register_table
+from .registry import REQUIRED, register_metric, register_table
 
 __all__ = [
     "Accuracy",
     "CohenKappa",
     "ConfusionMatrixTable",
     "ConfusionStatistic",
+    "FBeta",
     "PerClassTable",
     "PrecisionRecallF1",
     "WeightedAccuracy",
+    "parse_labels",
 ]
 
 Average = Literal["binary", "macro", "micro", "weighted"]
 KappaWeights = Literal["none", "linear", "quadratic"]
-Kind = Literal["precision", "recall", "f1"]
+Kind = Literal["precision", "recall", "f1", "fbeta"]
+
+LabelList = Sequence[str | int]
+
+_WEIGHT_TEXT = "a sample weight (a finite number >= 0)"
 
 
 class ConfusionStatistic(Statistic):
     """Each record is one cell ``gold * k + pred`` of the flattened confusion matrix.
 
+    Without a weight field the block is one-hot (``codes``). With one (``weight``), each row is
+    ``k*k`` cells holding the record's weight in its cell, then ``k*k`` cells holding
+    ``[weight > 0]`` in its cell: the weighted matrix and the matrix of records that count.
+
     Reasons (one text per cell, looked up by code): ``label`` says "gold 高, predicted 中",
     ``level`` adds how many levels apart and the credit of weighted accuracy."""
 
-    def __init__(self, gold: str, pred: str, scale: LabelScale):
+    def __init__(self, gold: str, pred: str, scale: LabelScale, weight: str | None = None):
         self.gold = gold
         self.pred = pred
         self.scale = scale
+        self.weight = weight
 
     @property
     def key(self) -> Hashable:
-        return ("confusion", self.gold, self.pred, self.scale.labels)
+        return ("confusion", self.gold, self.pred, self.scale.labels, self.weight)
 
     def fields(self) -> list[FieldSpec]:
-        return [
+        specs = [
             FieldSpec(self.gold, "label", scale=self.scale),
             FieldSpec(self.pred, "label", scale=self.scale),
         ]
+        if self.weight is not None:
+            specs.append(FieldSpec(self.weight, "number", minimum=0.0, what=_WEIGHT_TEXT))
+        return specs
 
     def _cell_reasons(self) -> dict[str, np.ndarray]:
         k, labels = self.scale.k, self.scale.labels
@@ -80,7 +108,68 @@ class ConfusionStatistic(Statistic):
         pred = table.column(self.pred).astype(dtype)
         codes = gold * dtype(k) + pred
         reasons = {name: cells[codes] for name, cells in self._cell_reasons().items()}
-        return StatBlock(width=k * k, codes=codes, reasons=reasons)
+        if self.weight is None:
+            return StatBlock(width=k * k, codes=codes, reasons=reasons)
+        weights = np.asarray(table.column(self.weight), dtype=np.float64)
+        cells = k * k
+        n = codes.shape[0]
+        rows = np.zeros((n, 2 * cells), dtype=np.float64)
+        at = np.arange(n)
+        cell = codes.astype(np.intp)
+        rows[at, cell] = weights
+        rows[at, cells + cell] = weights > 0
+        return StatBlock(width=2 * cells, rows=rows, reasons=reasons)
+
+
+def parse_labels(labels: object, scale: LabelScale) -> tuple[list[str], np.ndarray]:
+    """The scale's names and codes of a ``labels`` argument, in the order given; ``ValueError``
+    naming the value for anything but a non-empty list of distinct labels of the scale."""
+    if not isinstance(labels, list | tuple):
+        raise ValueError(
+            f"labels must be a list of labels of the scale ({scale.describe()}), got {labels!r}"
+        )
+    if not labels:
+        raise ValueError(f"labels must name at least one label ({scale.describe()})")
+    codes: list[int] = []
+    given: dict[int, object] = {}
+    for raw in labels:
+        code = scale.code(raw)
+        if code is None:
+            raise ValueError(f"label {raw!r} in labels is not {scale.describe()}")
+        if code in given:
+            raise ValueError(
+                f"labels names {scale.labels[code]!r} twice ({given[code]!r} and {raw!r})"
+            )
+        given[code] = raw
+        codes.append(code)
+    return [scale.labels[c] for c in codes], np.asarray(codes, dtype=np.intp)
+
+
+def _check_weight_field(value: object) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    raise ValueError(
+        "sample_weight must name the record field that holds each record's weight (a field "
+        f"path such as `weight`), got {value!r}"
+    )
+
+
+def _split(summed: np.ndarray, k: int, weighted: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The weighted matrix and the matrix of records that count (the same matrix when the
+    statistic is unweighted), each of shape ``(..., k, k)``."""
+    summed = np.asarray(summed, dtype=np.float64)
+    cells = k * k
+    expected = 2 * cells if weighted else cells
+    if summed.shape[-1] != expected:
+        raise ValueError(f"expected {expected} summed cells, got {summed.shape[-1]}")
+    lead = summed.shape[:-1]
+    if not weighted:
+        values = summed.reshape(*lead, k, k)
+        return values, values
+    # contiguous copies: a stack of vectors is then summed exactly as each one alone
+    values = np.ascontiguousarray(summed[..., :cells]).reshape(*lead, k, k)
+    counted = np.ascontiguousarray(summed[..., cells:]).reshape(*lead, k, k)
+    return values, counted
 
 
 def _nanmean(values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
@@ -101,6 +190,13 @@ def _nanmean(values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarra
     return np.asarray(np.where(wsum > 0, weighted, plain), dtype=np.float64)
 
 
+_NO_LABELS = (
+    "scikit-learn's accuracy_score has no `labels`: accuracy counts every record (restrict the "
+    "records with --slice, or use micro_recall with `labels`, which is accuracy over the records "
+    "whose gold label is among them)"
+)
+
+
 @dataclass(eq=False)
 class ConfusionMetric(Metric):
     """Base of the metrics computed from the confusion matrix."""
@@ -109,27 +205,39 @@ class ConfusionMetric(Metric):
     pred: str = "pred"
     scale: LabelScale = RISK_LEVELS
     zero_division: ZeroDivision = None
+    sample_weight: str | None = None
+    """The record field holding each record's weight (None: every record weighs 1)."""
 
     def __post_init__(self) -> None:
         self.k = self.scale.k
         self.zero_division = check_zero_division(self.zero_division)
+        self.sample_weight = _check_weight_field(self.sample_weight)
 
     def statistic(self) -> Statistic:
-        return ConfusionStatistic(self.gold, self.pred, self.scale)
+        return ConfusionStatistic(self.gold, self.pred, self.scale, self.sample_weight)
+
+    def matrices(self, summed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The (weighted) confusion matrix and the matrix of records that count."""
+        return _split(summed, self.k, self.sample_weight is not None)
 
     def matrix(self, summed: np.ndarray) -> np.ndarray:
-        summed = np.asarray(summed, dtype=np.float64)
-        return summed.reshape(*summed.shape[:-1], self.k, self.k)
+        """The confusion matrix, weighted when the metric has a ``sample_weight``."""
+        return self.matrices(summed)[0]
 
     def total(self, summed: np.ndarray) -> np.ndarray:
-        total: np.ndarray = np.asarray(summed, dtype=np.float64).sum(axis=-1)
+        """Sum of the (weighted) confusion matrix."""
+        total: np.ndarray = self.matrix(summed).sum(axis=(-2, -1))
         return total
 
     def count(self, summed: np.ndarray) -> np.ndarray:
-        return self.total(summed)
+        counted: np.ndarray = self.matrices(summed)[1].sum(axis=(-2, -1))
+        return counted
+
+    def _no_records(self) -> str:
+        return "no records" if self.sample_weight is None else "no records of weight above 0"
 
     def undefined_reason(self, summed: np.ndarray) -> str:
-        return "no records"
+        return self._no_records()
 
 
 @register_metric("accuracy")
@@ -139,6 +247,7 @@ class Accuracy(ConfusionMetric):
 
     definition = "correct / total: share of records whose predicted label equals the gold label"
     reason = "label"
+    refused_arguments: ClassVar[Mapping[str, str]] = {"labels": _NO_LABELS}
 
     def finalize(self, summed: np.ndarray) -> np.ndarray:
         c = self.matrix(summed)
@@ -155,6 +264,10 @@ class WeightedAccuracy(ConfusionMetric):
         "two apart 0)"
     )
     reason = "level"
+    refused_arguments: ClassVar[Mapping[str, str]] = {
+        "labels": "weighted accuracy credits every record by its distance on the whole scale; "
+        "it has no `labels` (as accuracy has none in scikit-learn)"
+    }
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -174,10 +287,23 @@ class PrecisionRecallF1(ConfusionMetric):
     """Precision, recall or F1: of the positive labels (binary) or averaged over classes."""
 
     per_record = False
+    kinds: ClassVar[tuple[str, ...]] = ("precision", "recall", "f1")
+    refused_arguments: ClassVar[Mapping[str, str]] = {
+        "beta": "F-beta is the metric `fbeta` (or macro_fbeta, micro_fbeta, weighted_fbeta)"
+    }
 
     average: Average = "binary"
     positive: Sequence[str] | None = None
     kind: Kind = "precision"
+    labels: LabelList | None = None
+    """Averaged metrics: the labels averaged over, in any order (None: the whole scale)."""
+
+    @classmethod
+    def takes_default(cls, param: str, args: Mapping[str, Any]) -> bool:
+        """Whether a suite default of ``param`` reaches the metric with these ``args``: a
+        default ``labels`` reaches averaged metrics only (a binary metric counts its ``positive``
+        labels as one class; scikit-learn ignores ``labels`` there)."""
+        return not (param == "labels" and args.get("average", "binary") == "binary")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -185,8 +311,8 @@ class PrecisionRecallF1(ConfusionMetric):
             raise ValueError(
                 f"average must be one of binary, macro, micro, weighted; got {self.average!r}"
             )
-        if self.kind not in ("precision", "recall", "f1"):
-            raise ValueError(f"kind must be precision, recall or f1; got {self.kind!r}")
+        if self.kind not in self.kinds:
+            raise ValueError(f"kind must be one of {', '.join(self.kinds)}; got {self.kind!r}")
         scale = self.scale
         positive = self.positive
         if positive is None:
@@ -209,6 +335,21 @@ class PrecisionRecallF1(ConfusionMetric):
         mask = np.zeros(self.k, dtype=bool)
         mask[self.positive_codes] = True
         self.mask = mask
+        if self.labels is not None:
+            if self.average == "binary":
+                raise ValueError(
+                    f"labels {self.labels!r} apply to average macro, micro or weighted; a binary "
+                    "metric counts its `positive` labels as one class (set `positive`, or "
+                    "`average`)"
+                )
+            names, self.label_codes = parse_labels(self.labels, scale)
+            self.labels = names
+        else:
+            self.label_codes = np.arange(self.k, dtype=np.intp)
+        among = np.zeros(self.k, dtype=bool)
+        among[self.label_codes] = True
+        self.involved = among[:, None] | among[None, :]
+        """Cells whose gold or predicted label is averaged over: the records that count."""
 
     def _binary_counts(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         m = self.mask
@@ -225,13 +366,25 @@ class PrecisionRecallF1(ConfusionMetric):
             return safe_divide(tp, true, zd)
         return safe_divide(2 * tp, pred + true, zd)
 
+    def _class_counts(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Per-class TP, predicted and gold sums of the averaged labels, shape ``(..., m)``."""
+        tp = np.diagonal(c, axis1=-2, axis2=-1)
+        pred = c.sum(axis=-2)
+        true = c.sum(axis=-1)
+        if self.labels is None:
+            return tp, pred, true
+        codes = self.label_codes
+        return (
+            np.ascontiguousarray(tp[..., codes]),
+            np.ascontiguousarray(pred[..., codes]),
+            np.ascontiguousarray(true[..., codes]),
+        )
+
     def finalize(self, summed: np.ndarray) -> np.ndarray:
         c = self.matrix(summed)
         if self.average == "binary":
             return self._score(*self._binary_counts(c))
-        tp = np.diagonal(c, axis1=-2, axis2=-1)
-        pred = c.sum(axis=-2)
-        true = c.sum(axis=-1)
+        tp, pred, true = self._class_counts(c)
         if self.average == "micro":
             return self._score(tp.sum(axis=-1), pred.sum(axis=-1), true.sum(axis=-1))
         per_class = self._score(tp, pred, true)
@@ -240,33 +393,77 @@ class PrecisionRecallF1(ConfusionMetric):
         return _nanmean(per_class, weights=true)
 
     def count(self, summed: np.ndarray) -> np.ndarray:
+        counted = self.matrices(summed)[1]
         if self.average != "binary":
-            return self.total(summed)
-        tp, pred, true = self._binary_counts(self.matrix(summed))
+            involved: np.ndarray = (counted * self.involved).sum(axis=(-2, -1))
+            return involved
+        tp, pred, true = self._binary_counts(counted)
         if self.kind == "precision":
             return pred
         if self.kind == "recall":
             return true
-        involved: np.ndarray = pred + true - tp
-        return involved
+        either: np.ndarray = pred + true - tp
+        return either
+
+    def _name(self) -> str:
+        return "F1" if self.kind == "f1" else self.kind
 
     def undefined_reason(self, summed: np.ndarray) -> str:
         pos = "/".join(self.positive_names)
+        weighted = "" if self.sample_weight is None else " of weight above 0"
         if self.average == "binary":
             if self.kind == "precision":
-                return f"no record was predicted positive ({pos}): precision is 0/0"
+                return f"no record{weighted} was predicted positive ({pos}): precision is 0/0"
             if self.kind == "recall":
-                return f"no gold positive ({pos}) records: recall is 0/0"
-            return f"no gold or predicted positive ({pos}) records: F1 is 0/0"
-        if float(self.total(summed)) == 0:
-            return "no records"
-        return f"{self.kind} is 0/0 for every class"
+                return f"no gold positive ({pos}) records{weighted}: recall is 0/0"
+            return f"no gold or predicted positive ({pos}) records{weighted}: {self._name()} is 0/0"
+        if float(self.count(summed[None, :])[0]) == 0:
+            if self.labels is None:
+                return self._no_records()
+            return f"no record{weighted} has a gold or predicted label among {self.labels}"
+        among = "" if self.labels is None else f" of {self.labels}"
+        return f"{self._name()} is 0/0 for every class{among}"
+
+
+@dataclass(eq=False)
+class FBeta(PrecisionRecallF1):
+    """F-beta: (1 + beta²) TP / ((1 + beta²) TP + beta² FN + FP), scikit-learn's fbeta_score."""
+
+    kinds: ClassVar[tuple[str, ...]] = ("fbeta",)
+    refused_arguments: ClassVar[Mapping[str, str]] = {}
+
+    kind: Kind = "fbeta"
+    beta: float = REQUIRED
+    """The weight of recall: beta > 1 favours recall, beta < 1 precision, 1 is F1."""
+
+    def __post_init__(self) -> None:
+        beta = self.beta
+        if (
+            isinstance(beta, bool)
+            or not isinstance(beta, int | float)
+            or not np.isfinite(beta)
+            or beta <= 0
+        ):
+            raise ValueError(
+                "beta must be a finite number > 0 (recall weighs beta times as much as "
+                f"precision; 1 is F1), got {beta!r}"
+            )
+        self.beta = float(beta)
+        super().__post_init__()
+
+    def _score(self, tp: np.ndarray, pred: np.ndarray, true: np.ndarray) -> np.ndarray:
+        b2 = self.beta * self.beta
+        return safe_divide((1.0 + b2) * tp, b2 * true + pred, self.zero_division)
+
+    def _name(self) -> str:
+        return f"F-beta (beta={self.beta:g})"
 
 
 _KIND_TEXT = {
     "precision": "TP / (TP + FP)",
     "recall": "TP / (TP + FN)",
     "f1": "2TP / (2TP + FP + FN)",
+    "fbeta": "(1 + beta²)TP / ((1 + beta²)TP + beta²FN + FP)",
 }
 _AVERAGE_TEXT = {
     "macro": "per class, unweighted mean over the classes where it is defined",
@@ -274,13 +471,14 @@ _AVERAGE_TEXT = {
     "weighted": "per class, mean weighted by gold support",
 }
 
-for _kind in ("precision", "recall", "f1"):
+for _kind in ("precision", "recall", "f1", "fbeta"):
+    _class: type[PrecisionRecallF1] = FBeta if _kind == "fbeta" else PrecisionRecallF1
     register_metric(
         _kind,
         definition=f"{_KIND_TEXT[_kind]} with the positive labels as one class (default: every "
         "label but the last, i.e. 高 and 中), or averaged over classes with `average`",
         kind=_kind,
-    )(PrecisionRecallF1)
+    )(_class)
     for _average in ("macro", "micro", "weighted"):
         register_metric(
             f"{_average}_{_kind}",
@@ -288,7 +486,7 @@ for _kind in ("precision", "recall", "f1"):
             kind=_kind,
             average=_average,
             positive=None,
-        )(PrecisionRecallF1)
+        )(_class)
 
 
 @dataclass(eq=False)
@@ -302,12 +500,20 @@ class CohenKappa(ConfusionMetric):
     )
 
     weights: KappaWeights = "none"
+    labels: LabelList | None = None
+    """The labels kept, in the order whose positions ``linear``/``quadratic`` weigh (None: the
+    scale); records whose gold or predicted label is not among them are left out."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.weights not in ("none", "linear", "quadratic"):
             raise ValueError(f"weights must be none, linear or quadratic; got {self.weights!r}")
-        idx = np.arange(self.k, dtype=np.float64)
+        if self.labels is not None:
+            names, self.label_codes = parse_labels(self.labels, self.scale)
+            self.labels = names
+        else:
+            self.label_codes = np.arange(self.k, dtype=np.intp)
+        idx = np.arange(self.label_codes.size, dtype=np.float64)
         diff = idx[None, :] - idx[:, None]
         if self.weights == "none":
             self.w = (diff != 0).astype(np.float64)
@@ -316,8 +522,20 @@ class CohenKappa(ConfusionMetric):
         else:
             self.w = diff**2
 
+    def _kept(self, c: np.ndarray) -> np.ndarray:
+        """The rows and columns of ``labels``, in their order (C-contiguous, so that a stack of
+        matrices sums each one as it would alone)."""
+        if self.labels is None:
+            return c
+        codes = self.label_codes
+        return np.ascontiguousarray(c[..., codes, :][..., :, codes])
+
+    def count(self, summed: np.ndarray) -> np.ndarray:
+        kept: np.ndarray = self._kept(self.matrices(summed)[1]).sum(axis=(-2, -1))
+        return kept
+
     def _parts(self, summed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        c = self.matrix(summed)
+        c = self._kept(self.matrix(summed))
         n = c.sum(axis=(-2, -1))
         pred = c.sum(axis=-2)
         true = c.sum(axis=-1)
@@ -333,8 +551,11 @@ class CohenKappa(ConfusionMetric):
         return 1.0 - safe_divide(observed_w, expected_w, None)
 
     def undefined_reason(self, summed: np.ndarray) -> str:
-        if float(self.total(summed)) == 0:
-            return "no records"
+        if float(self.count(summed[None, :])[0]) == 0:
+            if self.labels is None:
+                return self._no_records()
+            weighted = "" if self.sample_weight is None else " of weight above 0"
+            return f"no record{weighted} has both its gold and predicted label among {self.labels}"
         return (
             "chance disagreement is 0 (gold and predictions all use the same single label): "
             "kappa is 0/0"
@@ -356,59 +577,85 @@ register_metric(
 )(CohenKappa)
 
 
-@register_table("confusion_matrix")
-@dataclass(eq=False)
-class ConfusionMatrixTable(TableMetric):
-    """Counts of (gold, predicted) pairs; rows gold, columns predicted, in scale order."""
+def _numbers(values: np.ndarray, weighted: bool) -> list[Any]:
+    """Counts as integers; weighted sums as floats (scikit-learn's dtypes)."""
+    if weighted:
+        return [float(x) for x in values]
+    return [round(float(x)) for x in values]
 
+
+@dataclass(eq=False)
+class _ConfusionTable(TableMetric):
     gold: str = "gold"
     pred: str = "pred"
     scale: LabelScale = RISK_LEVELS
+    sample_weight: str | None = None
+    """The record field holding each record's weight (None: every record weighs 1)."""
+    labels: LabelList | None = None
+    """The labels shown, in this order (None: the scale)."""
+
+    def __post_init__(self) -> None:
+        self.sample_weight = _check_weight_field(self.sample_weight)
+        if self.labels is not None:
+            names, self.label_codes = parse_labels(self.labels, self.scale)
+            self.labels = names
+        else:
+            self.label_codes = np.arange(self.scale.k, dtype=np.intp)
 
     def statistic(self) -> Statistic:
-        return ConfusionStatistic(self.gold, self.pred, self.scale)
+        return ConfusionStatistic(self.gold, self.pred, self.scale, self.sample_weight)
+
+    def _matrix(self, summed: np.ndarray) -> np.ndarray:
+        return _split(summed, self.scale.k, self.sample_weight is not None)[0]
+
+    def _names(self) -> list[str]:
+        return [self.scale.labels[c] for c in self.label_codes]
+
+
+@register_table("confusion_matrix")
+@dataclass(eq=False)
+class ConfusionMatrixTable(_ConfusionTable):
+    """Counts of (gold, predicted) pairs; rows gold, columns predicted, in scale order (or the
+    order of ``labels``); summed weights with ``sample_weight``."""
 
     def build(self, summed: np.ndarray) -> dict[str, Any]:
-        k = self.scale.k
-        matrix = np.asarray(summed).reshape(k, k)
+        codes = self.label_codes
+        matrix = self._matrix(summed)[np.ix_(codes, codes)]
+        weighted = self.sample_weight is not None
         return {
-            "labels": list(self.scale.labels),
-            "matrix": [[round(float(x)) for x in row] for row in matrix],
+            "labels": self._names(),
+            "matrix": [_numbers(row, weighted) for row in matrix],
         }
 
 
 @register_table("per_class")
 @dataclass(eq=False)
-class PerClassTable(TableMetric):
+class PerClassTable(_ConfusionTable):
     """Precision, recall, F1 and gold support of each label (one-vs-rest)."""
 
-    gold: str = "gold"
-    pred: str = "pred"
-    scale: LabelScale = RISK_LEVELS
     zero_division: ZeroDivision = None
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         self.zero_division = check_zero_division(self.zero_division)
 
-    def statistic(self) -> Statistic:
-        return ConfusionStatistic(self.gold, self.pred, self.scale)
-
     def build(self, summed: np.ndarray) -> dict[str, Any]:
-        k = self.scale.k
-        c = np.asarray(summed, dtype=np.float64).reshape(k, k)
-        tp = np.diag(c)
-        pred = c.sum(axis=0)
-        true = c.sum(axis=1)
+        c = self._matrix(summed)
+        codes = self.label_codes
+        tp = np.diag(c)[codes]
+        pred = c.sum(axis=0)[codes]
+        true = c.sum(axis=1)[codes]
         zd = self.zero_division
+        weighted = self.sample_weight is not None
 
         def clean(values: np.ndarray) -> list[float | None]:
             return [None if np.isnan(v) else float(v) for v in values]
 
         return {
-            "labels": list(self.scale.labels),
+            "labels": self._names(),
             "precision": clean(safe_divide(tp, pred, zd)),
             "recall": clean(safe_divide(tp, true, zd)),
             "f1": clean(safe_divide(2 * tp, pred + true, zd)),
-            "support": [int(x) for x in true],
-            "predicted": [int(x) for x in pred],
+            "support": _numbers(true, weighted),
+            "predicted": _numbers(pred, weighted),
         }

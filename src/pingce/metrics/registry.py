@@ -16,6 +16,12 @@ every number in a report traces to ``name + args``. The built-in families are li
 :data:`BUILTIN_MODULES` and imported on first use of the registry; nothing imports this
 package's families for their side effects anywhere else. Old names kept for users' suite files
 are :data:`DEPRECATED` aliases: they still work, and the suite loader says what to use instead.
+
+Two optional class attributes refine what a suite may set: ``refused_arguments`` (a mapping of
+argument names the class does not take to the reason, shown instead of "unknown argument":
+``accuracy`` has no ``labels``) and a classmethod ``takes_default(param, args)`` saying whether
+a suite default of ``param`` reaches the metric built with ``args`` (a default ``labels``
+reaches averaged metrics, not binary ones); the suite loader asks it.
 """
 
 from __future__ import annotations
@@ -178,6 +184,10 @@ def _create(store: dict[str, MetricInfo], kind: Kind, name: str, args: dict[str,
             f"unknown {kind} {name!r}; registered {kind}s: {', '.join(sorted(store))}", key=name
         )
     unknown = sorted(set(args) - set(info.parameters))
+    refused: Mapping[str, str] = getattr(info.factory, "refused_arguments", {})
+    for arg in unknown:
+        if arg in refused and arg not in info.fixed:
+            raise SuiteError(f"{kind} {name!r} takes no {arg!r}: {refused[arg]}", key=name)
     if unknown:
         fixed = [a for a in unknown if a in info.fixed]
         detail = (

@@ -311,9 +311,14 @@ def _blue(share: float) -> str:
     return f"#{r:02x}{g:02x}{b:02x}"
 
 
+def _cell_count(value: float) -> str:
+    """A cell of a confusion matrix: a count, or a sum of sample weights (``sample_weight``)."""
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,.4g}"
+
+
 def _heat_map(name: str, table: dict[str, Any]) -> str:
     labels = [str(label) for label in table["labels"]]
-    matrix = [[int(v) for v in row] for row in table["matrix"]]
+    matrix = [[float(v) for v in row] for row in table["matrix"]]
     cell, left, top = 56, 96, 40
     k = len(labels)
     width, height = left + cell * k + 70, top + cell * k + 8
@@ -346,13 +351,14 @@ def _heat_map(name: str, table: dict[str, Any]) -> str:
             out.append(
                 f'<g class="{cls}" data-gold="{esc(label)}" data-predicted="{esc(labels[j])}">'
                 f'<rect x="{left + cell * j}" y="{y}" width="{cell - 2}" height="{cell - 2}" '
-                f'fill="{fill}"><title>gold {esc(label)}, predicted {esc(labels[j])}: {count:,} '
-                f"({share:.1%} of the row)</title></rect>"
+                f'fill="{fill}"><title>gold {esc(label)}, predicted {esc(labels[j])}: '
+                f"{_cell_count(count)} ({share:.1%} of the row)</title></rect>"
                 f'<text x="{left + cell * j + cell / 2 - 1}" y="{y + cell / 2 + 4}" '
-                f'text-anchor="middle"{ink}>{count:,}</text></g>'
+                f'text-anchor="middle"{ink}>{_cell_count(count)}</text></g>'
             )
         out.append(
-            f'<text class="lab" x="{left + cell * k + 8}" y="{y + cell / 2 + 4}">{total:,}</text>'
+            f'<text class="lab" x="{left + cell * k + 8}" y="{y + cell / 2 + 4}">'
+            f"{_cell_count(total)}</text>"
         )
     out.append("</svg></figure>")
     return "".join(out)

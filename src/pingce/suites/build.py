@@ -105,8 +105,10 @@ def _build(
             )
         args["scale"] = scale
     defaults = {"zero_division": spec.defaults.zero_division, **(spec.defaults.model_extra or {})}
+    takes_default = getattr(info.factory, "takes_default", None)
     for param, value in defaults.items():
-        if param in params and param not in args:
+        reaches = takes_default is None or takes_default(param, {**info.fixed, **args})
+        if param in params and param not in args and reaches:
             args[param] = value
     try:
         item = (create_metric if kind == "metric" else create_table)(registered, **args)
