@@ -467,7 +467,7 @@ _KIND_TEXT = {
 }
 _AVERAGE_TEXT = {
     "macro": "per class, unweighted mean over the classes where it is defined",
-    "micro": "from TP, FP, FN summed over classes (equals accuracy for single-label data)",
+    "micro": "from TP, FP, FN summed over classes (over the whole scale: accuracy)",
     "weighted": "per class, mean weighted by gold support",
 }
 
