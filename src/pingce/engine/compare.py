@@ -41,7 +41,7 @@ from .groups import slice_keys, slice_order, unit_codes
 from .pipeline import Blocks, Data, load, pairs_of, plan_run, signature, similarities, statistics
 from .plan import Plan, check_records
 from .profile import Profile
-from .values import count_failures, policed_value, record_rows
+from .values import count_failures, policed_value, record_rows, statistic_notes
 
 __all__ = ["align", "compare_blocks", "compare_suite", "slice_entries"]
 
@@ -191,7 +191,11 @@ def compare_suite(
         failures=failures,
         signature=signature(plan, scored),
         slices=slices,
-        notes=list(plan.suite.notes),
+        notes=[
+            *plan.suite.notes,
+            *(f"candidate: {note}" for note in statistic_notes([blocks_c])),
+            *(f"baseline: {note}" for note in statistic_notes([blocks_b])),
+        ],
     )
     result.attach_records(partial(_both_rows, plan, (table_c, table_b), (blocks_c, blocks_b)))
     if profile is not None:

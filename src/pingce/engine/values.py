@@ -22,6 +22,7 @@ __all__ = [
     "metric_values",
     "policed_value",
     "record_rows",
+    "statistic_notes",
     "table_values",
     "unparsed_rows",
     "with_failed_records",
@@ -42,6 +43,9 @@ def metric_value(metric: Metric, block: StatBlock) -> MetricResult:
         policy = getattr(metric, "zero_division", None)  # only ratio metrics have one
         if policy is not None and not math.isnan(value) and metric.filled_by_policy(summed):
             note = f"{metric.undefined_reason(summed)}: {value:g} by the zero-division policy"
+        if not math.isnan(value):
+            value, reported = metric.reported_value(block, value)
+            note = "; ".join(x for x in (note, reported) if x) or None
     else:
         assert block.rows is not None
         value = metric.finalize_rows(block.rows)
@@ -184,6 +188,11 @@ def parse_failures(table: Table) -> int:
     """Records with a value that its parser rejected (a prediction that did not parse)."""
     failed = unparsed_rows(table, table.specs.values())
     return 0 if failed is None else int(failed.sum())
+
+
+def statistic_notes(blocks: Iterable[Blocks]) -> list[str]:
+    """The notes of every block (of one run, or of both sides of a comparison), each once."""
+    return list(dict.fromkeys(note for group in blocks for b in group.values() for note in b.notes))
 
 
 def count_failures(table: Table, blocks: Blocks, judge: int) -> Failures:

@@ -46,6 +46,7 @@ BUILTIN_MODULES = (
     "classification",
     "timing",
     "calls",
+    "calls_hf",
     "sets",
     "dialogue",
     "overlap",
