@@ -12,10 +12,11 @@ calls (:func:`pingce.metrics.calls.serialize_calls`), and compute what ``evaluat
   (:func:`pingce.text.tokenize.rouge_score_tokens`: lowercase ASCII letters and digits only,
   so a Chinese argument value is dropped whole), ``use_stemmer`` as ``evaluate``'s option. The
   value is the exact mean over records (``aggregate: mean``); ``evaluate`` by default reports
-  the mid of rouge-score's ``BootstrapAggregator``, a median of 1000 bootstrap means drawn from
-  numpy's global random state, which changes from run to run: ``aggregate: bootstrap`` reports
-  that mid as ``evaluate`` would after ``np.random.seed(seed)`` (the draws of ``rouge1``, then
-  ``rouge2``, then ``rougeL``), with a note giving the exact mean and the difference.
+  the mid of rouge-score's ``BootstrapAggregator``, a median of 1000 bootstrap means drawn
+  with a numpy seed that, unless given, changes from run to run: ``aggregate: bootstrap`` reports
+  that mid as ``evaluate.load("rouge", seed=seed)`` computes it (the draws of ``rouge1``, then
+  ``rouge2``, then ``rougeL``; the same as ``np.random.seed(seed)`` just before the seed's
+  ``hf_fc_score``), with a note giving the exact mean and the difference.
 * ``hf_bleu-4``: nmt's corpus BLEU (0-1) on ``tokenizer_13a`` tokens, max order 4, no
   smoothing, from statistics summed over records.
 
@@ -230,7 +231,7 @@ class HfRouge(_HfCallMetric):
 
     def reported_value(self, block: StatBlock, value: float) -> tuple[float, str | None]:
         """``aggregate: bootstrap``: the mid F of rouge-score's ``BootstrapAggregator`` over the
-        block's records, as ``evaluate``'s ROUGE reports it after ``np.random.seed(seed)``."""
+        block's records, as ``evaluate.load("rouge", seed=seed)`` reports it."""
         if self.aggregate == "mean" or block.rows is None or block.n == 0:
             return value, None
         matrix = np.ascontiguousarray(block.rows[:, self.column : self.column + 3])
@@ -241,8 +242,9 @@ class HfRouge(_HfCallMetric):
             skip=ROUGE_TYPES.index(self.rouge_type),
         )[:, 2]
         note = (
-            f"aggregate bootstrap: the mid of rouge-score's BootstrapAggregator (as Hugging Face "
-            f"evaluate reports it; {self.n_samples} bootstrap means, numpy seed {self.seed}; "
+            f"aggregate bootstrap: the mid of rouge-score's BootstrapAggregator, as Hugging Face "
+            f"evaluate.load('rouge', seed={self.seed}) reports it ({self.n_samples} bootstrap "
+            "means; "
             f"its 95% low {low:.6g}, high {high:.6g}); the exact mean over records is "
             f"{value:.6g}, mid - mean = {mid - value:+.3g}; the interval and tests resample "
             "the mean"

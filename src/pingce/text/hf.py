@@ -6,9 +6,13 @@ default (``use_aggregator=True``) ``evaluate`` reports not their mean but the *m
 rouge-score's ``BootstrapAggregator``: for each ROUGE type in turn (``rouge1``, ``rouge2``,
 ``rougeL``, ``rougeLsum``), ``n_samples`` (1000) times ``np.random.choice(np.arange(n), size=n)``
 from numpy's *global* random state, the mean of the resampled ``(precision, recall, F)`` rows;
-then the 2.5th, 50th and 97.5th percentiles of those means (low, mid, high). The result is random
-between runs unless the caller seeds numpy. :func:`bootstrap_aggregate` reproduces it exactly for
-a given seed, with the draws of the types before it (``skip``), from a private
+then the 2.5th, 50th and 97.5th percentiles of those means (low, mid, high). ``evaluate`` runs
+the metric under ``np.random.seed(module.seed)``, where ``module.seed`` is the ``seed`` given to
+``evaluate.load`` or, by default, a word of numpy's global random state when the metric was
+loaded: random from one process to the next, unless the caller seeds numpy before loading (the
+seed's ``hf_fc_score`` loads its metrics inside, so ``np.random.seed(s)`` just before calling it
+fixes ``module.seed`` to ``s``). :func:`bootstrap_aggregate` reproduces the aggregator exactly
+for a given seed, with the draws of the types before it (``skip``), from a private
 ``numpy.random.RandomState`` (numpy's global state is left alone).
 
 **BLEU** (``evaluate``'s ``bleu`` wraps tensorflow/nmt's ``compute_bleu`` on ``tokenizer_13a``

@@ -187,18 +187,12 @@ def rouge_score_stemmed(text: str) -> list[str]:
     return [t for t in tokens if _VALID_TOKEN.match(t)]
 
 
-_NON_ASCII = re.compile(r"[^\x00-\x7f]")
-
-
 def drops_letters(text: str) -> bool:
-    """Whether rouge-score's tokeniser drops a letter or digit of ``text``: a character outside
-    ASCII that is alphanumeric (a Chinese character, an accented letter) and does not lowercase
-    to ASCII letters or digits."""
-    if _NON_ASCII.search(text) is None:
-        return False
-    return any(
-        not c.isascii() and c.isalnum() and _NON_ALNUM.search(c.lower()) is not None for c in text
-    )
+    """Whether rouge-score's tokeniser drops a letter or digit of ``text``: whether the text,
+    lowercased as it does, has an alphanumeric character outside ASCII (a Chinese character, an
+    accented letter; not the Kelvin sign, which lowercases to ``k``)."""
+    lowered = text.lower()
+    return not lowered.isascii() and any(c.isalnum() and not c.isascii() for c in lowered)
 
 
 TOKENIZERS: dict[str, Tokenizer] = {
