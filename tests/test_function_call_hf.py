@@ -500,3 +500,29 @@ def test_compare_differences_equal_hf_fc_score_differences(tmp_path: Path) -> No
             assert metric.delta == pytest.approx(c[name] - b[name], abs=TOL), (aggregate, name)
     assert any(note.startswith("candidate: ") for note in result.notes)
     assert any(note.startswith("baseline: ") for note in result.notes)
+
+
+def test_aggregate_bootstrap_keeps_the_intervals_and_tests_of_the_mean(tmp_path: Path) -> None:
+    """The mid replaces the reported value only: intervals (BCa's bias correction included)
+    and paired tests resample the exact mean, as with ``aggregate: mean``."""
+    records = random_records(60, seed=51)
+    mean = pingce.evaluate("function-call-hf", records, bootstrap=300, seed=2)
+    mid = pingce.evaluate(
+        suite_copy(tmp_path, aggregate="bootstrap"), records, bootstrap=300, seed=2
+    )
+    baseline = [{**r, "pred_fn": []} if i % 4 == 0 else r for i, r in enumerate(records)]
+    compared = {
+        aggregate: pingce.compare(
+            suite_copy(tmp_path, aggregate=aggregate), records, baseline, bootstrap=300
+        )
+        for aggregate in ("mean", "bootstrap")
+    }
+    for name in ("rouge-1", "rouge-2", "rouge-l"):
+        assert mid.metrics[name].value != mean.metrics[name].value
+        assert (mid.metrics[name].ci_low, mid.metrics[name].ci_high) == (
+            mean.metrics[name].ci_low,
+            mean.metrics[name].ci_high,
+        )
+        a, b = compared["mean"].metrics[name], compared["bootstrap"].metrics[name]
+        assert (a.ci_low, a.ci_high, a.p_value) == (b.ci_low, b.ci_high, b.p_value)
+        assert a.delta != b.delta

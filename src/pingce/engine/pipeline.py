@@ -47,6 +47,7 @@ from .saved import saved_stats
 from .similarities import BackendChoice, Scored, score_pairs
 from .values import (
     count_failures,
+    finalised_value,
     metric_values,
     record_rows,
     statistic_notes,
@@ -211,7 +212,10 @@ class Run:
             intervals = bootstrap_intervals(
                 resampled,
                 {name: (m, plan.keys[name]) for name, m in plan.metrics.items()},
-                {name: r.value for name, r in results.items()},
+                {
+                    name: finalised_value(plan.metrics[name], blocks[plan.keys[name]], r.value)
+                    for name, r in results.items()
+                },
                 resamples=options.bootstrap,
                 seed=seed,
                 method=options.ci_method,

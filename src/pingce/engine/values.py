@@ -17,6 +17,7 @@ from .plan import Plan
 
 __all__ = [
     "count_failures",
+    "finalised_value",
     "left_out_records",
     "metric_value",
     "metric_values",
@@ -57,6 +58,18 @@ def metric_value(metric: Metric, block: StatBlock) -> MetricResult:
         undefined_reason=reason,
         value_note=note,
     )
+
+
+def finalised_value(metric: Metric, block: StatBlock, value: float | None) -> float | None:
+    """The value that intervals and tests resample around: the finaliser of the block's summed
+    statistics, before :meth:`Metric.reported_value` may replace it for the report (the exact
+    mean, where ``aggregate: bootstrap`` reports rouge-score's bootstrap mid); None when the
+    reported ``value`` is None (undefined, or withheld by the judge-failure policy)."""
+    if value is None or not metric.decomposable:
+        return value
+    summed = block.total()
+    finalised = float(metric.finalize(summed[None, :])[0])
+    return None if math.isnan(finalised) else finalised
 
 
 def metric_values(plan: Plan, blocks: Blocks) -> dict[str, MetricResult]:
