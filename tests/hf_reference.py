@@ -31,7 +31,7 @@ define them identically). Values are returned unrounded; the seed rounds them to
 A one-off cross-check with the real ``evaluate`` 0.4.6 (its three scripts and nmt's ``bleu.py``
 taken from copies of their repositories and loaded from local paths in a throwaway virtual
 environment, with the Hub off; the seed's ``hf_fc_score`` otherwise verbatim, unrounded) agreed
-with pingce on the bundled examples and on 828 seeded random records: the bootstrap mids (numpy
+with pingce on the 21 bundled examples and on 828 seeded random records: the bootstrap mids (numpy
 seeds 0, 7 and 2024), BLEU and ``fn_acc_name`` bit for bit, the means within 4e-16 (summation
 order); see the README, "Suite: function-call-hf".
 """

@@ -72,8 +72,14 @@ def bootstrap_aggregate(
     n = scores.shape[0]
     state = np.random.RandomState(seed)
     population = np.arange(n)
-    for _ in range(skip * n_samples):  # the earlier types' draws (they depend on n alone)
-        state.choice(population, size=n)
+    # The earlier types' draws depend on n alone. ``choice(population, size=n)`` draws
+    # ``randint(0, n, size=n)`` from the frozen legacy stream, so they are skipped in blocks.
+    left = skip * n_samples
+    block = max(1, (1 << 22) // n)
+    while left > 0:
+        rows = min(block, left)
+        state.randint(0, n, size=(rows, n))
+        left -= rows
     sample_mean = np.zeros((n_samples, scores.shape[1]))
     for i in range(n_samples):
         sample_idx = state.choice(population, size=n)
