@@ -39,6 +39,7 @@ from rouge_score import rouge_scorer, scoring, tokenizers
 
 import pingce
 from pingce.errors import SuiteError
+from pingce.metrics.calls_hf import tokens_13a
 from pingce.suites import builtin_suites, load_suite
 from pingce.suites.spec import SuiteSpec
 from pingce.text.bleu import sacrebleu_bleu_stats_batch
@@ -154,6 +155,28 @@ def test_drops_letters_says_when_rouge_score_loses_letters_or_digits() -> None:
         letters_and_digits = sum(1 for c in text.lower() if c.isalnum())
         assert drops_letters(text) == (len(kept) < letters_and_digits), text
     assert not drops_letters("\u212a") and drops_letters("a客") and not drops_letters("ab-c")
+
+
+def test_drops_letters_on_every_character() -> None:
+    for code in range(0x110000):
+        c = chr(code)
+        expected = any(x.isalnum() and not x.isascii() for x in c.lower())
+        assert drops_letters(c) == expected, hex(code)
+
+
+def test_call_texts_tokenised_piece_by_piece_equal_13a_on_the_whole_text() -> None:
+    """tokens_13a splits at json's ", " and tokenises the pieces alone: the tokens of
+    evaluate's tokenizer_13a (sacrebleu's Tokenizer13a) of the whole text, on texts made of
+    everything 13a treats specially."""
+    rng = random.Random(9)
+    parts = [
+        ", ", ",", ".", " ", "-", "1", "9", "a", "&amp;", "&quot;", "&lt", ";", "<skipped>",
+        "\n", "-\n", '"', "{", "}", "客厅", "..", ",,", "1.5", "x-", "&", "\u3000", "\t",
+    ]  # fmt: skip
+    texts = ["".join(rng.choice(parts) for _ in range(rng.randint(0, 14))) for _ in range(20000)]
+    texts = [t.rstrip() + "}" for t in texts]  # a call text ends in } (or null)
+    texts += [fns2str(r["gold_fn"]) for r in seed_form(random_records(300, seed=10))]
+    assert tokens_13a(texts) == [tokenizer_13a(t) for t in texts]
 
 
 @pytest.mark.parametrize("use_stemmer", [False, True])

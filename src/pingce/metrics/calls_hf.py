@@ -51,6 +51,7 @@ __all__ = [
     "HfBleu",
     "HfRouge",
     "call_texts",
+    "tokens_13a",
 ]
 
 Aggregate = Literal["mean", "bootstrap"]
@@ -63,6 +64,25 @@ def call_texts(records: Sequence[CallPair]) -> tuple[list[str], list[str]]:
     preds = ["" if isinstance(p, ParseFailure) else serialize_calls(p) for _, p in records]
     golds = [serialize_calls(g) for g, _ in records]
     return preds, golds
+
+
+def tokens_13a(texts: Sequence[str]) -> list[list[str]]:
+    """sacrebleu's 13a tokens of each text, the distinct pieces between ``", "`` tokenised once.
+
+    13a pads the text with a space at each end, its replacements (``<skipped>``, ``-\\n``,
+    ``\\n``, four entities) hold no space, and its pair rules never let a space decide a match
+    on its other side: in step 2 a space can only be the first of a pair (before ``.`` or
+    ``,``), in step 3 only the second (after them), in step 4 neither. So a text split at a space
+    tokenises as its two parts padded alone (with more spaces, which the final split ignores).
+    Call texts repeat their ``"key": value`` pieces between json's ``", "`` across records.
+    """
+    heads: list[list[str]] = []
+    for text in texts:
+        parts = text.split(", ")
+        heads.append([part + "," for part in parts[:-1]] + [parts[-1]])
+    distinct = list({piece for pieces in heads for piece in pieces})
+    known = dict(zip(distinct, sacrebleu_tokenize_all(distinct, "13a"), strict=True))
+    return [[token for piece in pieces for token in known[piece]] for pieces in heads]
 
 
 def _distinct(preds: list[str], golds: list[str]) -> tuple[list[tuple[str, str]], np.ndarray]:
@@ -137,7 +157,8 @@ class CallBleu13aStatistic(CallFieldsStatistic):
 
     ``tokenizer_13a`` is sacrebleu's 13a (:func:`pingce.text.bleu.sacrebleu_tokenize_all`),
     which strips trailing whitespace first, as ``evaluate``'s copy does not; a call text ends in
-    ``}`` or ``null`` (or is empty), so the tokens are the same."""
+    ``}`` or ``null`` (or is empty), so the tokens are the same. Texts are tokenised piece by
+    piece (:func:`tokens_13a`)."""
 
     def __init__(self, gold: str, pred: str, normalize: Mapping[str, Any] | None, max_order: int):
         super().__init__(gold, pred, normalize)
@@ -151,7 +172,7 @@ class CallBleu13aStatistic(CallFieldsStatistic):
         preds, golds = call_texts(self.calls(table))
         pairs, slots = _distinct(preds, golds)
         texts = list({t for pair in pairs for t in pair})
-        tokens = dict(zip(texts, sacrebleu_tokenize_all(texts, "13a"), strict=True))
+        tokens = dict(zip(texts, tokens_13a(texts), strict=True))
         encoded = PairIds.from_tokens([tokens[p] for p, _ in pairs], [tokens[g] for _, g in pairs])
         order = self.max_order
         width = 3 + 2 * order

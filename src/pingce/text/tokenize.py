@@ -187,12 +187,16 @@ def rouge_score_stemmed(text: str) -> list[str]:
     return [t for t in tokens if _VALID_TOKEN.match(t)]
 
 
+_NON_ASCII_ALNUM = re.compile(r"[^\W\x00-\x7f]")
+"""An alphanumeric character outside ASCII (``\\w`` is ``str.isalnum`` plus ``_``)."""
+
+
 def drops_letters(text: str) -> bool:
     """Whether rouge-score's tokeniser drops a letter or digit of ``text``: whether the text,
     lowercased as it does, has an alphanumeric character outside ASCII (a Chinese character, an
     accented letter; not the Kelvin sign, which lowercases to ``k``)."""
     lowered = text.lower()
-    return not lowered.isascii() and any(c.isalnum() and not c.isascii() for c in lowered)
+    return not lowered.isascii() and _NON_ASCII_ALNUM.search(lowered) is not None
 
 
 TOKENIZERS: dict[str, Tokenizer] = {
