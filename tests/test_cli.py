@@ -487,8 +487,15 @@ def test_demo_runs_outside_the_repository(tmp_path: Path) -> None:
     """Issue 12: ``pingce demo`` from any folder runs the examples installed with pingce."""
     done = run_pingce("demo", "--out", "d", cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert "ran 4 example suite(s)" in done.stdout
-    for suite in ("contract-risk", "function-call", "function-points", "tcm-dialogue"):
+    assert "ran 5 example suite(s)" in done.stdout
+    suites = (
+        "contract-risk",
+        "function-call",
+        "function-call-hf",
+        "function-points",
+        "tcm-dialogue",
+    )
+    for suite in suites:
         assert (tmp_path / "d" / suite / "results.json").is_file(), suite
 
 
@@ -517,7 +524,10 @@ def test_the_wheel_carries_the_examples_suites_and_law_list(tmp_path: Path) -> N
     names = set(zipfile.ZipFile(wheel).namelist())
     for suite in ("contract_risk", "function_call", "function_points", "tcm_dialogue"):
         assert f"pingce/examples/{suite}/records.jsonl" in names
+    # function_call_hf is a link to function_call in the source: the wheel holds the file
+    assert "pingce/examples/function_call_hf/records.jsonl" in names
     assert "pingce/suites/contract-risk.yaml" in names and "pingce/data/laws.csv" in names
+    assert "pingce/suites/function-call-hf.yaml" in names
 
 
 def test_tables_at_80_columns_never_cut_a_name(tmp_path: Path) -> None:

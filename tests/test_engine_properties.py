@@ -116,6 +116,10 @@ DATASETS: dict[str, list[tuple[str, Callable[[], list[Record]]]]] = {
         ("examples", lambda: examples("function-call")),
         ("random", lambda: realistic_records(60, seed=5)),
     ],
+    "function-call-hf": [
+        ("examples", lambda: examples("function-call")),
+        ("random", lambda: realistic_records(60, seed=6)),
+    ],
     "function-points": [
         ("examples", lambda: examples("function-points")),
         ("random", lambda: random_function_points(60, 2)),
@@ -128,6 +132,7 @@ DATASETS: dict[str, list[tuple[str, Callable[[], list[Record]]]]] = {
 SLICE_FIELD = {
     "contract-risk": "contract_type",
     "function-call": "query",
+    "function-call-hf": "query",
     "function-points": "task",
     "tcm-dialogue": "site",
 }

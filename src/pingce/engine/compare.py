@@ -41,7 +41,13 @@ from .groups import slice_keys, slice_order, unit_codes
 from .pipeline import Blocks, Data, load, pairs_of, plan_run, signature, similarities, statistics
 from .plan import Plan, check_records
 from .profile import Profile
-from .values import count_failures, policed_value, record_rows
+from .values import (
+    count_failures,
+    finalised_value,
+    policed_value,
+    record_rows,
+    statistic_notes,
+)
 
 __all__ = ["align", "compare_blocks", "compare_suite", "slice_entries"]
 
@@ -191,7 +197,11 @@ def compare_suite(
         failures=failures,
         signature=signature(plan, scored),
         slices=slices,
-        notes=list(plan.suite.notes),
+        notes=[
+            *plan.suite.notes,
+            *(f"candidate: {note}" for note in statistic_notes([blocks_c])),
+            *(f"baseline: {note}" for note in statistic_notes([blocks_b])),
+        ],
     )
     result.attach_records(partial(_both_rows, plan, (table_c, table_b), (blocks_c, blocks_b)))
     if profile is not None:
@@ -390,7 +400,10 @@ def _compared(
         c = policed_value(metric, blocks_c[key], policy)
         b = policed_value(metric, blocks_b[key], policy)
         delta = None if c.value is None or b.value is None else c.value - b.value
-        deltas[name] = delta
+        # the tests resample the finalised values (reported_value may report another estimate)
+        fc = finalised_value(metric, blocks_c[key], c.value)
+        fb = finalised_value(metric, blocks_b[key], b.value)
+        deltas[name] = None if fc is None or fb is None else fc - fb
         reasons = [f"{s}: {r.undefined_reason}" for s, r in (("candidate", c), ("baseline", b))]
         results[name] = MetricComparison(
             candidate=c.value,

@@ -45,7 +45,15 @@ from .plan import Plan, check_records, make_plan
 from .profile import Profile
 from .saved import saved_stats
 from .similarities import BackendChoice, Scored, score_pairs
-from .values import count_failures, metric_values, record_rows, table_values, unparsed_rows
+from .values import (
+    count_failures,
+    finalised_value,
+    metric_values,
+    record_rows,
+    statistic_notes,
+    table_values,
+    unparsed_rows,
+)
 
 __all__ = ["Blocks", "Data", "Run", "evaluate_suite", "load", "plan_run", "statistics"]
 
@@ -204,7 +212,10 @@ class Run:
             intervals = bootstrap_intervals(
                 resampled,
                 {name: (m, plan.keys[name]) for name, m in plan.metrics.items()},
-                {name: r.value for name, r in results.items()},
+                {
+                    name: finalised_value(plan.metrics[name], blocks[plan.keys[name]], r.value)
+                    for name, r in results.items()
+                },
                 resamples=options.bootstrap,
                 seed=seed,
                 method=options.ci_method,
@@ -355,7 +366,12 @@ def evaluate_suite(
         ),
         sampling=sampling,
         definitions={name: item.definition for name, item in plan.suite.items().items()},
-        notes=[*plan.suite.notes, *table.notes, *id_notes(plan, table)],
+        notes=[
+            *plan.suite.notes,
+            *table.notes,
+            *id_notes(plan, table),
+            *statistic_notes([blocks]),
+        ],
     )
     if scored is not None:
         result.similarity = scored.stats.summary()

@@ -17,11 +17,13 @@ from .plan import Plan
 
 __all__ = [
     "count_failures",
+    "finalised_value",
     "left_out_records",
     "metric_value",
     "metric_values",
     "policed_value",
     "record_rows",
+    "statistic_notes",
     "table_values",
     "unparsed_rows",
     "with_failed_records",
@@ -42,6 +44,9 @@ def metric_value(metric: Metric, block: StatBlock) -> MetricResult:
         policy = getattr(metric, "zero_division", None)  # only ratio metrics have one
         if policy is not None and not math.isnan(value) and metric.filled_by_policy(summed):
             note = f"{metric.undefined_reason(summed)}: {value:g} by the zero-division policy"
+        if not math.isnan(value):
+            value, reported = metric.reported_value(block, value)
+            note = "; ".join(x for x in (note, reported) if x) or None
     else:
         assert block.rows is not None
         value = metric.finalize_rows(block.rows)
@@ -53,6 +58,18 @@ def metric_value(metric: Metric, block: StatBlock) -> MetricResult:
         undefined_reason=reason,
         value_note=note,
     )
+
+
+def finalised_value(metric: Metric, block: StatBlock, value: float | None) -> float | None:
+    """The value that intervals and tests resample around: the finaliser of the block's summed
+    statistics, before :meth:`Metric.reported_value` may replace it for the report (the exact
+    mean, where ``aggregate: bootstrap`` reports rouge-score's bootstrap mid); None when the
+    reported ``value`` is None (undefined, or withheld by the judge-failure policy)."""
+    if value is None or not metric.decomposable:
+        return value
+    summed = block.total()
+    finalised = float(metric.finalize(summed[None, :])[0])
+    return None if math.isnan(finalised) else finalised
 
 
 def metric_values(plan: Plan, blocks: Blocks) -> dict[str, MetricResult]:
@@ -184,6 +201,11 @@ def parse_failures(table: Table) -> int:
     """Records with a value that its parser rejected (a prediction that did not parse)."""
     failed = unparsed_rows(table, table.specs.values())
     return 0 if failed is None else int(failed.sum())
+
+
+def statistic_notes(blocks: Iterable[Blocks]) -> list[str]:
+    """The notes of every block (of one run, or of both sides of a comparison), each once."""
+    return list(dict.fromkeys(note for group in blocks for b in group.values() for note in b.notes))
 
 
 def count_failures(table: Table, blocks: Blocks, judge: int) -> Failures:

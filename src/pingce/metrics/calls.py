@@ -73,6 +73,7 @@ from .registry import register_metric
 
 __all__ = [
     "Call",
+    "CallFieldsStatistic",
     "CallMatchStatistic",
     "CallTextStatistic",
     "Normalizer",
@@ -612,8 +613,9 @@ CallPair = tuple[tuple[Call, ...], tuple[Call, ...] | ParseFailure]
 """A record's gold calls and its predicted calls (or why they did not parse)."""
 
 
-class _CallStatistic(Statistic):
-    """Shared set-up of the call statistics: fields, parsing and normalisation."""
+class CallFieldsStatistic(Statistic):
+    """Shared set-up of the call statistics (this module's and :mod:`.calls_hf`'s): fields,
+    parsing and normalisation."""
 
     def __init__(self, gold: str, pred: str, normalize: Mapping[str, Any] | None):
         self.gold = gold
@@ -650,7 +652,7 @@ class _CallStatistic(Statistic):
         return out
 
 
-class CallMatchStatistic(_CallStatistic):
+class CallMatchStatistic(CallFieldsStatistic):
     """Per record ``[fn_acc_name, fn_acc_all, fn_acc_args, 1]``; reasons ``calls``: what
     differs (names, arguments, call counts) or why the prediction did not parse."""
 
@@ -691,7 +693,7 @@ _ITEM_WORDS = [",", " "]  # jieba's words of json's item separator ", "
 _TEXT_WIDTH = 6  # rouge-1, rouge-2, rouge-l, bleu-4, 1, empty
 
 
-class CallTextStatistic(_CallStatistic):
+class CallTextStatistic(CallFieldsStatistic):
     """Per record ``[rouge-1, rouge-2, rouge-l, bleu-4, 1, empty]`` on the seed's serialisation,
     jieba words; ``empty`` is 1 where the ``rouge`` package would raise (scored 0, as the seed).
     A prediction that does not parse scores 0 throughout."""

@@ -44,7 +44,7 @@ from ..text.bleu import (
 from ..text.chrf import chrf, chrf_stats_batch, chrf_width
 from ..text.pairs import PairIds
 from ..text.rouge_google import prf, rouge_lsum_counts, split_sentences
-from ..text.tokenize import get_tokenizer, warn_if_empty
+from ..text.tokenize import get_tokenizer, stemmer_available, warn_if_empty
 from ._policy import ZeroDivision, check_zero_division, fill_value, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic
 from .registry import register_metric
@@ -324,6 +324,23 @@ def _check_tokenizer(tokenizer: str) -> None:
     get_tokenizer(tokenizer)  # raises ValueError naming the choices
 
 
+def _check_stemmer(tokenizer: str, use_stemmer: Any) -> None:
+    if not isinstance(use_stemmer, bool):
+        raise ValueError(f"use_stemmer must be true or false, got {use_stemmer!r}")
+    if not use_stemmer:
+        return
+    if tokenizer != "rouge_score":
+        raise ValueError(
+            f"use_stemmer stems rouge-score's own tokens: set tokenizer: rouge_score (got "
+            f"{tokenizer!r})"
+        )
+    if not stemmer_available():
+        raise ValueError(
+            "use_stemmer needs nltk (rouge-score's Porter stemmer): pip install 'pingce[stem]' "
+            "(or pip install nltk)"
+        )
+
+
 def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < low:
         raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
@@ -356,9 +373,13 @@ class Rouge(TextMetric):
     stat: RougeStat = "f"
     zero_division: ZeroDivision = None
     kind: Literal["n", "l", "lsum"] = "n"
+    use_stemmer: bool = False
+    """rouge-score's ``use_stemmer``: only with ``tokenizer: rouge_score`` (its own tokeniser
+    is the one that stems); tokens then come from ``rouge_score_stemmed``."""
 
     def __post_init__(self) -> None:
         _check_tokenizer(self.tokenizer)
+        _check_stemmer(self.tokenizer, self.use_stemmer)
         if self.stat not in ("f", "p", "r"):
             raise ValueError(f"stat must be 'f', 'p' or 'r', got {self.stat!r}")
         if self.kind not in ("n", "l", "lsum"):
@@ -367,7 +388,8 @@ class Rouge(TextMetric):
         self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
-        return RougeStatistic(self.pred, self.gold, self.tokenizer, self.kind, self.n)
+        tokenizer = "rouge_score_stemmed" if self.use_stemmer else self.tokenizer
+        return RougeStatistic(self.pred, self.gold, tokenizer, self.kind, self.n)
 
     def finalize(self, summed: np.ndarray) -> np.ndarray:
         s = np.asarray(summed, dtype=np.float64)

@@ -75,6 +75,9 @@ class StatBlock:
     unparsed: np.ndarray | None = None
     """Records whose prediction did not parse (a boolean mask, set by the engine from the
     statistic's lenient fields; None: none did)."""
+    notes: list[str] = field(default_factory=list)
+    """Things the run's notes should say about these records (a tokeniser that drops part of
+    their text); they are not failures and change no number."""
 
     @property
     def n(self) -> int:
@@ -247,6 +250,16 @@ class Metric(ABC):
     def undefined_reason(self, summed: np.ndarray) -> str:
         """Why the value of this summed vector is undefined (only called when it is)."""
         return "undefined for this data"
+
+    def reported_value(self, block: StatBlock, value: float) -> tuple[float, str | None]:
+        """The value to report for ``block`` (a run's, a slice's or a comparison side's
+        records) whose finalised value is ``value``, and a note saying how they differ.
+
+        By default the finalised value itself. A metric that follows a reference which reports
+        another estimate of the same quantity (rouge-score's median of bootstrap means instead
+        of the mean) returns that estimate here; intervals, per-record values and paired tests
+        stay those of the finalised value."""
+        return value, None
 
     def filled_by_policy(self, summed: np.ndarray) -> bool:
         """Whether the value of this summed vector (a 1-d vector) is, in whole or in part, a

@@ -52,6 +52,7 @@ BUILTIN_MODULES = (
     "classification",
     "timing",
     "calls",
+    "calls_hf",
     "sets",
     "dialogue",
     "overlap",

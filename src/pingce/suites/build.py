@@ -53,7 +53,9 @@ def builtin_suites() -> dict[str, str]:
     import yaml
 
     out = {}
-    for entry in sorted(resources.files("pingce.suites").iterdir(), key=lambda p: p.name):
+    for entry in sorted(
+        resources.files("pingce.suites").iterdir(), key=lambda p: p.name.removesuffix(".yaml")
+    ):
         if entry.name.endswith(".yaml"):
             data = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
             out[entry.name[: -len(".yaml")]] = str(data.get("description", "")).strip()

@@ -6,6 +6,13 @@
   (argument values, function names) is segmented once. The output equals ``list(jieba.cut(t))``.
 * ``cjk``: one token per CJK character, Latin words and numbers kept whole.
 * ``whitespace``: ``str.split()``.
+* ``rouge_score``: Google rouge-score's default tokeniser (``tokenize.tokenize`` without a
+  stemmer; Hugging Face ``evaluate``'s ROUGE uses it): the text lowercased, every run of
+  characters other than ``a-z`` and ``0-9`` made a space, split. Every Chinese character (and
+  every other non-ASCII letter or digit, unless it lowercases to ASCII, as the Kelvin sign does)
+  is dropped. ``rouge_score_stemmed`` is the same with rouge-score's ``use_stemmer=True``: tokens
+  longer than 3 characters go through nltk's ``PorterStemmer()`` (its default mode, as
+  rouge-score 0.1.2 builds it; nltk is imported on first use: ``pip install 'pingce[stem]'``).
 
 A tokeniser that turns non-empty text into no tokens (rouge-score's default tokeniser on Chinese)
 is a trap: :func:`warn_if_empty` reports it.
@@ -24,9 +31,14 @@ __all__ = [
     "TOKENIZERS",
     "EmptyTokensWarning",
     "cjk_chars",
+    "drops_letters",
     "get_tokenizer",
     "jieba_words",
     "load_jieba",
+    "porter_stem",
+    "rouge_score_stemmed",
+    "rouge_score_tokens",
+    "stemmer_available",
     "warn_if_empty",
     "whitespace",
 ]
@@ -126,15 +138,79 @@ def whitespace(text: str) -> list[str]:
     return text.split()
 
 
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+_VALID_TOKEN = re.compile(r"^[a-z0-9]+$")
+
+
+def rouge_score_tokens(text: str) -> list[str]:
+    """rouge-score's default tokeniser without a stemmer: lowercase, every run of characters
+    other than ``a-z0-9`` becomes a space, then the words between spaces (none empty)."""
+    return _NON_ALNUM.sub(" ", text.lower()).split()
+
+
+_STEMMER: list[Any] = []
+_STEMS: dict[str, str] = {}
+_STEM_CACHE_LIMIT = 1_000_000
+
+
+def stemmer_available() -> bool:
+    """Whether nltk (for rouge-score's Porter stemmer) can be imported."""
+    import importlib.util
+
+    return importlib.util.find_spec("nltk") is not None
+
+
+def porter_stem(token: str) -> str:
+    """``nltk.stem.porter.PorterStemmer().stem(token)`` (nltk imported on first use; stems
+    cached: the stemmer is a pure function of the word)."""
+    stem = _STEMS.get(token)
+    if stem is None:
+        if not _STEMMER:
+            try:
+                from nltk.stem import porter
+            except ImportError:
+                raise ImportError(
+                    "rouge-score's stemmer (use_stemmer) needs nltk: pip install 'pingce[stem]' "
+                    "(or pip install nltk)"
+                ) from None
+            _STEMMER.append(porter.PorterStemmer())
+        if len(_STEMS) >= _STEM_CACHE_LIMIT:
+            _STEMS.clear()
+        stem = _STEMS[token] = str(_STEMMER[0].stem(token))
+    return stem
+
+
+def rouge_score_stemmed(text: str) -> list[str]:
+    """rouge-score's default tokeniser with ``use_stemmer=True``: tokens longer than 3
+    characters stemmed by nltk's Porter stemmer, then anything not ``[a-z0-9]+`` dropped."""
+    tokens = [porter_stem(t) if len(t) > 3 else t for t in rouge_score_tokens(text)]
+    return [t for t in tokens if _VALID_TOKEN.match(t)]
+
+
+_NON_ASCII_ALNUM = re.compile(r"[^\W\x00-\x7f]")
+"""An alphanumeric character outside ASCII (``\\w`` is ``str.isalnum`` plus ``_``)."""
+
+
+def drops_letters(text: str) -> bool:
+    """Whether rouge-score's tokeniser drops a letter or digit of ``text``: whether the text,
+    lowercased as it does, has an alphanumeric character outside ASCII (a Chinese character, an
+    accented letter; not the Kelvin sign, which lowercases to ``k``)."""
+    lowered = text.lower()
+    return not lowered.isascii() and _NON_ASCII_ALNUM.search(lowered) is not None
+
+
 TOKENIZERS: dict[str, Tokenizer] = {
     "jieba": jieba_words,
     "cjk": cjk_chars,
     "whitespace": whitespace,
+    "rouge_score": rouge_score_tokens,
+    "rouge_score_stemmed": rouge_score_stemmed,
 }
 
 
 def get_tokenizer(name: str) -> Tokenizer:
-    """A tokeniser by name (``jieba``, ``cjk``, ``whitespace``)."""
+    """A tokeniser by name (``jieba``, ``cjk``, ``whitespace``, ``rouge_score``,
+    ``rouge_score_stemmed``)."""
     try:
         return TOKENIZERS[name]
     except KeyError:
