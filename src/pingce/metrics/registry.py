@@ -49,6 +49,7 @@ BUILTIN_MODULES = (
     "sets",
     "dialogue",
     "overlap",
+    "ter",
     "evidence",
     "rules",
 )
