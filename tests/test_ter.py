@@ -25,10 +25,15 @@ from sacrebleu.tokenizers.tokenizer_ter import TercomTokenizer
 
 import pingce
 from pingce.errors import InputError, SuiteError
+from pingce.gates import parse_regression_gates, regressions
 from pingce.metrics import Context, create_metric
 from pingce.records import load_records
 from pingce.suites import load_suite
 from pingce.text.ter import (
+    BEAM_WIDTH,
+    MAX_SHIFT_CANDIDATES,
+    MAX_SHIFT_DIST,
+    MAX_SHIFT_SIZE,
     ter,
     ter_corpus,
     ter_edits,
@@ -300,6 +305,17 @@ REGIMES = {
 }
 
 
+def test_limits_are_sacrebleus() -> None:
+    ours = (BEAM_WIDTH, MAX_SHIFT_SIZE, MAX_SHIFT_DIST, MAX_SHIFT_CANDIDATES)
+    theirs = (
+        lib_ter._BEAM_WIDTH,
+        lib_ter._MAX_SHIFT_SIZE,
+        lib_ter._MAX_SHIFT_DIST,
+        lib_ter._MAX_SHIFT_CANDIDATES,
+    )
+    assert ours == theirs
+
+
 @pytest.mark.parametrize("regime", list(REGIMES))
 def test_edits_equal_sacrebleu(regime: str) -> None:
     n, seed, vocab, first, second = REGIMES[regime]
@@ -382,7 +398,7 @@ inputs: {pred: output.answer, gold: reference}
 
 def test_intervals_slices_and_compare_through_the_engine(tmp_path: Path) -> None:
     """Bootstrap intervals around the value, slices equal to sacrebleu on each part, and a
-    comparison that calls the lower TER the better one."""
+    comparison (and its regression gate) that calls the lower TER the better one."""
     suite = tmp_path / "ter.yaml"
     suite.write_text(SUITE, encoding="utf-8")
     records = _table_records(RECORDS[:400])
@@ -410,6 +426,11 @@ def test_intervals_slices_and_compare_through_the_engine(tmp_path: Path) -> None
     assert entry.higher_is_better is False
     assert entry.delta is not None and entry.delta < 0
     assert entry.verdict is not None and entry.verdict.startswith("candidate better")
+    gate = parse_regression_gates(["ter"])
+    assert regressions(compared.metrics, gate) == []
+    reverse = pingce.compare(suite, records, candidate, bootstrap=300, seed=5)
+    assert reverse.metrics["ter"].verdict.startswith("candidate worse")
+    assert "candidate significantly worse" in regressions(reverse.metrics, gate)[0]
 
 
 @pytest.mark.parametrize(

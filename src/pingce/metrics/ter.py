@@ -7,17 +7,20 @@ the statistic is sacrebleu's ``[edits, average reference length]`` (:mod:`pingce
 length is 0 and there are edits, 0 when there are none), a record's value the same of its own row,
 so bootstrap intervals, slices and comparisons come from summed rows as for every metric. Lower
 is better: the metric says so (``higher_is_better = False``) for ``compare`` and the gates.
+Records are independent: a large run computes the second half in a second process
+(:mod:`pingce._halves`), with the same numbers.
 """
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from .._collector import collector_paused
+from .._halves import in_halves
 from ..records import FieldSpec, Table
 from ..text.ter import ter, ter_stats_batch
 from ._policy import ZeroDivision, check_zero_division
@@ -85,12 +88,16 @@ class TerStatistic(Statistic):
         ]
 
     def compute(self, table: Table, context: Context) -> StatBlock:
-        preds: list[str] = table.column(self.pred)
-        golds: list[str | tuple[str, ...]] = table.column(self.gold)
-        with collector_paused():
-            stats = ter_stats_batch(preds, golds, **self.options)
+        pairs = list(zip(table.column(self.pred), table.column(self.gold), strict=True))
+        stats = np.concatenate(in_halves(self.rows, pairs))
         rows = np.concatenate([stats, np.ones((table.n, 1))], axis=1)
         return StatBlock(width=3, rows=rows)
+
+    def rows(self, pairs: Sequence[tuple[str, str | tuple[str, ...]]]) -> np.ndarray:
+        """The statistics of (prediction, references) pairs; records are independent, so a
+        large run gives the second half to a second process (:mod:`pingce._halves`)."""
+        with collector_paused():
+            return ter_stats_batch([p for p, _ in pairs], [g for _, g in pairs], **self.options)
 
 
 @register_metric("text_ter")

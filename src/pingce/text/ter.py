@@ -41,9 +41,11 @@ every pair still searching are one vectorised dynamic programme (numpy, row by r
 insertions a running minimum), the blocks to shift are found from a matrix of equal words, and
 every tried shift's edit distance is rapidfuzz's Levenshtein distance, which equals the beam's
 whenever it is smaller than the cheapest possible path through a cell outside the beam (a path
-through cell ``(i, j)`` costs at least ``|i - j| + |(m - i) - (n - j)|``); the rare other shifts go
-through the beam programme. The statistics are 64-bit integers of edits and float reference
-lengths.
+through cell ``(i, j)`` costs at least ``|i - j| + |(m - i) - (n - j)|``). Above that bound the
+Levenshtein distance only bounds the shift's gain from above: the shifts that could still be
+chosen, best bound first, go through the beam programme, from the rows they share with the
+unshifted hypothesis, until the best is known. Long, very different pairs are where this
+happens; the numbers are the same either way.
 """
 
 from __future__ import annotations
@@ -60,7 +62,10 @@ from rapidfuzz.process import cpdist
 from .._collector import collector_paused
 
 __all__ = [
+    "BEAM_WIDTH",
     "MAX_SHIFT_CANDIDATES",
+    "MAX_SHIFT_DIST",
+    "MAX_SHIFT_SIZE",
     "ter",
     "ter_corpus",
     "ter_edits",
@@ -88,27 +93,55 @@ _NO_TABLE = np.zeros((0, 1, 1), dtype=np.int32)
 # Tercom normalisation
 # ----------------------------------------------------------------------------------------------
 
-# ASCII punctuation and symbols other than ' , - . and the digits and letters (and the space,
-# which the original pads too; only the final split sees spaces)
-_WESTERN = re.compile(r"[ -&(-+/:-@\[-`{-~]")
+
+def _chars(*ranges: tuple[int, int]) -> list[str]:
+    return [chr(c) for low, high in ranges for c in range(low, high + 1)]
+
+
+def _padding(chars: list[str]) -> dict[int, str]:
+    return {ord(c): f" {c} " for c in chars}
+
+
+# Tercom's rules that pad single characters with spaces, or remove them, are translation tables
+# (one pass in C): ASCII punctuation and symbols other than ' , - . (the original also pads the
+# space, which only lengthens runs of spaces: nothing before the final split counts them)
+_WESTERN = str.maketrans(
+    _padding(_chars((0x21, 0x26), (0x28, 0x2B), (0x2F, 0x2F), (0x3A, 0x40), (0x5B, 0x60)))
+    | _padding(_chars((0x7B, 0x7E)))
+)
 _POSSESSIVE = re.compile(r"'s ")
 _POSSESSIVE_END = re.compile(r"'s$")
 _DOT_AFTER = re.compile(r"([^0-9])([\.,])")
 _DOT_BEFORE = re.compile(r"([\.,])([^0-9])")
 _DIGIT_DASH = re.compile(r"([0-9])(-)")
 
-_ASIAN_PUNCT = "\u3001\u3002\u3008-\u3011\u3014-\u301f\uff61-\uff65\u30fb"
-_FULL_WIDTH_PUNCT = "\uff0e\uff0c\uff1f\uff1a\uff1b\uff01\uff02\uff08\uff09"
+_ASIAN_PUNCT = _chars(
+    (0x3001, 0x3002), (0x3008, 0x3011), (0x3014, 0x301F), (0xFF61, 0xFF65), (0x30FB, 0x30FB)
+)
+_FULL_WIDTH_PUNCT = list("\uff0e\uff0c\uff1f\uff1a\uff1b\uff01\uff02\uff08\uff09")
 # ideographs (and Extension A), strokes, radicals, compatibility characters and forms, enclosed
 # letters (the original's range U+3200-U+3F22 reaches into Extension A), then the punctuation.
 # The original also pads runs of kana that make up the whole line, which never happens after the
 # line is padded with a space at each end.
-_ASIAN = re.compile(
-    "[\u4e00-\u9fff\u3400-\u4dbf\u31c0-\u31ef\u2e80-\u2eff\u3300-\u33ff\uf900-\ufaff"
-    "\ufe30-\ufe4f\u3200-\u3f22" + _ASIAN_PUNCT + _FULL_WIDTH_PUNCT + "]"
+_ASIAN_CHARS = _chars(
+    (0x4E00, 0x9FFF),
+    (0x3400, 0x4DBF),
+    (0x31C0, 0x31EF),
+    (0x2E80, 0x2EFF),
+    (0x3300, 0x33FF),
+    (0xF900, 0xFAFF),
+    (0xFE30, 0xFE4F),
+    (0x3200, 0x3F22),
 )
-_REMOVE_PUNCT = re.compile(r'[\.,\?:;!"\(\)]')
-_REMOVE_ASIAN_PUNCT = re.compile("[" + _ASIAN_PUNCT + _FULL_WIDTH_PUNCT + "]")
+_ASIAN: dict[int, str] = {}  # built on first use (about 30,000 entries)
+_REMOVE_PUNCT = str.maketrans("", "", '.,?:;!"()')
+_REMOVE_ASIAN_PUNCT = str.maketrans("", "", "".join(_ASIAN_PUNCT + _FULL_WIDTH_PUNCT))
+
+
+def _asian() -> dict[int, str]:
+    if not _ASIAN:
+        _ASIAN.update(_padding(_ASIAN_CHARS + _ASIAN_PUNCT + _FULL_WIDTH_PUNCT))
+    return _ASIAN
 
 
 def _normalize(text: str) -> str:
@@ -120,7 +153,7 @@ def _normalize(text: str) -> str:
             .replace("&lt;", "<")
             .replace("&gt;", ">")
         )
-    text = _WESTERN.sub(r" \g<0> ", f" {text} ")
+    text = f" {text} ".translate(_WESTERN)
     if "'s" in text:
         text = _POSSESSIVE_END.sub(" 's", _POSSESSIVE.sub(" 's ", text))
     if "." in text or "," in text:
@@ -147,11 +180,11 @@ def ter_words(
     if normalized:
         text = _normalize(text)
         if asian_support:
-            text = _ASIAN.sub(r" \g<0> ", text)
+            text = text.translate(_asian())
     if no_punct:
-        text = _REMOVE_PUNCT.sub("", text)
+        text = text.translate(_REMOVE_PUNCT)
         if asian_support:
-            text = _REMOVE_ASIAN_PUNCT.sub("", text)
+            text = text.translate(_REMOVE_ASIAN_PUNCT)
     return text.split()
 
 
