@@ -42,6 +42,7 @@ from pingce.metrics import evidence as evidence_module
 from pingce.metrics import registry as base
 from pingce.metrics import rules as rules_module
 from pingce.metrics import sets as sets_module
+from pingce.metrics import ter as ter_module
 from pingce.metrics.timing import LatencyPercentile
 from pingce.records import FieldSpec, Table, load_records, parse_path
 from pingce.similarity.lexical import LexicalBackend
@@ -290,7 +291,22 @@ def random_rules(rng: np.random.Generator, lenient: bool) -> Any:
     return [pool[int(i)] for i in rng.choice(len(pool), size=size, replace=False)]
 
 
+def random_references(rng: np.random.Generator, lenient: bool) -> Any:
+    """One reference text or a list of one to three (TER reads either), of shared words."""
+    words = ["打开", "客厅", "的", "灯", "the", "light", "in", "room", "关闭"]
+
+    def text() -> str:
+        return " ".join(
+            words[int(i)] for i in rng.integers(len(words), size=int(rng.integers(1, 9)))
+        )
+
+    if rng.random() < 0.5:
+        return text()
+    return [text() for _ in range(int(rng.integers(1, 4)))]
+
+
 JSON_GENERATORS: dict[Any, Any] = {
+    ter_module.parse_references: random_references,
     evidence_module.parse_evidence: random_evidence,
     rules_module.parse_rule_ids: random_rules,
     dialogue_module._parse_id: random_dialogue,

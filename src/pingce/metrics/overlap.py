@@ -32,9 +32,9 @@ import numpy as np
 from .._collector import collector_paused
 from ..records import FieldSpec, Table
 from ..text.bleu import (
-    SACREBLEU_TOKENIZERS,
     SMOOTH_DEFAULTS,
     SmoothMethod,
+    check_tokenize,
     nltk_bleu,
     nltk_bleu_stats_batch,
     sacrebleu_bleu,
@@ -500,10 +500,7 @@ class CorpusBleu(CorpusMetric):
     zero_division: ZeroDivision = None
 
     def __post_init__(self) -> None:
-        if self.tokenize not in SACREBLEU_TOKENIZERS:
-            raise ValueError(
-                f"tokenize must be one of {list(SACREBLEU_TOKENIZERS)}, got {self.tokenize!r}"
-            )
+        check_tokenize(self.tokenize)
         if self.smooth_method not in SMOOTH_DEFAULTS:
             raise ValueError(
                 f"smooth_method must be one of {list(SMOOTH_DEFAULTS)}, got {self.smooth_method!r}"

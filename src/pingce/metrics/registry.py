@@ -56,6 +56,7 @@ BUILTIN_MODULES = (
     "sets",
     "dialogue",
     "overlap",
+    "ter",
     "evidence",
     "rules",
 )

@@ -33,6 +33,7 @@ own ``[hyp_len, ref_len, correct_1..4, total_1..4]`` and :func:`sacrebleu_bleu` 
 
 from __future__ import annotations
 
+import difflib
 import re
 import sys
 from collections import Counter
@@ -42,12 +43,16 @@ from typing import Literal
 import numpy as np
 
 from .._collector import collector_paused
+from .intl import tokenize_intl
 from .pairs import PairIds
+from .tokenize import TOKENIZERS
 
 __all__ = [
+    "SACREBLEU_ONLY",
     "SACREBLEU_TOKENIZERS",
     "SMOOTH_DEFAULTS",
     "SmoothMethod",
+    "check_tokenize",
     "nltk_bleu",
     "nltk_bleu_stats",
     "nltk_bleu_stats_batch",
@@ -67,7 +72,7 @@ SmoothMethod = Literal["exp", "floor", "add-k", "none"]
 SMOOTH_DEFAULTS: dict[str, float | None] = {"exp": None, "floor": 0.1, "add-k": 1.0, "none": None}
 """sacrebleu's default smoothing value of each method."""
 
-SACREBLEU_TOKENIZERS = ("13a", "zh", "char", "none")
+SACREBLEU_TOKENIZERS = ("13a", "zh", "intl", "char", "none")
 
 _FIVE = 5  # the order nltk's smoothing method 5 always looks at past the last weight
 _LOG_ZERO = -9999999999.0  # sacrebleu's my_log(0)
@@ -447,18 +452,58 @@ def _tok_none(line: str) -> list[str]:
     return line.split()
 
 
-_SACRE = {"13a": _tok_13a, "zh": _tok_zh, "char": _tok_char, "none": _tok_none}
+_SACRE = {
+    "13a": _tok_13a,
+    "zh": _tok_zh,
+    "intl": tokenize_intl,
+    "char": _tok_char,
+    "none": _tok_none,
+}
+
+SACREBLEU_ONLY: dict[str, str] = {
+    "ja-mecab": "it needs MeCab and a Japanese dictionary",
+    "ko-mecab": "it needs MeCab and a Korean dictionary",
+    "spm": "it needs a SentencePiece model (FLORES-101's), which pingce does not download",
+    "flores101": "it needs FLORES-101's SentencePiece model, which pingce does not download",
+    "flores200": "it needs FLORES-200's SentencePiece model, which pingce does not download",
+    "spBLEU-1K": "it needs spBLEU-1K's SentencePiece model, which pingce does not download",
+}
+"""sacrebleu's tokenizers that pingce does not have, and why."""
+
+
+def check_tokenize(name: object) -> str:
+    """``name`` if it is one of :data:`SACREBLEU_TOKENIZERS`; otherwise a ValueError that lists
+    the tokenizers pingce has, says why a sacrebleu tokenizer is not among them and suggests a
+    close name."""
+    if isinstance(name, str) and name in _SACRE:
+        return name
+    have = "tokenize must be one of " + ", ".join(SACREBLEU_TOKENIZERS)
+    if isinstance(name, str) and name in SACREBLEU_ONLY:
+        raise ValueError(
+            f"{have}: {name!r} is a sacrebleu tokenizer that pingce does not have "
+            f"({SACREBLEU_ONLY[name]})"
+        )
+    hint = ""
+    if isinstance(name, str):
+        names = {n.lower(): n for n in (*SACREBLEU_TOKENIZERS, *SACREBLEU_ONLY)}
+        close = difflib.get_close_matches(name.strip().lower(), list(names), n=1, cutoff=0.6)
+        if close and names[close[0]] in _SACRE:
+            hint = f" (did you mean {names[close[0]]!r}?)"
+        elif close:
+            other = names[close[0]]
+            hint = f" (sacrebleu's {other!r} is not in pingce: {SACREBLEU_ONLY[other]})"
+        elif name in TOKENIZERS:
+            hint = (
+                f" ({name!r} is a `tokenizer` of text_rouge_* and text_bleu; for Chinese, "
+                "sacrebleu's BLEU uses 'zh')"
+            )
+    raise ValueError(f"{have}, got {name!r}{hint}")
 
 
 def sacrebleu_tokenize(text: str, tokenize: str = "13a", lowercase: bool = False) -> list[str]:
     """The tokens sacrebleu's BLEU counts n-grams over: optional lowercasing, trailing whitespace
     removed, the tokeniser, then a whitespace split."""
-    try:
-        tokenizer = _SACRE[tokenize]
-    except KeyError:
-        raise ValueError(
-            f"unknown sacrebleu tokenizer {tokenize!r}; choose one of {list(SACREBLEU_TOKENIZERS)}"
-        ) from None
+    tokenizer = _SACRE[check_tokenize(tokenize)]
     if lowercase:
         text = text.lower()
     return tokenizer(text.rstrip())
@@ -468,11 +513,7 @@ def sacrebleu_tokenize_all(
     texts: Sequence[str], tokenize: str = "13a", lowercase: bool = False
 ) -> list[list[str]]:
     """:func:`sacrebleu_tokenize` of every text."""
-    if tokenize not in _SACRE:
-        raise ValueError(
-            f"unknown sacrebleu tokenizer {tokenize!r}; choose one of {list(SACREBLEU_TOKENIZERS)}"
-        )
-    tokenizer = _SACRE[tokenize]
+    tokenizer = _SACRE[check_tokenize(tokenize)]
     with collector_paused():
         if lowercase:
             return [tokenizer(t.lower().rstrip()) for t in texts]

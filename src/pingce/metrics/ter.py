@@ -1,0 +1,139 @@
+"""Translation edit rate for any suite: ``text_ter``, sacrebleu's TER from summed statistics.
+
+The metric reads a prediction text field (``pred_text``) and a reference field (``gold_text``)
+holding one reference text or a list of them (any number per record, at least one). Per record
+the statistic is sacrebleu's ``[edits, average reference length]`` (:mod:`pingce.text.ter`) and a
+1; the corpus value is ``100 * sum(edits) / sum(average reference lengths)`` (100 when the summed
+length is 0 and there are edits, 0 when there are none), a record's value the same of its own row,
+so bootstrap intervals, slices and comparisons come from summed rows as for every metric. Lower
+is better: the metric says so (``higher_is_better = False``) for ``compare`` and the gates.
+Records are independent: a large run computes the second half in a second process
+(:mod:`pingce._halves`), with the same numbers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .._collector import collector_paused
+from .._halves import in_halves
+from ..records import FieldSpec, Table
+from ..text.ter import ter, ter_stats_batch
+from ._policy import ZeroDivision, check_zero_division
+from .overlap import CorpusMetric
+from .protocol import Context, StatBlock, Statistic
+from .registry import register_metric
+
+__all__ = ["Ter", "TerStatistic", "parse_references"]
+
+
+def parse_references(value: Any) -> str | tuple[str, ...]:
+    """A reference text, or a non-empty list of reference texts (kept as a tuple); else
+    ValueError. A text is kept as it is, even one that looks like JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list | tuple):
+        if not value:
+            raise ValueError("expected a reference text or a list of them, got an empty list")
+        for item in value:
+            if not isinstance(item, str):
+                raise ValueError(
+                    f"a list of references must hold only texts, got {type(item).__name__} {item!r}"
+                )
+        return tuple(value)
+    raise ValueError("expected a reference text or a list of reference texts")
+
+
+parse_references.identity_types = {str}  # type: ignore[attr-defined]
+
+
+class TerStatistic(Statistic):
+    """Per record sacrebleu's TER statistics ``[edits, average reference length]`` and a 1."""
+
+    def __init__(
+        self,
+        pred: str,
+        gold: str,
+        normalized: bool,
+        no_punct: bool,
+        asian_support: bool,
+        case_sensitive: bool,
+    ) -> None:
+        self.pred = pred
+        self.gold = gold
+        self.options = {
+            "normalized": normalized,
+            "no_punct": no_punct,
+            "asian_support": asian_support,
+            "case_sensitive": case_sensitive,
+        }
+
+    @property
+    def key(self) -> Hashable:
+        return ("ter", self.pred, self.gold, *self.options.values())
+
+    def fields(self) -> list[FieldSpec]:
+        return [
+            FieldSpec(self.pred, "string"),
+            FieldSpec(
+                self.gold,
+                "json",
+                parser=parse_references,
+                what="a reference text or a list of reference texts",
+            ),
+        ]
+
+    def compute(self, table: Table, context: Context) -> StatBlock:
+        pairs = list(zip(table.column(self.pred), table.column(self.gold), strict=True))
+        stats = np.concatenate(in_halves(self.rows, pairs))
+        rows = np.concatenate([stats, np.ones((table.n, 1))], axis=1)
+        return StatBlock(width=3, rows=rows)
+
+    def rows(self, pairs: Sequence[tuple[str, str | tuple[str, ...]]]) -> np.ndarray:
+        """The statistics of (prediction, references) pairs; records are independent, so a
+        large run gives the second half to a second process (:mod:`pingce._halves`)."""
+        with collector_paused():
+            return ter_stats_batch([p for p, _ in pairs], [g for _, g in pairs], **self.options)
+
+
+@register_metric("text_ter")
+@dataclass(eq=False)
+class Ter(CorpusMetric):
+    """sacrebleu's TER (0-100 and above, lower is better) from summed statistics."""
+
+    definition = (
+        "sacrebleu TER (lower is better): 100 x (shifts + word insertions, deletions and "
+        "substitutions to the closest reference) / average reference length, summed over records"
+    )
+    higher_is_better = False
+
+    normalized: bool = False
+    no_punct: bool = False
+    asian_support: bool = False
+    case_sensitive: bool = False
+    zero_division: ZeroDivision = None
+
+    def __post_init__(self) -> None:
+        for name in ("normalized", "no_punct", "asian_support", "case_sensitive"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ValueError(f"{name} must be true or false, got {value!r}")
+        self.zero_division = check_zero_division(self.zero_division)
+
+    def statistic(self) -> Statistic:
+        return TerStatistic(
+            self.pred,
+            self.gold,
+            self.normalized,
+            self.no_punct,
+            self.asian_support,
+            self.case_sensitive,
+        )
+
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
+        s = np.asarray(summed, dtype=np.float64)
+        return self._finish(s, ter(s[..., :2]), self.zero_division)
