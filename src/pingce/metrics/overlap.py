@@ -677,8 +677,8 @@ class NltkBleu(_NltkArguments, TextMetric):
         "SmoothingFunction(epsilon, alpha, k) method `smoothing` (0-7)"
     )
 
-    zero_division: ZeroDivision = None
     alpha: float = 5.0
+    zero_division: ZeroDivision = None
 
     def __post_init__(self) -> None:
         self.alpha = _check_number("alpha", self.alpha, positive=True)
