@@ -34,13 +34,15 @@ n-grams of) each text once.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Literal, TypeVar
 
 import numpy as np
 
 from .._collector import collector_paused
+from .._halves import in_halves
 from ..records import FieldSpec, Table
 from ..text.bleu import (
     SACREBLEU_TOKENIZERS,
@@ -173,8 +175,15 @@ def _tokens(table: Table, path: str, tokenizer: str) -> list[list[str]]:
     def build() -> list[list[str]]:
         texts = _texts(table, path)
         tokenize = get_tokenizer(tokenizer)
-        with collector_paused():
-            tokens = [tokenize(t) for t in texts]
+        tokenize("")  # loads the tokenizer (jieba's dictionary) before a second process forks
+
+        def work(part: Sequence[str]) -> list[list[str]]:
+            with collector_paused():
+                return [tokenize(t) for t in part]
+
+        # jieba is most of a text metric's time: the second half of the texts may go to a second
+        # process (pingce._halves decides by size and load; same tokens either way)
+        tokens = list(chain.from_iterable(in_halves(work, texts)))
         warn_if_empty(texts, tokens, tokenizer)
         return tokens
 
