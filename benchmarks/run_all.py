@@ -25,6 +25,7 @@ SMALL = {
     "bench_similarity.py": ["1000"],
     "bench_startup.py": ["10"],
     "bench_tcm_dialogue.py": ["3000"],
+    "bench_text_multiref.py": ["2000"],
     "bench_text_overlap.py": ["2000"],
 }
 

@@ -175,7 +175,8 @@ def _tokens(table: Table, path: str, tokenizer: str) -> list[list[str]]:
     def build() -> list[list[str]]:
         texts = _texts(table, path)
         tokenize = get_tokenizer(tokenizer)
-        tokenize("")  # loads the tokenizer (jieba's dictionary) before a second process forks
+        if texts:  # loads the tokenizer (jieba's dictionary) before a second process forks
+            tokenize(texts[0])
 
         def work(part: Sequence[str]) -> list[list[str]]:
             with collector_paused():
