@@ -942,3 +942,24 @@ def test_options_from_the_command_line(tmp_path: Path) -> None:
     first = json.loads((out / "records.jsonl").read_text(encoding="utf-8").splitlines()[1])
     assert first["fields"]["gold_text"] == cases[1][1]
     assert close(first["values"]["bleu_2"], bleus[1][1])
+
+
+def test_the_readme_example_suite_loads() -> None:
+    """The suite of README's text-overlap section loads, its `bleu` entry as bleu_1..bleu_4."""
+    import yaml
+
+    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Text overlap for any suite") :]
+    block = section[section.index("```yaml") + len("```yaml") : section.index("```\n\n")]
+    spec = SuiteSpec.model_validate({"name": "readme", **yaml.safe_load(block)})
+    built = load_suite(spec)
+    assert [name for name in built.metrics if name.startswith("bleu")] == [
+        "bleu_1",
+        "bleu_2",
+        "bleu_3",
+        "bleu_4",
+    ]
+    assert built.metrics["bleu_4"].args["weights"] == [0.25] * 4
+    assert all(
+        metric.statistic().fields()[1].path == "references" for metric in built.metrics.values()
+    )
