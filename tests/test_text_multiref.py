@@ -963,3 +963,21 @@ def test_the_readme_example_suite_loads() -> None:
     assert all(
         metric.statistic().fields()[1].path == "references" for metric in built.metrics.values()
     )
+
+
+def test_references_from_a_data_frame() -> None:
+    """A frame's list cells (lists, tuples, or the arrays pandas reads Parquet lists as) are
+    several references; the values equal sacrebleu's chrF with None-padded streams."""
+    pd = pytest.importorskip("pandas")
+    cases = RECORDS[:60]
+    cells: list[Any] = []
+    for i, (_, gold) in enumerate(cases):
+        if isinstance(gold, str):
+            cells.append(gold)
+        else:
+            cells.append([list, tuple, lambda g: np.array(g, dtype=object)][i % 3](gold))
+    frame = pd.DataFrame({"id": range(60), "pred_text": [p for p, _ in cases], "gold_text": cells})
+    spec = SuiteSpec.model_validate({"name": "s", "metrics": {"chrf": {"metric": "text_chrf"}}})
+    result = pingce.evaluate(spec, frame, bootstrap=0)
+    expected = CHRF().corpus_score(HYPS[:60], streams(GROUPS[:60])).score
+    assert close(result.value("chrf") or 0.0, expected)

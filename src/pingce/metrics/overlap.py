@@ -142,6 +142,8 @@ def text_references(raw: Any) -> str | list[str]:
     anything else is a ValueError that the loader reports with file, line, field and value."""
     if type(raw) is str:
         return raw
+    if isinstance(raw, tuple) or (isinstance(raw, np.ndarray) and raw.ndim == 1):
+        raw = list(raw)  # a frame's list cell (pandas reads Parquet lists as arrays)
     if isinstance(raw, list):
         if not raw:
             raise ValueError("an empty list of references: give at least one reference text")
