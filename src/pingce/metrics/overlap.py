@@ -42,7 +42,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 
 from .._collector import collector_paused
-from .._halves import in_halves
+from .._halves import in_halves, two_processes_allowed
 from ..records import FieldSpec, Table
 from ..text.bleu import (
     SACREBLEU_TOKENIZERS,
@@ -177,8 +177,8 @@ def _tokens(table: Table, path: str, tokenizer: str) -> list[list[str]]:
     def build() -> list[list[str]]:
         texts = _texts(table, path)
         tokenize = get_tokenizer(tokenizer)
-        if texts:  # loads the tokenizer (jieba's dictionary) before a second process forks
-            tokenize(texts[0])
+        if texts and two_processes_allowed(len(texts)):
+            tokenize(texts[0])  # loads the tokenizer (jieba's dictionary) before the fork
 
         def work(part: Sequence[str]) -> list[list[str]]:
             with collector_paused():
@@ -289,11 +289,13 @@ class RougeStatistic(_TextStatistic):
             ).reshape(-1, 3)
             overlap, pred_total, gold_total = counts[:, 0], counts[:, 1], counts[:, 2]
         else:
-            pairs = _pairs(table, self.pred, self.gold, self.tokenizer).expanded()
-            if self.kind == "n":
-                overlap = pairs.matches(self.n)
+            pairs = _pairs(table, self.pred, self.gold, self.tokenizer)
+            if self.kind == "n":  # a value per reference: against its record's prediction
+                overlap = pairs.ref_matches(self.n)
                 pred_total, gold_total = pairs.totals(self.n)
+                pred_total = pred_total[pairs.owners()]
             else:
+                pairs = pairs.expanded()
                 overlap, pred_total, gold_total = pairs.lcs(), pairs.pred_lengths, pairs.ref_lengths
         scores = prf(overlap, pred_total, gold_total)
         if owner is not None:  # score_multi: the reference with the best F, first of equals

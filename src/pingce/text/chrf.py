@@ -165,19 +165,19 @@ def chrf_stats_batch(
     out = np.zeros((len(references), chrf_width(char_order, word_order)), dtype=np.float64)
     column = 0
     chars = _char_pairs(hyp_chars, ref_chars, ref_owner)
-    groups: list[tuple[PairIds, int]] = [(chars.expanded(), char_order)]
+    groups: list[tuple[PairIds, int]] = [(chars, char_order)]
     if word_order:
         with collector_paused():
             hyp_words = [split_punctuation(h) for h in hypotheses]
             ref_words = [split_punctuation(r) for r in references]
-        words = PairIds.from_tokens(hyp_words, ref_words, chars.ref_owner)
-        groups.append((words.expanded(), word_order))
+        groups.append((PairIds.from_tokens(hyp_words, ref_words, chars.ref_owner), word_order))
+    owner = chars.owners()
     for pairs, orders in groups:
-        for n in range(1, orders + 1):
+        for n in range(1, orders + 1):  # a row per reference: against its own prediction
             hyp_total, ref_total = pairs.totals(n)
-            out[:, column] = np.where(ref_total > 0, hyp_total, 0)
+            out[:, column] = np.where(ref_total > 0, hyp_total[owner], 0)
             out[:, column + 1] = ref_total
-            out[:, column + 2] = pairs.matches(n)
+            out[:, column + 2] = pairs.ref_matches(n)
             column += 3
     if chars.ref_owner is None:
         return out

@@ -190,6 +190,7 @@ class PairIds:
         self._shared: np.ndarray | None = None
         self._lcs: np.ndarray | None = None
         self._expanded: PairIds | None = None
+        self._ref_matches: dict[int, np.ndarray] = {}
 
     @property
     def multi(self) -> bool:
@@ -276,9 +277,12 @@ class PairIds:
         lengths = np.concatenate([self.pred_lengths, self.ref_lengths])
         records = np.concatenate([np.arange(n, dtype=np.int64), self.owners()])
         rec = np.repeat(records, lengths)
-        if self.ref_owner is not None:  # the reference each reference token is in
-            refs = self.ref_lengths.shape[0]
-            self._doc = np.repeat(np.arange(refs, dtype=np.int64), self.ref_lengths)
+        if self.ref_owner is not None:  # each reference token's place among its record's refs
+            owner = self.ref_owner
+            place = np.arange(owner.shape[0], dtype=np.int64) - owner_starts(owner, n)[owner]
+            self._slots = int(place.max(initial=0)) + 1
+            self._doc = np.repeat(place, self.ref_lengths)
+            self._first_ref = owner_starts(owner, n)
         ends = np.cumsum(lengths)
         self._rem = np.repeat(ends, lengths) - np.arange(tokens.shape[0], dtype=np.int64)
         self._rec = rec
@@ -319,46 +323,76 @@ class PairIds:
         self._shared = None
 
     def _count(self) -> np.ndarray:
-        """Clipped matches of the current order; marks the n-grams found on both sides."""
+        """Clipped matches of the current order; marks the n-grams found on both sides (with
+        several references, also each reference's own clipped matches)."""
         pos, g = self._pos, self._g
         n = self.n
+        multi = self.ref_owner is not None
         if g.size == 0:
             self._shared = np.zeros(0, dtype=np.bool_)
+            if multi:
+                self._ref_matches[self._order] = np.zeros(self.ref_lengths.shape[0], np.int64)
             return np.zeros(n, dtype=np.int64)
         split = int(np.searchsorted(pos, self._boundary))
         size = int(g.max()) + 1
         in_pred = np.bincount(g[:split], minlength=size)
-        if self.ref_owner is None:
-            in_ref = np.bincount(g[split:], minlength=size)
-        else:
-            in_ref = self._max_ref_counts(g[split:], self._doc[pos[split:] - self._boundary], size)
-        both = np.minimum(in_pred, in_ref)
-        self._shared = both > 0
         owner = np.zeros(size, dtype=np.int64)
         owner[g] = self._rec[pos]
+        if not multi:
+            in_ref = np.bincount(g[split:], minlength=size)
+        else:
+            place = self._doc[pos[split:] - self._boundary]
+            in_ref, ids, places, counts = self._ref_counts(g[split:], place, size)
+            own = np.minimum(in_pred[ids], counts)  # each reference's own clipped matches
+            refs = self._first_ref[owner[ids]] + places
+            self._ref_matches[self._order] = np.bincount(
+                refs, weights=own, minlength=self.ref_lengths.shape[0]
+            ).astype(np.int64)
+        both = np.minimum(in_pred, in_ref)
+        self._shared = both > 0
         hit = np.flatnonzero(self._shared)
         return np.bincount(owner[hit], weights=both[hit], minlength=n).astype(np.int64)
 
-    def _max_ref_counts(self, g: np.ndarray, doc: np.ndarray, size: int) -> np.ndarray:
-        """Per n-gram id, its largest count in any one reference (its ids are per record, so
-        only the record's own references can hold it)."""
-        refs = int(self.ref_lengths.shape[0])
-        key = g * np.int64(refs) + doc
+    def _ref_counts(
+        self, g: np.ndarray, place: np.ndarray, size: int
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Counts of the n-gram ids in the references (their ids are per record, so only the
+        record's own references hold them; ``place`` is each position's place among them):
+        per id its largest count in any one reference, and the (id, place, count) of every
+        id found in a reference. One ``bincount`` over (id, place) cells when they are few (the
+        usual few references per record), else a sort."""
+        slots = self._slots
+        if size * slots <= 4 * g.shape[0] + size:
+            cells = np.bincount(g * np.int64(slots) + place, minlength=size * slots)
+            largest: np.ndarray = cells.reshape(size, slots).max(axis=1)
+            found = np.flatnonzero(cells)
+            return largest, found // slots, found % slots, cells[found]
+        key = g * np.int64(slots) + place
         key.sort()
-        out = np.zeros(size, dtype=np.int64)
+        largest = np.zeros(size, dtype=np.int64)
         if key.size == 0:
-            return out
+            empty = np.zeros(0, dtype=np.int64)
+            return largest, empty, empty, empty
         new = np.empty(key.shape[0], dtype=np.bool_)
         new[0] = True
         np.not_equal(key[1:], key[:-1], out=new[1:])
         starts = np.flatnonzero(new)
         counts = np.diff(np.append(starts, key.shape[0]))
-        ids = key[starts] // refs
+        ids = key[starts] // slots
         first = np.ones(ids.shape[0], dtype=np.bool_)
         np.not_equal(ids[1:], ids[:-1], out=first[1:])
         at = np.flatnonzero(first)
-        out[ids[at]] = np.maximum.reduceat(counts, at)
-        return out
+        largest[ids[at]] = np.maximum.reduceat(counts, at)
+        return largest, ids, key[starts] % slots, counts
+
+    def ref_matches(self, order: int) -> np.ndarray:
+        """Per reference, its own clipped matches with its record's prediction (``order``):
+        what :meth:`matches` of :meth:`expanded` gives, without repeating the predictions."""
+        if self.ref_owner is None:
+            return self.matches(order)
+        if order not in self._ref_matches:
+            self.matches(order)  # counts both
+        return self._ref_matches[order]
 
     def matches(self, order: int) -> np.ndarray:
         """Clipped matches of n-grams of ``order`` per record: ``sum_g min(pred(g), ref(g))``,
