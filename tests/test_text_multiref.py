@@ -981,3 +981,28 @@ def test_references_from_a_data_frame() -> None:
     result = pingce.evaluate(spec, frame, bootstrap=0)
     expected = CHRF().corpus_score(HYPS[:60], streams(GROUPS[:60])).score
     assert close(result.value("chrf") or 0.0, expected)
+
+
+@pytest.mark.parametrize("many", [False, True], ids=["few references", "one record with 40"])
+def test_each_references_own_matches_equal_the_expanded_pairs(many: bool) -> None:
+    """PairIds.ref_matches (each reference against its record's prediction, counted beside the
+    record's clipped matches) equals the matches of the expanded pairs; one record with many
+    references takes the sorting path instead of the (n-gram, place) cells."""
+    rng = random.Random(8)
+    preds, refs, owner = [], [], []
+    for i in range(400):
+        preds.append([rng.choice("abcde") for _ in range(rng.randint(0, 15))])
+        k = 40 if many and i == 7 else rng.randint(1, 4)
+        for _ in range(k):
+            refs.append([rng.choice("abcdef") for _ in range(rng.randint(0, 15))])
+            owner.append(i)
+    pairs = PairIds.from_tokens(preds, refs, np.array(owner))
+    wide = PairIds.from_tokens([preds[o] for o in owner], refs)
+    for n in (3, 1, 2, 5):  # out of order: the engine state is set up again
+        assert pairs.ref_matches(n).tolist() == wide.matches(n).tolist(), n
+        expected = [
+            sum(min(c, max(_ngrams(refs[j], n)[g] for j in np.flatnonzero(np.array(owner) == i)))
+                for g, c in _ngrams(p, n).items())
+            for i, p in enumerate(preds)
+        ]  # fmt: skip
+        assert pairs.matches(n).tolist() == expected, n
