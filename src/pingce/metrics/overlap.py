@@ -78,6 +78,7 @@ __all__ = [
     "NltkBleuStatistic",
     "NltkCorpusBleu",
     "NltkCorpusBleuStatistic",
+    "NltkOptions",
     "Rouge",
     "RougeLsum",
     "RougeStatistic",
