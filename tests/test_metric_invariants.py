@@ -39,10 +39,10 @@ from pingce.metrics import Context, Metric, StatBlock, Statistic, create_metric,
 from pingce.metrics import calls as calls_module
 from pingce.metrics import dialogue as dialogue_module
 from pingce.metrics import evidence as evidence_module
+from pingce.metrics import overlap as overlap_module
 from pingce.metrics import registry as base
 from pingce.metrics import rules as rules_module
 from pingce.metrics import sets as sets_module
-from pingce.metrics import ter as ter_module
 from pingce.metrics.timing import LatencyPercentile
 from pingce.records import FieldSpec, Table, load_records, parse_path
 from pingce.similarity.lexical import LexicalBackend
@@ -120,7 +120,9 @@ def configurations(name: str) -> list[tuple[str, dict[str, Any]]]:
         first, last = labels[0], labels[-1]
         configs.append((f"positive=[{last}]", {"positive": [last]}))
         configs.append((f"positive=[{first},{last}]", {"positive": [first, last]}))
-    if "weights" in params:
+    if "weights" in params and params["weights"] is None:  # nltk BLEU's weight tuple
+        configs += [("weights=[1]", {"weights": [1.0]}), ("weights=[.2,.3,.5]", {"weights": W3})]
+    elif "weights" in params:
         configs += [(f"weights={w}", {"weights": w}) for w in ("linear", "quadratic")]
     if "beta" in params:
         configs += [(f"beta={b}", {"beta": b}) for b in (0.5, 3.0)]
@@ -280,6 +282,23 @@ def random_evidence(rng: np.random.Generator, lenient: bool) -> Any:
     return items
 
 
+TEXT_WORDS = ["打开", "客厅", "的", "灯", "the", "light", "in", "room", "关闭"]
+W3 = [0.2, 0.3, 0.5]
+
+
+def random_text(rng: np.random.Generator) -> str:
+    """Several words, shared between records, so n-gram metrics are defined and vary."""
+    size = int(rng.integers(1, 9))
+    return " ".join(TEXT_WORDS[int(i)] for i in rng.integers(len(TEXT_WORDS), size=size))
+
+
+def random_references(rng: np.random.Generator, lenient: bool) -> Any:
+    """A reference text, or a list of one to three (several references per record)."""
+    if rng.random() < 0.5:
+        return random_text(rng)
+    return [random_text(rng) for _ in range(int(rng.integers(1, 4)))]
+
+
 def random_rules(rng: np.random.Generator, lenient: bool) -> Any:
     """Rule id lists of 0, 1, 2 or 4 distinct ids (absent now and then), so that per-record
     recall and precision are dyadic and resampled sums are exact in any order: BCa on 40
@@ -291,22 +310,7 @@ def random_rules(rng: np.random.Generator, lenient: bool) -> Any:
     return [pool[int(i)] for i in rng.choice(len(pool), size=size, replace=False)]
 
 
-def random_references(rng: np.random.Generator, lenient: bool) -> Any:
-    """One reference text or a list of one to three (TER reads either), of shared words."""
-    words = ["打开", "客厅", "的", "灯", "the", "light", "in", "room", "关闭"]
-
-    def text() -> str:
-        return " ".join(
-            words[int(i)] for i in rng.integers(len(words), size=int(rng.integers(1, 9)))
-        )
-
-    if rng.random() < 0.5:
-        return text()
-    return [text() for _ in range(int(rng.integers(1, 4)))]
-
-
 JSON_GENERATORS: dict[Any, Any] = {
-    ter_module.parse_references: random_references,
     evidence_module.parse_evidence: random_evidence,
     rules_module.parse_rule_ids: random_rules,
     dialogue_module._parse_id: random_dialogue,
@@ -320,6 +324,7 @@ JSON_GENERATORS: dict[Any, Any] = {
     calls_module.parse_calls: random_calls,
     sets_module.parse_yes_no: random_yes_no,
     sets_module.parse_items: random_items,
+    overlap_module.text_references: random_references,
 }
 
 
@@ -345,12 +350,7 @@ def field_values(spec: FieldSpec, n: int, rng: np.random.Generator, decimals: in
     if spec.kind == "string" and spec.choices:
         return [spec.choices[int(rng.integers(len(spec.choices)))] for _ in range(n)]
     if spec.kind == "string":
-        # texts of several words, sharing words, so n-gram metrics are defined and vary
-        words = ["打开", "客厅", "的", "灯", "the", "light", "in", "room", "关闭"]
-        return [
-            " ".join(words[int(i)] for i in rng.integers(len(words), size=int(rng.integers(1, 9))))
-            for _ in range(n)
-        ]
+        return [random_text(rng) for _ in range(n)]
     if spec.kind == "value":
         choices = ["甲", "乙", "abc", "x y"]
         return [choices[int(rng.integers(len(choices)))] for _ in range(n)]

@@ -388,6 +388,34 @@ def test_metric_equals_sacrebleu(options: dict[str, bool]) -> None:
     assert np.abs(per_record - expected).max() <= TOL
 
 
+def test_one_reference_field_feeds_ter_bleu_and_chrf() -> None:
+    """text_ter reads its references as the other text metrics do (one reader), so one field
+    of texts or lists feeds TER, sacrebleu's BLEU and chrF in one suite, each equal to sacrebleu."""
+    from sacrebleu.metrics import BLEU, CHRF
+
+    from pingce.suites import SuiteSpec
+
+    spec = SuiteSpec.model_validate(
+        {
+            "name": "shared",
+            "metrics": {
+                "ter": {"metric": "text_ter"},
+                "bleu": {"metric": "text_corpus_bleu", "tokenize": "13a"},
+                "chrf": {"metric": "text_chrf"},
+            },
+            "inputs": FIELDS,
+        }
+    )
+    records = RECORDS[:200]
+    result = pingce.evaluate(spec, _table_records(records), bootstrap=0)
+    hyps = [h for h, _ in records]
+    streams = _streams([r for _, r in records])
+    assert _close(result.metrics["ter"].value, TER().corpus_score(hyps, streams).score)
+    bleu = BLEU(tokenize="13a").corpus_score(hyps, streams).score
+    assert abs(result.metrics["bleu"].value - bleu) <= 1e-9
+    assert abs(result.metrics["chrf"].value - CHRF().corpus_score(hyps, streams).score) <= 1e-9
+
+
 SUITE = """name: ter
 description: text_ter through the engine
 metrics:
@@ -437,7 +465,7 @@ def test_intervals_slices_and_compare_through_the_engine(tmp_path: Path) -> None
     ("gold", "message"),
     [
         ([], "empty list"),
-        (["ok", 3], "only texts"),
+        (["ok", 3], "reference 1 of the list is int 3, not a text"),
         ({"text": "a"}, "a reference text or a list"),
     ],
 )

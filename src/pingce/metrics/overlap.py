@@ -1,16 +1,27 @@
 """Text-overlap metrics for any suite: ROUGE-N/L/Lsum, BLEU (nltk and sacrebleu) and chrF.
 
 Each metric reads a prediction and a reference text field (``pred_text`` and ``gold_text`` by
-default) and follows one reference library exactly (the tests check the values against it):
+default) and follows one reference library exactly (the tests check the values against it). The
+reference field holds a text or a non-empty list of texts (any number per record), with each
+library's rule for several references:
 
 * ``rouge_n``, ``rouge_l``, ``rouge_lsum``: Google's rouge-score with our tokeniser (its own
   tokeniser drops every Chinese character), as the plain mean over records (rouge-score's
   ``BootstrapAggregator`` reports the median of bootstrap means as "mid", close to it).
-  rouge-score's convention for empty texts applies: precision, recall and F are 0, not undefined;
-* ``bleu``: nltk's ``sentence_bleu`` with smoothing method 0-7, averaged over records;
+  rouge-score's convention for empty texts applies: precision, recall and F are 0, not undefined.
+  Several references: ``score_multi``, the reference with the best F (first of equals) with its
+  own P and R. ROUGE-Lsum's sentences: lines, ``nltk.sent_tokenize`` (``split_summaries``) or
+  pingce's Chinese-aware splitter;
+* ``bleu``: nltk's ``sentence_bleu`` (weights, smoothing method 0-7 and its constants,
+  ``auto_reweigh``), averaged over records; ``nltk_corpus_bleu``: nltk's ``corpus_bleu`` from
+  summed statistics (smoothing 0-4, applied once to the corpus precisions). Several references:
+  clipped by the largest count in any one, the closest reference length (ties to the shorter).
+  Several weight tuples in a suite entry make one metric per tuple (``bleu_1``, ``bleu_2``, ...);
 * ``corpus_bleu``: sacrebleu's corpus BLEU (its tokenisers, default ``zh``; smoothing and
-  effective order; 0-100);
-* ``chrf``: sacrebleu's corpus chrF / chrF++ (0-100).
+  effective order; 0-100), several references as sacrebleu's reference streams (a record with
+  fewer is sacrebleu's ``None``);
+* ``chrf``: sacrebleu's corpus chrF / chrF++ (0-100); several references: the statistics of the
+  one with the best sentence chrF (first of equals).
 
 Statistics: records averaged metrics keep dense rows ``[precision, recall, F, 1]`` (ROUGE) or
 ``[score, defined, 1]`` (nltk BLEU); corpus metrics keep the library's own summable segment
@@ -23,13 +34,15 @@ n-grams of) each text once.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Literal, TypeVar
 
 import numpy as np
 
 from .._collector import collector_paused
+from .._halves import in_halves, two_processes_allowed
 from ..records import FieldSpec, Table
 from ..text.bleu import (
     SMOOTH_DEFAULTS,
@@ -42,25 +55,38 @@ from ..text.bleu import (
     sacrebleu_tokenize_all,
 )
 from ..text.chrf import chrf, chrf_stats_batch, chrf_width
-from ..text.pairs import PairIds
-from ..text.rouge_google import prf, rouge_lsum_counts, split_sentences
+from ..text.pairs import PairIds, first_best, flatten_references
+from ..text.rouge_google import (
+    RougeScores,
+    SplitSummaries,
+    check_split_summaries,
+    prf,
+    rouge_lsum_counts,
+    summary_sentences,
+)
 from ..text.tokenize import get_tokenizer, stemmer_available, warn_if_empty
 from ._policy import ZeroDivision, check_zero_division, fill_value, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic
 from .registry import register_metric
 
 __all__ = [
+    "REFERENCES",
     "Chrf",
     "ChrfStatistic",
     "CorpusBleu",
     "CorpusMetric",
     "NltkBleu",
     "NltkBleuStatistic",
+    "NltkCorpusBleu",
+    "NltkCorpusBleuStatistic",
+    "NltkOptions",
     "Rouge",
+    "RougeLsum",
     "RougeStatistic",
     "SacreBleuStatistic",
     "TextMetric",
     "clear_text_cache",
+    "text_references",
 ]
 
 RougeStat = Literal["f", "p", "r"]
@@ -113,35 +139,79 @@ def clear_text_cache() -> None:
     _CACHE.clear()
 
 
+def text_references(raw: Any) -> str | list[str]:
+    """A reference field's value: a text, or a non-empty list of texts (several references);
+    anything else is a ValueError that the loader reports with file, line, field and value."""
+    if type(raw) is str:
+        return raw
+    if isinstance(raw, tuple) or (isinstance(raw, np.ndarray) and raw.ndim == 1):
+        raw = list(raw)  # a frame's list cell (pandas reads Parquet lists as arrays)
+    if isinstance(raw, list):
+        if not raw:
+            raise ValueError("an empty list of references: give at least one reference text")
+        for i, item in enumerate(raw):
+            if not isinstance(item, str):
+                raise ValueError(
+                    f"reference {i} of the list is {type(item).__name__} {item!r}, not a text"
+                )
+        return raw
+    raise ValueError("expected a reference text or a list of reference texts")
+
+
+text_references.identity_types = frozenset({str})  # type: ignore[attr-defined]
+
+
+def _flat(table: Table, path: str) -> tuple[list[str], np.ndarray | None]:
+    """The texts of a text or reference column in record order, and the record of each (None
+    when every record has exactly one)."""
+    return _CACHE.get(table, ("texts", path), lambda: flatten_references(table.column(path)))
+
+
 def _texts(table: Table, path: str) -> list[str]:
-    column: list[str] = table.column(path)
-    return column
+    return _flat(table, path)[0]
+
+
+def _owner(table: Table, path: str) -> np.ndarray | None:
+    return _flat(table, path)[1]
 
 
 def _tokens(table: Table, path: str, tokenizer: str) -> list[list[str]]:
     def build() -> list[list[str]]:
         texts = _texts(table, path)
         tokenize = get_tokenizer(tokenizer)
-        with collector_paused():
-            tokens = [tokenize(t) for t in texts]
+        if texts and two_processes_allowed(len(texts)):
+            tokenize(texts[0])  # loads the tokenizer (jieba's dictionary) before the fork
+
+        def work(part: Sequence[str]) -> list[list[str]]:
+            with collector_paused():
+                return [tokenize(t) for t in part]
+
+        # jieba is most of a text metric's time: the second half of the texts may go to a second
+        # process (pingce._halves decides by size and load; same tokens either way)
+        tokens = list(chain.from_iterable(in_halves(work, texts)))
         warn_if_empty(texts, tokens, tokenizer)
         return tokens
 
     return _CACHE.get(table, ("tokens", path, tokenizer), build)
 
 
-def _sentences(table: Table, path: str, tokenizer: str) -> list[list[list[str]]]:
+def _sentences(
+    table: Table, path: str, tokenizer: str, split: SplitSummaries = "lines"
+) -> list[list[list[str]]]:
     def build() -> list[list[list[str]]]:
         tokenize = get_tokenizer(tokenizer)
+        texts = _texts(table, path)
         with collector_paused():
-            return [[tokenize(s) for s in split_sentences(t)] for t in _texts(table, path)]
+            return [[tokenize(s) for s in summary_sentences(t, split)] for t in texts]
 
-    return _CACHE.get(table, ("sentences", path, tokenizer), build)
+    return _CACHE.get(table, ("sentences", path, tokenizer, split), build)
 
 
 def _pairs(table: Table, pred: str, gold: str, tokenizer: str) -> PairIds:
     def build() -> PairIds:
-        return PairIds.from_tokens(_tokens(table, pred, tokenizer), _tokens(table, gold, tokenizer))
+        return PairIds.from_tokens(
+            _tokens(table, pred, tokenizer), _tokens(table, gold, tokenizer), _owner(table, gold)
+        )
 
     return _CACHE.get(table, ("pairs", pred, gold, tokenizer), build)
 
@@ -155,7 +225,7 @@ def _sacre_pairs(table: Table, pred: str, gold: str, tokenize: str, lowercase: b
         )
 
     def build() -> PairIds:
-        return PairIds.from_tokens(tokens(pred), tokens(gold))
+        return PairIds.from_tokens(tokens(pred), tokens(gold), _owner(table, gold))
 
     return _CACHE.get(table, ("sacrebleu-pairs", pred, gold, tokenize, lowercase), build)
 
@@ -165,84 +235,151 @@ def _sacre_pairs(table: Table, pred: str, gold: str, tokenize: str, lowercase: b
 # ----------------------------------------------------------------------------------------------
 
 
+REFERENCES = "a reference text or a list of reference texts"
+
+
 class _TextStatistic(Statistic):
-    """A statistic over a prediction and a reference text field."""
+    """A statistic over a prediction text field and a reference field (a text or a list)."""
 
     def __init__(self, pred: str, gold: str) -> None:
         self.pred = pred
         self.gold = gold
 
     def fields(self) -> list[FieldSpec]:
-        return [FieldSpec(self.pred, "string"), FieldSpec(self.gold, "string")]
+        return [
+            FieldSpec(self.pred, "string"),
+            FieldSpec(self.gold, "json", parser=text_references, what=REFERENCES),
+        ]
 
 
 class RougeStatistic(_TextStatistic):
-    """Per record ``[precision, recall, F, 1]`` of ROUGE-N (``kind="n"``), ROUGE-L or ROUGE-Lsum."""
+    """Per record ``[precision, recall, F, 1]`` of ROUGE-N (``kind="n"``), ROUGE-L or ROUGE-Lsum;
+    with several references, those of the reference with the best F (rouge-score's
+    ``score_multi``)."""
 
     def __init__(
-        self, pred: str, gold: str, tokenizer: str, kind: Literal["n", "l", "lsum"], n: int = 0
+        self,
+        pred: str,
+        gold: str,
+        tokenizer: str,
+        kind: Literal["n", "l", "lsum"],
+        n: int = 0,
+        split: SplitSummaries = "lines",
     ) -> None:
         super().__init__(pred, gold)
         self.tokenizer = tokenizer
         self.kind = kind
         self.n = n
+        self.split = split
 
     @property
     def key(self) -> Hashable:
-        return ("rouge", self.kind, self.n, self.pred, self.gold, self.tokenizer)
+        return ("rouge", self.kind, self.n, self.pred, self.gold, self.tokenizer, self.split)
 
     def compute(self, table: Table, context: Context) -> StatBlock:
         overlap: np.ndarray
         pred_total: np.ndarray
         gold_total: np.ndarray
+        owner = _owner(table, self.gold)
         if self.kind == "lsum":
-            preds = _sentences(table, self.pred, self.tokenizer)
-            golds = _sentences(table, self.gold, self.tokenizer)
+            preds = _sentences(table, self.pred, self.tokenizer, self.split)
+            golds = _sentences(table, self.gold, self.tokenizer, self.split)
+            hyps = preds if owner is None else [preds[i] for i in owner.tolist()]
             counts = np.array(
-                [rouge_lsum_counts(p, g) for p, g in zip(preds, golds, strict=True)],
+                [rouge_lsum_counts(p, g) for p, g in zip(hyps, golds, strict=True)],
                 dtype=np.float64,
             ).reshape(-1, 3)
             overlap, pred_total, gold_total = counts[:, 0], counts[:, 1], counts[:, 2]
         else:
             pairs = _pairs(table, self.pred, self.gold, self.tokenizer)
-            if self.kind == "n":
-                overlap = pairs.matches(self.n)
+            if self.kind == "n":  # a value per reference: against its record's prediction
+                overlap = pairs.ref_matches(self.n)
                 pred_total, gold_total = pairs.totals(self.n)
+                pred_total = pred_total[pairs.owners()]
             else:
+                pairs = pairs.expanded()
                 overlap, pred_total, gold_total = pairs.lcs(), pairs.pred_lengths, pairs.ref_lengths
         scores = prf(overlap, pred_total, gold_total)
+        if owner is not None:  # score_multi: the reference with the best F, first of equals
+            best = first_best(scores.fmeasure, owner, table.n)
+            scores = RougeScores(scores.precision[best], scores.recall[best], scores.fmeasure[best])
         rows = np.stack(
             [scores.precision, scores.recall, scores.fmeasure, np.ones(table.n)], axis=1
         )
         return StatBlock(width=4, rows=rows)
 
 
+@dataclass(frozen=True)
+class NltkOptions:
+    """The arguments of nltk's ``sentence_bleu`` / ``corpus_bleu`` other than the texts: one
+    weight tuple (None: uniform over ``max_order``), the ``SmoothingFunction`` method and its
+    constants, ``auto_reweigh``; ``max_order`` is the number of orders nltk computes and smooths
+    (its longest weight tuple)."""
+
+    max_order: int = 4
+    weights: tuple[float, ...] | None = None
+    smoothing: int = 0
+    epsilon: float = 0.1
+    alpha: float = 5.0
+    k: float = 5.0
+    auto_reweigh: bool = False
+
+    def bleu(self, stats: np.ndarray) -> np.ndarray:
+        """nltk's BLEU of (summed) statistics, NaN where nltk raises."""
+        return nltk_bleu(
+            stats,
+            self.weights,
+            self.smoothing,
+            epsilon=self.epsilon,
+            alpha=self.alpha,
+            k=self.k,
+            auto_reweigh=self.auto_reweigh,
+        )
+
+
 class NltkBleuStatistic(_TextStatistic):
     """Per record ``[nltk sentence BLEU, 1, 1]``, or ``[0, 0, 1]`` where it is undefined."""
 
-    def __init__(
-        self, pred: str, gold: str, tokenizer: str, smoothing: int, max_order: int
-    ) -> None:
+    def __init__(self, pred: str, gold: str, tokenizer: str, options: NltkOptions) -> None:
         super().__init__(pred, gold)
         self.tokenizer = tokenizer
-        self.smoothing = smoothing
-        self.max_order = max_order
+        self.options = options
 
     @property
     def key(self) -> Hashable:
-        return ("nltk-bleu", self.pred, self.gold, self.tokenizer, self.smoothing, self.max_order)
+        return ("nltk-bleu", self.pred, self.gold, self.tokenizer, self.options)
 
     def compute(self, table: Table, context: Context) -> StatBlock:
         pairs = _pairs(table, self.pred, self.gold, self.tokenizer)
         stats = nltk_bleu_stats_batch(
-            pairs, max_order=self.max_order, fivegrams=self.smoothing in (5, 7)
+            pairs, max_order=self.options.max_order, fivegrams=self.options.smoothing in (5, 7)
         )
-        scores = nltk_bleu(stats, smoothing=self.smoothing)
+        scores = self.options.bleu(stats)
         defined = ~np.isnan(scores)
         rows = np.stack(
             [np.where(defined, scores, 0.0), defined.astype(np.float64), np.ones(table.n)], axis=1
         )
         return StatBlock(width=3, rows=rows)
+
+
+class NltkCorpusBleuStatistic(_TextStatistic):
+    """Per record nltk's BLEU statistics ``[hyp_len, closest ref_len, m_1..N, d_1..N, c_1..N,
+    0, 0]`` (see :mod:`pingce.text.bleu`) and a 1: summed, they are ``corpus_bleu``'s counts."""
+
+    def __init__(self, pred: str, gold: str, tokenizer: str, max_order: int) -> None:
+        super().__init__(pred, gold)
+        self.tokenizer = tokenizer
+        self.max_order = max_order
+
+    @property
+    def key(self) -> Hashable:
+        return ("nltk-corpus-bleu", self.pred, self.gold, self.tokenizer, self.max_order)
+
+    def compute(self, table: Table, context: Context) -> StatBlock:
+        pairs = _pairs(table, self.pred, self.gold, self.tokenizer)
+        stats = nltk_bleu_stats_batch(pairs, max_order=self.max_order, fivegrams=False)
+        rows = np.concatenate([stats, np.ones((table.n, 1))], axis=1)
+        return StatBlock(width=rows.shape[1], rows=rows)
 
 
 class SacreBleuStatistic(_TextStatistic):
@@ -273,7 +410,9 @@ class SacreBleuStatistic(_TextStatistic):
 
 
 class ChrfStatistic(_TextStatistic):
-    """Per record sacrebleu's chrF ``[hyp, ref, match]`` of every order and a 1."""
+    """Per record sacrebleu's chrF ``[hyp, ref, match]`` of every order and a 1; with several
+    references, those of the reference with the best sentence chrF under ``beta`` and
+    ``eps_smoothing`` (sacrebleu's choice)."""
 
     def __init__(
         self,
@@ -283,12 +422,16 @@ class ChrfStatistic(_TextStatistic):
         word_order: int,
         lowercase: bool,
         whitespace: bool,
+        beta: float = 2.0,
+        eps_smoothing: bool = False,
     ) -> None:
         super().__init__(pred, gold)
         self.char_order = char_order
         self.word_order = word_order
         self.lowercase = lowercase
         self.whitespace = whitespace
+        self.beta = beta
+        self.eps_smoothing = eps_smoothing
 
     @property
     def key(self) -> Hashable:
@@ -300,6 +443,8 @@ class ChrfStatistic(_TextStatistic):
             self.word_order,
             self.lowercase,
             self.whitespace,
+            self.beta,
+            self.eps_smoothing,
         )
 
     def compute(self, table: Table, context: Context) -> StatBlock:
@@ -310,6 +455,9 @@ class ChrfStatistic(_TextStatistic):
             self.word_order,
             self.lowercase,
             self.whitespace,
+            ref_owner=_owner(table, self.gold),
+            beta=self.beta,
+            eps_smoothing=self.eps_smoothing,
         )
         rows = np.concatenate([stats, np.ones((table.n, 1))], axis=1)
         return StatBlock(width=rows.shape[1], rows=rows)
@@ -347,6 +495,117 @@ def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
     if high is not None and value > high:
         raise ValueError(f"{name} must be an integer in {low}..{high}, got {value!r}")
     return value
+
+
+def _is_number(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value)
+
+
+def _check_number(name: str, value: Any, *, positive: bool = False) -> float:
+    if not _is_number(value) or value < 0 or (positive and value == 0):
+        what = "a number > 0" if positive else "a number >= 0"
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return float(value)
+
+
+def _several(weights: Any) -> bool:
+    """Whether ``weights`` is a list of weight tuples (several BLEU scores at once)."""
+    return (
+        isinstance(weights, list | tuple)
+        and len(weights) > 0
+        and all(isinstance(w, list | tuple) for w in weights)
+    )
+
+
+def _check_weights(weights: Any) -> list[float] | None:
+    if weights is None:
+        return None
+    if _several(weights):
+        raise ValueError(
+            "several weight tuples give several BLEU scores: a suite entry with them becomes one "
+            "metric per tuple (NAME_1, NAME_2, ...); build one metric per tuple here"
+        )
+    if not isinstance(weights, list | tuple) or not weights:
+        raise ValueError(f"weights must be a non-empty list of numbers, got {weights!r}")
+    bad = [w for w in weights if not _is_number(w)]
+    if bad:
+        raise ValueError(f"weights must be finite numbers, got {bad[0]!r} in {list(weights)!r}")
+    return [float(w) for w in weights]
+
+
+def _expand_weights(args: dict[str, Any]) -> list[tuple[str, dict[str, Any]]] | None:
+    """Several weight tuples in one suite entry: one metric per tuple, named ``1``, ``2``, ... after
+    the entry, all computing and smoothing the orders of the longest tuple (as one nltk call with
+    all of them does)."""
+    weights = args.get("weights")
+    if not _several(weights):
+        return None
+    tuples: list[Any] = list(weights or [])
+    longest = max(len(w) for w in tuples)
+    max_order = args.get("max_order") or longest
+    return [
+        (str(i), {**args, "weights": list(w), "max_order": max_order})
+        for i, w in enumerate(tuples, start=1)
+    ]
+
+
+_SMOOTHING_CONSTANTS = (("epsilon", 0.1, (1,)), ("alpha", 5.0, (6,)), ("k", 5.0, (4, 7)))
+
+
+@dataclass(eq=False)
+class _NltkArguments:
+    """nltk's BLEU arguments shared by ``text_bleu`` and ``text_nltk_corpus_bleu`` (checked by
+    :meth:`_nltk_options`)."""
+
+    tokenizer: str = "jieba"
+    smoothing: int = 0
+    max_order: int | None = None
+    weights: list[float] | None = None
+    auto_reweigh: bool = False
+    epsilon: float = 0.1
+    k: float = 5.0
+
+    @classmethod
+    def expand_arguments(cls, args: dict[str, Any]) -> list[tuple[str, dict[str, Any]]] | None:
+        """Suite entries whose ``weights`` hold several tuples make one metric per tuple."""
+        return _expand_weights(args)
+
+    def _nltk_options(self, alpha: float = 5.0) -> NltkOptions:
+        _check_tokenizer(self.tokenizer)
+        _check_int("smoothing", self.smoothing, 0, 7)
+        self.weights = _check_weights(self.weights)
+        longest = len(self.weights) if self.weights else 4
+        if self.max_order is None:
+            self.max_order = longest
+        _check_int("max_order", self.max_order, 1)
+        if self.weights is not None and len(self.weights) > self.max_order:
+            raise ValueError(
+                f"max_order ({self.max_order}) must be at least the number of weights "
+                f"({len(self.weights)})"
+            )
+        if self.smoothing == 6 and self.max_order < 3:
+            raise ValueError("smoothing method 6 needs max_order >= 3")
+        if not isinstance(self.auto_reweigh, bool):
+            raise ValueError(f"auto_reweigh must be true or false, got {self.auto_reweigh!r}")
+        self.epsilon = _check_number("epsilon", self.epsilon)
+        self.k = _check_number("k", self.k, positive=True)
+        values = {"epsilon": self.epsilon, "alpha": alpha, "k": self.k}
+        for name, default, methods in _SMOOTHING_CONSTANTS:
+            if values[name] != default and self.smoothing not in methods:
+                used = " and ".join(str(m) for m in methods)
+                raise ValueError(
+                    f"{name} is a constant of smoothing method {used} only (smoothing is "
+                    f"{self.smoothing}): leave it out or choose that method"
+                )
+        return NltkOptions(
+            max_order=self.max_order,
+            weights=None if self.weights is None else tuple(self.weights),
+            smoothing=self.smoothing,
+            epsilon=self.epsilon,
+            alpha=alpha,
+            k=self.k,
+            auto_reweigh=self.auto_reweigh,
+        )
 
 
 @dataclass(eq=False)
@@ -389,12 +648,33 @@ class Rouge(TextMetric):
 
     def statistic(self) -> Statistic:
         tokenizer = "rouge_score_stemmed" if self.use_stemmer else self.tokenizer
-        return RougeStatistic(self.pred, self.gold, tokenizer, self.kind, self.n)
+        return RougeStatistic(self.pred, self.gold, tokenizer, self.kind, self.n, self._split())
+
+    def _split(self) -> SplitSummaries:
+        return "lines"
 
     def finalize(self, summed: np.ndarray) -> np.ndarray:
         s = np.asarray(summed, dtype=np.float64)
         column = {"p": 0, "r": 1, "f": 2}[self.stat]
         return safe_divide(s[..., column], s[..., 3], self.zero_division)
+
+
+@dataclass(eq=False)
+class RougeLsum(Rouge):
+    """ROUGE-Lsum with rouge-score's ``split_summaries``: sentences on newlines (``lines``, its
+    default, or ``false``), by ``nltk.sent_tokenize`` (``nltk`` or ``true``: nltk's Punkt model
+    must be installed; nothing is downloaded), or by pingce's Chinese-aware splitter
+    (``chinese``)."""
+
+    split_summaries: SplitSummaries | bool = "lines"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.split_summaries = check_split_summaries(self.split_summaries)
+
+    def _split(self) -> SplitSummaries:
+        assert not isinstance(self.split_summaries, bool)
+        return self.split_summaries
 
 
 register_metric(
@@ -413,39 +693,36 @@ register_metric(
 register_metric(
     "text_rouge_lsum",
     definition="mean over records of rouge-score's ROUGE-Lsum: union LCS of each reference "
-    "line with the predicted lines, P = hits/pred tokens, R = hits/ref tokens (stat f, p or r)",
+    "sentence with the predicted sentences, P = hits/pred tokens, R = hits/ref tokens (stat f, "
+    "p or r)",
     kind="lsum",
     n=0,
-)(Rouge)
+)(RougeLsum)
 
 
 @register_metric("text_bleu")
 @dataclass(eq=False)
-class NltkBleu(TextMetric):
-    """Mean over records of nltk's sentence BLEU (uniform weights, smoothing method 0-7)."""
+class NltkBleu(_NltkArguments, TextMetric):
+    """Mean over records of nltk's sentence BLEU: ``weights`` (one tuple; several in a suite
+    entry make one metric each), smoothing method 0-7 with its constants ``epsilon`` (method 1),
+    ``alpha`` (6) and ``k`` (4, 7), ``auto_reweigh``."""
 
     definition = (
-        "mean over records of nltk sentence_bleu: brevity penalty x geometric mean of clipped "
-        "n-gram precisions 1..max_order, SmoothingFunction method `smoothing` (0-7)"
+        "mean over records of nltk sentence_bleu: brevity penalty x weighted geometric mean of "
+        "clipped n-gram precisions (weights, default uniform over 1..max_order), "
+        "SmoothingFunction(epsilon, alpha, k) method `smoothing` (0-7)"
     )
 
-    tokenizer: str = "jieba"
-    smoothing: int = 0
-    max_order: int = 4
+    alpha: float = 5.0
     zero_division: ZeroDivision = None
 
     def __post_init__(self) -> None:
-        _check_tokenizer(self.tokenizer)
-        _check_int("smoothing", self.smoothing, 0, 7)
-        _check_int("max_order", self.max_order, 1)
-        if self.smoothing == 6 and self.max_order < 3:
-            raise ValueError("smoothing method 6 needs max_order >= 3")
+        self.alpha = _check_number("alpha", self.alpha, positive=True)
+        self.options = self._nltk_options(self.alpha)
         self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
-        return NltkBleuStatistic(
-            self.pred, self.gold, self.tokenizer, self.smoothing, self.max_order
-        )
+        return NltkBleuStatistic(self.pred, self.gold, self.tokenizer, self.options)
 
     def finalize(self, summed: np.ndarray) -> np.ndarray:
         s = np.asarray(summed, dtype=np.float64)
@@ -458,6 +735,48 @@ class NltkBleu(TextMetric):
         if float(np.asarray(summed)[..., 2]) == 0:
             return "no records"
         return "smoothing method 6 is undefined for every record (it needs a trigram match)"
+
+
+@register_metric("text_nltk_corpus_bleu")
+@dataclass(eq=False)
+class NltkCorpusBleu(_NltkArguments, TextMetric):
+    """nltk's ``corpus_bleu`` (0-1) from statistics summed over records: matches and denominators
+    of every order, hypothesis and closest reference lengths; smoothing (method 0-4) is applied
+    once, to the corpus precisions, with the corpus hypothesis length (method 4), as nltk does.
+
+    Methods 5-7 are refused: nltk's ``corpus_bleu`` hands them the last hypothesis and its
+    references (a loop variable left over), so their value depends on the order of the records and
+    does not add up; ``text_bleu`` has them per sentence. A record's own value is nltk's
+    ``sentence_bleu`` of it.
+    """
+
+    definition = (
+        "nltk corpus_bleu (0-1): brevity penalty x weighted geometric mean of n-gram precisions "
+        "from counts summed over records, smoothing (0-4) applied to the corpus precisions"
+    )
+
+    zero_division: ZeroDivision = None
+
+    def __post_init__(self) -> None:
+        if _check_int("smoothing", self.smoothing, 0, 7) > 4:
+            raise ValueError(
+                f"smoothing method {self.smoothing} is not offered at corpus level: nltk's "
+                "corpus_bleu gives methods 5-7 the last record's texts (a leftover loop "
+                "variable), so the value depends on record order and does not add up over "
+                "records; use a method 0-4, or text_bleu for sentence scores with 5-7"
+            )
+        self.options = self._nltk_options()
+        self.zero_division = check_zero_division(self.zero_division)
+
+    def statistic(self) -> Statistic:
+        assert self.max_order is not None
+        return NltkCorpusBleuStatistic(self.pred, self.gold, self.tokenizer, self.max_order)
+
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
+        s = np.asarray(summed, dtype=np.float64)
+        value = self.options.bleu(s[..., :-1])
+        fill = fill_value(self.zero_division)
+        return np.asarray(np.where(s[..., -1] > 0, value, fill), dtype=np.float64)
 
 
 @dataclass(eq=False)
@@ -556,7 +875,14 @@ class Chrf(CorpusMetric):
 
     def statistic(self) -> Statistic:
         return ChrfStatistic(
-            self.pred, self.gold, self.char_order, self.word_order, self.lowercase, self.whitespace
+            self.pred,
+            self.gold,
+            self.char_order,
+            self.word_order,
+            self.lowercase,
+            self.whitespace,
+            self.beta,
+            self.eps_smoothing,
         )
 
     def finalize(self, summed: np.ndarray) -> np.ndarray:

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
@@ -24,31 +23,11 @@ from .._halves import in_halves
 from ..records import FieldSpec, Table
 from ..text.ter import ter, ter_stats_batch
 from ._policy import ZeroDivision, check_zero_division
-from .overlap import CorpusMetric
+from .overlap import REFERENCES, CorpusMetric, text_references
 from .protocol import Context, StatBlock, Statistic
 from .registry import register_metric
 
-__all__ = ["Ter", "TerStatistic", "parse_references"]
-
-
-def parse_references(value: Any) -> str | tuple[str, ...]:
-    """A reference text, or a non-empty list of reference texts (kept as a tuple); else
-    ValueError. A text is kept as it is, even one that looks like JSON."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, list | tuple):
-        if not value:
-            raise ValueError("expected a reference text or a list of them, got an empty list")
-        for item in value:
-            if not isinstance(item, str):
-                raise ValueError(
-                    f"a list of references must hold only texts, got {type(item).__name__} {item!r}"
-                )
-        return tuple(value)
-    raise ValueError("expected a reference text or a list of reference texts")
-
-
-parse_references.identity_types = {str}  # type: ignore[attr-defined]
+__all__ = ["Ter", "TerStatistic"]
 
 
 class TerStatistic(Statistic):
@@ -82,8 +61,8 @@ class TerStatistic(Statistic):
             FieldSpec(
                 self.gold,
                 "json",
-                parser=parse_references,
-                what="a reference text or a list of reference texts",
+                parser=text_references,
+                what=REFERENCES,
             ),
         ]
 
@@ -93,7 +72,7 @@ class TerStatistic(Statistic):
         rows = np.concatenate([stats, np.ones((table.n, 1))], axis=1)
         return StatBlock(width=3, rows=rows)
 
-    def rows(self, pairs: Sequence[tuple[str, str | tuple[str, ...]]]) -> np.ndarray:
+    def rows(self, pairs: Sequence[tuple[str, str | list[str]]]) -> np.ndarray:
         """The statistics of (prediction, references) pairs; records are independent, so a
         large run gives the second half to a second process (:mod:`pingce._halves`)."""
         with collector_paused():

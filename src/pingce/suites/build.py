@@ -5,6 +5,11 @@ Options overlay the suite: ``load_suite(suite, defaults={"zero_division": 0.0})`
 one default and keeps every other (``threshold``, ``normalize``, ``assignment``...). Suite
 defaults apply to every metric that takes an argument of that name, unless the metric's own
 entry sets it. Old metric names keep working and leave a note that says what to use instead.
+
+A metric class may expand one entry into several metrics (``expand_arguments(args)`` returning
+``(suffix, args)`` pairs, or None): ``bleu: {metric: text_bleu, weights: [[1], [0.5, 0.5]]}``
+is the metrics ``bleu_1`` and ``bleu_2``, as nltk's BLEU with several weight tuples gives several
+scores.
 """
 
 from __future__ import annotations
@@ -74,7 +79,8 @@ def _build(
     scale: LabelScale | None,
     source: str,
     notes: list[str],
-) -> Any:
+) -> list[Any]:
+    """The metric (or table) of one suite entry, or the several an entry expands into."""
     args = dict(entry)
     given = args.pop("metric", name) if kind == "metric" else args.pop("table", name)
     key = f"{kind}s.{name}"
@@ -112,17 +118,45 @@ def _build(
         reaches = takes_default is None or takes_default(param, {**info.fixed, **args})
         if param in params and param not in args and reaches:
             args[param] = value
-    try:
-        item = (create_metric if kind == "metric" else create_table)(registered, **args)
-    except SuiteError as exc:
-        raise SuiteError(exc.reason, source=source, key=key) from None
-    try:  # field arguments must be field paths: say so here, not in a traceback mid-run
-        item.statistic().fields()
-    except (ValueError, TypeError, AttributeError) as exc:
-        raise SuiteError(f"{kind} {registered!r}: {exc}", source=source, key=key) from None
-    item.name = name
-    item.args.pop("scale", None)
-    return item
+    expand = getattr(info.factory, "expand_arguments", None) if kind == "metric" else None
+    variants = expand(args) if expand is not None else None
+    items = []
+    for suffix, variant in variants or [("", args)]:
+        try:
+            item = (create_metric if kind == "metric" else create_table)(registered, **variant)
+        except SuiteError as exc:
+            raise SuiteError(exc.reason, source=source, key=key) from None
+        try:  # field arguments must be field paths: say so here, not in a traceback mid-run
+            item.statistic().fields()
+        except (ValueError, TypeError, AttributeError) as exc:
+            raise SuiteError(f"{kind} {registered!r}: {exc}", source=source, key=key) from None
+        item.name = f"{name}_{suffix}" if suffix else name
+        item.args.pop("scale", None)
+        items.append(item)
+    return items
+
+
+def _collect(
+    kind: str,
+    entries: dict[str, dict[str, Any]],
+    spec: SuiteSpec,
+    scale: LabelScale | None,
+    source: str,
+    notes: list[str],
+) -> dict[str, Any]:
+    """Every entry's metrics (or tables) by result name; an expanded name that another entry
+    also gives is an error naming the entry."""
+    out: dict[str, Any] = {}
+    for name, entry in entries.items():
+        for item in _build(kind, name, entry, spec, scale, source, notes):
+            if item.name in out or (item.name != name and item.name in entries):
+                raise SuiteError(
+                    f"this entry makes the {kind} {item.name!r}, a name another entry has too",
+                    source=source,
+                    key=f"{kind}s.{name}",
+                )
+            out[item.name] = item
+    return out
 
 
 def _check_used(spec: SuiteSpec, taken: set[str], source: str) -> None:
@@ -202,14 +236,8 @@ def load_suite(
         except ValueError as exc:
             raise SuiteError(str(exc), source=source, key="labels") from None
     notes: list[str] = []
-    metrics = {
-        name: _build("metric", name, entry, spec, scale, source, notes)
-        for name, entry in spec.metrics.items()
-    }
-    tables = {
-        name: _build("table", name, entry, spec, scale, source, notes)
-        for name, entry in spec.tables.items()
-    }
+    metrics = _collect("metric", spec.metrics, spec, scale, source, notes)
+    tables = _collect("table", spec.tables, spec, scale, source, notes)
     registry = {**metric_registry(), **table_registry()}
     taken = {
         param

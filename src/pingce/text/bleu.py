@@ -6,12 +6,15 @@ score is the finaliser of the summed statistics and a sentence score the finalis
 
 **nltk** (``nltk.translate.bleu_score``). Per record, :func:`nltk_bleu_stats` gives
 ``[hyp_len, ref_len, m_1..m_N, d_1..d_N, c_1..c_N, m_5x, d_5x]``: the hypothesis length, the
-closest reference length (ties to the shorter), clipped n-gram matches ``m_n``, nltk's precision
-denominators ``d_n = max(1, c_n)`` and the plain hypothesis n-gram counts ``c_n``, and the clipped
-matches and denominator of 5-grams (smoothing method 5 looks one order past the last weight and
-nltk always takes that order to be 5). :func:`nltk_bleu` implements ``sentence_bleu`` /
-``corpus_bleu`` with weights and every ``SmoothingFunction`` method 0-7 (``epsilon`` 0.1,
-``alpha`` 5, ``k`` 5), without nltk's warnings. Two nltk behaviours are kept on purpose:
+closest reference length (ties to the shorter), clipped n-gram matches ``m_n`` (each hypothesis
+n-gram clipped by its largest count in any one reference), nltk's precision denominators
+``d_n = max(1, c_n)`` and the plain hypothesis n-gram counts ``c_n``, and the clipped matches and
+denominator of 5-grams (smoothing method 5 looks one order past the last weight and nltk always
+takes that order to be 5). :func:`nltk_bleu` implements ``sentence_bleu`` / ``corpus_bleu`` with
+weights and every ``SmoothingFunction`` method 0-7 (``epsilon`` 0.1, ``alpha`` 5, ``k`` 5 by
+default), without nltk's warnings. The statistics' orders ``1..N`` are the precisions nltk
+computes and smooths (its longest weight tuple); weights shorter than ``N`` read the first of
+them, as one tuple among several in an nltk call does. Two nltk behaviours are kept on purpose:
 
 * method 0 replaces a zero precision by ``sys.float_info.min``, so a sentence without, say,
   4-gram matches scores about 1e-77, not 0; a corpus without unigram matches scores 0;
@@ -29,6 +32,13 @@ expression replaces the per-character loop of ``zh``); per record the statistics
 own ``[hyp_len, ref_len, correct_1..4, total_1..4]`` and :func:`sacrebleu_bleu` is its
 ``compute_bleu`` (smoothing ``exp``, ``floor``, ``add-k``, ``none``; effective order), on the
 0-100 scale sacrebleu reports.
+
+Several references per record: the batch functions take all references in record order and
+``ref_owner``, the record of each (see :class:`pingce.text.pairs.PairIds`); both libraries clip by
+the largest count in any one reference and take the closest reference length, ties to the
+shorter. A record with fewer references than others is what sacrebleu makes of ``None`` in a
+reference stream (it drops it); an empty string stays an (empty) reference in sacrebleu, and so
+here.
 """
 
 from __future__ import annotations
@@ -44,7 +54,7 @@ import numpy as np
 
 from .._collector import collector_paused
 from .intl import tokenize_intl
-from .pairs import PairIds
+from .pairs import PairIds, flatten_references
 from .tokenize import TOKENIZERS
 
 __all__ = [
@@ -149,19 +159,21 @@ def nltk_bleu_stats_batch(
     max_order: int = 4,
     *,
     fivegrams: bool = True,
+    ref_owner: np.ndarray | None = None,
 ) -> np.ndarray:
-    """nltk BLEU statistics of every (hypothesis, single reference) pair, shape ``(n, width)``.
+    """nltk BLEU statistics of every hypothesis, shape ``(n, width)``: against its one reference,
+    or with ``ref_owner`` (the record of each reference) against all of its references.
 
     ``fivegrams=False`` skips the 5-gram columns (left 0), which only smoothing methods 5 and 7
     read.
     """
     _check_order(max_order)
-    pairs = _as_pairs(hypotheses, references)
+    pairs = _as_pairs(hypotheses, references, ref_owner)
     matches = np.zeros((pairs.n, max_order), dtype=np.int64)
     for n in range(1, max_order + 1):
         matches[:, n - 1] = pairs.matches(n)
     five = pairs.matches(_FIVE) if fivegrams else None
-    return nltk_stats_from_matches(pairs.pred_lengths, pairs.ref_lengths, matches, five)
+    return nltk_stats_from_matches(pairs.pred_lengths, pairs.closest_ref_lengths(), matches, five)
 
 
 def nltk_stats_from_matches(
@@ -170,8 +182,8 @@ def nltk_stats_from_matches(
     matches: np.ndarray,
     fivegram_matches: np.ndarray | None = None,
 ) -> np.ndarray:
-    """nltk BLEU statistics, shape ``(n, 3N + 4)``, of pairs with one reference each, from their
-    lengths and clipped n-gram matches ``matches[:, k]`` of order ``k + 1`` (N orders).
+    """nltk BLEU statistics, shape ``(n, 3N + 4)``, from the hypothesis lengths, the (closest)
+    reference lengths and clipped n-gram matches ``matches[:, k]`` of order ``k + 1`` (N orders).
 
     Without ``fivegram_matches`` the 5-gram columns are left 0 (only smoothing methods 5 and 7
     read them)."""
@@ -196,12 +208,13 @@ def nltk_stats_from_matches(
 def _as_pairs(
     hypotheses: Sequence[Sequence[Hashable]] | PairIds,
     references: Sequence[Sequence[Hashable]] | None,
+    ref_owner: np.ndarray | None = None,
 ) -> PairIds:
     if isinstance(hypotheses, PairIds):
         return hypotheses
     if references is None:
         raise ValueError("references are required unless the hypotheses are a PairIds")
-    return PairIds.from_tokens(hypotheses, references)
+    return PairIds.from_tokens(hypotheses, references, ref_owner)
 
 
 def _weights(weights: Sequence[float] | None, max_order: int) -> np.ndarray:
@@ -228,11 +241,15 @@ def nltk_bleu(
 ) -> np.ndarray:
     """nltk's BLEU from (summed) statistics of shape ``(..., 3N + 4)``; NaN where undefined.
 
-    ``weights`` defaults to ``1/N`` for orders ``1..N``; fewer weights use the lower orders only
-    (as nltk with that many weights). ``smoothing`` is the number of the ``SmoothingFunction``
-    method. ``tail`` supplies the statistics smoothing methods 5-7 read for the 5-gram precision
-    and the hypothesis n-gram counts (nltk's ``corpus_bleu`` passes the last pair; by default the
-    same ``stats``).
+    The ``N`` orders of the statistics are the precisions nltk computes and smooths: the length
+    of its longest weight tuple. ``weights`` defaults to ``1/N`` for orders ``1..N``; fewer weights
+    read the first orders of the smoothed precisions, as that tuple does in an nltk call with
+    several weight tuples, the longest of length ``N`` (only smoothing methods 5 and 7 tell the
+    difference from a call with that tuple alone, whose method 5 looks at the 5-gram precision
+    past its last order). ``smoothing`` is the number of the ``SmoothingFunction`` method and
+    ``epsilon``, ``alpha``, ``k`` its constants. ``tail`` supplies the statistics smoothing methods
+    5-7 read for the 5-gram precision and the hypothesis n-gram counts (nltk's ``corpus_bleu``
+    passes the last pair; by default the same ``stats``).
     """
     if smoothing not in range(8) or isinstance(smoothing, bool):
         raise ValueError(f"smoothing must be a method number 0..7, got {smoothing!r}")
@@ -243,14 +260,14 @@ def nltk_bleu(
     order = (width - 4) // 3
     w = _weights(weights, order)
     size = w.size
-    if smoothing == 6 and size < 3:
+    if smoothing == 6 and order < 3:
         raise ValueError("smoothing method 6 needs at least 3 n-gram orders")
     t = s if tail is None else np.broadcast_to(np.asarray(tail, dtype=np.float64), s.shape)
 
     hyp = s[..., 0]
     ref = s[..., 1]
-    num = s[..., 2 : 2 + size]
-    den = s[..., 2 + order : 2 + order + size]
+    num = s[..., 2 : 2 + order]
+    den = s[..., 2 + order : 2 + 2 * order]
     zero = num == 0
     with np.errstate(divide="ignore", invalid="ignore"):
         safe_hyp = np.where(hyp > 0, hyp, 1.0)
@@ -272,8 +289,9 @@ def nltk_bleu(
             p5 = t[..., -2] / t[..., -1]
             p = _method5(p, p5)
         if smoothing == 6:
-            counts = t[..., 2 + 2 * order : 2 + 2 * order + size]
+            counts = t[..., 2 + 2 * order : 2 + 3 * order]
             p = _method6(p, num, counts, alpha)
+        p = p[..., :size]
 
         w_row = np.broadcast_to(w, p.shape)
         if auto_reweigh and size == 4 and bool(np.all(w == 0.25)):
@@ -547,13 +565,16 @@ def sacrebleu_bleu_stats_batch(
     hypotheses: Sequence[Sequence[Hashable]] | PairIds,
     references: Sequence[Sequence[Hashable]] | None = None,
     max_order: int = 4,
+    *,
+    ref_owner: np.ndarray | None = None,
 ) -> np.ndarray:
-    """sacrebleu segment statistics of every (tokenised hypothesis, single reference) pair."""
+    """sacrebleu segment statistics of every tokenised hypothesis against its one reference, or
+    with ``ref_owner`` (the record of each reference) against all of its references."""
     _check_order(max_order)
-    pairs = _as_pairs(hypotheses, references)
+    pairs = _as_pairs(hypotheses, references, ref_owner)
     out = np.zeros((pairs.n, 2 + 2 * max_order), dtype=np.float64)
     out[:, 0] = pairs.pred_lengths
-    out[:, 1] = pairs.ref_lengths
+    out[:, 1] = pairs.closest_ref_lengths()
     for n in range(1, max_order + 1):
         out[:, 1 + n] = pairs.matches(n)
         out[:, 1 + max_order + n] = np.maximum(pairs.pred_lengths - (n - 1), 0)
@@ -625,7 +646,7 @@ def sacrebleu_bleu(
 
 def sacrebleu_corpus_bleu(
     hypotheses: Sequence[str],
-    references: Sequence[str],
+    references: Sequence[str | Sequence[str]],
     tokenize: str = "13a",
     smooth_method: SmoothMethod = "exp",
     smooth_value: float | None = None,
@@ -633,15 +654,15 @@ def sacrebleu_corpus_bleu(
     effective_order: bool = False,
     max_order: int = 4,
 ) -> float:
-    """sacrebleu's corpus BLEU (``BLEU(...).corpus_score(hyps, [refs]).score``), one reference
-    per hypothesis."""
+    """sacrebleu's corpus BLEU (``BLEU(...).corpus_score(hyps, [refs]).score``); ``references[i]``
+    is the reference of hypothesis ``i`` or a list of its references (any number, at least one)."""
     stats = _sacre_stats(hypotheses, references, tokenize, lowercase, max_order)
     return float(sacrebleu_bleu(stats.sum(axis=0), smooth_method, smooth_value, effective_order))
 
 
 def sacrebleu_sentence_bleu(
     hypotheses: Sequence[str],
-    references: Sequence[str],
+    references: Sequence[str | Sequence[str]],
     tokenize: str = "13a",
     smooth_method: SmoothMethod = "exp",
     smooth_value: float | None = None,
@@ -649,20 +670,22 @@ def sacrebleu_sentence_bleu(
     effective_order: bool = True,
     max_order: int = 4,
 ) -> np.ndarray:
-    """sacrebleu's ``sentence_bleu`` of every pair (effective order on, as its default)."""
+    """sacrebleu's ``sentence_bleu`` of every hypothesis against its reference(s) (effective
+    order on, as its default)."""
     stats = _sacre_stats(hypotheses, references, tokenize, lowercase, max_order)
     return sacrebleu_bleu(stats, smooth_method, smooth_value, effective_order)
 
 
 def _sacre_stats(
     hypotheses: Sequence[str],
-    references: Sequence[str],
+    references: Sequence[str | Sequence[str]],
     tokenize: str,
     lowercase: bool,
     max_order: int,
 ) -> np.ndarray:
     if len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+    texts, owner = flatten_references(references)
     hyps = sacrebleu_tokenize_all(hypotheses, tokenize, lowercase)
-    refs = sacrebleu_tokenize_all(references, tokenize, lowercase)
-    return sacrebleu_bleu_stats_batch(hyps, refs, max_order)
+    refs = sacrebleu_tokenize_all(texts, tokenize, lowercase)
+    return sacrebleu_bleu_stats_batch(hyps, refs, max_order, ref_owner=owner)

@@ -8,6 +8,11 @@ one leading or trailing ASCII punctuation mark split off. Per record and order t
 the F-beta of the precision and recall averaged over the orders where both sides have n-grams
 (``eps_smoothing=True``: the average of per-order F-scores with epsilon for empty orders), on
 sacrebleu's 0-100 scale. A sentence score is the same finaliser on one record's row.
+
+Several references per record: the statistics of the reference whose sentence chrF (with the
+metric's ``beta`` and ``eps_smoothing``) is highest, the first of equals, as sacrebleu's
+``_compute_segment_statistics`` keeps them; the finaliser repeats sacrebleu's ``_compute_f_score``
+operation for operation, so the same reference wins.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._collector import collector_paused
-from .pairs import PairIds
+from .pairs import PairIds, first_best, flatten_references
 
 __all__ = [
     "chrf",
@@ -117,7 +122,9 @@ def chrf_stats(
     return np.asarray(best, dtype=np.float64)
 
 
-def _char_pairs(hyps: Sequence[str], refs: Sequence[str]) -> PairIds:
+def _char_pairs(
+    hyps: Sequence[str], refs: Sequence[str], ref_owner: np.ndarray | None = None
+) -> PairIds:
     """Characters of both sides as ids: code points mapped to a dense range by a lookup table."""
     joined = "".join(hyps) + "".join(refs)
     points = np.frombuffer(joined.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
@@ -128,7 +135,7 @@ def _char_pairs(hyps: Sequence[str], refs: Sequence[str]) -> PairIds:
     hyp_lengths = np.fromiter(map(len, hyps), np.int64, len(hyps))
     ref_lengths = np.fromiter(map(len, refs), np.int64, len(refs))
     split = int(hyp_lengths.sum())
-    return PairIds(ids[:split], hyp_lengths, ids[split:], ref_lengths)
+    return PairIds(ids[:split], hyp_lengths, ids[split:], ref_lengths, ref_owner)
 
 
 def chrf_stats_batch(
@@ -138,10 +145,16 @@ def chrf_stats_batch(
     word_order: int = 0,
     lowercase: bool = False,
     whitespace: bool = False,
+    *,
+    ref_owner: np.ndarray | None = None,
+    beta: float = 2.0,
+    eps_smoothing: bool = False,
 ) -> np.ndarray:
-    """chrF statistics of every (hypothesis, single reference) pair, shape ``(n, width)``."""
-    _check(char_order, word_order, 0.0)
-    if len(hypotheses) != len(references):
+    """chrF statistics of every hypothesis, shape ``(n, width)``: against its one reference, or
+    with ``ref_owner`` (the record of each reference, in record order) those of its reference with
+    the best sentence chrF under ``beta`` and ``eps_smoothing`` (the first of equals)."""
+    _check(char_order, word_order, beta)
+    if ref_owner is None and len(hypotheses) != len(references):
         raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
     with collector_paused():
         if lowercase:
@@ -149,22 +162,28 @@ def chrf_stats_batch(
             references = [r.lower() for r in references]
         hyp_chars = [_chars(h, whitespace) for h in hypotheses]
         ref_chars = [_chars(r, whitespace) for r in references]
-    out = np.zeros((len(hypotheses), chrf_width(char_order, word_order)), dtype=np.float64)
+    out = np.zeros((len(references), chrf_width(char_order, word_order)), dtype=np.float64)
     column = 0
-    groups: list[tuple[PairIds, int]] = [(_char_pairs(hyp_chars, ref_chars), char_order)]
+    chars = _char_pairs(hyp_chars, ref_chars, ref_owner)
+    groups: list[tuple[PairIds, int]] = [(chars, char_order)]
     if word_order:
         with collector_paused():
             hyp_words = [split_punctuation(h) for h in hypotheses]
             ref_words = [split_punctuation(r) for r in references]
-        groups.append((PairIds.from_tokens(hyp_words, ref_words), word_order))
+        groups.append((PairIds.from_tokens(hyp_words, ref_words, chars.ref_owner), word_order))
+    owner = chars.owners()
     for pairs, orders in groups:
-        for n in range(1, orders + 1):
+        for n in range(1, orders + 1):  # a row per reference: against its own prediction
             hyp_total, ref_total = pairs.totals(n)
-            out[:, column] = np.where(ref_total > 0, hyp_total, 0)
+            out[:, column] = np.where(ref_total > 0, hyp_total[owner], 0)
             out[:, column + 1] = ref_total
-            out[:, column + 2] = pairs.matches(n)
+            out[:, column + 2] = pairs.ref_matches(n)
             column += 3
-    return out
+    if chars.ref_owner is None:
+        return out
+    best = first_best(chrf(out, beta, eps_smoothing), chars.ref_owner, len(hypotheses))
+    chosen: np.ndarray = out[best]
+    return chosen
 
 
 def chrf(stats: np.ndarray, beta: float = 2.0, eps_smoothing: bool = False) -> np.ndarray:
@@ -208,7 +227,7 @@ def chrf(stats: np.ndarray, beta: float = 2.0, eps_smoothing: bool = False) -> n
 
 def corpus_chrf(
     hypotheses: Sequence[str],
-    references: Sequence[str],
+    references: Sequence[str | Sequence[str]],
     char_order: int = 6,
     word_order: int = 0,
     beta: float = 2.0,
@@ -216,14 +235,17 @@ def corpus_chrf(
     whitespace: bool = False,
     eps_smoothing: bool = False,
 ) -> float:
-    """sacrebleu's corpus chrF (``CHRF(...).corpus_score(hyps, [refs]).score``)."""
-    stats = chrf_stats_batch(hypotheses, references, char_order, word_order, lowercase, whitespace)
+    """sacrebleu's corpus chrF (``CHRF(...).corpus_score(hyps, [refs]).score``); ``references[i]``
+    is the reference of hypothesis ``i`` or a list of its references."""
+    stats = _stats(
+        hypotheses, references, char_order, word_order, beta, lowercase, whitespace, eps_smoothing
+    )
     return float(chrf(stats.sum(axis=0), beta, eps_smoothing))
 
 
 def sentence_chrf(
     hypotheses: Sequence[str],
-    references: Sequence[str],
+    references: Sequence[str | Sequence[str]],
     char_order: int = 6,
     word_order: int = 0,
     beta: float = 2.0,
@@ -231,6 +253,34 @@ def sentence_chrf(
     whitespace: bool = False,
     eps_smoothing: bool = False,
 ) -> np.ndarray:
-    """sacrebleu's sentence chrF of every (hypothesis, reference) pair."""
-    stats = chrf_stats_batch(hypotheses, references, char_order, word_order, lowercase, whitespace)
+    """sacrebleu's sentence chrF of every hypothesis against its reference(s)."""
+    stats = _stats(
+        hypotheses, references, char_order, word_order, beta, lowercase, whitespace, eps_smoothing
+    )
     return chrf(stats, beta, eps_smoothing)
+
+
+def _stats(
+    hypotheses: Sequence[str],
+    references: Sequence[str | Sequence[str]],
+    char_order: int,
+    word_order: int,
+    beta: float,
+    lowercase: bool,
+    whitespace: bool,
+    eps_smoothing: bool,
+) -> np.ndarray:
+    if len(hypotheses) != len(references):
+        raise ValueError(f"{len(hypotheses)} hypotheses but {len(references)} references")
+    texts, owner = flatten_references(references)
+    return chrf_stats_batch(
+        hypotheses,
+        texts,
+        char_order,
+        word_order,
+        lowercase,
+        whitespace,
+        ref_owner=owner,
+        beta=beta,
+        eps_smoothing=eps_smoothing,
+    )

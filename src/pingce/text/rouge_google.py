@@ -8,14 +8,19 @@ value against the library):
   ``recall = overlap / max(ref_ngrams, 1)``;
 * ROUGE-L: ``overlap`` is the length of the longest common subsequence of the two token lists,
   over the lengths of the lists (0 when either is empty);
-* ROUGE-Lsum: the texts are split into sentences on ``"\\n"`` (empty lines dropped) and each
-  sentence is tokenised on its own; for every reference sentence the union of the LCS positions
-  against each predicted sentence (the LCS that rouge-score's backtrack picks) is taken, and a
-  token of that union is a hit while both texts still have an unused occurrence of it;
+* ROUGE-Lsum: the texts are split into sentences on ``"\\n"`` (empty lines dropped; with
+  rouge-score's ``split_summaries=True``, by ``nltk.sent_tokenize`` instead, see
+  :func:`summary_sentences`) and each sentence is tokenised on its own; for every reference
+  sentence the union of the LCS positions against each predicted sentence (the LCS that
+  rouge-score's backtrack picks) is taken, and a token of that union is a hit while both texts
+  still have an unused occurrence of it;
 * F-measure ``2PR / (P + R)``, 0 when ``P + R = 0``.
 
 Every flavour reduces to three numbers per pair, ``(overlap, pred_total, ref_total)``, from which
 :func:`prf` gives precision, recall and F-measure; the statistics are computed once per corpus.
+Several references (rouge-score's ``score_multi``): each reference is scored on its own and the
+one with the highest F-measure is kept, the first of equals (``np.argmax``), with its own
+precision and recall, separately for each ROUGE type.
 
 Speed: tokens are mapped once to integer ids and n-gram matches and LCS lengths of every record
 are computed in batch by :class:`pingce.text.pairs.PairIds` (the clipped n-gram engine ROUGE
@@ -30,14 +35,19 @@ from collections import Counter
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from itertools import chain
+from typing import Any, Literal
 
 import numpy as np
 from rapidfuzz.distance import LCSseq
 
 from .pairs import PairIds
+from .sentences import split_sentences as chinese_sentences
 
 __all__ = [
+    "SPLIT_SUMMARIES",
     "RougeScores",
+    "SplitSummaries",
+    "check_split_summaries",
     "lcs_indices",
     "lcs_length",
     "prf",
@@ -47,7 +57,14 @@ __all__ = [
     "rouge_n_batch",
     "rouge_n_counts",
     "split_sentences",
+    "summary_sentences",
 ]
+
+SplitSummaries = Literal["lines", "nltk", "chinese"]
+SPLIT_SUMMARIES: tuple[SplitSummaries, ...] = ("lines", "nltk", "chinese")
+"""How ROUGE-Lsum finds sentences: ``lines`` (rouge-score's default: on newlines), ``nltk``
+(rouge-score's ``split_summaries=True``: ``nltk.sent_tokenize``) or ``chinese`` (pingce's
+Chinese-aware splitter, :func:`pingce.text.sentences.split_sentences`; not rouge-score's)."""
 
 
 # ----------------------------------------------------------------------------------------------
@@ -129,6 +146,62 @@ def lcs_indices(ref: Sequence[Hashable], can: Sequence[Hashable]) -> list[int]:
 def split_sentences(text: str) -> list[str]:
     """rouge-score's ROUGE-Lsum sentences: the lines of ``text``, empty lines dropped."""
     return [line for line in text.split("\n") if line]
+
+
+_PUNKT_MISSING = (
+    "split_summaries: nltk splits sentences with nltk.sent_tokenize, as rouge-score does with "
+    "split_summaries=True; {what}. pingce downloads nothing at run time: install it once "
+    "(pip install nltk; python -m nltk.downloader punkt_tab, or copy an nltk_data folder and set "
+    "NLTK_DATA), put each sentence on its own line and keep the default split_summaries: lines, "
+    "or use split_summaries: chinese"
+)
+
+
+def _nltk_sent_tokenize() -> Any:
+    """``nltk.sent_tokenize`` when nltk and its English Punkt model (``punkt_tab``) are installed;
+    else a ValueError that says what to install (nothing is downloaded)."""
+    try:
+        import nltk
+    except ImportError:
+        raise ValueError(_PUNKT_MISSING.format(what="nltk is not installed")) from None
+    try:
+        nltk.sent_tokenize("A sentence.")  # loads (and caches) the English model, as rouge-score
+    except LookupError:
+        raise ValueError(
+            _PUNKT_MISSING.format(what="nltk's Punkt model 'punkt_tab' (English) is not installed")
+        ) from None
+    return nltk.sent_tokenize
+
+
+def check_split_summaries(how: object) -> SplitSummaries:
+    """The sentence splitting named by ``how``: ``False``/``"lines"``, ``True``/``"nltk"`` or
+    ``"chinese"``; for ``nltk``, its model must be installed (ValueError otherwise)."""
+    if how is False or how is None:
+        return "lines"
+    if how is True:
+        how = "nltk"
+    if how not in SPLIT_SUMMARIES:
+        raise ValueError(
+            "split_summaries must be false (lines), true (nltk), or one of "
+            f"{list(SPLIT_SUMMARIES)}, got {how!r}"
+        )
+    if how == "nltk":
+        _nltk_sent_tokenize()
+    return how
+
+
+def summary_sentences(text: str, how: SplitSummaries = "lines") -> list[str]:
+    """The sentences ROUGE-Lsum reads: rouge-score's ``get_sents`` (``lines``: the text split on
+    ``"\\n"``; ``nltk``: ``nltk.sent_tokenize(text)``), empty ones dropped; or pingce's
+    Chinese-aware sentences (``chinese``: at 。！？；!?; line breaks and ". ")."""
+    if how == "lines":
+        return split_sentences(text)
+    if how == "nltk":
+        sentences: list[str] = _nltk_sent_tokenize()(text)
+        return [sentence for sentence in sentences if sentence]
+    if how == "chinese":
+        return chinese_sentences(text)
+    raise ValueError(f"unknown sentence splitting {how!r}; choose one of {list(SPLIT_SUMMARIES)}")
 
 
 def rouge_lsum_counts(
