@@ -369,6 +369,8 @@ def test_command_line_end_to_end_and_predictions_rescored(
     assert done.returncode == 0, done.stderr
     saved = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert saved["model"]["requests"] == 4 and saved["failures"]["model"] == 0
+    assert "model openai:tiny-model: 4 records, 4 requests, 0 answers from the cache" in done.stdout
+    assert "Model under test: openai:tiny-model" in (out / "report.md").read_text(encoding="utf-8")
     assert server.chat()[0].json["max_tokens"] == 64
     expected = pingce.evaluate("function-call", with_predictions(), bootstrap=0)
     assert {k: v["value"] for k, v in saved["metrics"].items()} == values(expected)
