@@ -418,3 +418,41 @@ def test_a_sample_asks_only_the_drawn_records(server: LoopbackServer, tmp_path: 
         "function-call", [r for r in with_predictions() if r["id"] in drawn], bootstrap=0
     )
     assert values(result) == values(expected)
+
+
+def test_the_key_comes_from_the_named_variable_and_is_written_nowhere(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MY_MODEL_KEY", "sk-secret-123")
+    out = tmp_path / "out"
+    run_model(server, tmp_path / "c.sqlite3", api_key_env="MY_MODEL_KEY", out=str(out))
+    assert {r.headers.get("authorization") for r in server.chat()} == {"Bearer sk-secret-123"}
+    for path in out.iterdir():
+        assert b"sk-secret-123" not in path.read_bytes(), path.name
+    for path in tmp_path.glob("c.sqlite3*"):  # the database and its write-ahead log
+        assert b"sk-secret-123" not in path.read_bytes(), path.name
+    with pytest.raises(OptionError, match="--api-key-env NOT_SET_ANYWHERE: the variable is not"):
+        run_model(server, tmp_path / "c.sqlite3", api_key_env="NOT_SET_ANYWHERE")
+
+
+def test_the_model_phase_has_a_progress_bar(server: LoopbackServer, tmp_path: Path) -> None:
+    from pingce.engine import evaluate_suite
+    from pingce.options import run_options
+
+    bars: dict[str, list[float]] = {}
+
+    def hook(description: str, total: float | None) -> Any:
+        bars[description] = [total or 0.0, 0.0]
+
+        def advance(amount: float) -> None:
+            bars[description][1] += amount
+
+        return advance
+
+    options = run_options(
+        {"model": "openai:m", "base_url": server.url, "cache": str(tmp_path / "c"), "bootstrap": 0}
+    )
+    evaluate_suite("function-call", RECORDS, options, progress=hook)
+    assert bars["model m"] == [4.0, 4.0]
+    evaluate_suite("function-call", RECORDS, options, progress=hook)  # from the cache
+    assert bars["model m"] == [4.0, 4.0]
