@@ -95,8 +95,8 @@ class MetricResult(_Plain):
     failed_records: int | None = Field(
         None,
         description="Records this metric needed that had failed similarity calls (judge, "
-        "embedding endpoint, reranker): the value is null, or computed without them under "
-        "--on-judge-failure skip.",
+        "embedding endpoint, reranker) or a failed call to the model under test (--model): "
+        "the value is null, or computed without them under --on-judge-failure skip.",
     )
     model_failed_records: int | None = Field(
         None,
@@ -602,7 +602,13 @@ class EvaluationResult(_Plain):
             rows,
             MetricResult.model_fields,
             leading,
-            last=("failed_records", "undefined_reason", "value_note", "ci_note"),
+            last=(
+                "failed_records",
+                "model_failed_records",
+                "undefined_reason",
+                "value_note",
+                "ci_note",
+            ),
         )
 
     def record_frame(self, *, fields: bool = False) -> pd.DataFrame:
