@@ -456,3 +456,42 @@ def test_the_model_phase_has_a_progress_bar(server: LoopbackServer, tmp_path: Pa
     assert bars["model m"] == [4.0, 4.0]
     evaluate_suite("function-call", RECORDS, options, progress=hook)  # from the cache
     assert bars["model m"] == [4.0, 4.0]
+
+
+def test_a_suite_declares_its_fields_by_yaml(server: LoopbackServer, tmp_path: Path) -> None:
+    """A BFCL-shaped suite (question as turns of messages, functions as BFCL docs, suite-level
+    tools from a file, a system message) plugs in by its model: block alone."""
+    text = (SUITE_DIR / "function-call.yaml").read_text(encoding="utf-8")
+    head, _, _ = text.partition("model:")
+    (tmp_path / "tools.json").write_text(json.dumps([WEATHER_TOOL]), encoding="utf-8")
+    block = (
+        "model:\n  prompt: [question, query]\n  tools: [function]\n"
+        "  default_tools: tools.json\n  prediction: pred_fn\n  latency: null\n"
+        "  system: Call a function.\n  parameters: {max_tokens: 32}\n"
+    )
+    suite = tmp_path / "bfcl.yaml"
+    suite.write_text(head + block, encoding="utf-8")
+    records = [
+        {
+            "id": "simple_0",
+            "question": [[{"role": "user", "content": "Area of a triangle with base 10?"}]],
+            "function": [BFCL_FUNCTION],
+            "gold_fn": [{"name": "math.triangle_area", "arguments": {"base": 10}}],
+        },
+        {
+            "id": "simple_1",
+            "query": "北京今天天气怎么样？",  # no tools of its own: the suite's
+            "gold_fn": [{"name": "get_weather", "arguments": {"city": "北京"}}],
+        },
+    ]
+    result = pingce.evaluate(
+        str(suite), records, model="openai:m", base_url=server.url, cache=False, bootstrap=0
+    )
+    assert result.metrics["fn_acc_all"].value == 1.0
+    first, second = (r.json for r in server.chat())
+    by_prompt = {b["messages"][-1]["content"]: b for b in (first, second)}
+    bfcl = by_prompt["Area of a triangle with base 10?"]
+    assert bfcl["messages"][0] == {"role": "system", "content": "Call a function."}
+    assert bfcl["tools"] == openai_tools([BFCL_FUNCTION])[0] and bfcl["max_tokens"] == 32
+    assert by_prompt["北京今天天气怎么样？"]["tools"] == [WEATHER_TOOL]
+    assert all("latency_sec" not in p for p in result.predictions or [])
