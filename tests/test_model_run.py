@@ -495,3 +495,12 @@ def test_a_suite_declares_its_fields_by_yaml(server: LoopbackServer, tmp_path: P
     assert bfcl["tools"] == openai_tools([BFCL_FUNCTION])[0] and bfcl["max_tokens"] == 32
     assert by_prompt["北京今天天气怎么样？"]["tools"] == [WEATHER_TOOL]
     assert all("latency_sec" not in p for p in result.predictions or [])
+
+
+def test_function_call_hf_runs_the_model_too(server: LoopbackServer, tmp_path: Path) -> None:
+    result = pingce.evaluate(
+        "function-call-hf", RECORDS, model="openai:m", base_url=server.url, cache=False,
+        bootstrap=0,
+    )  # fmt: skip
+    expected = pingce.evaluate("function-call-hf", with_predictions(), bootstrap=0)
+    assert values(result) == values(expected) and server.count() == 4
