@@ -504,3 +504,16 @@ def test_function_call_hf_runs_the_model_too(server: LoopbackServer, tmp_path: P
     )  # fmt: skip
     expected = pingce.evaluate("function-call-hf", with_predictions(), bootstrap=0)
     assert values(result) == values(expected) and server.count() == 4
+
+
+@pytest.mark.parametrize("shape", ["array", "object"])
+def test_json_files_are_read_whole(server: LoopbackServer, tmp_path: Path, shape: str) -> None:
+    data = tmp_path / "cases.json"
+    document: Any = RECORDS if shape == "array" else RECORDS[0]
+    data.write_text(json.dumps(document, ensure_ascii=False), encoding="utf-8")
+    result = pingce.evaluate(
+        "function-call", str(data), model="openai:m", base_url=server.url, cache=False,
+        bootstrap=0,
+    )  # fmt: skip
+    assert result.n_records == (4 if shape == "array" else 1)
+    assert all("query" in p and "pred_fn" in p for p in result.predictions or [])

@@ -144,12 +144,16 @@ def _drop(record: dict[str, Any], path: str) -> None:
         parent.pop(str(parts[-1]), None)
 
 
-def read_raw(data: Any, encoding: str | None) -> tuple[str, str, list[int], list[dict[str, Any]]]:
-    """Every record of ``data`` whole (a columnar source: its columns), with its line number."""
+def read_raw(
+    data: Any, encoding: str | None, known: Sequence[str] = ()
+) -> tuple[str, str, list[int], list[dict[str, Any]]]:
+    """Every record of ``data`` whole (a columnar source: all its columns), with its line
+    number; ``known``: fields the suite reads (a JSON object with one of them is a record)."""
+    wanted = Wanted(_All(str(parse_path(path)[0]) for path in known), {})
     if isinstance(data, str | os.PathLike):
-        reading = path_reading(data, wanted=_EVERYTHING, encoding=encoding)
+        reading = path_reading(data, wanted=wanted, encoding=encoding)
     elif is_frame(data):
-        reading = frame_reading(data, _EVERYTHING)
+        reading = frame_reading(data, wanted)
     else:
         reading = iterable_reading(data)
     numbers: list[int] = []
@@ -181,13 +185,11 @@ def read_raw(data: Any, encoding: str | None) -> tuple[str, str, list[int], list
 
 
 class _All(frozenset[str]):
-    """Every column (a reader asked for these keeps all of a source's columns)."""
+    """Every column (a reader asked for these keeps all of a source's columns); its members
+    are the suite's fields, for a reader that looks for them."""
 
     def __contains__(self, item: object) -> bool:
         return True
-
-
-_EVERYTHING = Wanted(_All(), {})
 
 
 def _suite_tools(spec: ModelSpec, source: str) -> Any:
@@ -216,7 +218,8 @@ def ask_model(
     assert options.model is not None
     name = parse_model_name(options.model)
     spec = spec_of(plan)
-    label, unit, numbers, records = read_raw(data, options.encoding)
+    known = [f.path for f in plan.fields] + spec.prompt + spec.tools
+    label, unit, numbers, records = read_raw(data, options.encoding, known)
     if lines is not None:
         kept = [i for i, number in enumerate(numbers) if number in lines]
         numbers, records = [numbers[i] for i in kept], [records[i] for i in kept]
