@@ -517,3 +517,21 @@ def test_json_files_are_read_whole(server: LoopbackServer, tmp_path: Path, shape
     )  # fmt: skip
     assert result.n_records == (4 if shape == "array" else 1)
     assert all("query" in p and "pred_fn" in p for p in result.predictions or [])
+
+
+def test_saved_statistics_keep_the_model_failures(server: LoopbackServer, tmp_path: Path) -> None:
+    """stats.npz keeps which records the model did not answer: a stored run read back (as
+    ``pingce compare RUN_A RUN_B`` does) says "failed model calls" as the run did."""
+    from pingce.engine.pipeline import plan_run
+    from pingce.engine.saved import saved_blocks
+    from pingce.engine.values import policed_value
+    from pingce.options import RunOptions
+
+    server.rule = fail_paris
+    result = run_model(server, tmp_path / "c.sqlite3")
+    assert result.stats is not None
+    plan = plan_run("function-call", RunOptions(bootstrap=0))
+    blocks = saved_blocks(result.stats, plan)
+    again = policed_value(plan.metrics["fn_acc_all"], blocks[plan.keys["fn_acc_all"]], "null")
+    assert again.undefined_reason == result.metrics["fn_acc_all"].undefined_reason
+    assert again.model_failed_records == 1
