@@ -7,7 +7,9 @@ len(answer)`` (characters). Structured output (:attr:`LoopbackServer.formats`): 
 ``response_format`` is honoured (the answer is that JSON), refused with a 400 that names it (as
 older vLLM and llama.cpp servers do) or a 422 (a FastAPI validator), or ignored; an answer that no
 ``response_format`` constrains may be prose (:attr:`LoopbackServer.prose`) that says ``s`` in
-words. ``POST /v1/embeddings`` returns :func:`embed` vectors (character
+words. A chat request without fenced texts is the model under test (``--model``): it is answered
+with the message :attr:`LoopbackServer.answer` makes for it (tool calls or text). ``POST
+/v1/embeddings`` returns :func:`embed` vectors (character
 counts hashed into ``dims`` buckets). Both rules are deterministic, so a test can compute every
 expected value itself. ``GET /v1/stats`` returns the request count and the most requests in
 flight at once (GET requests are not logged).
@@ -184,6 +186,10 @@ class LoopbackServer:
         """The content of an answer that no honoured ``response_format`` constrains, with
         ``{score}`` replaced by the score's ``repr`` (e.g. ``"两者相似度为{score}。"``); None:
         ``{"score": s}`` as JSON."""
+        self.answer: Callable[[Request], dict[str, Any]] | None = None
+        """The model under test (``--model``): the assistant message (``content`` and/or
+        ``tool_calls``) for a chat request without fenced ``<x>``/``<y>`` texts; None: such a
+        request is a 400."""
         self.log: list[Request] = []
         self.errors: list[str] = []
         """Unexpected handler errors (a test should assert there are none)."""
@@ -410,7 +416,7 @@ class LoopbackServer:
         payload = entry.json
         if entry.path.endswith("/chat/completions"):
             try:
-                prompt = payload["messages"][-1]["content"]
+                prompt = payload["messages"][-1]["content"] or ""
             except (TypeError, KeyError, IndexError):
                 await self._send(writer, 400, {"error": {"message": "no messages"}}, entry)
                 return
@@ -491,8 +497,12 @@ class LoopbackServer:
             entry.usage = usage
             await self._send(writer, 200, {"object": "list", "data": data, "usage": usage}, entry)
             return
+        message: dict[str, Any] | None = None
         if fault.kind == "text":
             content = fault.text
+        elif (entry.x is None or entry.y is None) and self.answer is not None:
+            message = {"role": "assistant", "content": None, **self.answer(entry)}
+            content = json.dumps(message, ensure_ascii=False)
         elif entry.x is None or entry.y is None:
             message = {"error": {"message": "no fenced <x>/<y> texts"}}
             await self._send(writer, 400, message, entry)
@@ -517,8 +527,10 @@ class LoopbackServer:
             "choices": [
                 {
                     "index": 0,
-                    "message": {"role": "assistant", "content": content},
-                    "finish_reason": "stop",
+                    "message": message or {"role": "assistant", "content": content},
+                    "finish_reason": "tool_calls"
+                    if message and message.get("tool_calls")
+                    else "stop",
                 }
             ],
             "usage": usage,

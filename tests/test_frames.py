@@ -24,7 +24,7 @@ pd = pytest.importorskip("pandas")
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "function_points" / "records.jsonl"
 METRIC_COLUMNS = ["value", "ci_low", "ci_high", "n", "n_records", "n_scored"]
-METRIC_COLUMNS += ["unparsed_records", "failed_records"]
+METRIC_COLUMNS += ["unparsed_records", "failed_records", "model_failed_records"]
 NOTES = ["undefined_reason", "value_note", "ci_note"]
 
 

@@ -87,8 +87,12 @@ def evaluate(
     the command line's, with underscores: ``sample``, ``stratify``, ``allocation``,
     ``short_strata``, ``seed``, ``bootstrap``, ``ci_method``, ``ci_level``, ``slices`` (or
     ``slice``), ``zero_division``, ``similarity`` (a name or a backend object), ``base_url``,
-    ``cache``, ``encoding`` (of a text file; detected by default). With ``out``, results.json,
-    records.jsonl and report.md are written there.
+    ``cache``, ``encoding`` (of a text file; detected by default). ``model="openai:NAME"``
+    asks the model under test for every record's prediction first (the suite's ``model:`` block
+    names the prompt, tools and prediction fields), with ``base_url`` (or ``model_base_url``),
+    ``api_key_env``, ``model_params`` (request parameters) and ``model_concurrency``; the
+    answered records are ``result.predictions``. With ``out``, results.json, records.jsonl and
+    report.md (and, with ``model``, predictions.jsonl) are written there.
     """
     from .engine import evaluate_suite
     from .options import run_options

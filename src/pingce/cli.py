@@ -292,6 +292,41 @@ def cli() -> None:
     help="Endpoint for openai:/embedding-api:/rerank: backends (or PINGCE_BASE_URL).",
 )
 @click.option(
+    "--model",
+    "model",
+    default=None,
+    metavar="openai:NAME",
+    help="Run the model under test: send each record's prompt (and tools) to NAME at an "
+    "OpenAI-compatible /v1/chat/completions and score its answers (the suite's model: block "
+    "names the fields); predictions.jsonl is written beside results.json.",
+)
+@click.option(
+    "--model-base-url",
+    default=None,
+    help="Endpoint of --model [default: --base-url, PINGCE_BASE_URL, OPENAI_BASE_URL].",
+)
+@click.option(
+    "--api-key-env",
+    default=None,
+    metavar="VAR",
+    help="Environment variable holding the key of --model [default: PINGCE_API_KEY, then "
+    "OPENAI_API_KEY].",
+)
+@click.option(
+    "--model-param",
+    "model_param",
+    multiple=True,
+    metavar="KEY=VALUE",
+    help="A request parameter of --model (VALUE read as JSON, else text), e.g. "
+    "temperature=0.2, max_tokens=512, tool_choice=auto; repeatable [default: temperature=0].",
+)
+@click.option(
+    "--model-concurrency",
+    type=int,
+    default=None,
+    help="Calls to --model in flight at once [default: the suite's, 16].",
+)
+@click.option(
     "--sample", type=int, default=None, help="Evaluate N records drawn at random (seeded)."
 )
 @click.option(
@@ -392,6 +427,11 @@ def run(
     out: str | None,
     similarity: str,
     base_url: str | None,
+    model: str | None,
+    model_base_url: str | None,
+    api_key_env: str | None,
+    model_param: tuple[str, ...],
+    model_concurrency: int | None,
     sample: int | None,
     stratify: str | None,
     allocation: Any,
@@ -424,7 +464,7 @@ def run(
     from .engine import evaluate_suite
     from .errors import PingceError
     from .gates import failed_gates, parse_gates
-    from .options import RunOptions, parse_map
+    from .options import RunOptions, parse_map, parse_model_params
     from .report import print_result, write_outputs
 
     console, err_console = _consoles()
@@ -456,6 +496,11 @@ def run(
             allow_missing=allow_missing,
             gates=parse_gates(fail_under, fail_over),
             gate_on_interval=gate_on_interval,
+            model=model,
+            model_base_url=model_base_url,
+            api_key_env=api_key_env,
+            model_params=parse_model_params(model_param),
+            model_concurrency=model_concurrency,
         )
         with _progress(
             err_console, enabled=not (quiet or no_progress) and err_console.is_terminal
@@ -485,7 +530,7 @@ def run(
         sys.exit(EXIT_GATE)
     if options.gates and not quiet:
         console.print(f"gates passed: {len(options.gates)}")
-    if result.failures.judge:
+    if result.failures.judge or getattr(result.failures, "model", 0):
         sys.exit(EXIT_JUDGE_FAILURES)
 
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from .similarity.base import SimilarityBackend
     from .stats import CIMethod
 
-__all__ = ["COMPARE_OPTIONS", "RunOptions", "parse_map", "run_options"]
+__all__ = ["COMPARE_OPTIONS", "RunOptions", "parse_map", "parse_model_params", "run_options"]
 
 JudgeFailure = Literal["null", "skip"]
 
@@ -82,6 +82,19 @@ class RunOptions:
     """A file of gold records joined to the predictions by id (``--gold``)."""
     allow_missing: bool = False
     """With ``gold``: records on one side only are left out and counted, not an error."""
+    model: str | None = None
+    """``openai:NAME``: ask this model for every record's prediction (the suite's ``model:``
+    block says which fields)."""
+    model_base_url: str | None = None
+    """The model's endpoint (``--model-base-url``); None: ``base_url``, then PINGCE_BASE_URL,
+    then OPENAI_BASE_URL."""
+    api_key_env: str | None = None
+    """The environment variable holding the model's key (None: PINGCE_API_KEY, then
+    OPENAI_API_KEY)."""
+    model_params: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """Request parameters laid over the suite's ``model.parameters`` (``--model-param``)."""
+    model_concurrency: int | None = None
+    """Requests in flight at once (None: the suite's ``model.concurrency``, 16)."""
 
     def suite_defaults(self) -> dict[str, Any]:
         """The suite defaults these options replace (each one alone, never the block)."""
@@ -149,6 +162,7 @@ class RunOptions:
             raise OptionError("--gate-on-interval reads the intervals: it needs --bootstrap > 0")
         if self.allow_missing and self.gold is None:
             raise OptionError("--allow-missing needs --gold FILE (the records to join by id)")
+        self._validate_model()
         if self.encoding is not None:
             try:
                 codecs.lookup(self.encoding)
@@ -182,6 +196,61 @@ class RunOptions:
                     f"{option} {path!r}: not a field path (keys and [index], e.g. meta.source "
                     "or evidence[0].law)"
                 ) from None
+
+    def _validate_model(self) -> None:
+        """The ``--model`` options: the name's grammar, and options that need ``--model``."""
+        if self.model is None:
+            given = [
+                name
+                for name, value in (
+                    ("--model-base-url", self.model_base_url),
+                    ("--api-key-env", self.api_key_env),
+                    ("--model-param", self.model_params or None),
+                    ("--model-concurrency", self.model_concurrency),
+                )
+                if value is not None
+            ]
+            if given:
+                raise OptionError(f"{', '.join(given)}: needs --model openai:NAME")
+            return
+        from .predict.client import parse_model_name
+
+        if not isinstance(self.model, str):
+            raise OptionError(f"--model must be a name such as openai:NAME, got {self.model!r}")
+        parse_model_name(self.model)
+        if not isinstance(self.model_params, Mapping):
+            raise OptionError(f"--model-param must map names to values, got {self.model_params!r}")
+        if self.model_concurrency is not None:
+            _integer("--model-concurrency", self.model_concurrency)
+            if self.model_concurrency < 1:
+                raise OptionError(
+                    f"--model-concurrency must be at least 1, got {self.model_concurrency}"
+                )
+        if self.gold is not None:
+            raise OptionError(
+                "--model with --gold: put the gold in the records the model answers (one file "
+                "with the prompts and the gold), or score predictions.jsonl with --gold later"
+            )
+
+
+def parse_model_params(values: Iterable[str]) -> dict[str, Any]:
+    """``--model-param KEY=VALUE`` values as a map; VALUE is read as JSON when it is JSON
+    (``temperature=0.2``, ``stop=["\\n"]``), else as text (``tool_choice=auto``)."""
+    import json
+
+    out: dict[str, Any] = {}
+    for value in values:
+        name, sep, text = value.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise OptionError(
+                f"--model-param {value!r}: expected KEY=VALUE, e.g. --model-param temperature=0.2"
+            )
+        try:
+            out[name] = json.loads(text)
+        except ValueError:
+            out[name] = text
+    return out
 
 
 def parse_map(values: Iterable[str]) -> dict[str, str]:

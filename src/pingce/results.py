@@ -73,6 +73,7 @@ class MetricResult(_Plain):
         "value_note",
         "ci_note",
         "failed_records",
+        "model_failed_records",
         "n_records",
         "n_scored",
         "unparsed_records",
@@ -94,8 +95,13 @@ class MetricResult(_Plain):
     failed_records: int | None = Field(
         None,
         description="Records this metric needed that had failed similarity calls (judge, "
-        "embedding endpoint, reranker): the value is null, or computed without them under "
-        "--on-judge-failure skip.",
+        "embedding endpoint, reranker) or a failed call to the model under test (--model): "
+        "the value is null, or computed without them under --on-judge-failure skip.",
+    )
+    model_failed_records: int | None = Field(
+        None,
+        description="Of failed_records, those whose call to the model under test (--model) "
+        "failed: they have no prediction, and are never scored as wrong.",
     )
     n_records: int | None = Field(
         None,
@@ -508,6 +514,9 @@ class EvaluationResult(_Plain):
     similarity: dict[str, Any] | None = None
     """What the similarity backend did: pairs, requests, cache hits, failures, tokens, cost,
     latency (present when a metric needed similarities)."""
+    model: dict[str, Any] | None = None
+    """What ``--model`` did: the model, requests, cached answers, failures, tokens, cost,
+    latency (present when the model under test was run)."""
     definitions: dict[str, str] = {}
     notes: list[str] = Field(
         default_factory=list, description="Things to know about this run (deprecated names...)."
@@ -518,6 +527,7 @@ class EvaluationResult(_Plain):
 
     _records: RecordRows | None = PrivateAttr(default=None)
     _stats: SavedStats | Callable[[], SavedStats] | None = PrivateAttr(default=None)
+    _predictions: list[dict[str, Any]] | None = PrivateAttr(default=None)
 
     def value(self, name: str) -> float | None:
         """Shortcut: the value of metric ``name``."""
@@ -531,6 +541,16 @@ class EvaluationResult(_Plain):
     def records(self) -> RecordRows | None:
         """Per-record values and miss reasons, by column (None for a result read from JSON)."""
         return self._records
+
+    def attach_predictions(self, records: list[dict[str, Any]]) -> None:
+        """Attach the input records with the model's answers (``--model``; the engine does)."""
+        self._predictions = records
+
+    @property
+    def predictions(self) -> list[dict[str, Any]] | None:
+        """The records the model answered, its answers filled (predictions.jsonl; None when
+        the run did not call the model)."""
+        return self._predictions
 
     def attach_stats(self, stats: SavedStats | Callable[[], SavedStats]) -> None:
         """Attach the per-record statistic blocks as plain arrays, or what makes them when they
@@ -582,7 +602,13 @@ class EvaluationResult(_Plain):
             rows,
             MetricResult.model_fields,
             leading,
-            last=("failed_records", "undefined_reason", "value_note", "ci_note"),
+            last=(
+                "failed_records",
+                "model_failed_records",
+                "undefined_reason",
+                "value_note",
+                "ci_note",
+            ),
         )
 
     def record_frame(self, *, fields: bool = False) -> pd.DataFrame:

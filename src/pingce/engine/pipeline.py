@@ -41,6 +41,7 @@ from ..suites.build import BuiltSuite, load_suite
 from ..suites.spec import SuiteSpec
 from .fields import data_paths, field_map, suite_names
 from .groups import slice_keys, slice_order, unit_codes
+from .model import Answered, ask_model, mark_model_failures, model_plan
 from .plan import Plan, check_records, make_plan
 from .profile import Profile
 from .saved import saved_stats
@@ -317,6 +318,36 @@ def id_notes(plan: Plan, table: Table) -> list[str]:
     ]
 
 
+def _with_model(
+    plan: Plan, data: Data, progress: ProgressHook, timer: Profile
+) -> tuple[Table, np.ndarray | None, SamplingInfo | None, int, Answered, Plan]:
+    """``--model``: the records answered by the model, then loaded and checked. With
+    ``--sample`` the records are first loaded (no prediction needed) and drawn, and only the
+    drawn ones are sent to the model."""
+    plan = model_plan(plan)
+    lines: set[int] | None = None
+    sampling: SamplingInfo | None = None
+    n_loaded = 0
+    if plan.options.sample is not None:
+        with timer.phase("load"):
+            first = load(plan, data, progress)
+        n_loaded = first.n
+        with timer.phase("plan"):
+            check_records(plan, first)
+            drawn, _, sampling = sample(plan, first, unit_codes(first, plan.unit))
+        lines = {int(line) for line in drawn.lines}
+    with timer.phase("model"):
+        answered = ask_model(plan, data, progress, lines)
+    with timer.phase("load"):
+        table = load(plan, answered.reading(), progress)
+    if lines is None:
+        n_loaded = table.n
+    with timer.phase("plan"):
+        check_records(plan, table)
+        units = unit_codes(table, plan.unit)
+    return table, units, sampling, n_loaded, answered, plan
+
+
 def evaluate_suite(
     suite: str | os.PathLike[str] | SuiteSpec | BuiltSuite,
     data: Data,
@@ -331,19 +362,28 @@ def evaluate_suite(
     timer = profile or Profile()
     with timer.phase("plan"):
         plan = plan_run(suite, options)
-    with timer.phase("load"):
-        table = load(plan, data, progress)
-    n_loaded = table.n
-    with timer.phase("plan"):
-        check_records(plan, table)
-        units = unit_codes(table, plan.unit)
-        table, units, sampling = sample(plan, table, units)
+    answered: Answered | None = None
+    if options.model is None:
+        with timer.phase("load"):
+            table = load(plan, data, progress)
+        n_loaded = table.n
+        with timer.phase("plan"):
+            check_records(plan, table)
+            units = unit_codes(table, plan.unit)
+            table, units, sampling = sample(plan, table, units)
+    else:
+        table, units, sampling, n_loaded, answered, plan = _with_model(plan, data, progress, timer)
     with timer.phase("similarities"):
         scored = similarities(plan, [table], progress)
     with timer.phase("statistics"):
         blocks = statistics(plan, table, scored)
+        model_failed = 0
+        if answered is not None:
+            model_failed = mark_model_failures(plan, table, blocks, answered.failed)
         rows = record_rows(plan, table, blocks)
         failures = count_failures(table, blocks, 0 if scored is None else scored.stats.failures)
+        if answered is not None:
+            failures.model = model_failed  # type: ignore[attr-defined]  # an extra count
     run = Run(plan, table, blocks, units, progress)
     with timer.phase("intervals"):
         metrics, tables = run.values(blocks, options.seed, "", units)
@@ -371,10 +411,15 @@ def evaluate_suite(
             *table.notes,
             *id_notes(plan, table),
             *statistic_notes([blocks]),
+            *(answered.notes if answered is not None else []),
         ],
     )
     if scored is not None:
         result.similarity = scored.stats.summary()
+    if answered is not None:
+        result.model = answered.summary
+        result.signature = result.signature.model_copy(update={"model": answered.signature})
+        result.attach_predictions(answered.records)
     result.attach_records(rows)
     result.attach_stats(partial(saved_stats, plan, table, blocks, units))
     if profile is not None:

@@ -18,7 +18,7 @@ import numpy as np
 import orjson
 
 from ..errors import OptionError
-from ..metrics.protocol import LEFT_OUT, StatBlock
+from ..metrics.protocol import LEFT_OUT, MODEL_FAILED, StatBlock
 from ..records import Table
 from ..results import SavedStats
 from .groups import slice_keys
@@ -67,6 +67,11 @@ def saved_stats(
         left_out = block.reasons.get(LEFT_OUT)
         if left_out is not None:
             arrays[f"{name}.left_out"] = np.array([r is not None for r in left_out], dtype=bool)
+        model_failed = block.reasons.get(MODEL_FAILED)
+        if model_failed is not None:  # of those left out, the records the model did not answer
+            arrays[f"{name}.model_failed"] = np.array(
+                [r is not None for r in model_failed], dtype=bool
+            )
         statistics[name] = {
             "key": repr(key),
             "width": block.width,
@@ -145,6 +150,12 @@ def saved_blocks(saved: SavedStats, plan: Plan) -> dict[Hashable, StatBlock]:
             column = np.full(left_out.shape[0], None, dtype=object)
             column[left_out] = "left out after failed similarity calls"
             reasons[LEFT_OUT] = column
+        model_failed = arrays.get(f"{name}.model_failed")
+        if model_failed is not None:
+            column = np.full(model_failed.shape[0], None, dtype=object)
+            column[model_failed] = "left out after a failed model call"
+            reasons[MODEL_FAILED] = column
+            reasons[LEFT_OUT][model_failed] = column[model_failed]
         blocks[key] = StatBlock(
             width=int(entry["width"]),
             codes=None if codes is None else codes.astype(np.int64),

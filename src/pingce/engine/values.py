@@ -10,7 +10,7 @@ from functools import partial
 
 import numpy as np
 
-from ..metrics.protocol import LEFT_OUT, Metric, StatBlock
+from ..metrics.protocol import LEFT_OUT, MODEL_FAILED, Metric, StatBlock
 from ..records import FieldSpec, ParseFailure, Table
 from ..results import Failures, MetricResult, RecordRows
 from .plan import Plan
@@ -21,6 +21,7 @@ __all__ = [
     "left_out_records",
     "metric_value",
     "metric_values",
+    "model_failed_records",
     "policed_value",
     "record_rows",
     "statistic_notes",
@@ -89,7 +90,8 @@ def policed_value(metric: Metric, block: StatBlock, policy: str) -> MetricResult
     covered = block.covered()
     failed = left_out_records(block)
     if failed:
-        result = with_failed_records(result, failed, covered, policy)
+        model = model_failed_records(block)
+        result = with_failed_records(result, failed, covered, policy, model=model)
     unparsed = block.unparsed_covered()
     return result.model_copy(
         update={
@@ -106,21 +108,42 @@ def left_out_records(block: StatBlock) -> int:
     return 0 if left_out is None else int(np.count_nonzero(left_out != None))  # noqa: E711
 
 
-def with_failed_records(result: MetricResult, failed: int, total: int, policy: str) -> MetricResult:
+def model_failed_records(block: StatBlock) -> int:
+    """Records the block's statistic left out because the model under test gave no answer."""
+    column = block.reasons.get(MODEL_FAILED)
+    return 0 if column is None else int(np.count_nonzero(column != None))  # noqa: E711
+
+
+def with_failed_records(
+    result: MetricResult, failed: int, total: int, policy: str, *, model: int = 0
+) -> MetricResult:
     """The judge-failure policy on one value: ``null`` (the default) makes the value null with
     the count in words; ``skip`` keeps the value over the other records, with a note. Either
-    way the count is in ``failed_records``; a failure is never a score."""
-    said = f"{failed} of {total} records had failed similarity calls"
+    way the count is in ``failed_records`` (and, of them, those whose call to the model under
+    test failed in ``model_failed_records``); a failure is never a score."""
+    parts = []
+    if model:
+        parts.append(f"{model} of {total} records had failed model calls")
+    if failed - model:
+        parts.append(f"{failed - model} of {total} records had failed similarity calls")
+    said = "; ".join(parts)
     if policy == "skip":
         note = f"{said}, left out (--on-judge-failure skip)"
         if result.value_note:
             note = f"{note}; {result.value_note}"
-        return result.model_copy(update={"failed_records": failed, "value_note": note})
+        return result.model_copy(
+            update={
+                "failed_records": failed,
+                "model_failed_records": model or None,
+                "value_note": note,
+            }
+        )
     return MetricResult(
         value=None,
         n=result.n,
         undefined_reason=f"{said} (--on-judge-failure skip computes it over the others)",
         failed_records=failed,
+        model_failed_records=model or None,
     )
 
 

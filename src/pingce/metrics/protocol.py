@@ -36,6 +36,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LEFT_OUT",
+    "MODEL_FAILED",
     "Context",
     "Metric",
     "StatBlock",
@@ -154,6 +155,10 @@ class StatBlock:
 
 LEFT_OUT = "left_out"
 """The reason column that says why a record was left out of a block's metrics."""
+
+MODEL_FAILED = "model_failed"
+"""The reason column that says which of the left-out records had no prediction because the call
+to the model under test failed (``--model``); the others had failed similarity calls."""
 
 
 def reason_column(texts: Iterable[str | None], n: int) -> np.ndarray:

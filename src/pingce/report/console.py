@@ -7,7 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..results import ComparisonResult, EvaluationResult, MetricComparison
-from .format import fmt_interval, fmt_number, fmt_p, fmt_value, similarity_line
+from .format import fmt_interval, fmt_number, fmt_p, fmt_value, model_line, similarity_line
 
 __all__ = ["print_comparison", "print_notes", "print_profile", "print_result", "print_slices"]
 
@@ -90,6 +90,9 @@ def print_result(result: EvaluationResult, console: Console) -> None:
     spent = similarity_line(result.signature.similarity, result.similarity)
     if spent is not None:
         console.print(spent, markup=False, highlight=False, emoji=False)
+    asked = model_line(result.model)
+    if asked is not None:
+        console.print(asked, markup=False, highlight=False, emoji=False)
     print_notes(result.notes, console)
 
 

@@ -44,6 +44,11 @@ def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict
         else:  # a result read from results.json: no blocks to keep
             written.remove("stats.npz")
             (target / "stats.npz").unlink(missing_ok=True)  # never another run's blocks
+        if result.predictions is not None:
+            with open(staging / "predictions.jsonl", "wb") as handle:
+                for record in result.predictions:
+                    handle.write(orjson.dumps(record) + b"\n")
+            written.append("predictions.jsonl")
         paths = {}
         for name in written:
             os.replace(staging / name, target / name)

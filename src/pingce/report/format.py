@@ -7,7 +7,7 @@ from typing import Any
 
 from ..results import MetricResult
 
-__all__ = ["fmt_interval", "fmt_number", "fmt_p", "fmt_value", "similarity_line"]
+__all__ = ["fmt_interval", "fmt_number", "fmt_p", "fmt_value", "model_line", "similarity_line"]
 
 
 def fmt_number(value: float | None, digits: int = 4) -> str:
@@ -48,6 +48,29 @@ def similarity_line(signature: str | None, stats: Mapping[str, Any] | None) -> s
         parts.append(f"cost {stats['cost']:.4f}")
     name = (signature or "").split("|")[0]
     return f"similarity {name}: " + ", ".join(parts)
+
+
+def model_line(stats: Mapping[str, Any] | None) -> str | None:
+    """One line of what ``--model`` did: records, requests, answers from the cache, failed
+    calls, tokens, cost and the median latency (None when the model was not run)."""
+    if not stats:
+        return None
+    parts = [
+        f"{stats.get('records', 0):,} records",
+        f"{stats.get('requests', 0):,} requests",
+        f"{stats.get('cached_answers', 0):,} answers from the cache",
+    ]
+    if stats.get("failures"):
+        parts.append(f"{stats['failures']:,} failed calls")
+    prompt, completion = stats.get("prompt_tokens", 0), stats.get("completion_tokens", 0)
+    if prompt or completion:
+        parts.append(f"{prompt:,} prompt + {completion:,} completion tokens")
+    if stats.get("cost"):
+        parts.append(f"cost {stats['cost']:.4f}")
+    latency = stats.get("latency_sec")
+    if isinstance(latency, Mapping) and latency.get("p50") is not None:
+        parts.append(f"median latency {latency['p50']:.3f} s")
+    return f"model {stats.get('model', '')}: " + ", ".join(parts)
 
 
 def fmt_p(p: float | None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..results import ComparisonResult, EvaluationResult, MetricComparison, MetricResult
-from .format import fmt_interval, fmt_number, fmt_p, fmt_value, similarity_line
+from .format import fmt_interval, fmt_number, fmt_p, fmt_value, model_line, similarity_line
 
 __all__ = ["render_comparison_markdown", "render_markdown"]
 
@@ -121,6 +121,9 @@ def render_markdown(result: EvaluationResult) -> str:
     spent = similarity_line(sig.similarity, result.similarity)
     if spent is not None:
         lines.append(f"- {spent[0].upper()}{spent[1:]}")
+    asked = model_line(result.model)
+    if asked is not None:
+        lines.append(f"- Model under test: {asked[len('model ') :]}")
     lines.append(f"- pingce {result.pingce_version}")
     lines += [f"- Note: {note}" for note in result.notes]
     if result.sampling is not None:

@@ -27,6 +27,7 @@ __all__ = [
     "Pair",
     "SimilarityBackend",
     "SimilarityTable",
+    "noting",
 ]
 
 Pair = tuple[str, str]
@@ -137,7 +138,7 @@ class SimilarityBackend(ABC):
         """Score pairs, each distinct pair once; an exact match scores 1 without a model."""
         stats = BackendStats()
         if progress is not None:
-            stats.watch = _noting(progress)
+            stats.watch = noting(progress)
         distinct = list(dict.fromkeys(pairs))
         stats.pairs = len(distinct)
         values: dict[Pair, float] = {}
@@ -156,7 +157,7 @@ class SimilarityBackend(ABC):
         return SimilarityTable(values, self.signature()), stats
 
 
-def _noting(progress: Advance, every: float = 0.1) -> Callable[[BackendStats], None]:
+def noting(progress: Advance, every: float = 0.1) -> Callable[[BackendStats], None]:
     """A watcher that shows the failures on the progress line: at most every ``every`` s for
     retries, and always when a pair has failed for good (so the count shown is never stale)."""
     shown = [-math.inf, 0.0]  # when, and the failures counted then

@@ -178,12 +178,14 @@ async def post_json(
     policy: RetryPolicy,
     stats: BackendStats,
     rejects: Callable[[int, bytes], bool] | None = None,
+    timed: Callable[[float], None] | None = None,
 ) -> tuple[T | None, str | None]:
     """POST ``body`` as JSON and return ``(read(payload), None)``, or ``(None, reason)`` after the
     retries are spent or on an error not worth retrying. ``read`` raises :class:`Retry` for a
     payload without the expected answer (it also counts tokens). A 4xx (not 429) for which
     ``rejects(status, body)`` is true raises :class:`Rejected` (the request counted, not
-    retried)."""
+    retried). ``timed`` is called with the seconds of the attempt whose answer was read (the
+    latency of the answer, without the failed attempts and the waits before it)."""
     import aiohttp
 
     attempt = 0
@@ -210,7 +212,8 @@ async def post_json(
             except aiohttp.ClientError as exc:
                 raise Retry(f"connection error ({type(exc).__name__})") from None
             session.answered += 1
-            stats.latency_sec.append(time.monotonic() - started)
+            elapsed = time.monotonic() - started
+            stats.latency_sec.append(elapsed)
             if status == 429 or status >= 500:
                 raise Retry(f"http {status}", retry_after)
             if status >= 400:
@@ -222,11 +225,14 @@ async def post_json(
             except orjson.JSONDecodeError:
                 raise Retry("malformed response") from None
             try:
-                return read(payload), None
+                answer = read(payload)
             except Retry:
                 raise
             except Exception as exc:  # an answer of a shape the reader did not expect
                 raise Retry(f"malformed response ({type(exc).__name__})") from None
+            if timed is not None:
+                timed(elapsed)
+            return answer, None
         except Retry as exc:
             attempt += 1
             if attempt > policy.max_retries:

@@ -19,7 +19,7 @@ from pydantic import (
 from ..metrics import ZeroDivision, check_zero_division
 from ..records import parse_path
 
-__all__ = ["DefaultsSpec", "LabelsSpec", "SuiteSpec"]
+__all__ = ["DefaultsSpec", "LabelsSpec", "ModelSpec", "SuiteSpec"]
 
 
 class LabelsSpec(BaseModel):
@@ -46,6 +46,53 @@ class DefaultsSpec(BaseModel):
         return check_zero_division(value)
 
 
+class ModelSpec(BaseModel):
+    """What ``--model`` sends and where the answer goes (the suite's ``model:`` block).
+
+    ``prompt``: the field (or the first present of several) holding the text or the messages
+    sent; ``tools``: the field(s) holding a record's functions (OpenAI tools or BFCL function
+    docs), else ``default_tools`` (a list, or a JSON file of one, relative to the suite file);
+    ``prediction``: the field the whole ``chat.completion`` is written to; ``latency``: the
+    field the measured seconds are written to (null: none)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prompt: list[str] = ["query"]
+    tools: list[str] = []
+    default_tools: list[dict[str, Any]] | str | None = None
+    prediction: str
+    latency: str | None = "latency_sec"
+    system: str | None = None
+    parameters: dict[str, Any] = {}
+    """Request parameters (temperature, max_tokens, tool_choice...); ``--model-param`` is laid
+    over them."""
+    concurrency: int = Field(16, ge=1)
+    timeout: float = Field(120.0, gt=0)
+    max_retries: int = Field(5, ge=0)
+    price_prompt: float = Field(0.0, ge=0)
+    price_completion: float = Field(0.0, ge=0)
+    """Prices per 1k tokens (for ``cost``)."""
+
+    @field_validator("prompt", "tools", mode="before")
+    @classmethod
+    def _names(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("prompt", "tools")
+    @classmethod
+    def _paths(cls, value: list[str]) -> list[str]:
+        for path in value:
+            parse_path(path)
+        return value
+
+    @field_validator("prediction", "latency")
+    @classmethod
+    def _path(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_path(value)
+        return value
+
+
 class SuiteSpec(BaseModel):
     """A suite file, validated."""
 
@@ -68,6 +115,8 @@ class SuiteSpec(BaseModel):
     defaults: DefaultsSpec = DefaultsSpec()
     metrics: dict[str, dict[str, Any]] = Field(min_length=1)
     tables: dict[str, dict[str, Any]] = {}
+    model: ModelSpec | None = None
+    """How ``--model`` asks the model under test for this suite's predictions."""
     similarity: dict[str, Any] = {}
     """Options of the similarity backend: judge ``template``/``system``, ``structured`` (the
     output mode), ``max_tokens``, ``concurrency``, ``max_retries``, ``timeout``,

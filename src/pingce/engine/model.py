@@ -1,0 +1,373 @@
+"""The model phase (``--model``): before the records are loaded for scoring, the model under
+test answers every record, and its answers fill the suite's prediction field.
+
+The suite's ``model:`` block (:class:`~pingce.suites.spec.ModelSpec`) names the prompt field,
+the tools field(s) and the prediction field. The raw records are read once (every field kept, so
+``predictions.jsonl`` is the input with the prediction filled); each becomes one request
+(:mod:`pingce.predict.requests`); :class:`~pingce.predict.ChatModel` asks for all of them
+through the cache; then the filled records go to the ordinary loader with their own file name
+and line numbers, so every later error and every record row names the input line.
+
+A record whose call failed after its retries has no prediction: it is never scored as a wrong
+answer. :func:`mark_model_failures` leaves it out of every statistic that reads the prediction
+(or the latency) field, with the reason, and the judge-failure policy (``--on-judge-failure``)
+makes those metrics null with the count, or computes them over the other records.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import os
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError, OptionError, SuiteError
+from ..metrics.protocol import LEFT_OUT, MODEL_FAILED, StatBlock
+from ..predict import AnswerCache, ChatModel, messages_of, openai_tools, parse_model_name
+from ..predict.cache import default_answer_cache_path
+from ..predict.requests import restore_names
+from ..progress import ProgressHook
+from ..readers import (
+    Block,
+    Reading,
+    Wanted,
+    frame_reading,
+    is_frame,
+    iterable_reading,
+    path_reading,
+)
+from ..records import Table, parse_path
+from ..suites.spec import ModelSpec
+from .fields import field_map
+from .plan import Plan
+
+__all__ = ["Answered", "ask_model", "mark_model_failures", "model_fields", "model_plan"]
+
+PREDICTIONS_FILE = "predictions.jsonl"
+
+
+@dataclass
+class Answered:
+    """The records with the model's answers, and what asking took."""
+
+    label: str
+    unit: str
+    numbers: list[int]
+    records: list[dict[str, Any]]
+    """The input records, the prediction (and latency) filled; a failed record has no
+    prediction and says why in ``model_error``."""
+    failed: dict[int, str]
+    """Line -> why the call failed."""
+    summary: dict[str, Any]
+    signature: str
+    notes: list[str] = field(default_factory=list)
+
+    def reading(self) -> Reading:
+        """The filled records for the loader (their file name and line numbers kept)."""
+        numbers, records = self.numbers, self.records
+
+        def blocks() -> Any:
+            if records:
+                yield Block(numbers, records)
+
+        return Reading(self.label, blocks(), unit=self.unit, own_objects=False)  # type: ignore[arg-type]
+
+
+def spec_of(plan: Plan) -> ModelSpec:
+    """The suite's ``model:`` block, or an error saying the suite has none."""
+    spec = plan.suite.spec.model
+    if spec is None:
+        raise OptionError(
+            f"--model: suite {plan.suite.spec.name!r} has no `model:` block naming the prompt "
+            "field, the tools field and the prediction field (README: Running the model under "
+            "test)"
+        )
+    return spec
+
+
+def model_fields(plan: Plan) -> set[str]:
+    """The suite fields the model's answers fill (prediction, latency)."""
+    spec = spec_of(plan)
+    return {spec.prediction, *([spec.latency] if spec.latency else [])}
+
+
+def model_plan(plan: Plan) -> Plan:
+    """The plan with the fields the model fills made optional: a record whose call failed has
+    no prediction, and that is not an input error."""
+    filled = model_fields(plan)
+    fields = [
+        dataclasses.replace(f, required=False) if f.path in filled and f.required else f
+        for f in plan.fields
+    ]
+    return dataclasses.replace(plan, fields=fields)
+
+
+def _get(record: Any, parts: Sequence[str | int]) -> Any:
+    value = record
+    for part in parts:
+        if isinstance(part, int):
+            if not isinstance(value, list) or not -len(value) <= part < len(value):
+                return None
+            value = value[part]
+        elif isinstance(value, Mapping):
+            value = value.get(part)
+        else:
+            return None
+    return value
+
+
+def _set(record: dict[str, Any], path: str, value: Any) -> None:
+    parts = parse_path(path)
+    target: Any = record
+    for part in parts[:-1]:
+        if isinstance(part, int) or not isinstance(target, dict):
+            raise OptionError(f"--model writes to {path!r}: only object keys can be written")
+        target = target.setdefault(part, {})
+        if not isinstance(target, dict):
+            raise OptionError(f"--model writes to {path!r}, but a record has a non-object there")
+    last = parts[-1]
+    if isinstance(last, int) or not isinstance(target, dict):
+        raise OptionError(f"--model writes to {path!r}: only object keys can be written")
+    target[last] = value
+
+
+def _drop(record: dict[str, Any], path: str) -> None:
+    parts = parse_path(path)
+    parent = _get(record, parts[:-1]) if len(parts) > 1 else record
+    if isinstance(parent, dict):
+        parent.pop(str(parts[-1]), None)
+
+
+def read_raw(
+    data: Any, encoding: str | None, known: Sequence[str] = ()
+) -> tuple[str, str, list[int], list[dict[str, Any]]]:
+    """Every record of ``data`` whole (a columnar source: all its columns), with its line
+    number; ``known``: fields the suite reads (a JSON object with one of them is a record)."""
+    wanted = Wanted(_All(str(parse_path(path)[0]) for path in known), {})
+    if isinstance(data, str | os.PathLike):
+        reading = path_reading(data, wanted=wanted, encoding=encoding)
+    elif is_frame(data):
+        reading = frame_reading(data, wanted)
+    else:
+        reading = iterable_reading(data)
+    numbers: list[int] = []
+    records: list[dict[str, Any]] = []
+    try:
+        for block in reading.blocks:
+            numbers.extend(block.numbers)
+            if block.columns is not None:
+                names = list(block.columns)
+                for i in range(len(block.numbers)):
+                    records.append({name: block.columns[name][i] for name in names})
+            else:
+                for number, record in zip(block.numbers, block.records, strict=True):
+                    if not isinstance(record, Mapping):
+                        raise InputError(
+                            f"a record must be an object, got {type(record).__name__}",
+                            source=reading.label,
+                            line=number,
+                            unit=reading.unit,
+                        )
+                    records.append(copy.deepcopy(dict(record)))
+            if block.error is not None:
+                raise block.error
+    finally:
+        reading.blocks.close()
+    if not records:
+        raise InputError("no records", source=reading.label)
+    return reading.label, reading.unit, numbers, records
+
+
+class _All(frozenset[str]):
+    """Every column (a reader asked for these keeps all of a source's columns); its members
+    are the suite's fields, for a reader that looks for them."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+def _suite_tools(spec: ModelSpec, source: str) -> Any:
+    """The suite's ``default_tools``: the list, or the JSON file it names (beside the suite)."""
+    tools = spec.default_tools
+    if not isinstance(tools, str):
+        return tools
+    path = Path(tools)
+    if not path.is_absolute() and os.path.isfile(source):
+        path = Path(source).parent / path
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise SuiteError(f"default_tools {tools!r}: {exc}", source=source, key="model") from None
+
+
+def ask_model(
+    plan: Plan,
+    data: Any,
+    progress: ProgressHook,
+    lines: set[int] | None = None,
+) -> Answered:
+    """Ask the model for every record of ``data`` (only those at ``lines`` when given: a
+    sample), and fill the prediction field with each answer."""
+    options = plan.options
+    assert options.model is not None
+    name = parse_model_name(options.model)
+    spec = spec_of(plan)
+    known = [f.path for f in plan.fields] + spec.prompt + spec.tools
+    label, unit, numbers, records = read_raw(data, options.encoding, known)
+    if lines is not None:
+        kept = [i for i, number in enumerate(numbers) if number in lines]
+        numbers, records = [numbers[i] for i in kept], [records[i] for i in kept]
+    mapping = field_map(plan.suite.spec.fields, options.field_map)
+    prediction = mapping.get(spec.prediction, spec.prediction)
+    latency = mapping.get(spec.latency, spec.latency) if spec.latency else None
+    suite_tools = _suite_tools(spec, plan.suite.source)
+    prompts = [(path, parse_path(path)) for path in spec.prompt]
+    tool_paths = [(path, parse_path(path)) for path in spec.tools]
+    client = ChatModel(
+        name,
+        base_url=options.model_base_url or options.base_url,
+        api_key_env=options.api_key_env,
+        parameters={**spec.parameters, **dict(options.model_params)},
+        concurrency=options.model_concurrency or spec.concurrency,
+        timeout=spec.timeout,
+        max_retries=spec.max_retries,
+        price_prompt=spec.price_prompt,
+        price_completion=spec.price_completion,
+        cache=_open_cache(options.cache),
+    )
+    try:
+        bodies: list[dict[str, Any]] = []
+        renames: list[dict[str, str]] = []
+        for number, record in zip(numbers, records, strict=True):
+            where: dict[str, Any] = {"source": label, "line": number, "unit": unit}
+            found = [(path, _get(record, parts)) for path, parts in prompts]
+            present = [(path, value) for path, value in found if value is not None]
+            if not present:
+                names = " or ".join(repr(p) for p, _ in prompts)
+                raise InputError(
+                    f"no prompt: --model sends the field {names} to the model", **where
+                )
+            path, value = present[0]
+            try:
+                messages = messages_of(value, spec.system)
+            except ValueError as exc:
+                raise InputError(str(exc), field=path, value=value, **where) from None
+            tools_value, tools_path = suite_tools, "model.default_tools"
+            for path, parts in tool_paths:
+                candidate = _get(record, parts)
+                if candidate is not None:
+                    tools_value, tools_path = candidate, path
+                    break
+            tools: list[dict[str, Any]] | None = None
+            renamed: dict[str, str] = {}
+            if tools_value is not None:
+                try:
+                    tools, renamed = openai_tools(tools_value)
+                except ValueError as exc:
+                    raise InputError(
+                        str(exc), field=tools_path, value=tools_value, **where
+                    ) from None
+            bodies.append(client.body(messages, tools))
+            renames.append(renamed)
+        signature = client.signature()
+        advance = progress(f"model {name}", float(len(bodies)))
+        answers, stats = client.answer_all(bodies, advance)
+    finally:
+        client.close()
+    failed: dict[int, str] = {}
+    replaced = 0
+    prediction_parts = parse_path(prediction)
+    for number, record, answer, renamed in zip(numbers, records, answers, renames, strict=True):
+        if _get(record, prediction_parts) is not None:
+            replaced += 1
+        if answer.reply is None:
+            _drop(record, prediction)
+            if latency:
+                _drop(record, latency)
+            record["model_error"] = answer.error or "no answer"
+            failed[number] = answer.error or "no answer"
+            continue
+        record.pop("model_error", None)
+        _set(record, prediction, restore_names(answer.reply, renamed))
+        if latency:
+            _set(record, latency, answer.latency_sec)
+    notes = []
+    if replaced:
+        notes.append(
+            f"--model: {replaced} of {len(records)} records had a {prediction} of their own; "
+            "the model's answer replaced it (predictions.jsonl holds the model's)"
+        )
+    cached = sum(1 for a in answers if a.cached)
+    if cached and latency:
+        notes.append(
+            f"--model: {cached} of {len(records)} answers came from the cache; their {latency} "
+            "is the latency measured when each was first asked"
+        )
+    if failed:
+        notes.append(
+            f"--model: {len(failed)} of {len(records)} records had failed model calls (no "
+            "prediction; left out of the metrics that read it, never scored as wrong)"
+        )
+    summary = {
+        "model": options.model,
+        "signature": signature,
+        "records": len(records),
+        "cached_answers": cached,
+        **stats.summary(),
+    }
+    summary.pop("pairs", None)
+    summary["requests_distinct"] = stats.pairs
+    return Answered(label, unit, numbers, records, failed, summary, signature, notes)
+
+
+def _open_cache(cache: str | bool | None) -> AnswerCache | None:
+    if cache is False:
+        return None
+    path = default_answer_cache_path() if cache in (None, True) else cache
+    return AnswerCache(path)  # type: ignore[arg-type]
+
+
+def mark_model_failures(
+    plan: Plan, table: Table, blocks: Mapping[Hashable, StatBlock], failed: Mapping[int, str]
+) -> int:
+    """Leave the records whose model call failed out of every statistic that reads a field the
+    model fills: their rows count nowhere (NaN for raw rows) and the reason is in the
+    ``left_out`` and ``model_failed`` columns. Returns how many of the table's records failed."""
+    if not failed:
+        return 0
+    lines = np.asarray(table.lines)
+    rows_failed = np.isin(lines, np.fromiter(failed, dtype=np.int64, count=len(failed)))
+    if not rows_failed.any():
+        return 0
+    why = np.empty(table.n, dtype=object)
+    for i in np.flatnonzero(rows_failed):
+        why[i] = f"model call failed: {failed[int(lines[i])]}"
+    filled = model_fields(plan)
+    for key, statistic in plan.statistics.items():
+        if not {spec.path for spec in statistic.fields()} & filled:
+            continue
+        block = blocks[key]
+        mask = rows_failed if block.scope is None else rows_failed & block.scope
+        if not mask.any():
+            continue
+        if block.codes is not None:
+            block.rows = block.per_record().copy()
+            block.codes = None
+        assert block.rows is not None
+        rows = np.array(block.rows, dtype=np.float64, copy=True)
+        rows[mask] = 0.0 if block.decomposable else np.nan
+        block.rows = rows
+        left = block.reasons.get(LEFT_OUT)
+        left = np.empty(table.n, dtype=object) if left is None else left.copy()
+        left[mask] = why[mask]
+        block.reasons[LEFT_OUT] = left
+        mine = np.empty(table.n, dtype=object)
+        mine[mask] = why[mask]
+        block.reasons[MODEL_FAILED] = mine
+    return int(rows_failed.sum())

@@ -1,0 +1,21 @@
+"""Running the model under test (``--model``): requests built from records, OpenAI tools from
+BFCL function docs, and a client that asks an OpenAI-compatible ``/v1/chat/completions``
+endpoint through the judge's machinery (one concurrency limit, retries with Retry-After, an
+SQLite cache of answers, tokens, cost and latency)."""
+
+from __future__ import annotations
+
+from .cache import AnswerCache, default_answer_cache_path
+from .client import Answer, ChatModel, parse_model_name
+from .requests import messages_of, openai_tools, restore_names
+
+__all__ = [
+    "Answer",
+    "AnswerCache",
+    "ChatModel",
+    "default_answer_cache_path",
+    "messages_of",
+    "openai_tools",
+    "parse_model_name",
+    "restore_names",
+]

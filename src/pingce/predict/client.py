@@ -1,0 +1,228 @@
+"""The model under test at an OpenAI-compatible ``/v1/chat/completions`` endpoint.
+
+The judge's machinery (:mod:`pingce.similarity.http`): one aiohttp session of ``concurrency``
+connections, retries with exponential back-off and the server's ``Retry-After`` on 429/5xx,
+timeouts and broken connections; a dead endpoint stops the run after a few refused connections.
+A request that still has no answer after its retries is a failed call (counted by reason in
+:class:`~pingce.similarity.BackendStats`), never an answer. Answers are cached
+(:class:`~pingce.predict.cache.AnswerCache`) as soon as they arrive (every 0.2 s), so a killed run
+keeps what it was given and a rerun asks only for the rest.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import OptionError
+from ..progress import Advance
+from ..similarity.base import BackendStats, noting
+from ..similarity.cache import public_url
+from ..similarity.http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
+from ..similarity.remote import token_count
+from .cache import AnswerCache, CachedAnswer, request_key
+
+__all__ = ["DEFAULT_PARAMETERS", "Answer", "ChatModel", "parse_model_name"]
+
+DEFAULT_PARAMETERS: dict[str, Any] = {"temperature": 0}
+"""Request parameters sent unless the suite's ``model.parameters`` or ``--model-param`` say
+otherwise."""
+
+_RESERVED = ("model", "messages", "tools", "stream")
+
+
+def parse_model_name(spec: str) -> str:
+    """The model name of ``openai:NAME`` (the one provider: any OpenAI-compatible server)."""
+    provider, sep, name = spec.partition(":")
+    if not sep or provider != "openai" or not name.strip():
+        raise OptionError(
+            f"--model {spec!r}: expected openai:NAME (a model at an OpenAI-compatible "
+            "endpoint, e.g. openai:qwen2.5-7b-instruct with --base-url http://localhost:8000/v1)"
+        )
+    return name.strip()
+
+
+@dataclass
+class Answer:
+    """The model's answer to one request."""
+
+    reply: Any | None
+    """The whole ``chat.completion``; None when the call failed."""
+    latency_sec: float | None
+    """Seconds of the attempt that was answered (for a cached answer: when first asked)."""
+    cached: bool = False
+    error: str | None = None
+    """Why the call failed (after its retries)."""
+
+
+class ChatModel:
+    """Asks a model for chat completions, many at a time, through the cache."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        concurrency: int = 16,
+        timeout: float = 120.0,
+        max_retries: int = 5,
+        backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        max_retry_after: float = 300.0,
+        price_prompt: float = 0.0,
+        price_completion: float = 0.0,
+        cache: AnswerCache | None = None,
+    ):
+        base_url = (
+            base_url or os.environ.get("PINGCE_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+        )
+        if not base_url:
+            raise OptionError(
+                f"--model openai:{model} needs an endpoint: --base-url URL, PINGCE_BASE_URL or "
+                "OPENAI_BASE_URL (e.g. http://localhost:8000/v1)"
+            )
+        if api_key is None and api_key_env:
+            api_key = os.environ.get(api_key_env)
+            if not api_key:
+                raise OptionError(f"--api-key-env {api_key_env}: the variable is not set")
+        self._api_key = (
+            api_key or os.environ.get("PINGCE_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        )
+        params = {**DEFAULT_PARAMETERS, **dict(parameters or {})}
+        reserved = sorted(set(params) & set(_RESERVED))
+        if reserved:
+            raise OptionError(
+                f"model parameter(s) {reserved}: set by pingce from the records and --model"
+            )
+        self.model = model
+        self.base_url = base_url.rstrip("/")
+        self.parameters = params
+        self.concurrency = max(1, int(concurrency))
+        self.timeout = float(timeout)
+        self.policy = RetryPolicy(max_retries, backoff, max_backoff, max_retry_after)
+        self.price_prompt = price_prompt
+        self.price_completion = price_completion
+        self.cache = cache
+
+    def close(self) -> None:
+        """Close the cache (the client owns it)."""
+        if self.cache is not None:
+            self.cache.close()
+
+    def signature(self) -> str:
+        """Model, endpoint and parameters (never a key): what the predictions depend on besides
+        each record's messages and tools."""
+        params = json.dumps(self.parameters, sort_keys=True, ensure_ascii=False)
+        return f"openai:{self.model}|url={public_url(self.base_url)}|parameters={params}"
+
+    def url(self) -> str:
+        """The chat completions URL (``/v1`` added unless the base URL ends with it)."""
+        base = self.base_url
+        return base + "/chat/completions" if base.endswith("/v1") else base + "/v1/chat/completions"
+
+    def body(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
+    ) -> dict[str, Any]:
+        """The request of one record."""
+        body: dict[str, Any] = {"model": self.model, "messages": messages}
+        if tools:
+            body["tools"] = tools
+        body.update(self.parameters)
+        return body
+
+    def headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
+
+    def answer_all(
+        self, bodies: Sequence[dict[str, Any]], progress: Advance | None = None
+    ) -> tuple[list[Answer], BackendStats]:
+        """An answer to every request body (equal bodies are asked once), and what it took."""
+        stats = BackendStats()
+        if progress is not None:
+            stats.watch = noting(progress)
+        identity = f"{self.model}\x00{public_url(self.base_url)}"
+        keys = [request_key(identity, body) for body in bodies]
+        distinct = list(dict.fromkeys(keys))
+        stats.pairs = len(distinct)
+        found: dict[str, Answer] = {}
+        if self.cache is not None:
+            for key, (reply, latency, _pt, _ct) in self.cache.get_many(distinct).items():
+                found[key] = Answer(reply, latency, cached=True)
+            stats.cache_hits = len(found)
+            if progress is not None and found:
+                progress(len(found))
+        todo = [key for key in distinct if key not in found]
+        if todo:
+            index = {key: i for i, key in reversed(list(enumerate(keys)))}
+            first = {key: bodies[index[key]] for key in todo}
+            run_async(self._ask_all(first, found, stats, progress))
+        return [found[key] for key in keys], stats
+
+    async def _ask_all(
+        self,
+        bodies: dict[str, dict[str, Any]],
+        found: dict[str, Answer],
+        stats: BackendStats,
+        progress: Advance | None,
+    ) -> None:
+        pending: list[tuple[str, CachedAnswer]] = []
+        url = self.url()
+
+        def flush() -> None:
+            if self.cache is None or not pending:
+                return
+            for attempt in range(3):
+                try:
+                    self.cache.put_many(pending)
+                except Exception:  # e.g. a locked file: keep the rows and try again
+                    stats.cache_errors += 1
+                    time.sleep(0.05 * (attempt + 1))
+                    continue
+                pending.clear()
+                return
+
+        def read(payload: Any) -> tuple[Any, int, int]:
+            try:
+                message = payload["choices"][0]["message"]
+            except (KeyError, IndexError, TypeError):
+                raise Retry("malformed response (no choices[0].message)") from None
+            if not isinstance(message, dict):
+                raise Retry("malformed response (choices[0].message is not an object)")
+            usage = payload.get("usage")
+            usage = usage if isinstance(usage, dict) else {}
+            pt = token_count(usage.get("prompt_tokens"))
+            ct = token_count(usage.get("completion_tokens"))
+            stats.prompt_tokens += pt
+            stats.completion_tokens += ct
+            stats.cost += pt / 1000 * self.price_prompt + ct / 1000 * self.price_completion
+            return payload, pt, ct
+
+        async with Session(url, self.headers(), self.timeout, self.concurrency) as session:
+
+            async def one(key: str) -> None:
+                timing: list[float] = []
+                result, reason = await post_json(
+                    session, url, bodies[key], read, self.policy, stats, timed=timing.append
+                )
+                if result is None:
+                    stats.fail(reason or "no answer")
+                    found[key] = Answer(None, None, error=reason or "no answer")
+                else:
+                    reply, pt, ct = result
+                    latency = timing[-1] if timing else 0.0
+                    found[key] = Answer(reply, latency)
+                    pending.append((key, (reply, latency, pt, ct)))
+                if progress is not None:
+                    progress(1)
+
+            await run_workers(list(bodies), one, self.concurrency, every=flush)
