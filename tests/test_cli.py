@@ -594,3 +594,31 @@ def test_report_md_slice_tables_stay_narrow(tmp_path: Path) -> None:
                 assert f"{entry.value:.4f}" in section, (key, name)
     for name in result.metrics:
         assert f"| `{name}` |" in section
+
+
+def test_a_pingce_warning_is_one_line_for_people(tmp_path: Path) -> None:
+    """rouge-score's tokenizer turns Chinese text into no tokens: the command says so in one
+    line, `pingce: warning: ...`, not as Python's warning with the source line that raised it."""
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: w\nmetrics:\n  r: {metric: text_rouge_l, tokenizer: rouge_score}\n"
+        "inputs: {pred: a, gold: b}\n",
+        encoding="utf-8",
+    )
+    data = tmp_path / "data.jsonl"
+    data.write_text(
+        json.dumps({"id": "1", "a": "今天天气很好", "b": "今天天气不错"}, ensure_ascii=False)
+        + "\n"
+        + json.dumps({"id": "2", "a": "the cat", "b": "the cat"})
+        + "\n",
+        encoding="utf-8",
+    )
+    done = run_python(
+        "-m", "pingce", "run", str(suite), "--data", str(data), "--no-store",
+        "--bootstrap", "0", "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stderr.splitlines() if "no tokens" in line]
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("pingce: warning: tokenizer 'rouge_score' turned 1 non-empty")
+    assert "warn_if_empty" not in done.stderr and ".py:" not in done.stderr

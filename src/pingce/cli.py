@@ -9,10 +9,11 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
@@ -1141,6 +1142,25 @@ def _keep(*made: object) -> None:
         _left_to_the_system.extend(made)
 
 
+_default_show_warning = warnings.showwarning
+
+
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """pingce's own warnings as one line for people (``pingce: warning: ...``), without the
+    source file and line of the code that warned; other packages' warnings as Python shows them."""
+    if category.__module__.startswith("pingce"):
+        print(f"pingce: warning: {message}", file=file or sys.stderr)
+        return
+    _default_show_warning(message, category, filename, lineno, file, line)
+
+
 def main() -> None:
     """Entry point of the ``pingce`` command (the console script and ``python -m pingce``).
 
@@ -1152,6 +1172,7 @@ def main() -> None:
     cluster) it finishes inside the command."""
     global _ends_at_once
     _ends_at_once = True
+    warnings.showwarning = _show_warning
     code: int
     try:
         cli(prog_name="pingce")
