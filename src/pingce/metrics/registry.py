@@ -58,6 +58,7 @@ BUILTIN_MODULES = (
     "overlap",
     "evidence",
     "rules",
+    "tools",
 )
 """The built-in metric families, modules of :mod:`pingce.metrics`."""
 
