@@ -26,6 +26,7 @@ SMALL = {
     "bench_startup.py": ["10"],
     "bench_tcm_dialogue.py": ["3000"],
     "bench_text_overlap.py": ["2000"],
+    "bench_tool_use.py": ["20000"],
 }
 
 
