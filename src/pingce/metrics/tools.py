@@ -268,6 +268,7 @@ class _Rules:
     def __init__(self, strict: bool):
         self.strict = strict
         self.cache: dict[str, str] = {}
+        self.sets: dict[int, frozenset[str]] = {}
 
     def std(self, text: str) -> str:
         if self.strict:
@@ -275,6 +276,15 @@ class _Rules:
         found = self.cache.get(text)
         if found is None:
             found = self.cache[text] = standardize(text)
+        return found
+
+    def strings(self, options: list[Any]) -> frozenset[str]:
+        """The standardised strings among acceptable values (made once per list: the lists
+        live as long as the records being checked, so their ids stay theirs)."""
+        key = id(options)
+        found = self.sets.get(key)
+        if found is None:
+            found = self.sets[key] = frozenset(self.std(o) for o in options if type(o) is str)
         return found
 
     def std_any(self, value: Any) -> Any:
@@ -327,7 +337,7 @@ class _Rules:
         if p._type is list and p._items is dict:
             return self.list_dict_ok(value, options)
         if p._type is str:
-            return self.std(value) in {self.std(o) for o in options if type(o) is str}
+            return self.std(value) in self.strings(options)
         if p._type is list:
             mine = [self.std_any(v) for v in value]
             for option in options:
@@ -400,8 +410,28 @@ class _Rules:
                     error = _ERROR["unexpected_param"]
                     reason = f"param '{param}': not a parameter of {where}"
                 continue
-            if not strict and type(value) is int and p._type is float:
+            kind: type = p._type
+            if not strict and type(value) is int and kind is float:
                 value = float(value)
+            if type(value) is kind and p._items is None and options:
+                first = options[0]  # the common case: a scalar of the gold's declared type
+                if type(first) is kind and not (kind is str and first == ""):
+                    if kind is str:
+                        ok = self.std(str(value)) in self.strings(options)
+                    elif kind is dict:
+                        ok = self.dict_ok(value, options)
+                    else:
+                        ok = value in options
+                    if ok:
+                        valid += 1
+                        if "" not in options:
+                            needed += 1
+                    elif error < 0:
+                        error = _ERROR["wrong_value"]
+                        reason = (
+                            f"param '{param}': value {_show(value)} not in {_shown_list(options)}"
+                        )
+                    continue
             code, why = self.type_error(param, p, value, options)
             if code > 0 or (code == 0 and why):
                 if error < 0:
@@ -501,6 +531,8 @@ def _best_pairing(weight: list[list[int]]) -> list[tuple[int, int]]:
     return [(i, j) for i, j in best if weight[i][j] > 0]
 
 
+_OTHER_FUNCTION = (_ERROR["wrong_name"], "function: another function", 0, 0)
+
 Verdict = tuple[int, str | None, bool, int, int, int]
 """``(error code or -1, reason, names right, arg TP, arg FP, arg FN)`` of one record."""
 
@@ -535,8 +567,14 @@ def check_record(
         name_ok = code != _ERROR["wrong_name"]
         return code, (reason or None), name_ok, tp, given - tp, needed - found
     by_name = {f.name: f for f in functions}
-    checks = [[rules.check(by_name[g.name], g, p) for p in pred] for g in gold]
     names = [[rules.name_ok(g.name, p.name) for p in pred] for g in gold]
+    checks = [
+        [
+            rules.check(by_name[g.name], g, p) if same else _OTHER_FUNCTION
+            for p, same in zip(pred, row, strict=True)
+        ]
+        for g, row in zip(gold, names, strict=True)
+    ]
     weight = [
         [(c[2] + 1) if same else 0 for c, same in zip(row, same_row, strict=True)]
         for row, same_row in zip(checks, names, strict=True)
@@ -558,6 +596,8 @@ def check_record(
     wrong = [j for j in range(len(pred)) if row[j][0] >= 0]
     j = next((j for j in same if row[j][0] >= 0), wrong[0] if wrong else 0)
     code, why = row[j][0], row[j][1]
+    if not names[unmatched][j]:
+        why = f"function: expected '{gold[unmatched].name}', got '{pred[j].name}'"
     if code < 0:  # valid alone, but another gold call took it
         code = _ERROR["wrong_count"]
         why = f"predicted call {j} ({pred[j].name}) is the only match of two gold calls"
