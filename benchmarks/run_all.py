@@ -28,6 +28,7 @@ SMALL = {
     "bench_ter.py": ["500"],
     "bench_text_multiref.py": ["2000"],
     "bench_text_overlap.py": ["2000"],
+    "bench_tool_use.py": ["20000"],
 }
 
 

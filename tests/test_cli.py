@@ -487,13 +487,14 @@ def test_demo_runs_outside_the_repository(tmp_path: Path) -> None:
     """Issue 12: ``pingce demo`` from any folder runs the examples installed with pingce."""
     done = run_pingce("demo", "--out", "d", cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert "ran 5 example suite(s)" in done.stdout
+    assert "ran 6 example suite(s)" in done.stdout
     suites = (
         "contract-risk",
         "function-call",
         "function-call-hf",
         "function-points",
         "tcm-dialogue",
+        "tool-use",
     )
     for suite in suites:
         assert (tmp_path / "d" / suite / "results.json").is_file(), suite
@@ -522,7 +523,7 @@ def test_the_wheel_carries_the_examples_suites_and_law_list(tmp_path: Path) -> N
     assert built.returncode == 0, built.stderr
     (wheel,) = (tmp_path / "wheel").glob("pingce-*.whl")
     names = set(zipfile.ZipFile(wheel).namelist())
-    for suite in ("contract_risk", "function_call", "function_points", "tcm_dialogue"):
+    for suite in ("contract_risk", "function_call", "function_points", "tcm_dialogue", "tool_use"):
         assert f"pingce/examples/{suite}/records.jsonl" in names
     # function_call_hf is a link to function_call in the source: the wheel holds the file
     assert "pingce/examples/function_call_hf/records.jsonl" in names

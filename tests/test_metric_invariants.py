@@ -43,6 +43,7 @@ from pingce.metrics import overlap as overlap_module
 from pingce.metrics import registry as base
 from pingce.metrics import rules as rules_module
 from pingce.metrics import sets as sets_module
+from pingce.metrics import tools as tools_module
 from pingce.metrics.timing import LatencyPercentile
 from pingce.records import FieldSpec, Table, load_records, parse_path
 from pingce.similarity.lexical import LexicalBackend
@@ -200,6 +201,59 @@ def random_calls(rng: np.random.Generator, lenient: bool) -> Any:
     return calls
 
 
+_TOOL_FUNCTIONS = [
+    {
+        "name": "light_control",
+        "parameters": {
+            "type": "dict",
+            "properties": {"room": {"type": "string"}, "level": {"type": "float"}},
+            "required": ["room"],
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "ac_control",
+            "parameters": {"type": "object", "properties": {"temp": {"type": "integer"}}},
+        },
+    },
+]
+
+
+def random_tool_functions(rng: np.random.Generator, lenient: bool) -> Any:
+    """The functions of a tool-use record (one fixed pair, so gold always names one of them)."""
+    return _TOOL_FUNCTIONS
+
+
+def random_tool_gold(rng: np.random.Generator, lenient: bool) -> Any:
+    """0-2 gold calls of the fixed functions, in BFCL's possible-answer shape."""
+    calls: list[Any] = []
+    for _ in range(int(rng.integers(0, 3))):
+        if rng.random() < 0.5:
+            calls.append({"light_control": {"room": ["客厅", "卧室"], "level": [0.5, ""]}})
+        else:
+            calls.append({"ac_control": {"temp": [22, 23]}})
+    return calls
+
+
+def random_tool_pred(rng: np.random.Generator, lenient: bool) -> Any:
+    """0-2 predicted calls of the fixed functions (some wrong), sometimes text."""
+    if lenient and rng.random() < 0.1:
+        return ["抱歉，我无法完成这个操作。", '{"name": "ac_control", "arguments": {'][
+            int(rng.integers(2))
+        ]
+    calls: list[Any] = []
+    for _ in range(int(rng.integers(0, 3))):
+        if rng.random() < 0.5:
+            args: dict[str, Any] = {"room": ["客厅", "卧室", "厨房"][int(rng.integers(3))]}
+            if rng.random() < 0.5:
+                args["level"] = [0.5, 1, "high"][int(rng.integers(3))]
+            calls.append({"name": "light_control", "arguments": args})
+        else:
+            calls.append({"name": "ac_control", "arguments": {"temp": int(rng.integers(21, 24))}})
+    return calls
+
+
 def random_yes_no(rng: np.random.Generator, lenient: bool) -> Any:
     """A judge answer: a boolean or Yes/No text (a lenient field sometimes gets nonsense)."""
     if lenient and rng.random() < 0.1:
@@ -325,6 +379,9 @@ JSON_GENERATORS: dict[Any, Any] = {
     sets_module.parse_yes_no: random_yes_no,
     sets_module.parse_items: random_items,
     overlap_module.text_references: random_references,
+    tools_module.parse_functions: random_tool_functions,
+    tools_module.parse_gold: random_tool_gold,
+    tools_module.parse_prediction: random_tool_pred,
 }
 
 

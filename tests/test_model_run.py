@@ -535,3 +535,33 @@ def test_saved_statistics_keep_the_model_failures(server: LoopbackServer, tmp_pa
     again = policed_value(plan.metrics["fn_acc_all"], blocks[plan.keys["fn_acc_all"]], "null")
     assert again.undefined_reason == result.metrics["fn_acc_all"].undefined_reason
     assert again.model_failed_records == 1
+
+
+def test_the_tool_use_suite_runs_the_model(server: LoopbackServer, tmp_path: Path) -> None:
+    """tool-use plugs in by its model: block: BFCL questions and function docs (BFCL's own field
+    names), the model's tool calls checked as BFCL does; an abstention where no call fits."""
+    records = [
+        {
+            "id": "simple_0",
+            "question": [[{"role": "user", "content": "Area of a triangle with base 10?"}]],
+            "function": [BFCL_FUNCTION],
+            "ground_truth": [{"math.triangle_area": {"base": [10.0], "unit": ["cm", ""]}}],
+        },
+        {
+            "id": "simple_1",
+            "query": "What is the weather in Paris?",
+            "functions": [WEATHER_TOOL],
+            "gold": [{"get_weather": {"city": ["Paris"]}}],
+        },
+        {"id": "irrelevance_0", "query": "讲个笑话", "functions": [WEATHER_TOOL], "gold": []},
+    ]
+    result = pingce.evaluate(
+        "tool-use", records, model="openai:m", base_url=server.url, cache=False, bootstrap=0
+    )
+    assert server.count() == 3
+    # base 10 (an integer) is right where float is declared; London is not among ['Paris'];
+    # the joke is a correct abstention
+    assert result.metrics["tool_call_accuracy"].value == pytest.approx(2 / 3)
+    assert result.metrics["tool_name_accuracy"].value == 1.0
+    sent = {r.json["messages"][-1]["content"]: r.json for r in server.chat()}
+    assert sent["Area of a triangle with base 10?"]["tools"] == openai_tools([BFCL_FUNCTION])[0]

@@ -59,6 +59,7 @@ BUILTIN_MODULES = (
     "ter",
     "evidence",
     "rules",
+    "tools",
 )
 """The built-in metric families, modules of :mod:`pingce.metrics`."""
 
