@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import pingce
 from pingce.records import ParseFailure
 from pingce.results import RecordRows
 
@@ -140,3 +142,23 @@ def test_records_jsonl_written_in_halves_is_the_whole_text(
     assert [p.name for p in tmp_path.iterdir()] == ["records.jsonl"]  # no part left behind
     write_records(None, path)
     assert path.read_bytes() == b""
+
+
+def test_fields_no_record_has_are_not_repeated_on_every_line(tmp_path: Path) -> None:
+    """An optional field that some record has is repeated on every line (null where absent);
+    one that no record has is not (the line would only say null for it, record after record)."""
+    data = tmp_path / "dialogue.jsonl"
+    lines = [
+        {"dialogue_id": "d1", "turn": 1, "status": "INQUIRY_ONLY", "gt_diagnosis": "风寒表实证",
+         "pred_diagnosis": None, "confidence": 0.35, "pred_text": "恶寒", "gt_text": "恶寒重"},
+        {"dialogue_id": "d1", "turn": 2, "status": "DEFINITIVE", "gt_diagnosis": "风寒表实证",
+         "pred_diagnosis": "风寒表实证", "confidence": 0.9},
+    ]  # fmt: skip
+    data.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines))
+    result = pingce.evaluate("tcm-dialogue", data, bootstrap=0)
+    assert result.records is not None
+    fields = result.records.fields
+    assert set(fields) == {"dialogue_id", "turn", "status", "gt_diagnosis", "pred_diagnosis",
+                           "confidence", "pred_text", "gt_text"}  # fmt: skip
+    assert list(fields["pred_text"]) == ["恶寒", None]
+    assert "pred_features" not in fields and "risk" not in fields

@@ -417,6 +417,11 @@ def test_bfcl_files_with_gold_join_and_field_aliases(tmp_path: Path) -> None:
     results = json.loads((tmp_path / "o" / "results.json").read_text())
     assert results["metrics"]["tool_call_accuracy"]["value"] == 0.5
     assert "simple" in json.dumps(results["slices"])
+    # records.jsonl repeats BFCL's gold (read under its own name) but neither the schemas
+    # (context, the same on most lines) nor pingce's field names that no record has
+    rows = [json.loads(x) for x in (tmp_path / "o" / "records.jsonl").read_text().splitlines()]
+    assert [sorted(row["fields"]) for row in rows] == [["category", "ground_truth", "pred"]] * 2
+    assert rows[0]["fields"]["ground_truth"][0]["name"] == "calculate_triangle_area"
 
 
 def test_the_bundled_examples_from_the_command_line(tmp_path: Path) -> None:
@@ -438,6 +443,7 @@ def test_the_bundled_examples_from_the_command_line(tmp_path: Path) -> None:
         json.loads(line) for line in (tmp_path / "o" / "records.jsonl").read_text().splitlines()
     ]
     categories = {row["fields"]["category"] for row in rows}
+    assert all(sorted(row["fields"]) == ["category", "gold", "pred"] for row in rows)
     assert categories == {"simple", "multiple", "parallel", "parallel_multiple", "irrelevance"}
     results = json.loads((tmp_path / "o" / "results.json").read_text())
     table = results["tables"]["tool_errors"]

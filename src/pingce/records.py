@@ -129,6 +129,10 @@ class FieldSpec:
     prediction that failed to parse is a wrong answer) instead of stopping the load."""
     what: str = field(default="", compare=False)
     """What the field holds, in words, for messages ("a list of function calls")."""
+    echo: bool = field(default=True, compare=False)
+    """Whether records.jsonl and report.html repeat the field's value beside each record's
+    values. False for context that is large and mostly the same from record to record (the
+    function schemas offered to a model): the record's line number points to it."""
 
     def __post_init__(self) -> None:
         parse_path(self.path)

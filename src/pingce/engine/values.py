@@ -197,13 +197,22 @@ def record_rows(plan: Plan, table: Table, blocks: Blocks) -> RecordRows:
                 explained[gone] = left_out[gone]
             misses[name] = explained
     fields: dict[str, object] = {}
+    hidden = {spec.path for spec in plan.fields if not spec.echo}
     for path, column in table.columns.items():
+        if path in hidden or _absent_everywhere(column):
+            continue
         scale = plan.label_scales.get(path)
         if scale is not None:
             fields[path] = np.asarray(scale.labels, dtype=object)[np.asarray(column, np.int64)]
         else:
             fields[path] = column
     return RecordRows(table.ids, table.lines, fields, values, misses)
+
+
+def _absent_everywhere(column: object) -> bool:
+    """Whether a column of Python values holds no value at all (a field no record has, such as
+    BFCL's ``ground_truth`` beside pingce's ``gold``): nothing worth repeating on every line."""
+    return isinstance(column, list) and bool(column) and all(v is None for v in column)
 
 
 def unparsed_rows(table: Table, specs: Iterable[FieldSpec]) -> np.ndarray | None:

@@ -413,6 +413,7 @@ class _Rules:
             kind: type = p._type
             if not strict and type(value) is int and kind is float:
                 value = float(value)
+            ok: bool | None = None
             if type(value) is kind and p._items is None and options:
                 first = options[0]  # the common case: a scalar of the gold's declared type
                 if type(first) is kind and not (kind is str and first == ""):
@@ -422,22 +423,13 @@ class _Rules:
                         ok = self.dict_ok(value, options)
                     else:
                         ok = value in options
-                    if ok:
-                        valid += 1
-                        if "" not in options:
-                            needed += 1
-                    elif error < 0:
-                        error = _ERROR["wrong_value"]
-                        reason = (
-                            f"param '{param}': value {_show(value)} not in {_shown_list(options)}"
-                        )
+            if ok is None:
+                code, why = self.type_error(param, p, value, options)
+                if code > 0 or (code == 0 and why):
+                    if error < 0:
+                        error, reason = code, why
                     continue
-            code, why = self.type_error(param, p, value, options)
-            if code > 0 or (code == 0 and why):
-                if error < 0:
-                    error, reason = code, why
-                continue
-            ok = (value in options) if code == -1 else self.value_ok(p, value, options)
+                ok = (value in options) if code == -1 else self.value_ok(p, value, options)
             if ok:
                 valid += 1
                 if "" not in options:
@@ -659,6 +651,7 @@ class ToolUseStatistic(Statistic):
                 required="functions" not in self.aliases,
                 parser=parse_functions,
                 what="function schemas (BFCL docs or OpenAI tools)",
+                echo=False,
             ),
             FieldSpec(
                 self.gold,
@@ -684,6 +677,7 @@ class ToolUseStatistic(Statistic):
                 required=False,
                 parser=parse_functions,
                 what=specs[0].what,
+                echo=False,
             )
             specs.append(
                 FieldSpec(
@@ -692,6 +686,7 @@ class ToolUseStatistic(Statistic):
                     required=False,
                     parser=parse_functions,
                     what=specs[0].what,
+                    echo=False,
                 )
             )
         if "gold" in self.aliases:
