@@ -498,3 +498,50 @@ def test_comparison_page_in_the_browser(
     page.screenshot(path=str(shot), full_page=True)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
     page.close()
+
+
+# --- fields that hold objects -------------------------------------------------------------------
+
+
+def test_a_field_column_within_the_budget_is_its_json_and_beyond_it_cut_texts() -> None:
+    """A column whose JSON fits FIELD_CHARS a record on average goes in as it is (the page shows
+    objects as JSON text and cuts long ones); a longer column as texts cut at FIELD_CHARS."""
+    from pingce.report.html import FIELD_CHARS, _field_texts
+
+    small = [{"nature": "寒"}, None, [1, 2.5], "x", float("nan")]
+    assert json.loads(_field_texts(small)) == [{"nature": "寒"}, None, [1, 2.5], "x", None]
+    one_long = ["甲" * (3 * FIELD_CHARS)] + ["a"] * 10  # 3x the budget of one, 11 records
+    assert json.loads(_field_texts(one_long)) == one_long
+    big = [{"k": "v" * (2 * FIELD_CHARS)}] * 3 + [None, 7]
+    got = json.loads(_field_texts(big))
+    assert got[3:] == [None, 7]
+    expected = json.dumps(big[0], separators=(",", ":"))[: FIELD_CHARS - 1] + "…"
+    assert got[:3] == [expected] * 3
+    assert json.loads(_field_texts([2**70, 1])) == [str(2**70), 1]
+
+
+@browser_needed
+def test_object_fields_show_as_json_text_and_are_searched_so(browser: Any, tmp_path: Path) -> None:
+    root = Path(__file__).resolve().parents[1]
+    pingce.evaluate(
+        "tool-use", root / "examples/tool_use/records.jsonl", bootstrap=0, out=tmp_path / "o"
+    )
+    data = embedded((tmp_path / "o" / "report.html").read_text(encoding="utf-8"))
+    lines = (tmp_path / "o" / "records.jsonl").read_text(encoding="utf-8").splitlines()
+    assert data["fields"]["gold"][0] == json.loads(lines[0])["fields"]["gold"]  # as values
+    opened = Page(browser, tmp_path / "o" / "report.html")
+    p = opened.page
+    shown = p.locator("#r-body tr[data-index]").first.locator("td.fields").text_content() or ""
+    assert "[object Object]" not in shown
+    assert 'gold [{"name":"calculate_triangle_area","answers":{"base":[10]' in shown
+    values = p.eval_on_selector_all("#r-body td.fields span.v", "s => s.map(x => x.textContent)")
+    from pingce.report.html import FIELD_CHARS
+
+    assert max(map(len, values)) == FIELD_CHARS  # long ones cut, ending in an ellipsis
+    assert all(v.endswith("…") for v in values if len(v) == FIELD_CHARS)
+    p.fill("#f-search", '"answers":{"city":["北京"')  # text inside an object-valued field
+    opened.settle()
+    wanted = [json.loads(x)["id"] for x in lines if '"answers":{"city":["北京"' in x]
+    assert wanted and opened.rows() == wanted
+    assert opened.errors == []
+    p.close()

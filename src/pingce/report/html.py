@@ -583,13 +583,19 @@ _SCALARS = (str, int, float, bool)
 
 
 def _field_texts(column: Any) -> bytes:
-    """A field as a JSON array: numbers as numbers, text cut at FIELD_CHARS, anything else as
-    its JSON text (cut alike), None as null."""
+    """A field as a JSON array. When the whole column's JSON fits the page's budget (on average
+    FIELD_CHARS a record) it is that JSON, values as they are (the page's script shows an object
+    as its JSON text and cuts long texts); otherwise numbers stay numbers and every other value
+    is its JSON text cut at FIELD_CHARS. None, NaN and infinities are null."""
     if isinstance(column, np.ndarray) and column.dtype.kind in "fiub":
         return _rounded(column.astype(np.float64) if column.dtype.kind == "b" else column)
     values = column.tolist() if isinstance(column, np.ndarray) else list(column)
-    if all(type(v) is str for v in values):
-        return orjson.dumps([v if len(v) <= FIELD_CHARS else _cut(v) for v in values])
+    try:
+        whole = orjson.dumps(values)
+    except TypeError:  # an integer beyond 64 bits, or a value orjson cannot write
+        whole = b""
+    if whole and len(whole) <= 2 + FIELD_CHARS * len(values):
+        return whole
     others = [i for i, v in enumerate(values) if not (v is None or type(v) in _SCALARS)]
     texts = json_texts([values[i] for i in others]) if others else []
     out: list[Any] = values
@@ -600,6 +606,8 @@ def _field_texts(column: Any) -> bytes:
             out[i] = _cut(v)
         elif type(v) is float and not math.isfinite(v):
             out[i] = None
+        elif type(v) is int and not -(2**63) <= v < 2**64:
+            out[i] = json_texts([v])[0].decode("utf-8")
     return orjson.dumps(out)
 
 
@@ -638,7 +646,8 @@ def _records_json(result: EvaluationResult, rows: RecordRows) -> Iterator[bytes]
     numbers of the most frequent reasons, most frequent first)."""
     numpy_option = orjson.OPT_SERIALIZE_NUMPY
     metrics = list(dict.fromkeys([*rows.values, *rows.misses]))
-    yield b'{"n":' + str(rows.n).encode() + b',"ids":'
+    yield b'{"n":' + str(rows.n).encode() + b',"field_chars":' + str(FIELD_CHARS).encode()
+    yield b',"ids":'
     yield orjson.dumps([None if i is None else str(i) for i in rows.ids])
     yield b',"lines":' + orjson.dumps(np.asarray(rows.lines, dtype=np.int64), option=numpy_option)
     yield b',"metrics":' + orjson.dumps(metrics) + b',"values":{'
@@ -812,16 +821,21 @@ _SCRIPT = r"""
 
   var state = { page: 0, size: 50, rows: null };
   var haystack = null;
+  function whole(v) { return typeof v === "object" ? JSON.stringify(v) : String(v); }
+  function shown(v) {
+    var t = whole(v);
+    return t.length > D.field_chars ? t.slice(0, D.field_chars - 1) + "\u2026" : t;
+  }
   function fmt(v) {
     if (v === null || v === undefined) return "null";
     if (typeof v === "number") return String(Math.round(v * 1e4) / 1e4);
-    return String(v);
+    return shown(v);
   }
   function searchText(i) {
     var parts = [D.ids[i] === null ? "" : D.ids[i], String(D.lines[i])];
     fieldNames.forEach(function (f) {
       var v = D.fields[f][i];
-      if (v !== null) parts.push(String(v));
+      if (v !== null) parts.push(whole(v));
     });
     metrics.forEach(function (m) { var c = miss[m][i]; if (c >= 0) parts.push(reasons[c]); });
     return parts.join("\u0001").toLowerCase();
