@@ -85,8 +85,9 @@ def evaluate(
     ``.parquet``; ``.xlsx``), a data frame (pandas or polars DataFrame, pyarrow Table, Hugging
     Face ``datasets.Dataset``; one record a row) or an iterable of dictionaries. ``options`` are
     the command line's, with underscores: ``sample``, ``stratify``, ``allocation``,
-    ``short_strata``, ``seed``, ``bootstrap``, ``ci_method``, ``ci_level``, ``slices`` (or
-    ``slice``), ``zero_division``, ``similarity`` (a name or a backend object), ``base_url``,
+    ``short_strata``, ``seed``, ``bootstrap``, ``ci_method``, ``bootstrap_method``
+    (``multinomial`` or ``poisson``), ``ci_level``, ``slices`` (or ``slice``),
+    ``zero_division``, ``similarity`` (a name or a backend object), ``base_url``,
     ``cache``, ``encoding`` (of a text file; detected by default). ``model="openai:NAME"``
     asks the model under test for every record's prediction first (the suite's ``model:`` block
     names the prompt, tools and prediction fields), with ``base_url`` (or ``model_base_url``),

@@ -369,6 +369,14 @@ def cli() -> None:
     help="Bootstrap interval method.",
 )
 @click.option(
+    "--bootstrap-method",
+    type=click.Choice(["multinomial", "poisson"]),
+    default="multinomial",
+    show_default=True,
+    help="multinomial: n records drawn with replacement; poisson: a Poisson(1) weight per "
+    "record keyed on its id (the same in every slice and shard).",
+)
+@click.option(
     "--ci-level",
     type=float,
     default=0.95,
@@ -440,6 +448,7 @@ def run(
     seed: int,
     bootstrap: int,
     ci_method: Any,
+    bootstrap_method: Any,
     ci_level: float,
     slices: tuple[str, ...],
     zero_division: str | None,
@@ -484,6 +493,7 @@ def run(
             seed=seed,
             bootstrap=bootstrap,
             ci_method=ci_method,
+            bootstrap_method=bootstrap_method,
             ci_level=ci_level,
             slices=slices,
             zero_division="suite" if zero_division is None else zero_division,

@@ -26,7 +26,7 @@ from .similarity.names import parse_backend_name
 
 if TYPE_CHECKING:
     from .similarity.base import SimilarityBackend
-    from .stats import CIMethod
+    from .stats import BootstrapMethod, CIMethod
 
 __all__ = ["COMPARE_OPTIONS", "RunOptions", "parse_map", "parse_model_params", "run_options"]
 
@@ -54,6 +54,10 @@ class RunOptions:
     seed: int = 0
     bootstrap: int = 1000
     ci_method: CIMethod = "bca"
+    bootstrap_method: BootstrapMethod = "multinomial"
+    """``multinomial``: each resample draws n records with replacement; ``poisson``: each record
+    weighs Poisson(1) in each resample, from a generator keyed on the seed, the record's id (or
+    unit) and the resample, so that its weights are the same in any slice or shard."""
     ci_level: float = 0.95
     slices: tuple[str, ...] = ()
     zero_division: ZeroDivision | str = SUITE
@@ -144,6 +148,7 @@ class RunOptions:
         if not 0.0 < self.ci_level < 1.0:
             raise OptionError(f"--ci-level must be between 0 and 1, got {self.ci_level}")
         _choice("--ci-method", self.ci_method, ("bca", "percentile", "basic"))
+        _choice("--bootstrap-method", self.bootstrap_method, ("multinomial", "poisson"))
         _choice("--allocation", self.allocation, ("equal", "proportional"))
         _choice("--short-strata", self.short_strata, ("error", "take-all"))
         _choice("--on-judge-failure", self.on_judge_failure, ("null", "skip"))

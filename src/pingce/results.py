@@ -165,6 +165,9 @@ class Signature(BaseModel):
     bootstrap: int
     ci_method: str
     ci_level: float
+    bootstrap_method: str = "multinomial"
+    """``multinomial`` (n records drawn with replacement) or ``poisson`` (a Poisson(1) weight
+    per record keyed on the record)."""
     similarity: str | None
     unit: str | None = None
     """The field whose values the bootstrap resamples (whole dialogues), or None for records."""

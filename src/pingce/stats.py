@@ -8,6 +8,14 @@ serve every metric at once: a resample then costs a weighted ``np.bincount`` or 
 ``counts @ rows`` (on one BLAS thread, :mod:`pingce.threads`) per statistic block, never a
 re-tokenisation or a model call. The same rows can be applied to two runs for a paired comparison.
 
+The Poisson bootstrap (``bootstrap_method="poisson"``; Hanley & MacGibbon 2006, Chamandy et al.
+2012) draws no index: record ``i``'s weight in resample ``b`` is Poisson(1), computed from the
+record's own key (:func:`record_keys`, from its id), the seed and ``b`` alone by a counter-based
+generator (:func:`poisson_counts`). A record then weighs the same in the whole run, in a slice,
+in any shard of the data and in both runs of a comparison, so resampled sums computed shard by
+shard add up to those of the whole. Its resamples do not hold exactly ``n`` records (their size
+is Poisson(n)); the intervals agree with the multinomial bootstrap's within Monte Carlo error.
+
 Intervals: ``percentile``, ``basic`` and ``bca`` (bias-corrected and accelerated, the default of
 ``scipy.stats.bootstrap``), with the same definitions as scipy; BCa's acceleration comes from the
 jackknife, which for summed statistics is one vectorised call.
@@ -15,6 +23,7 @@ jackknife, which for summed statistics is one vectorised call.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -28,10 +37,14 @@ from .progress import Advance
 from .threads import one_blas_thread
 
 CIMethod = Literal["bca", "percentile", "basic"]
-_K = TypeVar("_K")
 """Bootstrap interval methods (scipy's definitions)."""
+BootstrapMethod = Literal["multinomial", "poisson"]
+"""How resamples are drawn: ``n`` records with replacement (multinomial counts), or a Poisson(1)
+weight per record keyed on the record (mergeable across shards)."""
+_K = TypeVar("_K")
 
 __all__ = [
+    "BootstrapMethod",
     "CIMethod",
     "Interval",
     "McNemar",
@@ -44,6 +57,8 @@ __all__ = [
     "inverted_p_value",
     "mcnemar_exact",
     "paired_intervals",
+    "poisson_counts",
+    "record_keys",
     "resample_indices",
     "swap_masks",
 ]
@@ -306,6 +321,63 @@ def _bootstrap_counts(n: int, resamples: int, seed: int | list[int]) -> Iterator
         del counts  # the consumer has let go of it: free it before the next draw
 
 
+_GAMMA = 0x9E3779B97F4A7C15
+"""SplitMix64's increment (2**64 divided by the golden ratio, odd)."""
+_POISSON_CDF = np.cumsum([math.exp(-1.0) / math.factorial(k) for k in range(40)])
+"""P(X <= k) of Poisson(1) for k = 0, 1, ...: a uniform u gives the k with
+P(X <= k-1) <= u < P(X <= k)."""
+
+
+def _mix64(z: np.ndarray) -> np.ndarray:
+    """SplitMix64's output function (Steele, Lea & Flood 2014): a bijection of 64-bit integers
+    whose outputs for consecutive inputs pass BigCrush; arithmetic modulo 2**64."""
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    out: np.ndarray = z ^ (z >> np.uint64(31))
+    return out
+
+
+def _seed64(seed: int | list[int]) -> int:
+    """A 64-bit integer for a seed (a list of integers, as slices and comparisons derive)."""
+    text = ",".join(str(int(s)) for s in (seed if isinstance(seed, list) else [seed]))
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little")
+
+
+def record_keys(names: Iterable[str]) -> np.ndarray:
+    """The 64-bit key of each record (or unit) for the Poisson bootstrap: the first 8 bytes of
+    BLAKE2b of its name in UTF-8, little-endian; the same on any machine and in any shard."""
+    digests = b"".join(
+        hashlib.blake2b(name.encode("utf-8"), digest_size=8).digest() for name in names
+    )
+    return np.frombuffer(digests, dtype="<u8").astype(np.uint64)
+
+
+def poisson_counts(keys: np.ndarray, resamples: int, seed: int | list[int]) -> Iterator[np.ndarray]:
+    """The Poisson bootstrap's weights: for ``b`` in ``range(resamples)`` the array of each
+    record's Poisson(1) weight, from a counter-based generator: ``u = (mix(key ^ mix(seed' +
+    (b + 1)·γ)) >> 11) / 2**53`` (``mix`` SplitMix64's output function, ``seed'`` the seed as
+    64 bits) through Poisson(1)'s inverse distribution function. A weight depends on the key,
+    the seed and ``b`` only."""
+    keys = np.asarray(keys, dtype=np.uint64)
+    base = _seed64(seed)
+    scale = np.float64(2.0**-53)
+    for b in range(resamples):
+        stream = _mix64(np.array([(base + (b + 1) * _GAMMA) % 2**64], dtype=np.uint64))
+        uniform = (_mix64(keys ^ stream) >> np.uint64(11)).astype(np.float64) * scale
+        yield np.searchsorted(_POISSON_CDF, uniform, side="right").astype(np.float64)
+
+
+def _draws(
+    n: int, resamples: int, seed: int | list[int], keys: np.ndarray | None
+) -> Iterator[np.ndarray]:
+    """Per-record weights of each resample: multinomial counts, or Poisson with ``keys``."""
+    if keys is None:
+        return _bootstrap_counts(n, resamples, seed)
+    if len(keys) != n:
+        raise ValueError(f"{len(keys)} keys for {n} records")
+    return poisson_counts(keys, resamples, seed)
+
+
 def swap_masks(n: int, trials: int, seed: int | list[int]) -> Iterator[np.ndarray]:
     """The approximate randomisation's trials: ``trials`` boolean masks of ``n`` records (or
     units), True where the two systems' statistics swap places.
@@ -399,18 +471,20 @@ def bootstrap_intervals(
     method: CIMethod = "bca",
     level: float = 0.95,
     progress: Advance | None = None,
+    keys: np.ndarray | None = None,
 ) -> dict[str, Interval]:
     """Confidence intervals of every metric from one pass over the resamples.
 
     ``blocks`` maps statistic keys to their blocks (all over the same ``n`` records), ``metrics``
     maps a metric's result name to the metric and its statistic key, ``values`` holds the point
-    estimates. Metrics whose value is undefined get no interval.
+    estimates. Metrics whose value is undefined get no interval. ``keys`` (one per record,
+    :func:`record_keys`): the Poisson bootstrap; None: the multinomial bootstrap.
     """
     if not metrics or resamples <= 0:
         return {}
     wanted = {name: pair for name, pair in metrics.items() if values.get(name) is not None}
     n = next(iter(blocks.values())).n
-    draws = _bootstrap_counts(n, resamples, seed)
+    draws = _draws(n, resamples, seed, keys)
     (resampled,) = _resample([blocks], wanted, draws, resamples, progress)
 
     out: dict[str, Interval] = {}
@@ -458,6 +532,7 @@ def paired_intervals(
     method: CIMethod = "bca",
     level: float = 0.95,
     progress: Advance | None = None,
+    keys: np.ndarray | None = None,
 ) -> dict[str, PairedInterval]:
     """Paired bootstrap of metric differences: each resample draws the same records (or units)
     from both systems, so what the two share does not count as noise.
@@ -467,13 +542,14 @@ def paired_intervals(
     (scipy's definitions; BCa's jackknife leaves one record out of both). The two-sided p-value
     inverts that interval (:func:`inverted_p_value`): the smallest ``alpha`` at which the
     interval of the same method on the same resamples excludes 0, so that the interval excludes
-    0 exactly when ``p < 1 - level``.
+    0 exactly when ``p < 1 - level``. ``keys``: the Poisson bootstrap, as in
+    :func:`bootstrap_intervals` (a pair of records shares its key, hence its weights).
     """
     if not metrics or resamples <= 0:
         return {}
     wanted = {name: pair for name, pair in metrics.items() if deltas.get(name) is not None}
     n = next(iter(candidate.values())).n
-    draws = _bootstrap_counts(n, resamples, seed)
+    draws = _draws(n, resamples, seed, keys)
     ours, theirs = _resample([candidate, baseline], wanted, draws, resamples, progress)
 
     out: dict[str, PairedInterval] = {}

@@ -8,9 +8,30 @@ from collections.abc import Hashable
 import numpy as np
 
 from ..records import Table, json_equal_key
+from ..stats import record_keys
 from .plan import Plan
 
-__all__ = ["slice_keys", "unit_codes"]
+__all__ = ["bootstrap_keys", "slice_keys", "unit_codes"]
+
+
+def bootstrap_keys(table: Table, unit: str | None) -> np.ndarray:
+    """Each record's key for the Poisson bootstrap (:func:`pingce.stats.record_keys`): of its
+    unit's value in a unit suite (every record of a dialogue shares it), else of its id, or of
+    its line for a record without one. A record keeps its key in any slice, shard or run."""
+    if unit is not None:
+        column = table.column(unit)
+        values = column.tolist() if isinstance(column, np.ndarray) else column
+        names = [
+            "unit " + v if type(v) is str else "unit-value " + repr(json_equal_key(v))
+            for v in values
+        ]
+    else:
+        lines = np.asarray(table.lines).tolist()
+        names = [
+            "line " + str(line) if i is None else "id " + str(i)
+            for i, line in zip(table.ids, lines, strict=True)
+        ]
+    return record_keys(names)
 
 
 def unit_codes(table: Table, path: str | None) -> np.ndarray | None:

@@ -40,7 +40,7 @@ from ..stats import Interval, bootstrap_intervals
 from ..suites.build import BuiltSuite, load_suite
 from ..suites.spec import SuiteSpec
 from .fields import data_paths, field_map, suite_names
-from .groups import slice_keys, slice_order, unit_codes
+from .groups import bootstrap_keys, slice_keys, slice_order, unit_codes
 from .model import Answered, ask_model, mark_model_failures, model_plan
 from .plan import Plan, check_records, make_plan
 from .profile import Profile
@@ -172,6 +172,7 @@ def signature(plan: Plan, scored: Scored | None) -> Signature:
         seed=options.seed,
         bootstrap=options.bootstrap,
         ci_method=options.ci_method,
+        bootstrap_method=options.bootstrap_method,
         ci_level=options.ci_level,
         similarity=None if scored is None else scored.signature,
         unit=suite.spec.unit,
@@ -195,12 +196,20 @@ class Run:
     blocks: Blocks
     units: np.ndarray | None
     progress: ProgressHook
+    keys: np.ndarray | None = None
+    """Each record's Poisson bootstrap key (``--bootstrap-method poisson``), else None."""
 
     def values(
-        self, blocks: Blocks, seed: int | list[int], label: str, units: np.ndarray | None
+        self,
+        blocks: Blocks,
+        seed: int | list[int],
+        label: str,
+        units: np.ndarray | None,
+        keys: np.ndarray | None = None,
     ) -> tuple[dict[str, MetricResult], dict[str, dict[str, Any]]]:
         """Values, intervals and tables over ``blocks``; with ``units`` (a unit code per record)
-        the bootstrap resamples whole units."""
+        the bootstrap resamples whole units; with ``keys`` (a Poisson key per record) it weighs
+        each record (or unit) by its own key."""
         plan, options = self.plan, self.plan.options
         results = metric_values(plan, blocks)
         intervals: dict[str, Interval] = {}
@@ -209,6 +218,10 @@ class Run:
             if units is not None:
                 codes, dense = np.unique(units, return_inverse=True)
                 resampled = {k: b.grouped(dense, len(codes)) for k, b in blocks.items()}
+                if keys is not None:  # a unit's key is that of any of its records
+                    of_unit = np.empty(len(codes), dtype=np.uint64)
+                    of_unit[dense] = keys
+                    keys = of_unit
             advance = self.progress(f"bootstrap {label}".strip(), float(options.bootstrap))
             intervals = bootstrap_intervals(
                 resampled,
@@ -222,6 +235,7 @@ class Run:
                 method=options.ci_method,
                 level=options.ci_level,
                 progress=advance,
+                keys=keys,
             )
         for name, interval in intervals.items():
             results[name] = results[name].model_copy(
@@ -248,11 +262,13 @@ class Run:
                 key = f"{path}={values[i]}"
                 rows = np.flatnonzero(inverse == i)
                 sub = {k: b.take(rows) for k, b in self.blocks.items()}
+                poisson = self.keys is not None  # a record weighs alike in every slice
                 metrics, tables = self.values(
                     sub,
-                    [plan.options.seed, 2, _stable_hash(key)],
+                    plan.options.seed if poisson else [plan.options.seed, 2, _stable_hash(key)],
                     key,
                     None if units is None else units[rows],
+                    None if self.keys is None else self.keys[rows],
                 )
                 if splits_units:
                     for name in plan.metrics:
@@ -384,9 +400,12 @@ def evaluate_suite(
         failures = count_failures(table, blocks, 0 if scored is None else scored.stats.failures)
         if answered is not None:
             failures.model = model_failed  # type: ignore[attr-defined]  # an extra count
-    run = Run(plan, table, blocks, units, progress)
+    keys = None
+    if options.bootstrap_method == "poisson" and options.bootstrap > 0:
+        keys = bootstrap_keys(table, plan.unit)
+    run = Run(plan, table, blocks, units, progress, keys)
     with timer.phase("intervals"):
-        metrics, tables = run.values(blocks, options.seed, "", units)
+        metrics, tables = run.values(blocks, options.seed, "", units, keys)
     with timer.phase("slices"):
         slices = run.slices()
     result = EvaluationResult(

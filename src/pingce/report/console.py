@@ -40,6 +40,7 @@ def print_result(result: EvaluationResult, console: Console) -> None:
     table.add_column("metric", style="bold", no_wrap=True)
     table.add_column("value", justify="right")
     by = f", by {sig.unit}" if sig.unit else ""
+    by += ", poisson" if sig.bootstrap_method == "poisson" else ""
     ci_head = f"{sig.ci_level:.0%} CI ({sig.ci_method}{by})" if sig.bootstrap else "CI (off)"
     table.add_column(ci_head, justify="right")
     table.add_column("n", justify="right")

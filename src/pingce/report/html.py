@@ -146,7 +146,8 @@ def _header(result: EvaluationResult, title: str) -> str:
     if sig.bootstrap:
         unit = f", resampling whole units of <code>{esc(sig.unit)}</code>" if sig.unit else ""
         facts.append(
-            f"intervals: {sig.ci_level:.0%} {esc(sig.ci_method)} bootstrap, "
+            f"intervals: {sig.ci_level:.0%} {esc(sig.ci_method)} "
+            f"{'Poisson bootstrap' if sig.bootstrap_method == 'poisson' else 'bootstrap'}, "
             f"{sig.bootstrap:,} resamples, seed {sig.seed}{unit}"
         )
     else:

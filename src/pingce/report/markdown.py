@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..results import ComparisonResult, EvaluationResult, MetricComparison, MetricResult
+from ..results import (
+    ComparisonResult,
+    EvaluationResult,
+    MetricComparison,
+    MetricResult,
+    Signature,
+)
 from .format import fmt_interval, fmt_number, fmt_p, fmt_value, model_line, similarity_line
 
 __all__ = ["render_comparison_markdown", "render_markdown"]
@@ -110,7 +116,7 @@ def render_markdown(result: EvaluationResult) -> str:
     ]
     if sig.bootstrap:
         lines.append(
-            f"- Intervals: {sig.ci_level:.0%} {sig.ci_method} bootstrap, "
+            f"- Intervals: {sig.ci_level:.0%} {sig.ci_method} {_kind(sig)}, "
             f"{sig.bootstrap} resamples, seed {sig.seed}"
             + (f", resampling whole units of `{sig.unit}`" if sig.unit else "")
         )
@@ -226,3 +232,10 @@ def render_comparison_markdown(result: ComparisonResult) -> str:
             lines.append(f"- {side} failures: {shown}")
     lines += [f"- Note: {note}" for note in result.notes]
     return "\n".join(lines).rstrip() + "\n"
+
+
+def _kind(sig: Signature) -> str:
+    """The bootstrap's name as the reports say it."""
+    if sig.bootstrap_method == "poisson":
+        return "Poisson bootstrap (a Poisson(1) weight per record, keyed on the record)"
+    return "bootstrap"
