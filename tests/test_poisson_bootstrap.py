@@ -222,3 +222,21 @@ def test_the_command_line_option(tmp_path: Path) -> None:
     bad = run_pingce("run", "contract-risk", "--data", "x.jsonl", "--bootstrap-method", "gamma")
     assert bad.returncode == 2
     assert "--bootstrap-method" in bad.stderr and "gamma" in bad.stderr
+
+
+def test_integer_steps_equal_the_inverse_distribution_function_on_floats() -> None:
+    """The weights come from integer comparisons: on random points they are the inverse CDF of
+    scipy's Poisson(1) at u = h / 2**53, and at (and beside) every step they are exactly the
+    float comparison u >= P(X <= k) against the table they were made from."""
+    from pingce.stats import _POISSON_CDF, _POISSON_STEPS
+
+    rng = np.random.default_rng(9)
+    h = rng.integers(0, 2**53, 200_000, dtype=np.uint64)
+    u = h.astype(np.float64) * 2.0**-53
+    got = np.searchsorted(_POISSON_STEPS, h, side="right")
+    np.testing.assert_array_equal(got, scipy_stats.poisson.ppf(u, 1.0).astype(np.int64))
+    steps = _POISSON_STEPS[:12].astype(np.int64)
+    edges = (steps[:, None] + np.array([-1, 0, 1])).ravel()
+    edges = edges[edges < 2**53].astype(np.uint64)
+    on_floats = np.searchsorted(_POISSON_CDF, edges.astype(np.float64) * 2.0**-53, side="right")
+    np.testing.assert_array_equal(np.searchsorted(_POISSON_STEPS, edges, side="right"), on_floats)
