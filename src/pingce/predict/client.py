@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..cache import buffered_writer
 from ..errors import OptionError
 from ..progress import Advance
 from ..similarity.base import BackendStats, noting
@@ -175,21 +175,17 @@ class ChatModel:
         stats: BackendStats,
         progress: Advance | None,
     ) -> None:
-        pending: list[tuple[str, CachedAnswer]] = []
-        url = self.url()
+        cache = self.cache
 
-        def flush() -> None:
-            if self.cache is None or not pending:
-                return
-            for attempt in range(3):
-                try:
-                    self.cache.put_many(pending)
-                except Exception:  # e.g. a locked file: keep the rows and try again
-                    stats.cache_errors += 1
-                    time.sleep(0.05 * (attempt + 1))
-                    continue
-                pending.clear()
-                return
+        def put(rows: list[tuple[str, CachedAnswer]]) -> None:
+            if cache is not None:
+                cache.put_many(rows)
+
+        def failed() -> None:
+            stats.cache_errors += 1
+
+        pending, flush = buffered_writer(put, failed)
+        url = self.url()
 
         def read(payload: Any) -> tuple[Any, int, int]:
             try:

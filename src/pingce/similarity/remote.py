@@ -4,12 +4,12 @@ the cache lookup before the calls and the cache writes during them."""
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from ..cache import buffered_writer
 from ..errors import OptionError
 from ..progress import Advance
 from .base import BackendStats, Pair, SimilarityBackend
@@ -99,23 +99,17 @@ class RemoteBackend(SimilarityBackend):
         """A list to append answered ``(pair, score, prompt tokens, completion tokens)`` to, and
         the function that commits it to the cache (run every 0.2 s and at the end, so a killed
         run loses at most the last 0.2 s of answers)."""
-        pending: list[tuple[Pair, float, int, int]] = []
         signature = self.signature()
+        cache = self.cache
 
-        def flush() -> None:
-            if self.cache is None or not pending:
-                return
-            for attempt in range(3):
-                try:
-                    self.cache.put_many(signature, pending)
-                except Exception:  # e.g. a locked file: keep the rows and try again
-                    stats.cache_errors += 1
-                    time.sleep(0.05 * (attempt + 1))
-                    continue
-                pending.clear()
-                return
+        def put(rows: list[tuple[Pair, float, int, int]]) -> None:
+            if cache is not None:
+                cache.put_many(signature, rows)
 
-        return pending, flush
+        def failed() -> None:
+            stats.cache_errors += 1
+
+        return buffered_writer(put, failed)
 
 
 def token_count(value: Any) -> int:
