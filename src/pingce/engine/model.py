@@ -43,6 +43,7 @@ from ..readers import (
     path_reading,
 )
 from ..records import Table, parse_path
+from ..similarity.http import RetryPolicy
 from ..suites.spec import ModelSpec
 from .fields import field_map
 from .plan import Plan
@@ -236,7 +237,7 @@ def ask_model(
         parameters={**spec.parameters, **dict(options.model_params)},
         concurrency=options.model_concurrency or spec.concurrency,
         timeout=spec.timeout,
-        max_retries=spec.max_retries,
+        policy=RetryPolicy(max_retries=spec.max_retries),
         price_prompt=spec.price_prompt,
         price_completion=spec.price_completion,
         cache=_open_cache(options.cache),

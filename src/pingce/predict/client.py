@@ -12,7 +12,6 @@ keeps what it was given and a rerun asks only for the rest.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +22,7 @@ from ..progress import Advance
 from ..similarity.base import BackendStats, noting
 from ..similarity.cache import public_url
 from ..similarity.http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
-from ..similarity.remote import token_count
+from ..similarity.remote import Endpoint, token_count
 from .cache import AnswerCache, CachedAnswer, request_key
 
 __all__ = ["DEFAULT_PARAMETERS", "Answer", "ChatModel", "parse_model_name"]
@@ -72,29 +71,12 @@ class ChatModel:
         parameters: Mapping[str, Any] | None = None,
         concurrency: int = 16,
         timeout: float = 120.0,
-        max_retries: int = 5,
-        backoff: float = 0.5,
-        max_backoff: float = 30.0,
-        max_retry_after: float = 300.0,
+        policy: RetryPolicy | None = None,
         price_prompt: float = 0.0,
         price_completion: float = 0.0,
         cache: AnswerCache | None = None,
     ):
-        base_url = (
-            base_url or os.environ.get("PINGCE_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-        )
-        if not base_url:
-            raise OptionError(
-                f"--model openai:{model} needs an endpoint: --base-url URL, PINGCE_BASE_URL or "
-                "OPENAI_BASE_URL (e.g. http://localhost:8000/v1)"
-            )
-        if api_key is None and api_key_env:
-            api_key = os.environ.get(api_key_env)
-            if not api_key:
-                raise OptionError(f"--api-key-env {api_key_env}: the variable is not set")
-        self._api_key = (
-            api_key or os.environ.get("PINGCE_API_KEY") or os.environ.get("OPENAI_API_KEY")
-        )
+        self.endpoint = Endpoint(f"--model openai:{model}", base_url, api_key, api_key_env)
         params = {**DEFAULT_PARAMETERS, **dict(parameters or {})}
         reserved = sorted(set(params) & set(_RESERVED))
         if reserved:
@@ -102,11 +84,11 @@ class ChatModel:
                 f"model parameter(s) {reserved}: set by pingce from the records and --model"
             )
         self.model = model
-        self.base_url = base_url.rstrip("/")
+        self.base_url = self.endpoint.base_url
         self.parameters = params
         self.concurrency = max(1, int(concurrency))
         self.timeout = float(timeout)
-        self.policy = RetryPolicy(max_retries, backoff, max_backoff, max_retry_after)
+        self.policy = policy or RetryPolicy()
         self.price_prompt = price_prompt
         self.price_completion = price_completion
         self.cache = cache
@@ -124,8 +106,7 @@ class ChatModel:
 
     def url(self) -> str:
         """The chat completions URL (``/v1`` added unless the base URL ends with it)."""
-        base = self.base_url
-        return base + "/chat/completions" if base.endswith("/v1") else base + "/v1/chat/completions"
+        return self.endpoint.url("/chat/completions")
 
     def body(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
@@ -136,12 +117,6 @@ class ChatModel:
             body["tools"] = tools
         body.update(self.parameters)
         return body
-
-    def headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        return headers
 
     def answer_all(
         self, bodies: Sequence[dict[str, Any]], progress: Advance | None = None
@@ -203,7 +178,7 @@ class ChatModel:
             stats.cost += pt / 1000 * self.price_prompt + ct / 1000 * self.price_completion
             return payload, pt, ct
 
-        async with Session(url, self.headers(), self.timeout, self.concurrency) as session:
+        async with Session(url, self.endpoint.headers(), self.timeout, self.concurrency) as session:
 
             async def one(key: str) -> None:
                 timing: list[float] = []

@@ -226,8 +226,7 @@ class JudgeBackend(RemoteBackend):
         return _RESPONSE_FORMATS[self.structured]
 
     def _url(self) -> str:
-        base = self.base_url
-        return base + "/chat/completions" if base.endswith("/v1") else base + "/v1/chat/completions"
+        return self.endpoint.url("/chat/completions")
 
     def _body(self, pair: Pair, response_format: dict[str, Any] | None) -> dict[str, Any]:
         messages = []

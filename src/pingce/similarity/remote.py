@@ -13,22 +13,73 @@ from ..cache import buffered_writer
 from ..errors import OptionError
 from ..progress import Advance
 from .base import BackendStats, Pair, SimilarityBackend
-from .cache import SimilarityCache
+from .cache import SimilarityCache, public_url
 from .http import RetryPolicy
 
-__all__ = ["RemoteBackend", "token_count"]
+__all__ = ["Endpoint", "RemoteBackend", "token_count"]
+
+
+class Endpoint:
+    """A model server's base URL and key, as every client of one finds them.
+
+    The base URL from the argument, else ``PINGCE_BASE_URL``, else ``OPENAI_BASE_URL`` (as the
+    OpenAI client reads it); the key from the argument, else the variable ``api_key_env`` names
+    (an error when it is not set), else ``PINGCE_API_KEY``, else ``OPENAI_API_KEY`` (never from a
+    file that is written). ``user`` names what asks for the server in the error when there is
+    none (``--similarity openai:MODEL``, ``--model openai:MODEL``)."""
+
+    def __init__(
+        self,
+        user: str,
+        base_url: str | None,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+    ):
+        base_url = (
+            base_url or os.environ.get("PINGCE_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+        )
+        if not base_url:
+            raise OptionError(
+                f"{user} needs an endpoint: --base-url URL, PINGCE_BASE_URL or OPENAI_BASE_URL "
+                "(e.g. http://localhost:8000/v1)"
+            )
+        if api_key is None and api_key_env:
+            api_key = os.environ.get(api_key_env)
+            if not api_key:
+                raise OptionError(f"--api-key-env {api_key_env}: the variable is not set")
+        self.base_url = base_url.rstrip("/")
+        self._api_key = (
+            api_key or os.environ.get("PINGCE_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        )
+
+    def __repr__(self) -> str:
+        return f"Endpoint({public_url(self.base_url)!r})"
+
+    def url(self, path: str, *, v1: bool = True) -> str:
+        """The URL of ``path`` (``/chat/completions``): ``/v1`` put before it unless the base URL
+        ends with it (``v1=False``: the base URL and the path alone, as for ``/rerank``)."""
+        if v1 and not self.base_url.endswith("/v1"):
+            return self.base_url + "/v1" + path
+        return self.base_url + path
+
+    def headers(self) -> dict[str, str]:
+        """Request headers, with the key when there is one."""
+        headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
 
 
 class RemoteBackend(SimilarityBackend):
     """A backend behind an HTTP endpoint. Subclasses call :meth:`_connect` from ``__init__``."""
 
     model: str
+    endpoint: Endpoint
     base_url: str
     concurrency: int
     timeout: float
     policy: RetryPolicy
     cache: SimilarityCache | None
-    _api_key: str | None
 
     def _connect(
         self,
@@ -41,22 +92,10 @@ class RemoteBackend(SimilarityBackend):
         policy: RetryPolicy,
         cache: SimilarityCache | None,
     ) -> None:
-        """Endpoint from the argument, else ``PINGCE_BASE_URL``, else ``OPENAI_BASE_URL`` (as the
-        OpenAI client reads it); key from the argument, else ``PINGCE_API_KEY``, else
-        ``OPENAI_API_KEY`` (never from a file that is written)."""
-        base_url = (
-            base_url or os.environ.get("PINGCE_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-        )
-        if not base_url:
-            raise OptionError(
-                f"--similarity {spec}:{model} needs an endpoint: --base-url URL, "
-                "PINGCE_BASE_URL or OPENAI_BASE_URL (e.g. http://localhost:8000/v1)"
-            )
+        """The endpoint (:class:`Endpoint`), and what every call needs."""
+        self.endpoint = Endpoint(f"--similarity {spec}:{model}", base_url, api_key)
         self.model = model
-        self.base_url = base_url.rstrip("/")
-        self._api_key = (
-            api_key or os.environ.get("PINGCE_API_KEY") or os.environ.get("OPENAI_API_KEY")
-        )
+        self.base_url = self.endpoint.base_url
         self.concurrency = max(1, int(concurrency))
         self.timeout = timeout
         self.policy = policy
@@ -69,10 +108,7 @@ class RemoteBackend(SimilarityBackend):
 
     def headers(self) -> dict[str, str]:
         """Request headers, with the key when there is one."""
-        headers = {"Content-Type": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        return headers
+        return self.endpoint.headers()
 
     def from_cache(
         self, pairs: Sequence[Pair], stats: BackendStats, progress: Advance | None
