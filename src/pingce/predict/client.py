@@ -22,7 +22,7 @@ from ..progress import Advance
 from ..similarity.base import BackendStats, noting
 from ..similarity.cache import public_url
 from ..similarity.http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
-from ..similarity.remote import Endpoint, token_count
+from ..similarity.remote import Endpoint, charge_usage
 from .cache import AnswerCache, CachedAnswer, request_key
 
 __all__ = ["DEFAULT_PARAMETERS", "Answer", "ChatModel", "parse_model_name"]
@@ -169,13 +169,7 @@ class ChatModel:
                 raise Retry("malformed response (no choices[0].message)") from None
             if not isinstance(message, dict):
                 raise Retry("malformed response (choices[0].message is not an object)")
-            usage = payload.get("usage")
-            usage = usage if isinstance(usage, dict) else {}
-            pt = token_count(usage.get("prompt_tokens"))
-            ct = token_count(usage.get("completion_tokens"))
-            stats.prompt_tokens += pt
-            stats.completion_tokens += ct
-            stats.cost += pt / 1000 * self.price_prompt + ct / 1000 * self.price_completion
+            pt, ct = charge_usage(payload, stats, self.price_prompt, self.price_completion)
             return payload, pt, ct
 
         async with Session(url, self.endpoint.headers(), self.timeout, self.concurrency) as session:

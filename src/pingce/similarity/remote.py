@@ -16,7 +16,7 @@ from .base import BackendStats, Pair, SimilarityBackend
 from .cache import SimilarityCache, public_url
 from .http import RetryPolicy
 
-__all__ = ["Endpoint", "RemoteBackend", "token_count"]
+__all__ = ["Endpoint", "RemoteBackend", "charge_usage", "token_count"]
 
 
 class Endpoint:
@@ -157,3 +157,18 @@ def token_count(value: Any) -> int:
     if isinstance(value, float) and value.is_integer():
         return max(0, int(value))
     return 0
+
+
+def charge_usage(
+    payload: Any, stats: BackendStats, price_prompt: float, price_completion: float
+) -> tuple[int, int]:
+    """The prompt and completion tokens of a chat completion's ``usage`` (0 where it has none),
+    added to ``stats`` with their cost at the prices per 1,000 tokens."""
+    usage = payload.get("usage") if isinstance(payload, dict) else None
+    usage = usage if isinstance(usage, dict) else {}
+    pt = token_count(usage.get("prompt_tokens"))
+    ct = token_count(usage.get("completion_tokens"))
+    stats.prompt_tokens += pt
+    stats.completion_tokens += ct
+    stats.cost += pt / 1000 * price_prompt + ct / 1000 * price_completion
+    return pt, ct
