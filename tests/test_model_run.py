@@ -239,6 +239,45 @@ def test_a_rerun_is_answered_by_the_cache(server: LoopbackServer, tmp_path: Path
     assert server.count() == 8
 
 
+def test_equal_requests_are_asked_once(server: LoopbackServer, tmp_path: Path) -> None:
+    """Two records with the same prompt, tools and parameters make one call, and both get its
+    answer; the progress bar counts records, so it ends full."""
+    from pingce.engine import evaluate_suite
+    from pingce.options import run_options
+
+    twins = [*RECORDS, {**RECORDS[0], "id": "w1-again"}, {**RECORDS[2], "id": "t1-again"}]
+    bars: dict[str, list[float]] = {}
+
+    def hook(description: str, total: float | None) -> Any:
+        bars[description] = [total or 0.0, 0.0]
+
+        def advance(amount: float) -> None:
+            bars[description][1] += amount
+
+        return advance
+
+    options = run_options(
+        {"model": "openai:m", "base_url": server.url, "cache": str(tmp_path / "c"), "bootstrap": 0}
+    )
+    result = evaluate_suite("function-call", twins, options, progress=hook)
+    assert server.count() == 4  # 6 records, 4 distinct requests
+    assert result.model is not None
+    assert (result.model["records"], result.model["requests_distinct"]) == (6, 4)
+    assert result.model["requests"] == 4
+    assert bars["model m"] == [6.0, 6.0]
+    predictions = {p["id"]: p["pred_fn"] for p in result.predictions or []}
+    assert predictions["w1-again"] == predictions["w1"]
+    assert predictions["t1-again"] == predictions["t1"]
+    # a rerun: every record from the cache, not one call
+    evaluate_suite("function-call", twins, options, progress=hook)
+    assert server.count() == 4 and bars["model m"] == [6.0, 6.0]
+    # without the cache the twins are still asked once
+    pingce.evaluate(
+        "function-call", twins, model="openai:m", base_url=server.url, cache=False, bootstrap=0
+    )
+    assert server.count() == 8
+
+
 def test_retry_after_is_honoured(server: LoopbackServer, tmp_path: Path) -> None:
     server.script(Fault("429", 0.3), Fault("500", 0.0))
     started = time.monotonic()

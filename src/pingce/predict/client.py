@@ -12,7 +12,8 @@ keeps what it was given and a rerun asks only for the rest.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -127,20 +128,22 @@ class ChatModel:
             stats.watch = noting(progress)
         identity = f"{self.model}\x00{public_url(self.base_url)}"
         keys = [request_key(identity, body) for body in bodies]
-        distinct = list(dict.fromkeys(keys))
-        stats.pairs = len(distinct)
+        records = Counter(keys)  # the progress bar counts records: a key answers all of its
+        stats.pairs = len(records)
         found: dict[str, Answer] = {}
         if self.cache is not None:
-            for key, (reply, latency, _pt, _ct) in self.cache.get_many(distinct).items():
+            for key, (reply, latency, _pt, _ct) in self.cache.get_many(list(records)).items():
                 found[key] = Answer(reply, latency, cached=True)
             stats.cache_hits = len(found)
             if progress is not None and found:
-                progress(len(found))
-        todo = [key for key in distinct if key not in found]
+                progress(sum(records[key] for key in found))
+        todo: dict[str, dict[str, Any]] = {}
+        for key, body in zip(keys, bodies, strict=True):
+            if key not in found:
+                todo.setdefault(key, body)
         if todo:
-            index = {key: i for i, key in reversed(list(enumerate(keys)))}
-            first = {key: bodies[index[key]] for key in todo}
-            run_async(self._ask_all(first, found, stats, progress))
+            advance = None if progress is None else (lambda key: progress(records[key]))
+            run_async(self._ask_all(todo, found, stats, advance))
         return [found[key] for key in keys], stats
 
     async def _ask_all(
@@ -148,8 +151,10 @@ class ChatModel:
         bodies: dict[str, dict[str, Any]],
         found: dict[str, Answer],
         stats: BackendStats,
-        progress: Advance | None,
+        answered: Callable[[str], None] | None,
     ) -> None:
+        """Ask for ``bodies`` (by key) and put each answer (or failure) in ``found``; then
+        ``answered(key)``."""
         cache = self.cache
 
         def put(rows: list[tuple[str, CachedAnswer]]) -> None:
@@ -187,7 +192,7 @@ class ChatModel:
                     latency = timing[-1] if timing else 0.0
                     found[key] = Answer(reply, latency)
                     pending.append((key, (reply, latency, pt, ct)))
-                if progress is not None:
-                    progress(1)
+                if answered is not None:
+                    answered(key)
 
             await run_workers(list(bodies), one, self.concurrency, every=flush)
