@@ -314,8 +314,11 @@ def test_a_failed_call_is_counted_never_a_wrong_answer(
     assert rows["w2"]["values"]["fn_acc_all"] is None
     w2 = next(p for p in result.predictions or [] if p["id"] == "w2")
     assert "pred_fn" not in w2 and w2["model_error"] == "http 400"
+    assert server.count() == 4  # a 400 is not retried
     # skip: the value over the other records, equal to scoring those alone
     skipped = run_model(server, tmp_path / "c.sqlite3", on_judge_failure="skip")
+    assert server.count() == 5  # a failure is never cached: only it is asked again
+    assert skipped.model is not None and skipped.model["cached_answers"] == 3
     others = [r for r in with_predictions() if r["id"] != "w2"]
     alone = pingce.evaluate("function-call", others, bootstrap=0)
     assert values(skipped) == values(alone)
