@@ -342,6 +342,20 @@ def test_a_record_without_the_prompt_is_an_input_error(
     assert server.count() == 0  # nothing asked before the input is valid
 
 
+def test_no_endpoint_is_an_option_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --base-url, PINGCE_BASE_URL or OPENAI_BASE_URL: an error naming them (the
+    endpoint found as the judge finds its own); OPENAI_BASE_URL alone is enough."""
+    cache = tmp_path / "c.sqlite3"
+    options = {"model": "openai:m", "cache": str(cache), "bootstrap": 0}
+    with pytest.raises(OptionError, match="--model openai:m needs an endpoint: --base-url"):
+        pingce.evaluate("function-call", RECORDS, **options)
+    with LoopbackServer(lifetime=60) as srv:
+        srv.answer = model_answer
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        result = pingce.evaluate("function-call", RECORDS, **options)
+        assert srv.count() == 4 and result.failures.model == 0  # type: ignore[attr-defined]
+
+
 def test_a_dead_endpoint_fails_fast(tmp_path: Path) -> None:
     import socket
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-__all__ = ["KeyedStore", "buffered_writer", "default_cache_path"]
+__all__ = ["KeyedStore", "buffered_writer", "cache_path", "default_cache_path"]
 
 T = TypeVar("T")
 
@@ -35,6 +35,16 @@ def default_cache_path() -> Path:
     root = os.environ.get("PINGCE_CACHE_DIR")
     base = Path(root) if root else Path.home() / ".cache" / "pingce"
     return base / "similarity.sqlite3"
+
+
+def cache_path(option: str | os.PathLike[str] | bool | None) -> Path | None:
+    """The cache file the ``cache`` option names: a path; None or True, the default file
+    (:func:`default_cache_path`); False (``--no-cache``), none."""
+    if option is False:
+        return None
+    if option is None or option is True:
+        return default_cache_path()
+    return Path(option)
 
 
 class KeyedStore:

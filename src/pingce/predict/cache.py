@@ -5,8 +5,8 @@ The key is a SHA-256 of the model name, the endpoint (without credentials), the 
 tools and the request parameters (temperature, max_tokens, ...), so a rerun with the same
 request asks nothing and a changed request asks again. Stored with each answer: the whole reply
 (the ``chat.completion``), the latency measured when it was first asked, and its token counts.
-Never an API key. It lives in the similarity cache's file, so ``--cache`` and ``--no-cache``
-govern both.
+Never an API key. It lives in the similarity cache's file
+(:func:`pingce.cache.default_cache_path`), so ``--cache`` and ``--no-cache`` govern both.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from typing import Any
 
 import orjson
 
-from ..cache import KeyedStore, default_cache_path
+from ..cache import KeyedStore
 
-__all__ = ["AnswerCache", "CachedAnswer", "default_answer_cache_path", "request_key"]
+__all__ = ["AnswerCache", "CachedAnswer", "request_key"]
 
 _COLUMNS = (
     "reply TEXT NOT NULL",
@@ -32,12 +32,6 @@ _COLUMNS = (
 
 CachedAnswer = tuple[Any, float, int, int]
 """``(reply, latency_sec, prompt_tokens, completion_tokens)``."""
-
-
-def default_answer_cache_path() -> Path:
-    """The similarity cache's file (``$PINGCE_CACHE_DIR/similarity.sqlite3``, else
-    ``~/.cache/pingce/similarity.sqlite3``)."""
-    return default_cache_path()
 
 
 def request_key(identity: str, body: dict[str, Any]) -> str:
