@@ -239,6 +239,45 @@ def test_a_rerun_is_answered_by_the_cache(server: LoopbackServer, tmp_path: Path
     assert server.count() == 8
 
 
+def test_equal_requests_are_asked_once(server: LoopbackServer, tmp_path: Path) -> None:
+    """Two records with the same prompt, tools and parameters make one call, and both get its
+    answer; the progress bar counts records, so it ends full."""
+    from pingce.engine import evaluate_suite
+    from pingce.options import run_options
+
+    twins = [*RECORDS, {**RECORDS[0], "id": "w1-again"}, {**RECORDS[2], "id": "t1-again"}]
+    bars: dict[str, list[float]] = {}
+
+    def hook(description: str, total: float | None) -> Any:
+        bars[description] = [total or 0.0, 0.0]
+
+        def advance(amount: float) -> None:
+            bars[description][1] += amount
+
+        return advance
+
+    options = run_options(
+        {"model": "openai:m", "base_url": server.url, "cache": str(tmp_path / "c"), "bootstrap": 0}
+    )
+    result = evaluate_suite("function-call", twins, options, progress=hook)
+    assert server.count() == 4  # 6 records, 4 distinct requests
+    assert result.model is not None
+    assert (result.model["records"], result.model["requests_distinct"]) == (6, 4)
+    assert result.model["requests"] == 4
+    assert bars["model m"] == [6.0, 6.0]
+    predictions = {p["id"]: p["pred_fn"] for p in result.predictions or []}
+    assert predictions["w1-again"] == predictions["w1"]
+    assert predictions["t1-again"] == predictions["t1"]
+    # a rerun: every record from the cache, not one call
+    evaluate_suite("function-call", twins, options, progress=hook)
+    assert server.count() == 4 and bars["model m"] == [6.0, 6.0]
+    # without the cache the twins are still asked once
+    pingce.evaluate(
+        "function-call", twins, model="openai:m", base_url=server.url, cache=False, bootstrap=0
+    )
+    assert server.count() == 8
+
+
 def test_retry_after_is_honoured(server: LoopbackServer, tmp_path: Path) -> None:
     server.script(Fault("429", 0.3), Fault("500", 0.0))
     started = time.monotonic()
@@ -275,8 +314,11 @@ def test_a_failed_call_is_counted_never_a_wrong_answer(
     assert rows["w2"]["values"]["fn_acc_all"] is None
     w2 = next(p for p in result.predictions or [] if p["id"] == "w2")
     assert "pred_fn" not in w2 and w2["model_error"] == "http 400"
+    assert server.count() == 4  # a 400 is not retried
     # skip: the value over the other records, equal to scoring those alone
     skipped = run_model(server, tmp_path / "c.sqlite3", on_judge_failure="skip")
+    assert server.count() == 5  # a failure is never cached: only it is asked again
+    assert skipped.model is not None and skipped.model["cached_answers"] == 3
     others = [r for r in with_predictions() if r["id"] != "w2"]
     alone = pingce.evaluate("function-call", others, bootstrap=0)
     assert values(skipped) == values(alone)
@@ -298,6 +340,20 @@ def test_a_record_without_the_prompt_is_an_input_error(
         )
     assert f"{data}:2" in str(caught.value) and "'query'" in str(caught.value)
     assert server.count() == 0  # nothing asked before the input is valid
+
+
+def test_no_endpoint_is_an_option_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --base-url, PINGCE_BASE_URL or OPENAI_BASE_URL: an error naming them (the
+    endpoint found as the judge finds its own); OPENAI_BASE_URL alone is enough."""
+    cache = tmp_path / "c.sqlite3"
+    options = {"model": "openai:m", "cache": str(cache), "bootstrap": 0}
+    with pytest.raises(OptionError, match="--model openai:m needs an endpoint: --base-url"):
+        pingce.evaluate("function-call", RECORDS, **options)
+    with LoopbackServer(lifetime=60) as srv:
+        srv.answer = model_answer
+        monkeypatch.setenv("OPENAI_BASE_URL", srv.url)
+        result = pingce.evaluate("function-call", RECORDS, **options)
+        assert srv.count() == 4 and result.failures.model == 0  # type: ignore[attr-defined]
 
 
 def test_a_dead_endpoint_fails_fast(tmp_path: Path) -> None:

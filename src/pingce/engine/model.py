@@ -27,10 +27,10 @@ from typing import Any
 
 import numpy as np
 
+from ..cache import cache_path
 from ..errors import InputError, OptionError, SuiteError
 from ..metrics.protocol import LEFT_OUT, MODEL_FAILED, StatBlock
 from ..predict import AnswerCache, ChatModel, messages_of, openai_tools, parse_model_name
-from ..predict.cache import default_answer_cache_path
 from ..predict.requests import restore_names
 from ..progress import ProgressHook
 from ..readers import (
@@ -43,6 +43,7 @@ from ..readers import (
     path_reading,
 )
 from ..records import Table, parse_path
+from ..similarity.http import RetryPolicy
 from ..suites.spec import ModelSpec
 from .fields import field_map
 from .plan import Plan
@@ -229,18 +230,24 @@ def ask_model(
     suite_tools = _suite_tools(spec, plan.suite.source)
     prompts = [(path, parse_path(path)) for path in spec.prompt]
     tool_paths = [(path, parse_path(path)) for path in spec.tools]
-    client = ChatModel(
-        name,
-        base_url=options.model_base_url or options.base_url,
-        api_key_env=options.api_key_env,
-        parameters={**spec.parameters, **dict(options.model_params)},
-        concurrency=options.model_concurrency or spec.concurrency,
-        timeout=spec.timeout,
-        max_retries=spec.max_retries,
-        price_prompt=spec.price_prompt,
-        price_completion=spec.price_completion,
-        cache=_open_cache(options.cache),
-    )
+    cache = _open_cache(options.cache)
+    try:
+        client = ChatModel(
+            name,
+            base_url=options.model_base_url or options.base_url,
+            api_key_env=options.api_key_env,
+            parameters={**spec.parameters, **dict(options.model_params)},
+            concurrency=options.model_concurrency or spec.concurrency,
+            timeout=spec.timeout,
+            policy=RetryPolicy(max_retries=spec.max_retries),
+            price_prompt=spec.price_prompt,
+            price_completion=spec.price_completion,
+            cache=cache,
+        )
+    except BaseException:  # an option error: close the file the client would own
+        if cache is not None:
+            cache.close()
+        raise
     try:
         bodies: list[dict[str, Any]] = []
         renames: list[dict[str, str]] = []
@@ -326,11 +333,9 @@ def ask_model(
     return Answered(label, unit, numbers, records, failed, summary, signature, notes)
 
 
-def _open_cache(cache: str | bool | None) -> AnswerCache | None:
-    if cache is False:
-        return None
-    path = default_answer_cache_path() if cache in (None, True) else cache
-    return AnswerCache(path)  # type: ignore[arg-type]
+def _open_cache(option: str | bool | None) -> AnswerCache | None:
+    path = cache_path(option)
+    return None if path is None else AnswerCache(path)
 
 
 def mark_model_failures(

@@ -5,7 +5,7 @@ SQLite cache of answers, tokens, cost and latency)."""
 
 from __future__ import annotations
 
-from .cache import AnswerCache, default_answer_cache_path
+from .cache import AnswerCache
 from .client import Answer, ChatModel, parse_model_name
 from .requests import messages_of, openai_tools, restore_names
 
@@ -13,7 +13,6 @@ __all__ = [
     "Answer",
     "AnswerCache",
     "ChatModel",
-    "default_answer_cache_path",
     "messages_of",
     "openai_tools",
     "parse_model_name",

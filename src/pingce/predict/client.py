@@ -12,18 +12,18 @@ keeps what it was given and a rerun asks only for the rest.
 from __future__ import annotations
 
 import json
-import os
-import time
-from collections.abc import Mapping, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..cache import buffered_writer
 from ..errors import OptionError
 from ..progress import Advance
 from ..similarity.base import BackendStats, noting
 from ..similarity.cache import public_url
 from ..similarity.http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
-from ..similarity.remote import token_count
+from ..similarity.remote import Endpoint, charge_usage
 from .cache import AnswerCache, CachedAnswer, request_key
 
 __all__ = ["DEFAULT_PARAMETERS", "Answer", "ChatModel", "parse_model_name"]
@@ -72,29 +72,12 @@ class ChatModel:
         parameters: Mapping[str, Any] | None = None,
         concurrency: int = 16,
         timeout: float = 120.0,
-        max_retries: int = 5,
-        backoff: float = 0.5,
-        max_backoff: float = 30.0,
-        max_retry_after: float = 300.0,
+        policy: RetryPolicy | None = None,
         price_prompt: float = 0.0,
         price_completion: float = 0.0,
         cache: AnswerCache | None = None,
     ):
-        base_url = (
-            base_url or os.environ.get("PINGCE_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-        )
-        if not base_url:
-            raise OptionError(
-                f"--model openai:{model} needs an endpoint: --base-url URL, PINGCE_BASE_URL or "
-                "OPENAI_BASE_URL (e.g. http://localhost:8000/v1)"
-            )
-        if api_key is None and api_key_env:
-            api_key = os.environ.get(api_key_env)
-            if not api_key:
-                raise OptionError(f"--api-key-env {api_key_env}: the variable is not set")
-        self._api_key = (
-            api_key or os.environ.get("PINGCE_API_KEY") or os.environ.get("OPENAI_API_KEY")
-        )
+        self.endpoint = Endpoint(f"--model openai:{model}", base_url, api_key, api_key_env)
         params = {**DEFAULT_PARAMETERS, **dict(parameters or {})}
         reserved = sorted(set(params) & set(_RESERVED))
         if reserved:
@@ -102,11 +85,11 @@ class ChatModel:
                 f"model parameter(s) {reserved}: set by pingce from the records and --model"
             )
         self.model = model
-        self.base_url = base_url.rstrip("/")
+        self.base_url = self.endpoint.base_url
         self.parameters = params
         self.concurrency = max(1, int(concurrency))
         self.timeout = float(timeout)
-        self.policy = RetryPolicy(max_retries, backoff, max_backoff, max_retry_after)
+        self.policy = policy or RetryPolicy()
         self.price_prompt = price_prompt
         self.price_completion = price_completion
         self.cache = cache
@@ -124,8 +107,7 @@ class ChatModel:
 
     def url(self) -> str:
         """The chat completions URL (``/v1`` added unless the base URL ends with it)."""
-        base = self.base_url
-        return base + "/chat/completions" if base.endswith("/v1") else base + "/v1/chat/completions"
+        return self.endpoint.url("/chat/completions")
 
     def body(
         self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None
@@ -137,12 +119,6 @@ class ChatModel:
         body.update(self.parameters)
         return body
 
-    def headers(self) -> dict[str, str]:
-        headers = {"Content-Type": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        return headers
-
     def answer_all(
         self, bodies: Sequence[dict[str, Any]], progress: Advance | None = None
     ) -> tuple[list[Answer], BackendStats]:
@@ -152,20 +128,22 @@ class ChatModel:
             stats.watch = noting(progress)
         identity = f"{self.model}\x00{public_url(self.base_url)}"
         keys = [request_key(identity, body) for body in bodies]
-        distinct = list(dict.fromkeys(keys))
-        stats.pairs = len(distinct)
+        records = Counter(keys)  # the progress bar counts records: a key answers all of its
+        stats.pairs = len(records)
         found: dict[str, Answer] = {}
         if self.cache is not None:
-            for key, (reply, latency, _pt, _ct) in self.cache.get_many(distinct).items():
+            for key, (reply, latency, _pt, _ct) in self.cache.get_many(list(records)).items():
                 found[key] = Answer(reply, latency, cached=True)
             stats.cache_hits = len(found)
             if progress is not None and found:
-                progress(len(found))
-        todo = [key for key in distinct if key not in found]
+                progress(sum(records[key] for key in found))
+        todo: dict[str, dict[str, Any]] = {}
+        for key, body in zip(keys, bodies, strict=True):
+            if key not in found:
+                todo.setdefault(key, body)
         if todo:
-            index = {key: i for i, key in reversed(list(enumerate(keys)))}
-            first = {key: bodies[index[key]] for key in todo}
-            run_async(self._ask_all(first, found, stats, progress))
+            advance = None if progress is None else (lambda key: progress(records[key]))
+            run_async(self._ask_all(todo, found, stats, advance))
         return [found[key] for key in keys], stats
 
     async def _ask_all(
@@ -173,23 +151,21 @@ class ChatModel:
         bodies: dict[str, dict[str, Any]],
         found: dict[str, Answer],
         stats: BackendStats,
-        progress: Advance | None,
+        answered: Callable[[str], None] | None,
     ) -> None:
-        pending: list[tuple[str, CachedAnswer]] = []
-        url = self.url()
+        """Ask for ``bodies`` (by key) and put each answer (or failure) in ``found``; then
+        ``answered(key)``."""
+        cache = self.cache
 
-        def flush() -> None:
-            if self.cache is None or not pending:
-                return
-            for attempt in range(3):
-                try:
-                    self.cache.put_many(pending)
-                except Exception:  # e.g. a locked file: keep the rows and try again
-                    stats.cache_errors += 1
-                    time.sleep(0.05 * (attempt + 1))
-                    continue
-                pending.clear()
-                return
+        def put(rows: list[tuple[str, CachedAnswer]]) -> None:
+            if cache is not None:
+                cache.put_many(rows)
+
+        def failed() -> None:
+            stats.cache_errors += 1
+
+        pending, flush = buffered_writer(put, failed)
+        url = self.url()
 
         def read(payload: Any) -> tuple[Any, int, int]:
             try:
@@ -198,16 +174,10 @@ class ChatModel:
                 raise Retry("malformed response (no choices[0].message)") from None
             if not isinstance(message, dict):
                 raise Retry("malformed response (choices[0].message is not an object)")
-            usage = payload.get("usage")
-            usage = usage if isinstance(usage, dict) else {}
-            pt = token_count(usage.get("prompt_tokens"))
-            ct = token_count(usage.get("completion_tokens"))
-            stats.prompt_tokens += pt
-            stats.completion_tokens += ct
-            stats.cost += pt / 1000 * self.price_prompt + ct / 1000 * self.price_completion
+            pt, ct = charge_usage(payload, stats, self.price_prompt, self.price_completion)
             return payload, pt, ct
 
-        async with Session(url, self.headers(), self.timeout, self.concurrency) as session:
+        async with Session(url, self.endpoint.headers(), self.timeout, self.concurrency) as session:
 
             async def one(key: str) -> None:
                 timing: list[float] = []
@@ -222,7 +192,7 @@ class ChatModel:
                     latency = timing[-1] if timing else 0.0
                     found[key] = Answer(reply, latency)
                     pending.append((key, (reply, latency, pt, ct)))
-                if progress is not None:
-                    progress(1)
+                if answered is not None:
+                    answered(key)
 
             await run_workers(list(bodies), one, self.concurrency, every=flush)

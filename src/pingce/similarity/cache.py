@@ -1,4 +1,5 @@
-"""A persistent SQLite cache of similarity scores, keyed by backend signature and texts.
+"""The similarity backends' scores in the cache (:mod:`pingce.cache`, table ``scores``), keyed
+by backend signature and texts.
 
 Each score is written as soon as it arrives (committed in small batches), so a run that is killed
 halfway loses nothing: the rerun finds the finished pairs in the cache and only asks for the rest.
@@ -10,12 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import os
-import sqlite3
-import threading
-import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+from ..cache import KeyedStore, default_cache_path
 from .base import Pair
 
 __all__ = ["SimilarityCache", "default_cache_path", "public_url"]
@@ -29,22 +28,11 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
 
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS scores (
-    key TEXT PRIMARY KEY,
-    score REAL NOT NULL,
-    prompt_tokens INTEGER NOT NULL DEFAULT 0,
-    completion_tokens INTEGER NOT NULL DEFAULT 0,
-    created REAL NOT NULL
+_COLUMNS = (
+    "score REAL NOT NULL",
+    "prompt_tokens INTEGER NOT NULL DEFAULT 0",
+    "completion_tokens INTEGER NOT NULL DEFAULT 0",
 )
-"""
-
-
-def default_cache_path() -> Path:
-    """``$PINGCE_CACHE_DIR/similarity.sqlite3``, else ``~/.cache/pingce/similarity.sqlite3``."""
-    root = os.environ.get("PINGCE_CACHE_DIR")
-    base = Path(root) if root else Path.home() / ".cache" / "pingce"
-    return base / "similarity.sqlite3"
 
 
 def _key(signature: str, pair: Pair) -> str:
@@ -60,50 +48,23 @@ class SimilarityCache:
     """Scores by (signature, a, b) in an SQLite file; safe to share between threads."""
 
     def __init__(self, path: str | os.PathLike[str]):
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(_SCHEMA)
-        self._db.commit()
+        self._store = KeyedStore(path, "scores", _COLUMNS)
+        self.path: Path = self._store.path
 
     def get_many(self, signature: str, pairs: Sequence[Pair]) -> dict[Pair, float]:
         """Cached scores of the pairs that have one."""
         keys = {_key(signature, pair): pair for pair in pairs}
-        found: dict[Pair, float] = {}
-        items = list(keys)
-        with self._lock:
-            for start in range(0, len(items), 500):
-                chunk = items[start : start + 500]
-                marks = ",".join("?" * len(chunk))
-                rows = self._db.execute(
-                    f"SELECT key, score FROM scores WHERE key IN ({marks})", chunk
-                ).fetchall()
-                for key, score in rows:
-                    found[keys[key]] = float(score)
-        return found
+        return {keys[key]: float(row[0]) for key, row in self._store.get_many(keys).items()}
 
     def put_many(self, signature: str, items: Iterable[tuple[Pair, float, int, int]]) -> None:
         """Store scores ``(pair, score, prompt_tokens, completion_tokens)`` and commit."""
-        now = time.time()
-        rows = [(_key(signature, pair), score, pt, ct, now) for pair, score, pt, ct in items]
-        if not rows:
-            return
-        with self._lock:
-            self._db.executemany(
-                "INSERT OR REPLACE INTO scores (key, score, prompt_tokens, completion_tokens, "
-                "created) VALUES (?, ?, ?, ?, ?)",
-                rows,
-            )
-            self._db.commit()
+        self._store.put_many(
+            (_key(signature, pair), (score, pt, ct)) for pair, score, pt, ct in items
+        )
 
     def __len__(self) -> int:
-        with self._lock:
-            return int(self._db.execute("SELECT COUNT(*) FROM scores").fetchone()[0])
+        return len(self._store)
 
     def close(self) -> None:
         """Close the database."""
-        with self._lock:
-            self._db.close()
+        self._store.close()

@@ -149,8 +149,7 @@ class EmbeddingAPIBackend(RemoteBackend):
         return f"embedding-api:{self.model}|url={public_url(self.base_url)}"
 
     def _url(self) -> str:
-        base = self.base_url
-        return base + "/embeddings" if base.endswith("/v1") else base + "/v1/embeddings"
+        return self.endpoint.url("/embeddings")
 
     def encode(self, texts: list[str], stats: BackendStats) -> tuple[np.ndarray, dict[str, str]]:
         """Unit vectors of ``texts`` (rows of NaN for texts whose batch failed) and the failure

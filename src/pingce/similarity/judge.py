@@ -31,7 +31,7 @@ from ..progress import Advance
 from .base import BackendStats, Pair
 from .cache import SimilarityCache, public_url
 from .http import Rejected, Retry, RetryPolicy, Session, post_json, run_async, run_workers
-from .remote import RemoteBackend, token_count
+from .remote import RemoteBackend, charge_usage
 
 __all__ = [
     "DEFAULT_TEMPLATE",
@@ -226,8 +226,7 @@ class JudgeBackend(RemoteBackend):
         return _RESPONSE_FORMATS[self.structured]
 
     def _url(self) -> str:
-        base = self.base_url
-        return base + "/chat/completions" if base.endswith("/v1") else base + "/v1/chat/completions"
+        return self.endpoint.url("/chat/completions")
 
     def _body(self, pair: Pair, response_format: dict[str, Any] | None) -> dict[str, Any]:
         messages = []
@@ -274,15 +273,7 @@ class JudgeBackend(RemoteBackend):
                 )
             if not isinstance(content, str):
                 raise Retry("malformed response (content is not text)")
-            usage = payload.get("usage") if isinstance(payload, dict) else None
-            usage = usage if isinstance(usage, dict) else {}
-            pt, ct = (
-                token_count(usage.get("prompt_tokens")),
-                token_count(usage.get("completion_tokens")),
-            )
-            stats.prompt_tokens += pt
-            stats.completion_tokens += ct
-            stats.cost += pt / 1000 * self.price_prompt + ct / 1000 * self.price_completion
+            pt, ct = charge_usage(payload, stats, self.price_prompt, self.price_completion)
             score = parse_score(content)
             if score is None:
                 raise Retry("answer without a score in [0, 1]")

@@ -4,31 +4,82 @@ the cache lookup before the calls and the cache writes during them."""
 from __future__ import annotations
 
 import os
-import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
+from ..cache import buffered_writer
 from ..errors import OptionError
 from ..progress import Advance
 from .base import BackendStats, Pair, SimilarityBackend
-from .cache import SimilarityCache
+from .cache import SimilarityCache, public_url
 from .http import RetryPolicy
 
-__all__ = ["RemoteBackend", "token_count"]
+__all__ = ["Endpoint", "RemoteBackend", "charge_usage", "token_count"]
+
+
+class Endpoint:
+    """A model server's base URL and key, as every client of one finds them.
+
+    The base URL from the argument, else ``PINGCE_BASE_URL``, else ``OPENAI_BASE_URL`` (as the
+    OpenAI client reads it); the key from the argument, else the variable ``api_key_env`` names
+    (an error when it is not set), else ``PINGCE_API_KEY``, else ``OPENAI_API_KEY`` (never from a
+    file that is written). ``user`` names what asks for the server in the error when there is
+    none (``--similarity openai:MODEL``, ``--model openai:MODEL``)."""
+
+    def __init__(
+        self,
+        user: str,
+        base_url: str | None,
+        api_key: str | None = None,
+        api_key_env: str | None = None,
+    ):
+        base_url = (
+            base_url or os.environ.get("PINGCE_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
+        )
+        if not base_url:
+            raise OptionError(
+                f"{user} needs an endpoint: --base-url URL, PINGCE_BASE_URL or OPENAI_BASE_URL "
+                "(e.g. http://localhost:8000/v1)"
+            )
+        if api_key is None and api_key_env:
+            api_key = os.environ.get(api_key_env)
+            if not api_key:
+                raise OptionError(f"--api-key-env {api_key_env}: the variable is not set")
+        self.base_url = base_url.rstrip("/")
+        self._api_key = (
+            api_key or os.environ.get("PINGCE_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        )
+
+    def __repr__(self) -> str:
+        return f"Endpoint({public_url(self.base_url)!r})"
+
+    def url(self, path: str, *, v1: bool = True) -> str:
+        """The URL of ``path`` (``/chat/completions``): ``/v1`` put before it unless the base URL
+        ends with it (``v1=False``: the base URL and the path alone, as for ``/rerank``)."""
+        if v1 and not self.base_url.endswith("/v1"):
+            return self.base_url + "/v1" + path
+        return self.base_url + path
+
+    def headers(self) -> dict[str, str]:
+        """Request headers, with the key when there is one."""
+        headers = {"Content-Type": "application/json"}
+        if self._api_key:
+            headers["Authorization"] = f"Bearer {self._api_key}"
+        return headers
 
 
 class RemoteBackend(SimilarityBackend):
     """A backend behind an HTTP endpoint. Subclasses call :meth:`_connect` from ``__init__``."""
 
     model: str
+    endpoint: Endpoint
     base_url: str
     concurrency: int
     timeout: float
     policy: RetryPolicy
     cache: SimilarityCache | None
-    _api_key: str | None
 
     def _connect(
         self,
@@ -41,22 +92,10 @@ class RemoteBackend(SimilarityBackend):
         policy: RetryPolicy,
         cache: SimilarityCache | None,
     ) -> None:
-        """Endpoint from the argument, else ``PINGCE_BASE_URL``, else ``OPENAI_BASE_URL`` (as the
-        OpenAI client reads it); key from the argument, else ``PINGCE_API_KEY``, else
-        ``OPENAI_API_KEY`` (never from a file that is written)."""
-        base_url = (
-            base_url or os.environ.get("PINGCE_BASE_URL") or os.environ.get("OPENAI_BASE_URL")
-        )
-        if not base_url:
-            raise OptionError(
-                f"--similarity {spec}:{model} needs an endpoint: --base-url URL, "
-                "PINGCE_BASE_URL or OPENAI_BASE_URL (e.g. http://localhost:8000/v1)"
-            )
+        """The endpoint (:class:`Endpoint`), and what every call needs."""
+        self.endpoint = Endpoint(f"--similarity {spec}:{model}", base_url, api_key)
         self.model = model
-        self.base_url = base_url.rstrip("/")
-        self._api_key = (
-            api_key or os.environ.get("PINGCE_API_KEY") or os.environ.get("OPENAI_API_KEY")
-        )
+        self.base_url = self.endpoint.base_url
         self.concurrency = max(1, int(concurrency))
         self.timeout = timeout
         self.policy = policy
@@ -69,10 +108,7 @@ class RemoteBackend(SimilarityBackend):
 
     def headers(self) -> dict[str, str]:
         """Request headers, with the key when there is one."""
-        headers = {"Content-Type": "application/json"}
-        if self._api_key:
-            headers["Authorization"] = f"Bearer {self._api_key}"
-        return headers
+        return self.endpoint.headers()
 
     def from_cache(
         self, pairs: Sequence[Pair], stats: BackendStats, progress: Advance | None
@@ -99,23 +135,17 @@ class RemoteBackend(SimilarityBackend):
         """A list to append answered ``(pair, score, prompt tokens, completion tokens)`` to, and
         the function that commits it to the cache (run every 0.2 s and at the end, so a killed
         run loses at most the last 0.2 s of answers)."""
-        pending: list[tuple[Pair, float, int, int]] = []
         signature = self.signature()
+        cache = self.cache
 
-        def flush() -> None:
-            if self.cache is None or not pending:
-                return
-            for attempt in range(3):
-                try:
-                    self.cache.put_many(signature, pending)
-                except Exception:  # e.g. a locked file: keep the rows and try again
-                    stats.cache_errors += 1
-                    time.sleep(0.05 * (attempt + 1))
-                    continue
-                pending.clear()
-                return
+        def put(rows: list[tuple[Pair, float, int, int]]) -> None:
+            if cache is not None:
+                cache.put_many(signature, rows)
 
-        return pending, flush
+        def failed() -> None:
+            stats.cache_errors += 1
+
+        return buffered_writer(put, failed)
 
 
 def token_count(value: Any) -> int:
@@ -127,3 +157,18 @@ def token_count(value: Any) -> int:
     if isinstance(value, float) and value.is_integer():
         return max(0, int(value))
     return 0
+
+
+def charge_usage(
+    payload: Any, stats: BackendStats, price_prompt: float, price_completion: float
+) -> tuple[int, int]:
+    """The prompt and completion tokens of a chat completion's ``usage`` (0 where it has none),
+    added to ``stats`` with their cost at the prices per 1,000 tokens."""
+    usage = payload.get("usage") if isinstance(payload, dict) else None
+    usage = usage if isinstance(usage, dict) else {}
+    pt = token_count(usage.get("prompt_tokens"))
+    ct = token_count(usage.get("completion_tokens"))
+    stats.prompt_tokens += pt
+    stats.completion_tokens += ct
+    stats.cost += pt / 1000 * price_prompt + ct / 1000 * price_completion
+    return pt, ct

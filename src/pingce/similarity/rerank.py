@@ -70,8 +70,7 @@ class RerankBackend(RemoteBackend):
         return f"rerank:{self.model}|url={public_url(self.base_url)}|normalize={self.normalize}"
 
     def _url(self) -> str:
-        base = self.base_url
-        return base + "/rerank"
+        return self.endpoint.url("/rerank", v1=False)
 
     def score_distinct(
         self, pairs: Sequence[Pair], stats: BackendStats, progress: Advance | None = None
