@@ -423,7 +423,11 @@ def cli() -> None:
     type=click.Path(dir_okay=False),
     help="Similarity cache file [default: $PINGCE_CACHE_DIR or ~/.cache/pingce/].",
 )
-@click.option("--no-cache", is_flag=True, help="Do not read or write the similarity cache.")
+@click.option(
+    "--no-cache",
+    is_flag=True,
+    help="Do not read or write the cache (similarity scores and the model's answers).",
+)
 @click.option("--quiet", is_flag=True, help="Print only where the outputs are.")
 @click.option("--no-progress", is_flag=True, help="Never show progress bars.")
 @click.option(

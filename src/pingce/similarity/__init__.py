@@ -9,6 +9,7 @@ import inspect
 from pathlib import Path
 from typing import Any
 
+from ..cache import cache_path
 from ..errors import OptionError
 from .base import BackendStats, Pair, SimilarityBackend, SimilarityTable
 from .cache import SimilarityCache, default_cache_path
@@ -77,8 +78,9 @@ def make_backend(
     except ValueError as exc:
         raise OptionError(f"--similarity {exc}") from None
     store: SimilarityCache | None = None
-    if name.kind in ("openai", "embedding-api", "rerank") and cache is not False:
-        store = SimilarityCache(default_cache_path() if cache in (None, True) else Path(str(cache)))
+    path = cache_path(cache) if name.kind in ("openai", "embedding-api", "rerank") else None
+    if path is not None:
+        store = SimilarityCache(path)
     try:
         return _build(spec, name, base_url, store, options)
     except BaseException:
