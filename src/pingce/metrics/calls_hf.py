@@ -18,7 +18,8 @@ calls (:func:`pingce.metrics.calls.serialize_calls`), and compute what ``evaluat
   ``rouge2``, then ``rougeL``; the same as ``np.random.seed(seed)`` just before the seed's
   ``hf_fc_score``), with a note giving the exact mean and the difference.
 * ``hf_bleu-4``: nmt's corpus BLEU (0-1) on ``tokenizer_13a`` tokens, max order 4, no
-  smoothing, from statistics summed over records.
+  smoothing, from statistics summed over records. Unsmoothed, one n-gram order without a match
+  over the records makes it exactly 0; such a 0 comes with a note naming the orders.
 
 A prediction that does not parse scores as the empty answer (its text is ``""``), as a
 prediction that calls nothing: ROUGE 0, and for BLEU no predicted tokens (its reference length
@@ -320,6 +321,29 @@ class HfBleu(_HfCallMetric):
             np.where(np.isnan(value), fill_value(self.zero_division), value), dtype=np.float64
         )
 
+    def reported_value(self, block: StatBlock, value: float) -> tuple[float, str | None]:
+        """The value itself; when it is 0 because, unsmoothed, some n-gram order has no match
+        over the block's records, a note naming those orders."""
+        if value != 0 or self.smooth or block.rows is None or block.n == 0:
+            return value, None
+        s = block.total()
+        if s[0] == 0 and s[1] == 0:  # no token at all: the zero-division policy's note says so
+            return value, None
+        order = self.max_order
+        matches, possible = s[2 : 2 + order], s[2 + order : 2 + 2 * order]
+        unmatched = [n for n in range(1, order + 1) if matches[n - 1] == 0]
+        if not unmatched:
+            return value, None
+        absent = [n for n in unmatched if possible[n - 1] == 0]
+        note = f"0: no {_orders(unmatched)} of the predictions matches a reference"
+        if absent:
+            note += f" (the predictions have no {_orders(absent)})"
+        note += (
+            "; the seed's BLEU (nmt's, as Hugging Face evaluate's bleu) is unsmoothed, so an "
+            "n-gram order without a match makes it 0"
+        )
+        return value, note
+
     def undefined_reason(self, summed: np.ndarray) -> str:
         if float(np.asarray(summed)[..., -1]) == 0:
             return "no records"
@@ -331,3 +355,9 @@ class HfBleu(_HfCallMetric):
     def filled_by_policy(self, summed: np.ndarray) -> bool:
         s = np.asarray(summed, dtype=np.float64)
         return bool(s[-1] == 0 or (s[0] == 0 and s[1] == 0))
+
+
+def _orders(orders: list[int]) -> str:
+    """``[3, 4]`` as ``"3-gram or 4-gram"``."""
+    names = [f"{n}-gram" for n in orders]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
