@@ -41,6 +41,7 @@ from ..text.hf import ROUGE_TYPES, bootstrap_aggregate, nmt_bleu
 from ..text.pairs import PairIds
 from ..text.rouge_google import prf
 from ..text.tokenize import drops_letters, get_tokenizer, stemmer_available
+from ._args import check_bool, check_int
 from ._policy import ZeroDivision, check_zero_division, fill_value, safe_divide
 from .calls import CallFieldsStatistic, CallPair, Normalizer, serialize_calls
 from .protocol import Context, Metric, StatBlock, Statistic
@@ -187,18 +188,6 @@ class CallBleu13aStatistic(CallFieldsStatistic):
         return StatBlock(width=width, rows=scored[slots].reshape(-1, width))
 
 
-def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be true or false, got {value!r}")
-    return value
-
-
-def _check_int(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return value
-
-
 @dataclass(eq=False)
 class _HfCallMetric(Metric):
     gold: str = "gold_fn"
@@ -227,7 +216,7 @@ class HfRouge(_HfCallMetric):
 
     def __post_init__(self) -> None:
         Normalizer.from_spec(self.normalize)
-        self.use_stemmer = _check_bool("use_stemmer", self.use_stemmer)
+        self.use_stemmer = check_bool("use_stemmer", self.use_stemmer)
         if self.use_stemmer and not stemmer_available():
             raise ValueError(
                 "use_stemmer needs nltk (rouge-score's Porter stemmer): pip install "
@@ -235,10 +224,10 @@ class HfRouge(_HfCallMetric):
             )
         if self.aggregate not in ("mean", "bootstrap"):
             raise ValueError(f"aggregate must be mean or bootstrap, got {self.aggregate!r}")
-        _check_int("seed", self.seed, 0)
+        check_int("seed", self.seed, 0)
         if self.seed >= 2**32:
             raise ValueError(f"seed must be below 2**32 (numpy's legacy seed), got {self.seed}")
-        _check_int("n_samples", self.n_samples, 1)
+        check_int("n_samples", self.n_samples, 1)
         if self.rouge_type not in ROUGE_TYPES[:3]:
             raise ValueError(f"rouge_type must be rouge1, rouge2 or rougeL, got {self.rouge_type}")
         self.column = 3 * ROUGE_TYPES.index(self.rouge_type)
@@ -307,8 +296,8 @@ class HfBleu(_HfCallMetric):
 
     def __post_init__(self) -> None:
         Normalizer.from_spec(self.normalize)
-        _check_int("max_order", self.max_order, 1)
-        self.smooth = _check_bool("smooth", self.smooth)
+        check_int("max_order", self.max_order, 1)
+        self.smooth = check_bool("smooth", self.smooth)
         self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
