@@ -53,6 +53,7 @@ from typing import Literal
 import numpy as np
 
 from .._collector import collector_paused
+from ._mteval import split_numbers, unescape_entities
 from .intl import tokenize_intl
 from .pairs import PairIds, flatten_references
 from .tokenize import TOKENIZERS
@@ -393,11 +394,9 @@ def nltk_corpus_bleu(
 # sacrebleu's class in step (1) also pads every space with two more; that only lengthens runs of
 # whitespace, which neither the later steps (a space is one non-digit like any other) nor the
 # final split can tell apart, so spaces are left alone here (far fewer substitutions). Steps
-# (2)-(4) are skipped when their characters are absent.
+# (2)-(4) (:func:`._mteval.split_numbers`, which TER shares) are skipped when their characters are
+# absent.
 _PUNCT = re.compile(r"[!-&(-+/:-@\[-`{-~]")
-_DOT_AFTER = re.compile(r"([^0-9])([\.,])")
-_DOT_BEFORE = re.compile(r"([\.,])([^0-9])")
-_DIGIT_DASH = re.compile(r"([0-9])(-)")
 
 # The characters sacrebleu's TokenizerZh puts spaces around. Two of its ranges are written
 # '\u20000'-'\u2a6d6' and '\u2f800'-'\u2fa1d', which Python reads as two-character strings, so
@@ -437,25 +436,12 @@ def _pad_run(match: re.Match[str]) -> str:
 
 
 def _v13a_post(line: str) -> list[str]:
-    line = _PUNCT.sub(r" \g<0> ", line)
-    if "." in line or "," in line:
-        line = _DOT_AFTER.sub(r"\1 \2 ", line)
-        line = _DOT_BEFORE.sub(r" \1 \2", line)
-    if "-" in line:
-        line = _DIGIT_DASH.sub(r"\1 \2 ", line)
-    return line.split()
+    return split_numbers(_PUNCT.sub(r" \g<0> ", line)).split()
 
 
 def _tok_13a(line: str) -> list[str]:
     line = line.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
-    if "&" in line:
-        line = (
-            line.replace("&quot;", '"')
-            .replace("&amp;", "&")
-            .replace("&lt;", "<")
-            .replace("&gt;", ">")
-        )
-    return _v13a_post(f" {line} ")
+    return _v13a_post(f" {unescape_entities(line)} ")
 
 
 def _tok_zh(line: str) -> list[str]:
