@@ -36,7 +36,7 @@ from typing import Any, Literal
 import numpy as np
 
 from ..records import ParseFailure, Table
-from ..text.bleu import sacrebleu_tokenize_all
+from ..text.bleu import bleu_stats_parts, sacrebleu_tokenize_all
 from ..text.hf import ROUGE_TYPES, bootstrap_aggregate, nmt_bleu
 from ..text.pairs import PairIds
 from ..text.rouge_google import prf
@@ -315,12 +315,10 @@ class HfBleu(_HfCallMetric):
         over the block's records, a note naming those orders."""
         if value != 0 or self.smooth or block.rows is None or block.n == 0:
             return value, None
-        s = block.total()
-        if s[0] == 0 and s[1] == 0:  # no token at all: the zero-division policy's note says so
+        pred_len, gold_len, matches, possible = bleu_stats_parts(block.total()[:-1])
+        if pred_len == 0 and gold_len == 0:  # no token at all: the zero-division policy's note
             return value, None
-        order = self.max_order
-        matches, possible = s[2 : 2 + order], s[2 + order : 2 + 2 * order]
-        unmatched = [n for n in range(1, order + 1) if matches[n - 1] == 0]
+        unmatched = [n for n in range(1, self.max_order + 1) if matches[n - 1] == 0]
         if not unmatched:
             return value, None
         absent = [n for n in unmatched if possible[n - 1] == 0]

@@ -63,6 +63,7 @@ __all__ = [
     "SACREBLEU_TOKENIZERS",
     "SMOOTH_DEFAULTS",
     "SmoothMethod",
+    "bleu_stats_parts",
     "check_tokenize",
     "nltk_bleu",
     "nltk_bleu_stats",
@@ -567,6 +568,19 @@ def sacrebleu_bleu_stats_batch(
     return out
 
 
+def bleu_stats_parts(stats: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(hypothesis lengths, reference lengths, matches, possible)`` of (summed) BLEU statistics
+    ``(..., 2 + 2N)`` as sacrebleu and nmt lay them out, ``[hyp_len, ref_len, matches_1..N,
+    possible_1..N]`` (``matches`` and ``possible`` of shape ``(..., N)``); ``ValueError`` for
+    another width."""
+    s = np.asarray(stats, dtype=np.float64)
+    width = s.shape[-1]
+    if width < 4 or width % 2:
+        raise ValueError(f"BLEU statistics have width 2 + 2N, got {width}")
+    order = (width - 2) // 2
+    return s[..., 0], s[..., 1], s[..., 2 : 2 + order], s[..., 2 + order :]
+
+
 def sacrebleu_bleu(
     stats: np.ndarray,
     smooth_method: SmoothMethod = "exp",
@@ -579,16 +593,9 @@ def sacrebleu_bleu(
             f"smooth_method must be one of {list(SMOOTH_DEFAULTS)}, got {smooth_method!r}"
         )
     value = SMOOTH_DEFAULTS[smooth_method] if smooth_value is None else float(smooth_value)
-    s = np.asarray(stats, dtype=np.float64)
-    width = s.shape[-1]
-    if width < 4 or width % 2:
-        raise ValueError(f"sacrebleu BLEU statistics have width 2 + 2N, got {width}")
-    order = (width - 2) // 2
-    sys_len = s[..., 0]
-    ref_len = s[..., 1]
-    correct = s[..., 2 : 2 + order]
-    total = s[..., 2 + order :]
-    shape = s.shape[:-1]
+    sys_len, ref_len, correct, total = bleu_stats_parts(stats)
+    order = correct.shape[-1]
+    shape = sys_len.shape
     with np.errstate(divide="ignore", invalid="ignore"):
         bp = np.where(
             sys_len < ref_len,
