@@ -29,7 +29,7 @@ records' texts, the run's notes say how many.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -98,6 +98,20 @@ def _distinct(preds: list[str], golds: list[str]) -> tuple[list[tuple[str, str]]
     return list(index), slots
 
 
+def _encoded(
+    records: Sequence[CallPair], tokenize_all: Callable[[list[str]], list[list[str]]]
+) -> tuple[PairIds, list[tuple[str, str]], np.ndarray]:
+    """The distinct (prediction, gold) call-text pairs of the records encoded for counting (each
+    distinct text tokenised once by ``tokenize_all``), the pairs, and each record's index among
+    them."""
+    preds, golds = call_texts(records)
+    pairs, slots = _distinct(preds, golds)
+    texts = list({t for pair in pairs for t in pair})
+    tokens = dict(zip(texts, tokenize_all(texts), strict=True))
+    encoded = PairIds.from_tokens([tokens[p] for p, _ in pairs], [tokens[g] for _, g in pairs])
+    return encoded, pairs, slots
+
+
 class CallRougeScoreStatistic(CallFieldsStatistic):
     """Per record ``[P, R, F]`` of rouge-score's ROUGE-1, ROUGE-2 and ROUGE-L on the seed's call
     texts (rouge-score's tokeniser), then a 1; notes how many records lose letters to it."""
@@ -114,13 +128,10 @@ class CallRougeScoreStatistic(CallFieldsStatistic):
         return ("call-rouge-score", self.gold, self.pred, self.normalizer.key(), self.use_stemmer)
 
     def compute(self, table: Table, context: Context) -> StatBlock:
-        preds, golds = call_texts(self.calls(table))
-        pairs, slots = _distinct(preds, golds)
         tokenize = get_tokenizer(self.tokenizer)
-        tokens: dict[str, list[str]] = {}
-        for text in {t for pair in pairs for t in pair}:
-            tokens[text] = tokenize(text)
-        encoded = PairIds.from_tokens([tokens[p] for p, _ in pairs], [tokens[g] for _, g in pairs])
+        encoded, pairs, slots = _encoded(
+            self.calls(table), lambda texts: [tokenize(t) for t in texts]
+        )
         scored = np.empty((len(pairs), _ROUGE_WIDTH))
         for k, (overlap, pred_total, gold_total) in enumerate(
             (
@@ -171,11 +182,7 @@ class CallBleu13aStatistic(CallFieldsStatistic):
         return ("call-bleu-13a", self.gold, self.pred, self.normalizer.key(), self.max_order)
 
     def compute(self, table: Table, context: Context) -> StatBlock:
-        preds, golds = call_texts(self.calls(table))
-        pairs, slots = _distinct(preds, golds)
-        texts = list({t for pair in pairs for t in pair})
-        tokens = dict(zip(texts, tokens_13a(texts), strict=True))
-        encoded = PairIds.from_tokens([tokens[p] for p, _ in pairs], [tokens[g] for _, g in pairs])
+        encoded, pairs, slots = _encoded(self.calls(table), tokens_13a)
         order = self.max_order
         width = 3 + 2 * order
         scored = np.empty((len(pairs), width))
