@@ -37,14 +37,18 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
+import numpy as np
+
 __all__ = [
     "ARITHMETIC",
     "OUT_DIR",
     "ROOT",
     "CliRun",
+    "import_seconds",
     "machine",
     "median_wall",
     "out_dir",
+    "per_record",
     "phase_lines",
     "pingce_command",
     "print_checks",
@@ -53,6 +57,7 @@ __all__ = [
     "save_and_exit",
     "save_summary",
     "timed",
+    "worst",
 ]
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -387,3 +392,32 @@ def save_and_exit(name: str, summary: dict[str, Any], problems: Sequence[str]) -
     save_summary(name, summary)
     if problems:
         raise SystemExit(1)
+
+
+def import_seconds(statement: str, repeat: int = 3) -> float:
+    """What ``statement`` adds to a fresh interpreter's start (best of ``repeat``): a peer
+    library's import and set-up time, measured apart because generating the data may have
+    imported it (jieba, its dictionary loaded) in this process already."""
+
+    def best(code: str) -> float:
+        return min(
+            timed(lambda: subprocess.run([sys.executable, "-c", code], check=True))[1]
+            for _ in range(repeat)
+        )
+
+    return max(0.0, best(statement) - best("pass"))
+
+
+def per_record(run: CliRun, names: Sequence[str]) -> dict[str, np.ndarray]:
+    """The per-record values of ``names`` from the run's records.jsonl."""
+    columns: dict[str, list[float]] = {name: [] for name in names}
+    for row in run.records():
+        for name in names:
+            columns[name].append(row["values"][name])
+    return {name: np.asarray(values, dtype=np.float64) for name, values in columns.items()}
+
+
+def worst(ours: Any, theirs: Any) -> float:
+    """The largest absolute difference of two arrays of values (0 when empty)."""
+    diff = np.abs(np.asarray(ours, dtype=np.float64) - np.asarray(theirs, dtype=np.float64))
+    return float(diff.max()) if diff.size else 0.0

@@ -4,6 +4,7 @@ git) and reused by later runs."""
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -12,16 +13,33 @@ import numpy as np
 
 __all__ = [
     "DATA_DIR",
+    "ROUGE_PRF",
+    "chinese_text",
+    "chinese_words",
     "contract_risk_file",
     "data_file",
+    "edit_words",
     "risk_labels",
     "risk_systems",
     "risk_systems_files",
+    "write_suite",
     "write_yaml",
 ]
 
 DATA_DIR = Path(__file__).parent / "data"
 LEVELS = np.array(["高", "中", "低"])
+
+ROUGE_PRF = {
+    f"{name}_{stat}": f"{{metric: {metric}, {arg}stat: {stat}}}"
+    for name, metric, arg in (
+        ("rouge1", "text_rouge_n", "n: 1, "),
+        ("rouge2", "text_rouge_n", "n: 2, "),
+        ("rougeL", "text_rouge_l", ""),
+    )
+    for stat in ("p", "r", "f")
+}
+"""A suite's metrics ``rouge1_p`` ... ``rougeL_f``: ROUGE-1, ROUGE-2 and ROUGE-L precision,
+recall and F, as flow-style YAML lines of :func:`write_suite`."""
 
 
 def data_file(name: str, make: Callable[[], Iterable[dict[str, Any] | str]]) -> Path:
@@ -48,6 +66,68 @@ def write_yaml(name: str, text: str) -> Path:
     path = DATA_DIR / name
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def write_suite(file: str, name: str, description: str, metrics: dict[str, str]) -> Path:
+    """A suite ``name`` with an ``id`` field and ``metrics`` (name to a flow-style YAML mapping),
+    written by :func:`write_yaml` as ``file``."""
+    lines = [
+        f"name: {name}",
+        f"description: {description}",
+        "id_field: id",
+        "metrics:",
+        *(f"  {k}: {v}" for k, v in metrics.items()),
+    ]
+    return write_yaml(file, "\n".join(lines) + "\n")
+
+
+def chinese_words() -> tuple[list[str], np.ndarray]:
+    """jieba's dictionary words of 1-4 Chinese characters with a frequency of at least 50, and
+    their weights (frequency ** 0.8) for drawing sentences."""
+    import jieba
+
+    jieba.setLogLevel(logging.WARNING)
+    jieba.initialize()
+    words = [
+        w
+        for w, f in jieba.dt.FREQ.items()
+        if f >= 50 and 1 <= len(w) <= 4 and all("\u4e00" <= c <= "\u9fa5" for c in w)
+    ]
+    freq = np.array([jieba.dt.FREQ[w] for w in words], dtype=np.float64)
+    return words, freq**0.8
+
+
+def chinese_text(rng: np.random.Generator, words: list[str], punct: list[str]) -> str:
+    """``words`` run together, a mark of ``punct`` after 12 % of them (never the last), and
+    a final ``。``."""
+    out = []
+    for j, w in enumerate(words):
+        out.append(w)
+        if j < len(words) - 1 and rng.random() < 0.12:
+            out.append(punct[int(rng.integers(0, len(punct)))])
+    return "".join(out) + "。"
+
+
+def edit_words(
+    rng: np.random.Generator, words: list[str], k: int, draw: Callable[[], str]
+) -> list[str]:
+    """A paraphrase-like edit of ``words`` (``k`` words long when drawn): up to ``k // 3``
+    substitutions, deletions, insertions (a new word from ``draw``, drawn for every edit) and
+    swaps of two neighbours."""
+    out = list(words)
+    for _ in range(int(rng.integers(0, max(2, k // 3)))):
+        u = rng.random()
+        pos = int(rng.integers(0, len(out))) if out else 0
+        new = draw()
+        if u < 0.45 and out:
+            out[pos] = new
+        elif u < 0.65 and out:
+            del out[pos]
+        elif u < 0.9:
+            out.insert(pos, new)
+        elif len(out) > 2:
+            out[pos : pos + 2] = out[pos : pos + 2][::-1]
+    return out
 
 
 def risk_labels(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

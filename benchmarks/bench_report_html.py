@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import statistics
 import sys
 import time
@@ -34,8 +33,11 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _cli import machine, out_dir, print_checks, print_table, run_cli, save_and_exit
+from _cli import ROOT, machine, out_dir, print_checks, print_table, run_cli, save_and_exit
 from _data import data_file, write_yaml
+
+sys.path.insert(0, str(ROOT))
+from tests._browser import MISSING, browser_available, chromium
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
 WRITE_TARGET_S = 3.0
@@ -104,16 +106,10 @@ FILTERS = """async () => {
 
 
 def open_in_chromium(path: Path, repeat: int = 3) -> dict[str, Any]:
-    from playwright.sync_api import sync_playwright
-
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        raise SystemExit("chromium is not installed (make browser-deps)")
+    if not browser_available():
+        raise SystemExit(MISSING)
     opens, navigations, filters = [], [], []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=chromium, args=["--no-sandbox", "--disable-background-networking"]
-        )
+    with chromium() as browser:
         for _ in range(repeat):
             page = browser.new_page(viewport={"width": 1280, "height": 900})
             started = time.perf_counter()
@@ -129,7 +125,6 @@ def open_in_chromium(path: Path, repeat: int = 3) -> dict[str, Any]:
             )
             filters.append(page.evaluate(FILTERS))
             page.close()
-        browser.close()
     return {
         "open_s": opens,
         "open_median_s": statistics.median(opens),

@@ -36,8 +36,6 @@ Run: ``.venv/bin/python benchmarks/bench_ter.py [segments]``.
 from __future__ import annotations
 
 import json
-import logging
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -47,8 +45,19 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _cli import CliRun, machine, out_dir, print_checks, print_table, run_cli, save_and_exit, timed
-from _data import data_file, write_yaml
+from _cli import (
+    CliRun,
+    import_seconds,
+    machine,
+    out_dir,
+    per_record,
+    print_checks,
+    print_table,
+    run_cli,
+    save_and_exit,
+    timed,
+)
+from _data import chinese_text, chinese_words, data_file, write_suite
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 20_000
 SEED = 0
@@ -69,14 +78,12 @@ SUITES: dict[str, dict[str, str]] = {
 
 
 def suite_file(name: str) -> Path:
-    lines = [
-        f"name: {name.replace('_', '-')}",
-        "description: sacrebleu's TER and intl BLEU (bench_ter.py)",
-        "id_field: id",
-        "metrics:",
-        *(f"  {k}: {v}" for k, v in SUITES[name].items()),
-    ]
-    return write_yaml(f"{name}.yaml", "\n".join(lines) + "\n")
+    return write_suite(
+        f"{name}.yaml",
+        name.replace("_", "-"),
+        "sacrebleu's TER and intl BLEU (bench_ter.py)",
+        SUITES[name],
+    )
 
 
 def _english_words(rng: np.random.Generator, count: int) -> list[str]:
@@ -120,21 +127,12 @@ def _edit(rng: np.random.Generator, words: list[str], draw: Any) -> list[str]:
 
 def ter_records(n: int, seed: int) -> Iterator[dict[str, Any]]:
     """``n`` records with an English pair (one reference) and a Chinese one (1-3 references)."""
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    jieba.initialize()
     rng = np.random.default_rng(seed)
     english = _english_words(rng, 6000)
     zipf = np.cumsum(1.0 / np.arange(1, len(english) + 1) ** 1.05)
     zipf /= zipf[-1]
-    chinese = [
-        w
-        for w, f in jieba.dt.FREQ.items()
-        if f >= 50 and 1 <= len(w) <= 4 and all("\u4e00" <= c <= "\u9fa5" for c in w)
-    ]
-    freq = np.array([jieba.dt.FREQ[w] for w in chinese], dtype=np.float64)
-    prob = np.cumsum(freq**0.8)
+    chinese, weights = chinese_words()
+    prob = np.cumsum(weights)
     prob /= prob[-1]
     numbers = ["3.5", "2,000", "1990", "12", "0.25", "40-50"]
     zh_punct = ["，", "，", "、", "；", "！", "？"]
@@ -151,44 +149,20 @@ def ter_records(n: int, seed: int) -> Iterator[dict[str, Any]]:
         out = [w + ("," if rng.random() < 0.07 else "") for w in words]
         return (" ".join(out).capitalize() + ".") if out else ""
 
-    def zh_text(words: list[str]) -> str:
-        out = []
-        for j, w in enumerate(words):
-            out.append(w)
-            if j < len(words) - 1 and rng.random() < 0.12:
-                out.append(zh_punct[int(rng.integers(len(zh_punct)))])
-        return "".join(out) + "。"
-
     for i in range(n):
         gold_en = [en_word() for _ in range(int(rng.integers(10, 41)))]
         base = [zh_word() for _ in range(int(rng.integers(8, 36)))]
         refs = [
-            zh_text(_edit(rng, base, zh_word) if k else base)
+            chinese_text(rng, _edit(rng, base, zh_word) if k else base, zh_punct)
             for k in range(int(rng.integers(1, 4)))
         ]
         yield {
             "id": f"s{i}",
             "pred_en": en_text(_edit(rng, gold_en, en_word)),
             "gold_en": en_text(gold_en),
-            "pred_zh": zh_text(_edit(rng, base, zh_word)),
+            "pred_zh": chinese_text(rng, _edit(rng, base, zh_word), zh_punct),
             "gold_zh": refs,
         }
-
-
-def import_seconds(statement: str, repeat: int = 3) -> float:
-    """What ``statement`` adds to a fresh interpreter's start (best of ``repeat``)."""
-
-    def best(code: str) -> float:
-        return min(
-            timed(lambda: subprocess.run([sys.executable, "-c", code], check=True))[1]
-            for _ in range(repeat)
-        )
-
-    return max(0.0, best(statement) - best("pass"))
-
-
-def per_record(run: CliRun, name: str) -> np.ndarray:
-    return np.asarray([row["values"][name] for row in run.records()], dtype=np.float64)
 
 
 def main() -> None:
@@ -249,7 +223,7 @@ def main() -> None:
         if got is None or abs(got - score) > TOL:
             problems.append(f"{name}: corpus TER pingce {got!r}, sacrebleu {score!r}")
         sentence = [metric._compute_score_from_stats(row).score for row in stats]
-        gap = float(np.abs(per_record(runs[name], "ter") - sentence).max())
+        gap = float(np.abs(per_record(runs[name], ["ter"])["ter"] - sentence).max())
         if gap > TOL:
             problems.append(f"{name}: a record's TER differs from sacrebleu's by up to {gap:.3g}")
     got = runs["bleu_intl"].metric("bleu")

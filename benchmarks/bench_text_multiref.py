@@ -51,9 +51,20 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _cli import CliRun, machine, out_dir, print_checks, print_table, run_cli, save_and_exit, timed
-from _data import data_file, write_yaml
-from bench_text_overlap import import_seconds, per_record, worst
+from _cli import (
+    CliRun,
+    import_seconds,
+    machine,
+    out_dir,
+    per_record,
+    print_checks,
+    print_table,
+    run_cli,
+    save_and_exit,
+    timed,
+    worst,
+)
+from _data import ROUGE_PRF, chinese_words, data_file, edit_words, write_suite
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
 REFS = 3
@@ -61,17 +72,8 @@ SEED = 0
 TOL = 1e-9
 TARGET = 5.0
 
-ROUGE = {
-    f"{name}_{stat}": f"{{metric: {metric}, {arg}stat: {stat}}}"
-    for name, metric, arg in (
-        ("rouge1", "text_rouge_n", "n: 1, "),
-        ("rouge2", "text_rouge_n", "n: 2, "),
-        ("rougeL", "text_rouge_l", ""),
-    )
-    for stat in ("p", "r", "f")
-}
 SUITES: dict[str, dict[str, str]] = {
-    "rouge": ROUGE,
+    "rouge": ROUGE_PRF,
     "bleu": {"bleu4": "{metric: text_bleu, smoothing: 1}"},
     "nltk": {"nltk_corpus": "{metric: text_nltk_corpus_bleu}"},
     "sacrebleu": {"corpus_bleu": "{metric: text_corpus_bleu, tokenize: zh}"},
@@ -87,50 +89,23 @@ PEERS = {
 
 
 def suite_file(name: str) -> Path:
-    lines = [
-        f"name: text-multiref-{name}",
-        "description: text metrics with three references per record (bench_text_multiref.py)",
-        "id_field: id",
-        "metrics:",
-        *(f"  {k}: {v}" for k, v in SUITES[name].items()),
-    ]
-    return write_yaml(f"text_multiref_{name}.yaml", "\n".join(lines) + "\n")
+    return write_suite(
+        f"text_multiref_{name}.yaml",
+        f"text-multiref-{name}",
+        "text metrics with three references per record (bench_text_multiref.py)",
+        SUITES[name],
+    )
 
 
 def multiref_records(n: int, seed: int, refs: int = REFS) -> Iterator[dict[str, Any]]:
     """``n`` Chinese predictions with ``refs`` references each (see the module)."""
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    jieba.initialize()
-    words = [
-        w
-        for w, f in jieba.dt.FREQ.items()
-        if f >= 50 and 1 <= len(w) <= 4 and all("\u4e00" <= c <= "\u9fa5" for c in w)
-    ]
-    weights = np.array([jieba.dt.FREQ[w] for w in words], dtype=np.float64) ** 0.8
+    words, weights = chinese_words()
     cdf = np.cumsum(weights) / weights.sum()
     rng = np.random.default_rng(seed)
     punct = ["，", "，", "。", "、", "；", "！", "？"]
 
     def draw(k: int) -> list[str]:
         return [words[j] for j in np.searchsorted(cdf, rng.random(k))]
-
-    def edit(seq: list[str], k: int) -> list[str]:
-        out = list(seq)
-        for _ in range(int(rng.integers(0, max(2, k // 3)))):
-            u = rng.random()
-            pos = int(rng.integers(0, len(out))) if out else 0
-            new = draw(1)[0]
-            if u < 0.45 and out:
-                out[pos] = new
-            elif u < 0.65 and out:
-                del out[pos]
-            elif u < 0.9:
-                out.insert(pos, new)
-            elif len(out) > 2:
-                out[pos : pos + 2] = out[pos : pos + 2][::-1]
-        return out
 
     def text(seq: list[str]) -> str:
         out = []
@@ -145,8 +120,8 @@ def multiref_records(n: int, seed: int, refs: int = REFS) -> Iterator[dict[str, 
     for i in range(n):
         k = int(rng.integers(8, 36))
         gold = draw(k)
-        pred = edit(gold, k)
-        golds = [gold] + [edit(gold, k) for _ in range(refs - 1)]
+        pred = edit_words(rng, gold, k, lambda: draw(1)[0])
+        golds = [gold] + [edit_words(rng, gold, k, lambda: draw(1)[0]) for _ in range(refs - 1)]
         yield {"id": f"r{i}", "pred_text": text(pred), "gold_text": [text(g) for g in golds]}
 
 
@@ -285,7 +260,7 @@ def main() -> None:
 
     # 4. identical numbers
     problems: list[str] = []
-    rouge_names = list(ROUGE)
+    rouge_names = list(ROUGE_PRF)
     cli_rouge = per_record(runs["rouge"], rouge_names)
     for name in rouge_names:
         key, stat = name.split("_")

@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import json
 import logging
-import subprocess
 import sys
 import time
 import warnings
@@ -46,25 +45,28 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _cli import CliRun, machine, out_dir, print_checks, print_table, run_cli, save_and_exit, timed
-from _data import data_file, write_yaml
+from _cli import (
+    CliRun,
+    import_seconds,
+    machine,
+    out_dir,
+    per_record,
+    print_checks,
+    print_table,
+    run_cli,
+    save_and_exit,
+    timed,
+    worst,
+)
+from _data import ROUGE_PRF, chinese_text, chinese_words, data_file, edit_words, write_suite
 
 N = int(sys.argv[1]) if len(sys.argv) > 1 else 100_000
 SEED = 0
 TOL = 1e-9
 TARGET = 5.0
 
-ROUGE = {
-    f"{name}_{stat}": f"{{metric: {metric}, {arg}stat: {stat}}}"
-    for name, metric, arg in (
-        ("rouge1", "text_rouge_n", "n: 1, "),
-        ("rouge2", "text_rouge_n", "n: 2, "),
-        ("rougeL", "text_rouge_l", ""),
-    )
-    for stat in ("p", "r", "f")
-}
 SUITES: dict[str, dict[str, str]] = {
-    "rouge": ROUGE,
+    "rouge": ROUGE_PRF,
     "bleu": {"bleu4": "{metric: text_bleu, smoothing: 1}"},
     "sacrebleu": {"corpus_bleu": "{metric: text_corpus_bleu, tokenize: zh}"},
     "chrf": {"chrf": "{metric: text_chrf}"},
@@ -73,85 +75,26 @@ SUITES["all"] = {k: v for suite in list(SUITES.values()) for k, v in suite.items
 
 
 def suite_file(name: str) -> Path:
-    lines = [
-        f"name: text-overlap-{name}",
-        "description: generic text metrics over pred_text and gold_text (bench_text_overlap.py)",
-        "id_field: id",
-        "metrics:",
-        *(f"  {k}: {v}" for k, v in SUITES[name].items()),
-    ]
-    return write_yaml(f"text_overlap_{name}.yaml", "\n".join(lines) + "\n")
+    return write_suite(
+        f"text_overlap_{name}.yaml",
+        f"text-overlap-{name}",
+        "generic text metrics over pred_text and gold_text (bench_text_overlap.py)",
+        SUITES[name],
+    )
 
 
 def chinese_pairs(n: int, seed: int) -> Iterator[dict[str, Any]]:
     """``n`` (prediction, reference) Chinese texts."""
-    import jieba
-
-    jieba.setLogLevel(logging.WARNING)
-    jieba.initialize()
-    words = [
-        w
-        for w, f in jieba.dt.FREQ.items()
-        if f >= 50 and 1 <= len(w) <= 4 and all("\u4e00" <= c <= "\u9fa5" for c in w)
-    ]
-    freq = np.array([jieba.dt.FREQ[w] for w in words], dtype=np.float64)
-    prob = freq**0.8 / (freq**0.8).sum()
+    words, weights = chinese_words()
+    prob = weights / weights.sum()
     rng = np.random.default_rng(seed)
     punct = ["，", "，", "。", "、", "；", "！", "？"]
     for i in range(n):
         k = int(rng.integers(8, 36))
         gold = [words[j] for j in rng.choice(len(words), size=k, p=prob)]
-        pred = list(gold)
-        for _ in range(int(rng.integers(0, max(2, k // 3)))):
-            u = rng.random()
-            pos = int(rng.integers(0, len(pred))) if pred else 0
-            new = words[int(rng.choice(len(words), p=prob))]
-            if u < 0.45 and pred:
-                pred[pos] = new
-            elif u < 0.65 and pred:
-                del pred[pos]
-            elif u < 0.9:
-                pred.insert(pos, new)
-            elif len(pred) > 2:
-                pred[pos : pos + 2] = pred[pos : pos + 2][::-1]
-        texts = []
-        for seq in (pred, gold):
-            out = []
-            for j, w in enumerate(seq):
-                out.append(w)
-                if j < len(seq) - 1 and rng.random() < 0.12:
-                    out.append(punct[int(rng.integers(0, len(punct)))])
-            out.append("。")
-            texts.append("".join(out))
+        pred = edit_words(rng, gold, k, lambda: words[int(rng.choice(len(words), p=prob))])
+        texts = [chinese_text(rng, seq, punct) for seq in (pred, gold)]
         yield {"id": f"r{i}", "pred_text": texts[0], "gold_text": texts[1]}
-
-
-def import_seconds(statement: str, repeat: int = 3) -> float:
-    """What ``statement`` adds to a fresh interpreter's start (best of ``repeat``): the
-    libraries' import and set-up time, measured apart because generating the data has imported
-    jieba and loaded its dictionary in this process already."""
-
-    def best(code: str) -> float:
-        return min(
-            timed(lambda: subprocess.run([sys.executable, "-c", code], check=True))[1]
-            for _ in range(repeat)
-        )
-
-    return max(0.0, best(statement) - best("pass"))
-
-
-def worst(ours: Any, theirs: Any) -> float:
-    diff = np.abs(np.asarray(ours, dtype=np.float64) - np.asarray(theirs, dtype=np.float64))
-    return float(diff.max()) if diff.size else 0.0
-
-
-def per_record(run: CliRun, names: list[str]) -> dict[str, np.ndarray]:
-    """The per-record values of ``names`` from records.jsonl."""
-    columns: dict[str, list[float]] = {name: [] for name in names}
-    for row in run.records():
-        for name in names:
-            columns[name].append(row["values"][name])
-    return {name: np.asarray(values, dtype=np.float64) for name, values in columns.items()}
 
 
 def main() -> None:
@@ -225,7 +168,7 @@ def main() -> None:
 
     # 3. identical numbers
     problems: list[str] = []
-    rouge_names = list(ROUGE)
+    rouge_names = list(ROUGE_PRF)
     for label in ("all", "rouge"):
         values = per_record(runs[label], rouge_names)
         for name in rouge_names:

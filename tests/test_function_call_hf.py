@@ -467,6 +467,54 @@ def test_bleu_with_no_token_anywhere_is_undefined_and_one_sided_is_zero(tmp_path
     assert pingce.evaluate("function-call-hf", silent, bootstrap=0).metrics["bleu-4"].value == 0.0
 
 
+def _one_call(name: str, key: str, value: int) -> list[dict[str, Any]]:
+    return [{"name": name, "arguments": {key: value}}]
+
+
+# 13a tokens: f { " a " : 1 } against f { " b " : 2 } share no 4-gram (but 1-, 2- and 3-grams);
+# against g { " b " : 2 } no 3-gram either; f { } (3 tokens) has no 4-gram, and its one 3-gram
+# is not the gold's f { "
+UNSMOOTHED_ZERO = [
+    ("f", "b", 2, "no 4-gram of the predictions matches a reference;"),
+    ("g", "b", 2, "no 3-gram or 4-gram of the predictions matches a reference;"),
+    (
+        "f",
+        "",
+        0,
+        "no 3-gram or 4-gram of the predictions matches a reference (the predictions "
+        "have no 4-gram);",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "key", "value", "says"), UNSMOOTHED_ZERO)
+def test_bleu_zero_for_an_order_without_a_match_says_so(
+    tmp_path: Path, name: str, key: str, value: int, says: str
+) -> None:
+    gold = _one_call("f", "a", 1)
+    pred = _one_call(name, key, value) if key else [{"name": "f", "arguments": {}}]
+    records = [{"id": str(i), "gold_fn": gold, "pred_fn": pred} for i in range(3)]
+    assert hf_fc_score(seed_form(records))["bleu-4"] == 0.0  # the seed's own value
+    result = pingce.evaluate("function-call-hf", records, bootstrap=0)
+    bleu = result.metrics["bleu-4"]
+    assert bleu.value == 0.0
+    assert bleu.value_note is not None and bleu.value_note.startswith("0: " + says), bleu.value_note
+    assert "unsmoothed" in bleu.value_note
+    data = tmp_path / "records.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    out = tmp_path / "out"
+    done = run_pingce("run", "function-call-hf", "--data", str(data), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    written = json.loads((out / "results.json").read_text(encoding="utf-8"))["metrics"]["bleu-4"]
+    assert written["value"] == 0.0 and written["value_note"] == bleu.value_note
+    # one record whose 4-grams match makes every order match: a value, no note
+    matched = [*records, {"id": "m", "gold_fn": gold, "pred_fn": gold}]
+    expected = hf_fc_score(seed_form(matched))["bleu-4"]
+    assert expected > 0
+    after = pingce.evaluate("function-call-hf", matched, bootstrap=0).metrics["bleu-4"]
+    assert after.value == pytest.approx(expected, abs=TOL) and after.value_note is None
+
+
 # ----------------------------------------------------------------------------------------------
 # slices, intervals and comparisons, as for every suite
 # ----------------------------------------------------------------------------------------------

@@ -8,7 +8,6 @@ import base64
 import html
 import json
 import re
-import shutil
 import struct
 from collections import Counter
 from collections.abc import Iterator
@@ -22,6 +21,8 @@ import pingce
 from pingce.report import render_html, write_outputs
 from pingce.report.html import script_json
 from pingce.results import EvaluationResult
+
+from ._browser import MISSING, browser_available
 
 SUITE = """\
 name: risk-lite
@@ -181,29 +182,7 @@ def test_outputs_all_or_nothing_include_the_page(
 
 # --- the page in a browser ----------------------------------------------------------------------
 
-try:
-    from playwright import sync_api as playwright_api
-except ImportError:  # pragma: no cover (the test extra installs it)
-    playwright_api = None
-
-CHROMIUM = shutil.which("chromium")
-browser_needed = pytest.mark.skipif(
-    CHROMIUM is None or playwright_api is None,
-    reason="the browser tests need Debian's chromium and playwright: `make browser-deps` "
-    "installs chromium and fonts-wqy-microhei, `pip install -e '.[test]'` playwright",
-)
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if CHROMIUM is None or playwright_api is None:
-        pytest.skip("chromium or playwright is not installed")
-    with playwright_api.sync_playwright() as p:
-        launched = p.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-background-networking"]
-        )
-        yield launched
-        launched.close()
+browser_needed = pytest.mark.skipif(not browser_available(), reason=MISSING)
 
 
 class Page:

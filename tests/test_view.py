@@ -554,28 +554,6 @@ def test_pingce_view_says_when_the_port_is_taken(store: Store, server: ViewerSer
 
 # --- in a browser -------------------------------------------------------------------------------
 
-try:
-    from playwright import sync_api as playwright_api
-except ImportError:  # pragma: no cover (the test extra installs it)
-    playwright_api = None
-
-CHROMIUM = shutil.which("chromium")
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if CHROMIUM is None or playwright_api is None:
-        pytest.skip(
-            "the browser tests need Debian's chromium and playwright: `make browser-deps` "
-            "installs chromium and fonts-wqy-microhei, `pip install -e '.[test]'` playwright"
-        )
-    with playwright_api.sync_playwright() as p:
-        launched = p.chromium.launch(
-            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-background-networking"]
-        )
-        yield launched
-        launched.close()
-
 
 def test_in_the_browser(browser: Any, server: ViewerServer, store: Store, tmp_path: Path) -> None:
     dialogs: list[str] = []

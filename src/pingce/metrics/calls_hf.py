@@ -18,7 +18,8 @@ calls (:func:`pingce.metrics.calls.serialize_calls`), and compute what ``evaluat
   ``rouge2``, then ``rougeL``; the same as ``np.random.seed(seed)`` just before the seed's
   ``hf_fc_score``), with a note giving the exact mean and the difference.
 * ``hf_bleu-4``: nmt's corpus BLEU (0-1) on ``tokenizer_13a`` tokens, max order 4, no
-  smoothing, from statistics summed over records.
+  smoothing, from statistics summed over records. Unsmoothed, one n-gram order without a match
+  over the records makes it exactly 0; such a 0 comes with a note naming the orders.
 
 A prediction that does not parse scores as the empty answer (its text is ``""``), as a
 prediction that calls nothing: ROUGE 0, and for BLEU no predicted tokens (its reference length
@@ -28,18 +29,19 @@ records' texts, the run's notes say how many.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
 
 from ..records import ParseFailure, Table
-from ..text.bleu import sacrebleu_tokenize_all
+from ..text.bleu import bleu_stats_parts, sacrebleu_tokenize_all
 from ..text.hf import ROUGE_TYPES, bootstrap_aggregate, nmt_bleu
 from ..text.pairs import PairIds
 from ..text.rouge_google import prf
 from ..text.tokenize import drops_letters, get_tokenizer, stemmer_available
+from ._args import check_bool, check_int
 from ._policy import ZeroDivision, check_zero_division, fill_value, safe_divide
 from .calls import CallFieldsStatistic, CallPair, Normalizer, serialize_calls
 from .protocol import Context, Metric, StatBlock, Statistic
@@ -96,6 +98,20 @@ def _distinct(preds: list[str], golds: list[str]) -> tuple[list[tuple[str, str]]
     return list(index), slots
 
 
+def _encoded(
+    records: Sequence[CallPair], tokenize_all: Callable[[list[str]], list[list[str]]]
+) -> tuple[PairIds, list[tuple[str, str]], np.ndarray]:
+    """The distinct (prediction, gold) call-text pairs of the records encoded for counting (each
+    distinct text tokenised once by ``tokenize_all``), the pairs, and each record's index among
+    them."""
+    preds, golds = call_texts(records)
+    pairs, slots = _distinct(preds, golds)
+    texts = list({t for pair in pairs for t in pair})
+    tokens = dict(zip(texts, tokenize_all(texts), strict=True))
+    encoded = PairIds.from_tokens([tokens[p] for p, _ in pairs], [tokens[g] for _, g in pairs])
+    return encoded, pairs, slots
+
+
 class CallRougeScoreStatistic(CallFieldsStatistic):
     """Per record ``[P, R, F]`` of rouge-score's ROUGE-1, ROUGE-2 and ROUGE-L on the seed's call
     texts (rouge-score's tokeniser), then a 1; notes how many records lose letters to it."""
@@ -112,13 +128,10 @@ class CallRougeScoreStatistic(CallFieldsStatistic):
         return ("call-rouge-score", self.gold, self.pred, self.normalizer.key(), self.use_stemmer)
 
     def compute(self, table: Table, context: Context) -> StatBlock:
-        preds, golds = call_texts(self.calls(table))
-        pairs, slots = _distinct(preds, golds)
         tokenize = get_tokenizer(self.tokenizer)
-        tokens: dict[str, list[str]] = {}
-        for text in {t for pair in pairs for t in pair}:
-            tokens[text] = tokenize(text)
-        encoded = PairIds.from_tokens([tokens[p] for p, _ in pairs], [tokens[g] for _, g in pairs])
+        encoded, pairs, slots = _encoded(
+            self.calls(table), lambda texts: [tokenize(t) for t in texts]
+        )
         scored = np.empty((len(pairs), _ROUGE_WIDTH))
         for k, (overlap, pred_total, gold_total) in enumerate(
             (
@@ -169,11 +182,7 @@ class CallBleu13aStatistic(CallFieldsStatistic):
         return ("call-bleu-13a", self.gold, self.pred, self.normalizer.key(), self.max_order)
 
     def compute(self, table: Table, context: Context) -> StatBlock:
-        preds, golds = call_texts(self.calls(table))
-        pairs, slots = _distinct(preds, golds)
-        texts = list({t for pair in pairs for t in pair})
-        tokens = dict(zip(texts, tokens_13a(texts), strict=True))
-        encoded = PairIds.from_tokens([tokens[p] for p, _ in pairs], [tokens[g] for _, g in pairs])
+        encoded, pairs, slots = _encoded(self.calls(table), tokens_13a)
         order = self.max_order
         width = 3 + 2 * order
         scored = np.empty((len(pairs), width))
@@ -184,18 +193,6 @@ class CallBleu13aStatistic(CallFieldsStatistic):
             scored[:, 1 + order + n] = encoded.totals(n)[0]
         scored[:, -1] = 1.0
         return StatBlock(width=width, rows=scored[slots].reshape(-1, width))
-
-
-def _check_bool(name: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise ValueError(f"{name} must be true or false, got {value!r}")
-    return value
-
-
-def _check_int(name: str, value: Any, low: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    return value
 
 
 @dataclass(eq=False)
@@ -226,7 +223,7 @@ class HfRouge(_HfCallMetric):
 
     def __post_init__(self) -> None:
         Normalizer.from_spec(self.normalize)
-        self.use_stemmer = _check_bool("use_stemmer", self.use_stemmer)
+        self.use_stemmer = check_bool("use_stemmer", self.use_stemmer)
         if self.use_stemmer and not stemmer_available():
             raise ValueError(
                 "use_stemmer needs nltk (rouge-score's Porter stemmer): pip install "
@@ -234,10 +231,10 @@ class HfRouge(_HfCallMetric):
             )
         if self.aggregate not in ("mean", "bootstrap"):
             raise ValueError(f"aggregate must be mean or bootstrap, got {self.aggregate!r}")
-        _check_int("seed", self.seed, 0)
+        check_int("seed", self.seed, 0)
         if self.seed >= 2**32:
             raise ValueError(f"seed must be below 2**32 (numpy's legacy seed), got {self.seed}")
-        _check_int("n_samples", self.n_samples, 1)
+        check_int("n_samples", self.n_samples, 1)
         if self.rouge_type not in ROUGE_TYPES[:3]:
             raise ValueError(f"rouge_type must be rouge1, rouge2 or rougeL, got {self.rouge_type}")
         self.column = 3 * ROUGE_TYPES.index(self.rouge_type)
@@ -306,8 +303,8 @@ class HfBleu(_HfCallMetric):
 
     def __post_init__(self) -> None:
         Normalizer.from_spec(self.normalize)
-        _check_int("max_order", self.max_order, 1)
-        self.smooth = _check_bool("smooth", self.smooth)
+        check_int("max_order", self.max_order, 1)
+        self.smooth = check_bool("smooth", self.smooth)
         self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
@@ -320,6 +317,27 @@ class HfBleu(_HfCallMetric):
             np.where(np.isnan(value), fill_value(self.zero_division), value), dtype=np.float64
         )
 
+    def reported_value(self, block: StatBlock, value: float) -> tuple[float, str | None]:
+        """The value itself; when it is 0 because, unsmoothed, some n-gram order has no match
+        over the block's records, a note naming those orders."""
+        if value != 0 or self.smooth or block.rows is None or block.n == 0:
+            return value, None
+        pred_len, gold_len, matches, possible = bleu_stats_parts(block.total()[:-1])
+        if pred_len == 0 and gold_len == 0:  # no token at all: the zero-division policy's note
+            return value, None
+        unmatched = [n for n in range(1, self.max_order + 1) if matches[n - 1] == 0]
+        if not unmatched:
+            return value, None
+        absent = [n for n in unmatched if possible[n - 1] == 0]
+        note = f"0: no {_orders(unmatched)} of the predictions matches a reference"
+        if absent:
+            note += f" (the predictions have no {_orders(absent)})"
+        note += (
+            "; the seed's BLEU (nmt's, as Hugging Face evaluate's bleu) is unsmoothed, so an "
+            "n-gram order without a match makes it 0"
+        )
+        return value, note
+
     def undefined_reason(self, summed: np.ndarray) -> str:
         if float(np.asarray(summed)[..., -1]) == 0:
             return "no records"
@@ -331,3 +349,9 @@ class HfBleu(_HfCallMetric):
     def filled_by_policy(self, summed: np.ndarray) -> bool:
         s = np.asarray(summed, dtype=np.float64)
         return bool(s[-1] == 0 or (s[0] == 0 and s[1] == 0))
+
+
+def _orders(orders: list[int]) -> str:
+    """``[3, 4]`` as ``"3-gram or 4-gram"``."""
+    names = [f"{n}-gram" for n in orders]
+    return names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"

@@ -65,6 +65,7 @@ from ..text.rouge_google import (
     summary_sentences,
 )
 from ..text.tokenize import get_tokenizer, stemmer_available, warn_if_empty
+from ._args import check_bool, check_int
 from ._policy import ZeroDivision, check_zero_division, fill_value, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic
 from .registry import register_metric
@@ -473,9 +474,7 @@ def _check_tokenizer(tokenizer: str) -> None:
 
 
 def _check_stemmer(tokenizer: str, use_stemmer: Any) -> None:
-    if not isinstance(use_stemmer, bool):
-        raise ValueError(f"use_stemmer must be true or false, got {use_stemmer!r}")
-    if not use_stemmer:
+    if not check_bool("use_stemmer", use_stemmer):
         return
     if tokenizer != "rouge_score":
         raise ValueError(
@@ -487,14 +486,6 @@ def _check_stemmer(tokenizer: str, use_stemmer: Any) -> None:
             "use_stemmer needs nltk (rouge-score's Porter stemmer): pip install 'pingce[stem]' "
             "(or pip install nltk)"
         )
-
-
-def _check_int(name: str, value: Any, low: int, high: int | None = None) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < low:
-        raise ValueError(f"{name} must be an integer >= {low}, got {value!r}")
-    if high is not None and value > high:
-        raise ValueError(f"{name} must be an integer in {low}..{high}, got {value!r}")
-    return value
 
 
 def _is_number(value: Any) -> bool:
@@ -572,12 +563,12 @@ class _NltkArguments:
 
     def _nltk_options(self, alpha: float = 5.0) -> NltkOptions:
         _check_tokenizer(self.tokenizer)
-        _check_int("smoothing", self.smoothing, 0, 7)
+        check_int("smoothing", self.smoothing, 0, 7)
         self.weights = _check_weights(self.weights)
         longest = len(self.weights) if self.weights else 4
         if self.max_order is None:
             self.max_order = longest
-        _check_int("max_order", self.max_order, 1)
+        check_int("max_order", self.max_order, 1)
         if self.weights is not None and len(self.weights) > self.max_order:
             raise ValueError(
                 f"max_order ({self.max_order}) must be at least the number of weights "
@@ -585,8 +576,7 @@ class _NltkArguments:
             )
         if self.smoothing == 6 and self.max_order < 3:
             raise ValueError("smoothing method 6 needs max_order >= 3")
-        if not isinstance(self.auto_reweigh, bool):
-            raise ValueError(f"auto_reweigh must be true or false, got {self.auto_reweigh!r}")
+        check_bool("auto_reweigh", self.auto_reweigh)
         self.epsilon = _check_number("epsilon", self.epsilon)
         self.k = _check_number("k", self.k, positive=True)
         values = {"epsilon": self.epsilon, "alpha": alpha, "k": self.k}
@@ -643,7 +633,7 @@ class Rouge(TextMetric):
             raise ValueError(f"stat must be 'f', 'p' or 'r', got {self.stat!r}")
         if self.kind not in ("n", "l", "lsum"):
             raise ValueError(f"kind must be n, l or lsum, got {self.kind!r}")
-        self.n = _check_int("n", self.n, 1) if self.kind == "n" else 0
+        self.n = check_int("n", self.n, 1) if self.kind == "n" else 0
         self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
@@ -758,7 +748,7 @@ class NltkCorpusBleu(_NltkArguments, TextMetric):
     zero_division: ZeroDivision = None
 
     def __post_init__(self) -> None:
-        if _check_int("smoothing", self.smoothing, 0, 7) > 4:
+        if check_int("smoothing", self.smoothing, 0, 7) > 4:
             raise ValueError(
                 f"smoothing method {self.smoothing} is not offered at corpus level: nltk's "
                 "corpus_bleu gives methods 5-7 the last record's texts (a leftover loop "
@@ -827,7 +817,7 @@ class CorpusBleu(CorpusMetric):
         self.smooth_value = None if self.smooth_value is None else float(self.smooth_value)
         self.lowercase = bool(self.lowercase)
         self.effective_order = bool(self.effective_order)
-        _check_int("max_order", self.max_order, 1)
+        check_int("max_order", self.max_order, 1)
         self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
@@ -862,8 +852,8 @@ class Chrf(CorpusMetric):
     zero_division: ZeroDivision = None
 
     def __post_init__(self) -> None:
-        _check_int("char_order", self.char_order, 1)
-        _check_int("word_order", self.word_order, 0)
+        check_int("char_order", self.char_order, 1)
+        check_int("word_order", self.word_order, 0)
         beta = self.beta
         if not isinstance(beta, int | float) or isinstance(beta, bool) or beta < 0:
             raise ValueError(f"beta must be a number >= 0, got {beta!r}")

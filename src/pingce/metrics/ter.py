@@ -22,6 +22,7 @@ from .._collector import collector_paused
 from .._halves import in_halves
 from ..records import FieldSpec, Table
 from ..text.ter import ter, ter_stats_batch
+from ._args import check_bool
 from ._policy import ZeroDivision, check_zero_division
 from .overlap import REFERENCES, CorpusMetric, text_references
 from .protocol import Context, StatBlock, Statistic
@@ -98,9 +99,7 @@ class Ter(CorpusMetric):
 
     def __post_init__(self) -> None:
         for name in ("normalized", "no_punct", "asian_support", "case_sensitive"):
-            value = getattr(self, name)
-            if not isinstance(value, bool):
-                raise ValueError(f"{name} must be true or false, got {value!r}")
+            check_bool(name, getattr(self, name))
         self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:

@@ -29,6 +29,17 @@ def fmt_interval(result: MetricResult, digits: int = 4) -> str:
     return f"[{fmt_number(result.ci_low, digits)}, {fmt_number(result.ci_high, digits)}]"
 
 
+def _usage(stats: Mapping[str, Any]) -> list[str]:
+    """The tokens and the cost of a run's model calls, as parts of a line (none when zero)."""
+    parts = []
+    prompt, completion = stats.get("prompt_tokens", 0), stats.get("completion_tokens", 0)
+    if prompt or completion:
+        parts.append(f"{prompt:,} prompt + {completion:,} completion tokens")
+    if stats.get("cost"):
+        parts.append(f"cost {stats['cost']:.4f}")
+    return parts
+
+
 def similarity_line(signature: str | None, stats: Mapping[str, Any] | None) -> str | None:
     """One line of what a model-backed similarity cost: pairs, requests, cache hits, failures,
     tokens and cost (None for backends that call no model and had nothing cached)."""
@@ -41,11 +52,7 @@ def similarity_line(signature: str | None, stats: Mapping[str, Any] | None) -> s
     ]
     if stats.get("failures"):
         parts.append(f"{stats['failures']:,} failed")
-    prompt, completion = stats.get("prompt_tokens", 0), stats.get("completion_tokens", 0)
-    if prompt or completion:
-        parts.append(f"{prompt:,} prompt + {completion:,} completion tokens")
-    if stats.get("cost"):
-        parts.append(f"cost {stats['cost']:.4f}")
+    parts += _usage(stats)
     name = (signature or "").split("|")[0]
     return f"similarity {name}: " + ", ".join(parts)
 
@@ -62,11 +69,7 @@ def model_line(stats: Mapping[str, Any] | None) -> str | None:
     ]
     if stats.get("failures"):
         parts.append(f"{stats['failures']:,} failed calls")
-    prompt, completion = stats.get("prompt_tokens", 0), stats.get("completion_tokens", 0)
-    if prompt or completion:
-        parts.append(f"{prompt:,} prompt + {completion:,} completion tokens")
-    if stats.get("cost"):
-        parts.append(f"cost {stats['cost']:.4f}")
+    parts += _usage(stats)
     latency = stats.get("latency_sec")
     if isinstance(latency, Mapping) and latency.get("p50") is not None:
         parts.append(f"median latency {latency['p50']:.3f} s")

@@ -53,6 +53,7 @@ from typing import Literal
 import numpy as np
 
 from .._collector import collector_paused
+from ._mteval import split_numbers, unescape_entities
 from .intl import tokenize_intl
 from .pairs import PairIds, flatten_references
 from .tokenize import TOKENIZERS
@@ -62,6 +63,7 @@ __all__ = [
     "SACREBLEU_TOKENIZERS",
     "SMOOTH_DEFAULTS",
     "SmoothMethod",
+    "bleu_stats_parts",
     "check_tokenize",
     "nltk_bleu",
     "nltk_bleu_stats",
@@ -393,11 +395,9 @@ def nltk_corpus_bleu(
 # sacrebleu's class in step (1) also pads every space with two more; that only lengthens runs of
 # whitespace, which neither the later steps (a space is one non-digit like any other) nor the
 # final split can tell apart, so spaces are left alone here (far fewer substitutions). Steps
-# (2)-(4) are skipped when their characters are absent.
+# (2)-(4) (:func:`._mteval.split_numbers`, which TER shares) are skipped when their characters are
+# absent.
 _PUNCT = re.compile(r"[!-&(-+/:-@\[-`{-~]")
-_DOT_AFTER = re.compile(r"([^0-9])([\.,])")
-_DOT_BEFORE = re.compile(r"([\.,])([^0-9])")
-_DIGIT_DASH = re.compile(r"([0-9])(-)")
 
 # The characters sacrebleu's TokenizerZh puts spaces around. Two of its ranges are written
 # '\u20000'-'\u2a6d6' and '\u2f800'-'\u2fa1d', which Python reads as two-character strings, so
@@ -437,25 +437,12 @@ def _pad_run(match: re.Match[str]) -> str:
 
 
 def _v13a_post(line: str) -> list[str]:
-    line = _PUNCT.sub(r" \g<0> ", line)
-    if "." in line or "," in line:
-        line = _DOT_AFTER.sub(r"\1 \2 ", line)
-        line = _DOT_BEFORE.sub(r" \1 \2", line)
-    if "-" in line:
-        line = _DIGIT_DASH.sub(r"\1 \2 ", line)
-    return line.split()
+    return split_numbers(_PUNCT.sub(r" \g<0> ", line)).split()
 
 
 def _tok_13a(line: str) -> list[str]:
     line = line.replace("<skipped>", "").replace("-\n", "").replace("\n", " ")
-    if "&" in line:
-        line = (
-            line.replace("&quot;", '"')
-            .replace("&amp;", "&")
-            .replace("&lt;", "<")
-            .replace("&gt;", ">")
-        )
-    return _v13a_post(f" {line} ")
+    return _v13a_post(f" {unescape_entities(line)} ")
 
 
 def _tok_zh(line: str) -> list[str]:
@@ -581,6 +568,19 @@ def sacrebleu_bleu_stats_batch(
     return out
 
 
+def bleu_stats_parts(stats: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(hypothesis lengths, reference lengths, matches, possible)`` of (summed) BLEU statistics
+    ``(..., 2 + 2N)`` as sacrebleu and nmt lay them out, ``[hyp_len, ref_len, matches_1..N,
+    possible_1..N]`` (``matches`` and ``possible`` of shape ``(..., N)``); ``ValueError`` for
+    another width."""
+    s = np.asarray(stats, dtype=np.float64)
+    width = s.shape[-1]
+    if width < 4 or width % 2:
+        raise ValueError(f"BLEU statistics have width 2 + 2N, got {width}")
+    order = (width - 2) // 2
+    return s[..., 0], s[..., 1], s[..., 2 : 2 + order], s[..., 2 + order :]
+
+
 def sacrebleu_bleu(
     stats: np.ndarray,
     smooth_method: SmoothMethod = "exp",
@@ -593,16 +593,9 @@ def sacrebleu_bleu(
             f"smooth_method must be one of {list(SMOOTH_DEFAULTS)}, got {smooth_method!r}"
         )
     value = SMOOTH_DEFAULTS[smooth_method] if smooth_value is None else float(smooth_value)
-    s = np.asarray(stats, dtype=np.float64)
-    width = s.shape[-1]
-    if width < 4 or width % 2:
-        raise ValueError(f"sacrebleu BLEU statistics have width 2 + 2N, got {width}")
-    order = (width - 2) // 2
-    sys_len = s[..., 0]
-    ref_len = s[..., 1]
-    correct = s[..., 2 : 2 + order]
-    total = s[..., 2 + order :]
-    shape = s.shape[:-1]
+    sys_len, ref_len, correct, total = bleu_stats_parts(stats)
+    order = correct.shape[-1]
+    shape = sys_len.shape
     with np.errstate(divide="ignore", invalid="ignore"):
         bp = np.where(
             sys_len < ref_len,

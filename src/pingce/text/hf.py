@@ -37,6 +37,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .bleu import bleu_stats_parts
+
 __all__ = ["ROUGE_TYPES", "bootstrap_aggregate", "nmt_bleu", "nmt_bleu_parts"]
 
 ROUGE_TYPES = ("rouge1", "rouge2", "rougeL", "rougeLsum")
@@ -96,15 +98,8 @@ def nmt_bleu_parts(
     """``(bleu, precisions, brevity_penalty, length_ratio)`` of nmt's ``compute_bleu`` from
     (summed) statistics ``(..., 2 + 2N)``: ``[translation_length, reference_length,
     matches_1..N, possible_1..N]`` (see the module for the cases nmt cannot compute)."""
-    s = np.asarray(stats, dtype=np.float64)
-    width = s.shape[-1]
-    if width < 4 or width % 2:
-        raise ValueError(f"BLEU statistics have width 2 + 2N, got {width}")
-    order = (width - 2) // 2
-    translation = s[..., 0]
-    reference = s[..., 1]
-    matches = s[..., 2 : 2 + order]
-    possible = s[..., 2 + order :]
+    translation, reference, matches, possible = bleu_stats_parts(stats)
+    order = matches.shape[-1]
     with np.errstate(divide="ignore", invalid="ignore"):
         if smooth:
             precisions = (matches + 1.0) / (possible + 1.0)
@@ -114,7 +109,7 @@ def nmt_bleu_parts(
             )
         positive = np.all(precisions > 0, axis=-1)
         logs = np.log(np.where(precisions > 0, precisions, 1.0))
-        total = np.zeros(s.shape[:-1])
+        total = np.zeros(translation.shape)
         for n in range(order):  # nmt sums the weighted logs in order
             total = total + (1.0 / order) * logs[..., n]
         geo_mean = np.where(positive, np.exp(total), 0.0)

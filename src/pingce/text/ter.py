@@ -60,6 +60,7 @@ from rapidfuzz.distance import Levenshtein
 from rapidfuzz.process import cpdist
 
 from .._collector import collector_paused
+from ._mteval import split_numbers, unescape_entities
 
 __all__ = [
     "BEAM_WIDTH",
@@ -111,9 +112,6 @@ _WESTERN = str.maketrans(
 )
 _POSSESSIVE = re.compile(r"'s ")
 _POSSESSIVE_END = re.compile(r"'s$")
-_DOT_AFTER = re.compile(r"([^0-9])([\.,])")
-_DOT_BEFORE = re.compile(r"([\.,])([^0-9])")
-_DIGIT_DASH = re.compile(r"([0-9])(-)")
 
 _ASIAN_PUNCT = _chars(
     (0x3001, 0x3002), (0x3008, 0x3011), (0x3014, 0x301F), (0xFF61, 0xFF65), (0x30FB, 0x30FB)
@@ -145,22 +143,11 @@ def _asian() -> dict[int, str]:
 
 
 def _normalize(text: str) -> str:
-    text = text.replace("\n-", "").replace("\n", " ")
-    if "&" in text:
-        text = (
-            text.replace("&quot;", '"')
-            .replace("&amp;", "&")
-            .replace("&lt;", "<")
-            .replace("&gt;", ">")
-        )
+    text = unescape_entities(text.replace("\n-", "").replace("\n", " "))
     text = f" {text} ".translate(_WESTERN)
     if "'s" in text:
         text = _POSSESSIVE_END.sub(" 's", _POSSESSIVE.sub(" 's ", text))
-    if "." in text or "," in text:
-        text = _DOT_BEFORE.sub(r" \1 \2", _DOT_AFTER.sub(r"\1 \2 ", text))
-    if "-" in text:
-        text = _DIGIT_DASH.sub(r"\1 \2 ", text)
-    return text
+    return split_numbers(text)
 
 
 def ter_words(
