@@ -5,7 +5,9 @@
    ``--bootstrap 0``: wall clock, peak RSS, seconds per phase. Target (measured earlier through
    the command line): no worse than 311 MB and about 67 s with the resamples.
 2. Per bootstrap resample: pingce's ``intervals`` phase / 1,000 against scikit-learn computing the
-   same metrics on each resample (timed on 20 resamples in this process).
+   same metrics on each resample (timed on 20 resamples in this process); and the run again with
+   ``--bootstrap-method poisson`` (keyed Poisson weights, issue 16): its cost per resample and
+   how far its interval ends fall from the multinomial bootstrap's (Monte Carlo error only).
 3. Metrics alone on 1,000,000 labels against the floor: a bare ``numpy.bincount`` confusion
    matrix (in this process).
 
@@ -80,8 +82,10 @@ def metrics_alone(gold: np.ndarray, pred: np.ndarray) -> tuple[float, float]:
     from pingce.suites import load_suite
 
     suite = load_suite("contract-risk")
-    label_metrics = {
-        name: m for name, m in suite.metrics.items() if not name.endswith("latency_sec")
+    label_metrics = {  # the metrics of the two label fields (not latency, evidence, rules)
+        name: m
+        for name, m in suite.metrics.items()
+        if {f.path for f in m.statistic().fields()} <= {"gold_level", "pred_level"}
     }
     table = Table(
         source="bench",
@@ -131,8 +135,17 @@ def main() -> None:
         ["run", "contract-risk", "--data", path, "--bootstrap", "0"],
         out=out_dir("contract_risk", "bootstrap0"),
     )
+    poisson = run_cli(
+        f"`pingce run contract-risk --bootstrap-method poisson` ({N:,}, {RESAMPLES:,} resamples)",
+        [
+            *["run", "contract-risk", "--data", path, "--bootstrap", RESAMPLES],
+            *["--bootstrap-method", "poisson"],
+        ],
+        out=out_dir("contract_risk", "poisson"),
+    )
     intervals = full.phases.get("intervals", 0.0)
     per_resample = intervals / RESAMPLES
+    poisson_per_resample = poisson.phases.get("intervals", 0.0) / RESAMPLES
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -146,7 +159,22 @@ def main() -> None:
     ours, floor = metrics_alone(gold, pred)
 
     problems = []
-    for run in (full, base):
+    # the Poisson bootstrap's ends against the multinomial's: Monte Carlo error only (an end's
+    # standard error with 1,000 resamples is about 0.1 of the estimate's sd; 0.5 sd is ~3.5 SE
+    # for a difference of two independent ends)
+    widest = 0.0
+    multinomial_metrics = full.results()["metrics"]
+    for name, entry in poisson.results()["metrics"].items():
+        other = multinomial_metrics[name]
+        if None in (entry["ci_low"], other["ci_low"], entry["ci_high"], other["ci_high"]):
+            continue
+        sd = (other["ci_high"] - other["ci_low"]) / (2 * 1.96)
+        if sd > 0:
+            for end in ("ci_low", "ci_high"):
+                widest = max(widest, abs(entry[end] - other[end]) / sd)
+    if widest > 0.5:
+        problems.append(f"Poisson interval ends differ from the multinomial's by {widest:.2f} sd")
+    for run in (full, base, poisson):
         metrics = run.results()["metrics"]
         for name, value in expected.items():
             got = metrics[name]["value"]
@@ -185,6 +213,21 @@ def main() -> None:
                 f"pingce {sk_per_resample / per_resample:.0f}x faster",
                 ">= 20x",
             ],
+            [
+                poisson.label,
+                f"{poisson.wall_s:.2f} s, {poisson.peak_rss_mb:.0f} MB",
+                "",
+            ],
+            [
+                "per resample: Poisson / multinomial",
+                f"{poisson_per_resample * 1e3:.1f} ms / {per_resample * 1e3:.1f} ms",
+                "",
+            ],
+            [
+                "Poisson ends - multinomial ends (largest, in sd of the estimate)",
+                f"{widest:.3f}",
+                "< 0.5 (Monte Carlo error)",
+            ],
             [f"label metrics alone on {N:,} labels (in process)", f"{ours * 1e3:.1f} ms", ""],
             ["bare np.bincount confusion matrix (the floor)", f"{floor * 1e3:.1f} ms", ""],
             ["ratio to the floor", f"{ours / floor:.2f}x", "<= 3x"],
@@ -192,7 +235,7 @@ def main() -> None:
         title=f"\ncontract-risk, {N:,} records:",
     )
     print_checks(
-        (full, base),
+        (full, base, poisson),
         problems,
         f"numbers identical: all {len(expected)} metrics in both runs' results.json equal "
         "scikit-learn's (and numpy's percentiles) on the full data to 1e-9",
@@ -206,6 +249,9 @@ def main() -> None:
             "file_mb": path.stat().st_size / 1e6,
             "with_bootstrap": full.summary(),
             "no_bootstrap": base.summary(),
+            "poisson": poisson.summary(),
+            "poisson_per_resample_ms": poisson_per_resample * 1e3,
+            "poisson_vs_multinomial_ends_sd": widest,
             "target_wall_met": wall_ok,
             "target_rss_met": rss_ok,
             "per_resample_ms": per_resample * 1e3,
