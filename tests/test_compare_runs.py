@@ -94,8 +94,14 @@ def assert_same_comparison(stored: dict[str, Any], files: dict[str, Any]) -> Non
 OPTIONS = ["--bootstrap", "300", "--seed", "5"]
 
 
+@pytest.mark.parametrize("method", ["multinomial", "poisson"])
 @pytest.mark.parametrize("suite", ["contract-risk", "tcm-dialogue"])
-def test_stored_runs_compare_as_their_record_files_do(tmp_path: Path, suite: str) -> None:
+def test_stored_runs_compare_as_their_record_files_do(
+    tmp_path: Path, suite: str, method: str
+) -> None:
+    """Also with the paired Poisson bootstrap: its keys come from what pairs the records (ids,
+    or the match_by values of records without one; a dialogue keyed by its first turn), which
+    stored runs and record files know alike."""
     if suite == "contract-risk":
         candidate, baseline = contracts(90, seed=2)
         sliced = ["--slice", "contract_type"]
@@ -104,11 +110,16 @@ def test_stored_runs_compare_as_their_record_files_do(tmp_path: Path, suite: str
         sliced = []
     cand = write(tmp_path / "cand.jsonl", candidate)
     base = write(tmp_path / "base.jsonl", baseline)
-    run(suite, cand, tmp_path / "runs" / "cand", *sliced, name=f"{suite}-cand")
-    run(suite, base, tmp_path / "runs" / "base", *sliced, name=f"{suite}-base")
-    args = [*OPTIONS, *sliced]
+    run(suite, cand, tmp_path / "runs" / "cand", *sliced, name=f"{suite}-{method}-cand")
+    run(suite, base, tmp_path / "runs" / "base", *sliced, name=f"{suite}-{method}-base")
+    args = [*OPTIONS, *sliced, "--bootstrap-method", method]
     by_name = run_pingce(
-        "compare", f"{suite}-cand", f"{suite}-base", "--out", str(tmp_path / "n"), *args
+        "compare",
+        f"{suite}-{method}-cand",
+        f"{suite}-{method}-base",
+        "--out",
+        str(tmp_path / "n"),
+        *args,
     )
     assert by_name.returncode == 0, by_name.stderr
     by_folder = run_pingce(
@@ -129,7 +140,11 @@ def test_stored_runs_compare_as_their_record_files_do(tmp_path: Path, suite: str
     named, foldered = comparison(tmp_path / "n"), comparison(tmp_path / "f")
     assert_same_comparison(named, expected)
     assert_same_comparison(foldered, expected)
-    assert (named["candidate"], named["baseline"]) == (f"{suite}-cand", f"{suite}-base")
+    assert expected["signature"]["bootstrap_method"] == method
+    assert (named["candidate"], named["baseline"]) == (
+        f"{suite}-{method}-cand",
+        f"{suite}-{method}-base",
+    )
     assert foldered["candidate"] == str(tmp_path / "runs" / "cand")
     assert any("nothing evaluated again" in note for note in named["notes"])
     if suite == "tcm-dialogue":
@@ -138,7 +153,7 @@ def test_stored_runs_compare_as_their_record_files_do(tmp_path: Path, suite: str
     # some metric differs for real, so the equality above is not one of empty comparisons
     assert any(m["delta"] not in (None, 0.0) and m["p_value"] for m in named["metrics"].values())
     printed = " ".join(by_name.stdout.split())  # the console wraps the note
-    assert f"candidate {suite}-cand vs baseline {suite}-base" in printed
+    assert f"candidate {suite}-{method}-cand vs baseline {suite}-{method}-base" in printed
     assert "nothing evaluated again" in printed
 
 

@@ -240,3 +240,34 @@ def test_integer_steps_equal_the_inverse_distribution_function_on_floats() -> No
     edges = edges[edges < 2**53].astype(np.uint64)
     on_floats = np.searchsorted(_POISSON_CDF, edges.astype(np.float64) * 2.0**-53, side="right")
     np.testing.assert_array_equal(np.searchsorted(_POISSON_STEPS, edges, side="right"), on_floats)
+
+
+def test_paired_intervals_agree_with_the_multinomial_paired_bootstrap() -> None:
+    """The paired Poisson bootstrap weighs a record alike on both sides: on 50,000 records its
+    difference intervals agree with the multinomial paired bootstrap's within Monte Carlo
+    error, and a system compared with itself differs by exactly 0."""
+    candidate = _risk_records(50_000, seed=0)
+    baseline = [dict(r) for r in candidate]
+    rng = np.random.default_rng(4)
+    for r, change in zip(baseline, rng.random(len(baseline)) < 0.1, strict=True):
+        if change:  # the baseline misses about 10 % of records more
+            r["pred_level"] = LEVELS[(LEVELS.index(r["gold_level"]) + 1) % 3]
+    options: dict[str, Any] = {"bootstrap": 2000, "seed": 3}
+    poisson = pingce.compare(
+        "contract-risk", candidate, baseline, bootstrap_method="poisson", **options
+    )
+    multinomial = pingce.compare("contract-risk", candidate, baseline, **options)
+    assert poisson.signature.bootstrap_method == "poisson"
+    for name in ("accuracy", "macro_f1", "qwk"):
+        a, b = poisson.metrics[name], multinomial.metrics[name]
+        assert a.delta == b.delta and a.delta is not None and a.delta > 0
+        assert None not in (a.ci_low, a.ci_high, b.ci_low, b.ci_high)
+        sd = (b.ci_high - b.ci_low) / (2 * 1.96)  # type: ignore[operator]
+        assert abs(a.ci_low - b.ci_low) < 0.5 * sd, name  # type: ignore[operator]
+        assert abs(a.ci_high - b.ci_high) < 0.5 * sd, name  # type: ignore[operator]
+    itself = pingce.compare(
+        "contract-risk", candidate, candidate, bootstrap=200, bootstrap_method="poisson"
+    )
+    for m in itself.metrics.values():
+        if m.delta is not None:
+            assert m.delta == 0.0 and m.ci_low == 0.0 and m.ci_high == 0.0

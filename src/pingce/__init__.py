@@ -118,8 +118,8 @@ def compare(
     ``candidate`` and ``baseline`` are what :func:`evaluate` takes as ``records``. Returns a
     :class:`ComparisonResult`: per metric both values, ``delta = candidate - baseline``, its
     paired bootstrap interval and p-value. ``options``: ``similarity``, ``bootstrap``, ``seed``,
-    ``ci_method``, ``ci_level``, ``base_url``, ``cache``, ``encoding``. With ``out``,
-    comparison.json is written there.
+    ``ci_method``, ``bootstrap_method``, ``ci_level``, ``base_url``, ``cache``, ``encoding``.
+    With ``out``, comparison.json is written there.
     """
     from .engine import compare_suite
     from .options import COMPARE_OPTIONS, run_options
@@ -146,9 +146,10 @@ def compare_runs(
     counted and listed in the result's ``notes``.
 
     ``suite``: the runs' suite file when it is not built in. ``options``: ``bootstrap``,
-    ``seed``, ``ci_method``, ``ci_level``, ``on_judge_failure``, ``slices`` (fields both runs
-    were sliced by), ``zero_division`` and ``laws`` (by default the runs' own). With ``out``,
-    comparison.json and comparison.html (with the records that flipped) are written there.
+    ``seed``, ``ci_method``, ``bootstrap_method``, ``ci_level``, ``on_judge_failure``,
+    ``slices`` (fields both runs were sliced by), ``zero_division`` and ``laws`` (by default
+    the runs' own). With ``out``, comparison.json and comparison.html (with the records that
+    flipped) are written there.
     """
     from .options import run_options
     from .report.files import write_comparison
@@ -158,6 +159,7 @@ def compare_runs(
         "bootstrap",
         "seed",
         "ci_method",
+        "bootstrap_method",
         "ci_level",
         "on_judge_failure",
         "slices",

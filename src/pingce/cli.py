@@ -601,6 +601,14 @@ def run(
     help="Interval method for the differences.",
 )
 @click.option(
+    "--bootstrap-method",
+    type=click.Choice(["multinomial", "poisson"]),
+    default="multinomial",
+    show_default=True,
+    help="multinomial: n records drawn with replacement; poisson: a Poisson(1) weight per "
+    "record keyed on its id (the same on both sides and in every slice).",
+)
+@click.option(
     "--ci-level",
     type=float,
     default=0.95,
@@ -645,6 +653,7 @@ def compare(
     seed: int,
     bootstrap: int,
     ci_method: Any,
+    bootstrap_method: Any,
     ci_level: float,
     zero_division: str | None,
     slices: tuple[str, ...],
@@ -699,6 +708,7 @@ def compare(
             seed=seed,
             bootstrap=bootstrap,
             ci_method=ci_method,
+            bootstrap_method=bootstrap_method,
             ci_level=ci_level,
             zero_division="suite" if zero_division is None else zero_division,
             laws=laws,

@@ -291,6 +291,7 @@ COMPARE_OPTIONS = (
     "bootstrap",
     "seed",
     "ci_method",
+    "bootstrap_method",
     "ci_level",
     "zero_division",
     "laws",

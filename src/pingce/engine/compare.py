@@ -37,10 +37,11 @@ from ..results import (
 from ..stats import approximate_randomisation, holm, mcnemar_exact, paired_intervals
 from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
-from .groups import slice_keys, slice_order, unit_codes
+from .groups import first_of_units, paired_keys, slice_keys, slice_order, unit_codes
 from .pipeline import Blocks, Data, load, pairs_of, plan_run, signature, similarities, statistics
 from .plan import Plan, check_records
 from .profile import Profile
+from .saved import match_keys
 from .values import (
     count_failures,
     finalised_value,
@@ -186,7 +187,14 @@ def compare_suite(
             )
         }
     units = unit_codes(table_c, plan.unit)
-    results, slices = compare_blocks(plan, blocks_c, blocks_b, units, slice_rows, progress, timer)
+    keys = None
+    if options.bootstrap_method == "poisson":
+        by_id = table_c.first_without_id() is None and loaded_b.first_without_id() is None
+        names = table_c.ids if by_id else match_keys(table_c, plan.suite.spec.match_by or [])
+        keys = paired_keys([str(n) for n in names], by_id)
+    results, slices = compare_blocks(
+        plan, blocks_c, blocks_b, units, slice_rows, progress, timer, keys
+    )
     result = ComparisonResult(
         pingce_version=__version__,
         suite=plan.suite.spec.name,
@@ -225,6 +233,7 @@ def compare_blocks(
     slice_rows: Mapping[str, tuple[np.ndarray, bool]],
     progress: ProgressHook,
     timer: Profile,
+    keys: np.ndarray | None = None,
 ) -> tuple[dict[str, MetricComparison], dict[str, ComparisonSlice] | None]:
     """The comparison of two sides' statistic blocks over the same records, in the same order
     (``units``: a unit code per record in a unit suite; ``slice_rows``: each ``--slice`` value's
@@ -236,12 +245,14 @@ def compare_blocks(
     metric has no value to compare) and counted per metric (``left_out``). Then per metric: both
     values, the difference, its paired bootstrap interval and p-value, McNemar, approximate
     randomisation, Holm across the metrics (and across every metric of every slice) and the
-    verdict in words."""
+    verdict in words. ``keys`` (a Poisson key per paired record, :func:`.groups.paired_keys`):
+    the paired Poisson bootstrap (``--bootstrap-method poisson``), a record's weights the same
+    on both sides and in every slice."""
     options = plan.options
     if options.on_judge_failure == "skip":
         blocks_c, blocks_b = _left_out_on_both(blocks_c, blocks_b)
     with timer.phase("intervals"):
-        results = _compared(plan, blocks_c, blocks_b, units, options.seed, "", progress)
+        results = _compared(plan, blocks_c, blocks_b, units, options.seed, "", progress, keys)
         results = _judged(results, options)
     slices: dict[str, ComparisonSlice] | None = None
     if slice_rows:
@@ -250,9 +261,14 @@ def compare_blocks(
             for key, (rows, splits_units) in slice_rows.items():
                 sub_c = {k: b.take(rows) for k, b in blocks_c.items()}
                 sub_b = {k: b.take(rows) for k, b in blocks_b.items()}
-                seed = [options.seed, 2, zlib.crc32(key.encode("utf-8"))]
+                seed: int | list[int] = [options.seed, 2, zlib.crc32(key.encode("utf-8"))]
+                if keys is not None:  # a record weighs alike in every slice
+                    seed = options.seed
                 sub_units = None if units is None else units[rows]
-                metrics = _compared(plan, sub_c, sub_b, sub_units, seed, f" {key}", progress)
+                sub_keys = None if keys is None else keys[rows]
+                metrics = _compared(
+                    plan, sub_c, sub_b, sub_units, seed, f" {key}", progress, sub_keys
+                )
                 if splits_units:
                     path = key.partition("=")[0]
                     for name in plan.metrics:
@@ -388,6 +404,7 @@ def _compared(
     seed: int | list[int],
     label: str,
     progress: ProgressHook,
+    keys: np.ndarray | None = None,
 ) -> dict[str, MetricComparison]:
     """Both values, the difference, its paired interval and the tests of every metric, over
     these blocks (all records, or one slice's); Holm and the verdict come later."""
@@ -418,6 +435,9 @@ def _compared(
         )
     # the units that resample (and swap, and pair for McNemar) together
     grouped_c, grouped_b = _grouped(blocks_c, units), _grouped(blocks_b, units)
+    if keys is not None and units is not None:
+        codes, dense = np.unique(units, return_inverse=True)
+        keys = first_of_units(keys, dense, len(codes))
     wanted = {name: (m, plan.keys[name]) for name, m in plan.metrics.items()}
     tests: dict[str, list[SignificanceTest]] = {name: [] for name in plan.metrics}
     if options.bootstrap > 0:
@@ -432,6 +452,7 @@ def _compared(
             method=options.ci_method,
             level=options.ci_level,
             progress=advance,
+            keys=keys,
         )
         advance = progress(f"approximate randomisation{label}", float(options.bootstrap))
         randomised = approximate_randomisation(

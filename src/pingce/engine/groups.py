@@ -11,7 +11,7 @@ from ..records import Table, json_equal_key
 from ..stats import record_keys
 from .plan import Plan
 
-__all__ = ["bootstrap_keys", "slice_keys", "unit_codes"]
+__all__ = ["bootstrap_keys", "first_of_units", "paired_keys", "slice_keys", "unit_codes"]
 
 
 def bootstrap_keys(table: Table, unit: str | None) -> np.ndarray:
@@ -32,6 +32,22 @@ def bootstrap_keys(table: Table, unit: str | None) -> np.ndarray:
             for i, line in zip(table.ids, lines, strict=True)
         ]
     return record_keys(names)
+
+
+def paired_keys(names: list[str], by_id: bool) -> np.ndarray:
+    """The Poisson keys of a comparison's paired records, from what pairs them: ``id X`` (as in
+    a run, so a record weighs alike in its run and in a comparison) or ``match M`` (the JSON
+    text of its ``match_by`` values, :func:`pingce.engine.saved.match_keys`)."""
+    return record_keys(("id " if by_id else "match ") + name for name in names)
+
+
+def first_of_units(keys: np.ndarray, dense: np.ndarray, n_units: int) -> np.ndarray:
+    """Each unit's key: that of its first record (``dense``: a unit number per record, 0 to
+    ``n_units - 1``), how a comparison keys the units it resamples whole."""
+    first = np.unique(dense, return_index=True)[1]
+    assert first.shape[0] == n_units
+    out: np.ndarray = np.asarray(keys, dtype=np.uint64)[first]
+    return out
 
 
 def unit_codes(table: Table, path: str | None) -> np.ndarray | None:

@@ -29,6 +29,7 @@ from ..results import ComparisonResult, EvaluationResult, SavedStats
 from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
 from .compare import compare_blocks, slice_entries
+from .groups import paired_keys
 from .pipeline import plan_run, signature
 from .plan import Plan
 from .profile import Profile
@@ -58,6 +59,8 @@ class Pairing:
     units_left_out: int = 0
     records_left_out: int = 0
     by: str = "id"
+    keys: list[str] = dataclasses.field(default_factory=list)
+    """Each paired record's key in the candidate (its id, or its ``match_by`` values as JSON)."""
 
 
 def _keys(saved: SavedStats, label: str) -> tuple[list[str], str, list[str] | None]:
@@ -125,6 +128,7 @@ def pair_records(
     pairing = Pairing(index_c, index_b, only_c, only_b, by=what_c)
     units_c, units_b = candidate.arrays.get("units"), baseline.arrays.get("units")
     if units_c is None or units_b is None:
+        pairing.keys = [keys_c[i] for i in index_c.tolist()]
         return pairing
     unit = candidate.manifest.get("unit") or "unit"
     paired_c, paired_b = units_c[index_c], units_b[index_b]
@@ -160,6 +164,7 @@ def pair_records(
         pairing.records_left_out = int(np.count_nonzero(~keep))
         pairing.candidate, pairing.baseline = index_c[keep], index_b[keep]
     pairing.units = units_c[pairing.candidate]
+    pairing.keys = [keys_c[i] for i in pairing.candidate.tolist()]
     return pairing
 
 
@@ -293,8 +298,11 @@ def compare_runs(
         slice_rows = slice_entries(
             plan, _slice_names(plan, saved_c, saved_b, pairing, labels), pairing.units
         )
+    keys = None
+    if options.bootstrap_method == "poisson":
+        keys = paired_keys(pairing.keys, pairing.by == "id")
     results, slices = compare_blocks(
-        plan, blocks_c, blocks_b, pairing.units, slice_rows, progress, timer
+        plan, blocks_c, blocks_b, pairing.units, slice_rows, progress, timer, keys
     )
     notes = [
         *plan.suite.notes,

@@ -180,7 +180,8 @@ def _comparison_table(
     """A table when it fits the console, else a row per metric with its numbers on a line
     below (names are never cut); notes follow the table as lines of their own."""
     signature = result.signature
-    ci_head = f"{signature.ci_level:.0%} CI ({signature.ci_method}{by})"
+    poisson = ", poisson" if signature.bootstrap_method == "poisson" else ""
+    ci_head = f"{signature.ci_level:.0%} CI ({signature.ci_method}{by}{poisson})"
     ci_head = ci_head if signature.bootstrap else "CI (off)"
     rows = []
     for name, m in metrics.items():

@@ -1167,7 +1167,9 @@ def render_comparison_html(
             f'<td class="num">{esc(flip_text)}</td></tr>'
         )
     method = (
-        f"{sig.ci_level:.0%} paired {esc(sig.ci_method)} bootstrap, {sig.bootstrap:,} resamples, "
+        f"{sig.ci_level:.0%} paired {esc(sig.ci_method)} "
+        f"{'Poisson bootstrap' if sig.bootstrap_method == 'poisson' else 'bootstrap'}, "
+        f"{sig.bootstrap:,} resamples, "
         f"seed {sig.seed}" + (f", resampling whole units of {esc(sig.unit)}" if sig.unit else "")
         if sig.bootstrap
         else "intervals off (--bootstrap 0)"

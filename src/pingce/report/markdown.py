@@ -215,7 +215,7 @@ def render_comparison_markdown(result: ComparisonResult) -> str:
         f"- Candidate: `{result.candidate}`",
         f"- Baseline: `{result.baseline}`",
         f"- Records compared: {result.n_records}",
-        f"- Intervals: {sig.ci_level:.0%} paired bootstrap ({sig.ci_method}{by}), "
+        f"- Intervals: {sig.ci_level:.0%} paired {_kind(sig)} ({sig.ci_method}{by}), "
         f"{sig.bootstrap} resamples, seed {sig.seed}; p from the same resamples; Holm across "
         "the metrics",
         "",
