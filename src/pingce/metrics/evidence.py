@@ -31,6 +31,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -287,8 +288,9 @@ class EvidenceStatistic(Statistic):
         found = self._retrieval(table)
         rows = np.zeros((table.n, WIDTH))
         rows[:, RECORDS] = 1.0
-        clause_notes: list[list[str]] = [[] for _ in range(table.n)]
-        altered_notes: list[list[str]] = [[] for _ in range(table.n)]
+        # notes only of the records that have some (a million records mostly have none)
+        clause_notes: dict[int, list[str]] = defaultdict(list)
+        altered_notes: dict[int, list[str]] = defaultdict(list)
         failed_pairs = np.zeros(table.n, dtype=np.int64)
         similarity = context.similarity  # None when no clause needed a score
         for c, clause in enumerate(found.clauses):
@@ -347,24 +349,26 @@ class EvidenceStatistic(Statistic):
         clean = (rows[:, CLAUSE_HALLUCINATED] == 0) & (rows[:, LAW_HALLUCINATED] == 0)
         rows[:, TASK_SUCCESS] = correct & clean
         labels = self.scale.labels
-        clause_reason = np.empty(table.n, dtype=object)
-        altered_reason = np.empty(table.n, dtype=object)
-        law_reason = np.empty(table.n, dtype=object)
+        clause_reason = _joined(clause_notes, table.n)
+        altered_reason = _joined(altered_notes, table.n)
+        law_reason = _joined(law_notes, table.n)
         evidence_reason = np.empty(table.n, dtype=object)
-        task_reason = np.empty(table.n, dtype=object)
+        for i in sorted(set(clause_notes) | set(law_notes)):
+            both = [t for t in (clause_reason[i], law_reason[i]) if t]
+            evidence_reason[i] = "; ".join(both) or None
+        # the task's reason: the level when it is wrong, then the evidence's
+        task_reason = evidence_reason.copy()
+        wrong = np.flatnonzero(~correct)
+        k = len(labels)
+        levels = np.array(
+            [f"level: gold {labels[g]}, predicted {labels[q]}" for g in range(k) for q in range(k)],
+            dtype=object,
+        )
+        codes = np.asarray(gold)[wrong].astype(np.int64) * k + np.asarray(pred)[wrong]
+        task_reason[wrong] = levels[codes]
+        for i in wrong[evidence_reason[wrong] != None].tolist():  # noqa: E711  (object array)
+            task_reason[i] = f"{task_reason[i]}; {evidence_reason[i]}"
         left_out = np.empty(table.n, dtype=object)
-        for i in range(table.n):
-            clause_text = "; ".join(clause_notes[i]) or None
-            law_text = "; ".join(law_notes[i]) or None
-            clause_reason[i], law_reason[i] = clause_text, law_text
-            altered_reason[i] = "; ".join(altered_notes[i]) or None
-            both = "; ".join(t for t in (clause_text, law_text) if t) or None
-            evidence_reason[i] = both
-            if not correct[i]:
-                level = f"level: gold {labels[int(gold[i])]}, predicted {labels[int(pred[i])]}"
-                task_reason[i] = "; ".join(t for t in (level, both) if t)
-            else:
-                task_reason[i] = both
         failed_records = int((failed_pairs > 0).sum())
         if failed_records:
             for r in np.flatnonzero(failed_pairs):
@@ -388,9 +392,9 @@ class EvidenceStatistic(Statistic):
             counts["law_citations_not_checked"] = skipped
         return StatBlock(width=WIDTH, rows=rows, counts=counts, reasons=reasons)
 
-    def _laws(self, table: Table, rows: np.ndarray) -> list[list[str]]:
-        """Check every law citation (into ``rows``); the notes of each record."""
-        notes: list[list[str]] = [[] for _ in range(table.n)]
+    def _laws(self, table: Table, rows: np.ndarray) -> dict[int, list[str]]:
+        """Check every law citation (into ``rows``); the notes of the records that have some."""
+        notes: dict[int, list[str]] = defaultdict(list)
         evidence, gold = table.column(self.evidence), table.column(self.gold)
         skip = {self.scale.code(level) for level in self.skip_law_check}
         book: LawBook | None = None
@@ -415,6 +419,15 @@ class EvidenceStatistic(Statistic):
                     rows[i, LAW_MALFORMED] += 1
                 notes[i].append(f"law {_short(law)!r}: {verdict.reason}")
         return notes
+
+
+def _joined(notes: dict[int, list[str]], n: int) -> np.ndarray:
+    """A reason per record: its notes joined, None for a record without any."""
+    out = np.empty(n, dtype=object)
+    for i, texts in notes.items():
+        if texts:
+            out[i] = "; ".join(texts)
+    return out
 
 
 Kind = Literal["clause", "altered", "law", "all", "task"]
