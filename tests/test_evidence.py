@@ -549,3 +549,24 @@ def test_verbatim_matching_normalises_like_nfkc() -> None:
         text = "".join(rng.choice(pool, int(rng.integers(0, 12))))
         expected = "".join(unicodedata.normalize("NFKC", text).casefold().split())
         assert _plain(text) == expected, text
+
+
+def test_the_task_reason_names_the_level_then_the_evidence() -> None:
+    """A record fails its task by a wrong level, hallucinated evidence or both; its reason says
+    which, the level first; a successful record has none."""
+    bad_law = [{"law": "《合同管理法》第十二条"}]
+    records = [
+        record("right", []),
+        record("level", [], pred="中"),
+        record("law", bad_law),
+        record("both", bad_law, gold="中", pred="低"),
+    ]
+    result = evaluate(records)
+    why = misses(result, "task_success_rate")
+    law = misses(result, "law_hallucination_rate")
+    assert why[0] is None
+    assert why[1] == "level: gold 高, predicted 中"
+    assert law[2] is not None and why[2] == law[2]
+    assert why[3] == f"level: gold 中, predicted 低; {law[3]}"
+    assert misses(result, "hallucination_rate")[3] == law[3]
+    assert result.metrics["task_success_rate"].value == pytest.approx(1 / 4)
