@@ -271,3 +271,15 @@ def test_paired_intervals_agree_with_the_multinomial_paired_bootstrap() -> None:
     for m in itself.metrics.values():
         if m.delta is not None:
             assert m.delta == 0.0 and m.ci_low == 0.0 and m.ci_high == 0.0
+
+
+def test_the_command_line_offers_the_methods_the_engine_knows() -> None:
+    from typing import get_args
+
+    from pingce._defaults import BOOTSTRAP_METHODS
+    from pingce.stats import BootstrapMethod
+
+    assert set(get_args(BootstrapMethod)) == set(BOOTSTRAP_METHODS)
+    for command in ("run", "compare"):
+        shown = run_pingce(command, "--help").stdout
+        assert "--bootstrap-method [multinomial|poisson]" in " ".join(shown.split())

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from ._defaults import DEFAULT_SIMILARITY
+from ._defaults import BOOTSTRAP_METHODS, DEFAULT_SIMILARITY
 from ._version import __version__
 
 _STARTED = time.perf_counter()
@@ -161,6 +161,19 @@ def _policy_options(command: Any) -> Any:
         show_default=True,
         help="A metric that needs records whose judge (or embedding, reranker) calls failed: "
         "null with the count, or computed over the other records with a note.",
+    )(command)
+
+
+def _bootstrap_method_option(command: Any) -> Any:
+    """``--bootstrap-method`` of run and compare."""
+    return click.option(
+        "--bootstrap-method",
+        type=click.Choice(BOOTSTRAP_METHODS),
+        default=BOOTSTRAP_METHODS[0],
+        show_default=True,
+        help="multinomial: n records drawn with replacement; poisson: a Poisson(1) weight per "
+        "record keyed on its id (the same in every slice and shard, and on both sides of a "
+        "comparison).",
     )(command)
 
 
@@ -368,14 +381,7 @@ def cli() -> None:
     show_default=True,
     help="Bootstrap interval method.",
 )
-@click.option(
-    "--bootstrap-method",
-    type=click.Choice(["multinomial", "poisson"]),
-    default="multinomial",
-    show_default=True,
-    help="multinomial: n records drawn with replacement; poisson: a Poisson(1) weight per "
-    "record keyed on its id (the same in every slice and shard).",
-)
+@_bootstrap_method_option
 @click.option(
     "--ci-level",
     type=float,
@@ -600,14 +606,7 @@ def run(
     show_default=True,
     help="Interval method for the differences.",
 )
-@click.option(
-    "--bootstrap-method",
-    type=click.Choice(["multinomial", "poisson"]),
-    default="multinomial",
-    show_default=True,
-    help="multinomial: n records drawn with replacement; poisson: a Poisson(1) weight per "
-    "record keyed on its id (the same on both sides and in every slice).",
-)
+@_bootstrap_method_option
 @click.option(
     "--ci-level",
     type=float,

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._defaults import DEFAULT_SIMILARITY
+from ._defaults import BOOTSTRAP_METHODS, DEFAULT_SIMILARITY
 from ._halves import processes_setting
 from .errors import OptionError
 from .gates import Gate, RegressionGate
@@ -148,7 +148,7 @@ class RunOptions:
         if not 0.0 < self.ci_level < 1.0:
             raise OptionError(f"--ci-level must be between 0 and 1, got {self.ci_level}")
         _choice("--ci-method", self.ci_method, ("bca", "percentile", "basic"))
-        _choice("--bootstrap-method", self.bootstrap_method, ("multinomial", "poisson"))
+        _choice("--bootstrap-method", self.bootstrap_method, BOOTSTRAP_METHODS)
         _choice("--allocation", self.allocation, ("equal", "proportional"))
         _choice("--short-strata", self.short_strata, ("error", "take-all"))
         _choice("--on-judge-failure", self.on_judge_failure, ("null", "skip"))
