@@ -36,6 +36,7 @@ name accuracy, argument F1 and the error counts all come from sums.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import re
 from collections.abc import Hashable, Mapping, Sequence
@@ -656,7 +657,7 @@ class ToolUseStatistic(Statistic):
             FieldSpec(
                 self.gold,
                 "json",
-                required=False,
+                required=False,  # a record of category irrelevance may leave it out
                 parser=parse_gold,
                 what="gold calls (BFCL possible answers or [{name, arguments}])",
             ),
@@ -670,35 +671,11 @@ class ToolUseStatistic(Statistic):
             ),
             FieldSpec(self.category, "string", required=False, choices=CATEGORIES),
         ]
-        if "functions" in self.aliases:
-            specs[0] = FieldSpec(
-                self.functions,
-                "json",
-                required=False,
-                parser=parse_functions,
-                what=specs[0].what,
-                echo=False,
-            )
-            specs.append(
-                FieldSpec(
-                    self.aliases["functions"],
-                    "json",
-                    required=False,
-                    parser=parse_functions,
-                    what=specs[0].what,
-                    echo=False,
-                )
-            )
-        if "gold" in self.aliases:
-            specs.append(
-                FieldSpec(
-                    self.aliases["gold"],
-                    "json",
-                    required=False,
-                    parser=parse_gold,
-                    what=specs[1].what,
-                )
-            )
+        # BFCL's own names: the same fields, read where a record lacks pingce's (optional both)
+        for k, name in ((0, "functions"), (1, "gold")):
+            alias = self.aliases.get(name)
+            if alias is not None:
+                specs.append(dataclasses.replace(specs[k], path=alias, required=False))
         return specs
 
     def _column(self, table: Table, name: str) -> list[Any]:
