@@ -364,6 +364,27 @@ def test_gold_naming_an_unknown_function_is_an_input_error() -> None:
     assert info.value.line == 1 and info.value.field == "gold"
 
 
+def test_a_record_without_functions_or_gold_is_an_input_error(tmp_path: Path) -> None:
+    """Under either name (pingce's or BFCL's), every record needs its functions, and gold
+    unless its category is irrelevance; the error names the file, the line and the field."""
+    path = tmp_path / "r.jsonl"
+    ok = {"id": "a", "function": [TRIANGLE], "ground_truth": [], "pred": []}
+    lines = [ok, {"id": "b", "gold": [], "pred": []}]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with pytest.raises(InputError, match="needs the functions offered") as info:
+        pingce.evaluate("tool-use", path, bootstrap=0)
+    assert (info.value.source, info.value.line, info.value.field) == (str(path), 2, "functions")
+    lines = [ok, {"id": "b", "functions": [TRIANGLE], "pred": []}]
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with pytest.raises(InputError, match="no gold calls") as info:
+        pingce.evaluate("tool-use", path, bootstrap=0)
+    assert (info.value.line, info.value.field) == (2, "gold")
+    lines[1]["category"] = "irrelevance"  # right answer: no call
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    result = pingce.evaluate("tool-use", path, bootstrap=0)
+    assert result.metrics["tool_call_accuracy"].value == 1.0
+
+
 def test_bad_schema_type_names_the_value(tmp_path: Path) -> None:
     bad = copy.deepcopy(TRIANGLE)
     bad["parameters"]["properties"]["base"]["type"] = "int"
