@@ -246,15 +246,7 @@ def test_equal_requests_are_asked_once(server: LoopbackServer, tmp_path: Path) -
     from pingce.options import run_options
 
     twins = [*RECORDS, {**RECORDS[0], "id": "w1-again"}, {**RECORDS[2], "id": "t1-again"}]
-    bars: dict[str, list[float]] = {}
-
-    def hook(description: str, total: float | None) -> Any:
-        bars[description] = [total or 0.0, 0.0]
-
-        def advance(amount: float) -> None:
-            bars[description][1] += amount
-
-        return advance
+    bars, hook = _recorded_bars()
 
     options = run_options(
         {"model": "openai:m", "base_url": server.url, "cache": str(tmp_path / "c"), "bootstrap": 0}
@@ -495,15 +487,7 @@ def test_the_model_phase_has_a_progress_bar(server: LoopbackServer, tmp_path: Pa
     from pingce.engine import evaluate_suite
     from pingce.options import run_options
 
-    bars: dict[str, list[float]] = {}
-
-    def hook(description: str, total: float | None) -> Any:
-        bars[description] = [total or 0.0, 0.0]
-
-        def advance(amount: float) -> None:
-            bars[description][1] += amount
-
-        return advance
+    bars, hook = _recorded_bars()
 
     options = run_options(
         {"model": "openai:m", "base_url": server.url, "cache": str(tmp_path / "c"), "bootstrap": 0}
@@ -621,3 +605,18 @@ def test_the_tool_use_suite_runs_the_model(server: LoopbackServer, tmp_path: Pat
     assert result.metrics["tool_name_accuracy"].value == 1.0
     sent = {r.json["messages"][-1]["content"]: r.json for r in server.chat()}
     assert sent["Area of a triangle with base 10?"]["tools"] == openai_tools([BFCL_FUNCTION])[0]
+
+
+def _recorded_bars() -> tuple[dict[str, list[float]], Any]:
+    """A progress hook that records each bar as ``[total, advanced so far]`` by description."""
+    bars: dict[str, list[float]] = {}
+
+    def hook(description: str, total: float | None) -> Any:
+        bars[description] = [total or 0.0, 0.0]
+
+        def advance(amount: float) -> None:
+            bars[description][1] += amount
+
+        return advance
+
+    return bars, hook
