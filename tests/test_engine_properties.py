@@ -27,6 +27,7 @@ from pingce.engine.pipeline import load, plan_run, similarities, statistics
 from pingce.engine.plan import check_records
 from pingce.options import RunOptions
 from tests.fc_data import realistic_records
+from tests.test_tool_use import _random_case
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -107,6 +108,33 @@ def random_dialogues(n: int, seed: int) -> list[Record]:
     return out
 
 
+def bfcl_category(record: Record) -> str:
+    """The category of a tool-use record as the issue defines it from its gold: none ->
+    irrelevance; one call -> simple (one function offered) or multiple; several -> parallel or
+    parallel_multiple."""
+    calls, offered = len(record["gold"]), len(record["functions"])
+    if not calls:
+        return "irrelevance"
+    if calls == 1:
+        return "simple" if offered == 1 else "multiple"
+    return "parallel" if offered == 1 else "parallel_multiple"
+
+
+def random_tool_use(n: int, seed: int) -> list[Record]:
+    """Seeded tool-use records of every category (tests/test_tool_use.py's random cases)."""
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        docs, gold, pred = _random_case(rng)
+        out.append({"id": f"t{i}", "functions": docs, "gold": gold, "pred": pred})
+    return out
+
+
+def tool_use_with_categories(records: list[Record]) -> list[Record]:
+    """Records whose category is written in them (the slice the test filters by hand)."""
+    return [{**r, "category": r.get("category") or bfcl_category(r)} for r in records]
+
+
 DATASETS: dict[str, list[tuple[str, Callable[[], list[Record]]]]] = {
     "contract-risk": [
         ("examples", lambda: examples("contract-risk")),
@@ -128,6 +156,10 @@ DATASETS: dict[str, list[tuple[str, Callable[[], list[Record]]]]] = {
         ("examples", lambda: examples("tcm-dialogue")),
         ("random", lambda: random_dialogues(20, 3)),
     ],
+    "tool-use": [
+        ("examples", lambda: tool_use_with_categories(examples("tool-use"))),
+        ("random", lambda: tool_use_with_categories(random_tool_use(80, 4))),
+    ],
 }
 SLICE_FIELD = {
     "contract-risk": "contract_type",
@@ -135,6 +167,7 @@ SLICE_FIELD = {
     "function-call-hf": "query",
     "function-points": "task",
     "tcm-dialogue": "site",
+    "tool-use": "category",
 }
 SLICE_FALLBACK = {"tcm-dialogue": "dialogue_id"}  # no site in the examples; constant per unit
 CASES = [
@@ -277,3 +310,22 @@ def test_a_run_compared_with_itself_differs_by_exactly_zero(
         assert m.delta == 0.0, name
         assert m.ci_low == 0.0 and m.ci_high == 0.0, (name, m.ci_low, m.ci_high)
         assert m.p_value == 1.0, name
+
+
+def test_tool_use_slices_by_the_category_inferred_from_gold() -> None:
+    """Records without a category are sliced by the one their gold gives (the issue's rule),
+    and each slice equals the suite on those records with the category written in."""
+    records = random_tool_use(120, 9)
+    result = pingce.evaluate("tool-use", records, bootstrap=0, slices=["category"])
+    written = tool_use_with_categories(records)
+    counts: dict[str, int] = {}
+    for r in written:
+        counts[r["category"]] = counts.get(r["category"], 0) + 1
+    assert {k: s.n_records for k, s in result.slices.items()} == {
+        f"category={c}": n for c, n in counts.items()
+    }
+    for key, sliced in result.slices.items():
+        subset = [r for r in written if f"category={r['category']}" == key]
+        alone = pingce.evaluate("tool-use", subset, bootstrap=0)
+        for name, metric in sliced.metrics.items():
+            assert same(metric.value, alone.metrics[name].value), (key, name)
