@@ -496,3 +496,59 @@ def test_stats_npz_is_compact_plain_and_the_same_for_the_same_run(tmp_path: Path
 
     paths = write_outputs(again, tmp_path / "a")
     assert "stats.npz" not in paths and not a.exists()
+
+
+def test_statistics_the_same_for_every_record_are_kept_once_with_the_same_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On level-only contract records (no evidence, no rules) the evidence and rules statistics
+    are the same row for every record: the run keeps that row once (``.row`` in stats.npz) and
+    every number, interval, slice and records.jsonl line is what the run without that saving
+    gives; compare reads the saved run back."""
+    import numpy as np
+
+    from pingce.metrics.protocol import StatBlock
+
+    levels = tmp_path / "levels.jsonl"
+    keep = ("id", "contract_type", "gold_level", "pred_level", "latency_sec")
+    rows = [json.loads(line) for line in CONTRACT.read_text(encoding="utf-8").splitlines()]
+    levels.write_text(
+        "".join(json.dumps({k: r[k] for k in keep if k in r}) + "\n" for r in rows),
+        encoding="utf-8",
+    )
+    options = {"slices": ("contract_type",), "bootstrap": 300, "seed": 5}
+    kept = pingce.evaluate("contract-risk", levels, out=tmp_path / "kept", **options)
+    with monkeypatch.context() as patch:
+        patch.setattr(StatBlock, "compact", lambda self: self)
+        full = pingce.evaluate("contract-risk", levels, out=tmp_path / "full", **options)
+    assert kept.metrics == full.metrics
+    assert kept.slices == full.slices
+    assert kept.failures == full.failures
+    for name in ("records.jsonl",):
+        assert (tmp_path / "kept" / name).read_bytes() == (tmp_path / "full" / name).read_bytes()
+    with np.load(tmp_path / "kept" / "stats.npz", allow_pickle=False) as archive:
+        shared = [name for name in archive.files if name.endswith(".row")]
+    with np.load(tmp_path / "full" / "stats.npz", allow_pickle=False) as archive:
+        assert not [name for name in archive.files if name.endswith(".row")]
+    assert shared  # the saving happened, so the equalities above say something
+    out = tmp_path / "cmp"
+    done = run_pingce("compare", str(tmp_path / "kept"), str(tmp_path / "full"), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    compared = json.loads((out / "comparison.json").read_text(encoding="utf-8"))
+    deltas = [m["delta"] for m in compared["metrics"].values() if m["delta"] is not None]
+    assert deltas and all(d == 0 for d in deltas)
+
+
+def test_stats_npz_of_earlier_versions_with_text_ids_is_still_read(tmp_path: Path) -> None:
+    import numpy as np
+
+    from pingce.results import SavedStats
+
+    pingce.evaluate("contract-risk", CONTRACT, out=tmp_path, bootstrap=0)
+    saved = SavedStats.load(tmp_path / "stats.npz")
+    ids = saved.ids()
+    assert ids and all(isinstance(i, str) for i in ids)
+    old = dict(saved.arrays)
+    del old["ids_json"]
+    old["ids"] = np.array(ids, dtype=str)
+    assert SavedStats(saved.manifest, old).ids() == ids

@@ -292,11 +292,14 @@ class SavedStats:
     statistic name ``s0``, ``s1``...: ``key`` (the statistic's identity, as text), ``width``,
     ``layout`` (``codes`` or ``rows``), ``decomposable``, ``counts``), ``metrics`` (each
     metric's and table's statistic name), ``unit`` (the unit field, or None) and ``slices``
-    (per slice field, its values in code order), and ``match_by`` when
-    ``match`` is kept. ``arrays``: ``ids`` (text; ``ids_missing`` marks records without one;
-    then ``match``, in a suite with ``match_by`` fields, holds each record's values of them as a
-    JSON array), ``lines``, ``units`` (unit codes, in a unit suite), per statistic
-    ``<name>.codes`` or ``<name>.rows`` and, when present, ``<name>.scope``,
+    (per slice field, its values in code order), and ``match_by`` when ``match`` is kept.
+
+    ``arrays``: ``ids_json`` (the ids as one JSON array in UTF-8 bytes, null for a record
+    without one; files of earlier versions hold ``ids``, a text array instead) and
+    ``ids_missing`` (marks records without an id; then ``match``, in a suite with ``match_by``
+    fields, holds each record's values of them as a JSON array), ``lines``, ``units`` (unit
+    codes, in a unit suite), per statistic ``<name>.codes`` or ``<name>.rows`` (or
+    ``<name>.row``: one row that every record shares) and, when present, ``<name>.scope``,
     ``<name>.unparsed``, ``<name>.left_out`` (boolean masks), and ``slice.<field>`` (a code per
     record into that slice field's values)."""
 
@@ -317,7 +320,9 @@ class SavedStats:
 
     def ids(self) -> list[str | None]:
         """The records' ids (None for a record without one)."""
-        ids: list[str | None] = self.arrays["ids"].tolist()
+        if "ids_json" in self.arrays:
+            return list(orjson.loads(self.arrays["ids_json"].tobytes()))
+        ids: list[str | None] = self.arrays["ids"].tolist()  # written by earlier versions
         missing = self.arrays.get("ids_missing")
         if missing is not None:
             for i in np.flatnonzero(missing).tolist():

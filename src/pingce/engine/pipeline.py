@@ -146,7 +146,7 @@ def statistics(plan: Plan, table: Table, scored: Scored | None) -> Blocks:
     context = Context(similarity=None if scored is None else scored.table)
     blocks = {}
     for key, statistic in plan.statistics.items():
-        block = statistic.compute(table, context)
+        block = statistic.compute(table, context).compact()
         block.unparsed = unparsed_rows(table, statistic.fields())
         blocks[key] = block
     return blocks

@@ -67,7 +67,7 @@ def _keys(saved: SavedStats, label: str) -> tuple[list[str], str, list[str] | No
     """Each record's key (its id, or its ``match_by`` values as JSON), what the keys are, and
     the ``match_by`` fields when the keys are theirs."""
     if "ids_missing" not in saved.arrays:
-        return [str(i) for i in saved.arrays["ids"].tolist()], "id", None
+        return [str(i) for i in saved.ids()], "id", None
     match = saved.arrays.get("match")
     fields = saved.manifest.get("match_by")
     if match is None or not fields:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Iterable, Mapping
+from dataclasses import replace
 from functools import partial
 
 import numpy as np
@@ -164,6 +165,8 @@ def per_record_values(metric: Metric, block: StatBlock) -> np.ndarray:
         return np.asarray(per_cell[block.codes], dtype=np.float64)
     assert block.rows is not None
     rows = np.asarray(block.rows, dtype=np.float64)
+    if rows.ndim == 2 and rows.shape[0] > 1 and rows.strides[0] == 0:  # the same row for all
+        return np.broadcast_to(per_record_values(metric, replace(block, rows=rows[:1])), block.n)
     values = np.asarray(metric.finalize(rows), dtype=np.float64)
     values[np.asarray(metric.count(rows)) == 0] = np.nan
     return values
@@ -183,7 +186,7 @@ def record_rows(plan: Plan, table: Table, blocks: Blocks) -> RecordRows:
         if not (metric.per_record and metric.decomposable):
             continue
         block = blocks[plan.keys[name]]
-        column = per_record_values(metric, block)
+        column = _one_value_for_all(per_record_values(metric, block))
         values[name] = column
         reasons = block.reasons.get(metric.reason) if metric.reason else None
         left_out = block.reasons.get(LEFT_OUT)
@@ -195,7 +198,8 @@ def record_rows(plan: Plan, table: Table, blocks: Blocks) -> RecordRows:
             if left_out is not None:  # why a record has no value at all
                 gone = np.isnan(column) & (left_out != None)  # noqa: E711  (object array)
                 explained[gone] = left_out[gone]
-            misses[name] = explained
+            if (explained != None).any():  # noqa: E711  (object array)
+                misses[name] = explained
     fields: dict[str, object] = {}
     hidden = {spec.path for spec in plan.fields if not spec.echo}
     for path, column in table.columns.items():
@@ -207,6 +211,17 @@ def record_rows(plan: Plan, table: Table, blocks: Blocks) -> RecordRows:
         else:
             fields[path] = column
     return RecordRows(table.ids, table.lines, fields, values, misses)
+
+
+def _one_value_for_all(column: np.ndarray) -> np.ndarray:
+    """``column`` as one value broadcast (a read-only view) when every record has the same, such
+    as null on every record for a rate of evidence that no record cited: what records.jsonl
+    writes is unchanged, the memory per record is gone."""
+    if column.ndim != 1 or column.size < 2 or column.strides[0] == 0:
+        return column
+    first = column[0]
+    same = np.isnan(column).all() if np.isnan(first) else (column == first).all()
+    return np.broadcast_to(column[:1].copy(), column.shape) if same else column
 
 
 def _absent_everywhere(column: object) -> bool:

@@ -109,6 +109,24 @@ class StatBlock:
         assert self.rows is not None
         return np.asarray(weights @ self.rows, dtype=np.float64)
 
+    def compact(self) -> StatBlock:
+        """This block without what costs memory per record and says nothing: reason columns
+        with no reason in them are dropped, and dense rows that are the same for every record
+        are kept as one row broadcast (a read-only view), so a statistic over fields that no
+        record has (rules on level-only records) costs no memory per record. Sums, resamples
+        and finalisations read the view like any array, with the same numbers."""
+        self.reasons = {
+            name: column
+            for name, column in self.reasons.items()
+            if (column != None).any()  # noqa: E711  (object array)
+        }
+        rows = self.rows
+        if rows is None or not self.decomposable or rows.ndim != 2 or rows.shape[0] < 2:
+            return self
+        if rows.strides[0] != 0 and (rows == rows[0]).all():
+            self.rows = np.broadcast_to(rows[:1].copy(), rows.shape)
+        return self
+
     def per_record(self) -> np.ndarray:
         """Each record's own statistic vector, shape ``(n, width)``."""
         if self.codes is not None:
