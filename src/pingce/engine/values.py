@@ -11,7 +11,7 @@ from functools import partial
 
 import numpy as np
 
-from ..metrics.protocol import LEFT_OUT, MODEL_FAILED, Metric, StatBlock
+from ..metrics.protocol import LEFT_OUT, Metric, StatBlock
 from ..records import FieldSpec, ParseFailure, Table
 from ..results import Failures, MetricResult, RecordRows
 from .plan import Plan
@@ -105,14 +105,12 @@ def policed_value(metric: Metric, block: StatBlock, policy: str) -> MetricResult
 
 def left_out_records(block: StatBlock) -> int:
     """Records the block's statistic left out after failed similarity calls."""
-    left_out = block.reasons.get(LEFT_OUT)
-    return 0 if left_out is None else int(np.count_nonzero(left_out != None))  # noqa: E711
+    return block.left_out_count()
 
 
 def model_failed_records(block: StatBlock) -> int:
     """Records the block's statistic left out because the model under test gave no answer."""
-    column = block.reasons.get(MODEL_FAILED)
-    return 0 if column is None else int(np.count_nonzero(column != None))  # noqa: E711
+    return block.model_failed_count()
 
 
 def with_failed_records(
@@ -194,6 +192,9 @@ def record_rows(plan: Plan, table: Table, blocks: Blocks) -> RecordRows:
             explained = np.empty(table.n, dtype=object)
             if reasons is not None:  # why a record scored below the best
                 worse = worse_than_best(metric, column)
+                if left_out is None and not (reasons[~worse] != None).any():  # noqa: E711
+                    misses[name] = reasons  # explains exactly the misses: shared, not copied
+                    continue
                 explained[worse] = reasons[worse]
             if left_out is not None:  # why a record has no value at all
                 gone = np.isnan(column) & (left_out != None)  # noqa: E711  (object array)

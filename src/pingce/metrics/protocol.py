@@ -159,6 +159,16 @@ class StatBlock:
             unparsed=None if self.unparsed is None else self.unparsed[index],
         )
 
+    def left_out_count(self) -> int:
+        """Records the statistic left out (failed similarity or model calls)."""
+        column = self.reasons.get(LEFT_OUT)
+        return 0 if column is None else int(np.count_nonzero(column != None))  # noqa: E711
+
+    def model_failed_count(self) -> int:
+        """Records left out because the model under test gave no answer."""
+        column = self.reasons.get(MODEL_FAILED)
+        return 0 if column is None else int(np.count_nonzero(column != None))  # noqa: E711
+
     def covered(self) -> int:
         """Records the statistic covers."""
         return self.n if self.scope is None else int(np.count_nonzero(self.scope))

@@ -168,35 +168,45 @@ class LatencyPercentile(Metric):
 
 
 class _SortCache:
-    """The sort of the latest raw rows, shared by every percentile metric (one argsort a run)."""
+    """The sort of the latest raw rows, shared by every percentile metric (one argsort a run).
+    The rows are held weakly and the sort dropped with them, so a finished run's latencies and
+    their order do not stay in memory."""
 
     def __init__(self) -> None:
-        self.rows: np.ndarray | None = None
-        self.result = (np.empty(0, dtype=np.int64), np.empty(0))
+        self.rows: weakref.ref[np.ndarray] | None = None
+        self.result = _NO_SORT
 
     def get(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        if self.rows is not rows:
+        if self.rows is None or self.rows() is not rows:
             values = rows[:, 0]
             finite = np.flatnonzero(~np.isnan(values))
             order = finite[np.argsort(values[finite], kind="stable")]
-            self.rows, self.result = rows, (order, values[order])
+            self.rows, self.result = weakref.ref(rows, self._drop), (order, values[order])
         return self.result
+
+    def _drop(self, ref: weakref.ref[np.ndarray]) -> None:
+        if self.rows is ref:
+            self.rows, self.result = None, _NO_SORT
+
+
+_NO_SORT = (np.empty(0, dtype=np.int64), np.empty(0))
 
 
 class _CumulativeCache:
     """Cumulative resample counts in sorted order for the latest (rows, weights): p50, p95 and
-    p99 of one bootstrap resample share one gather and one cumsum. The weights are held weakly
-    and the cumsum dropped with them, so a finished resample's arrays do not live on into the
-    next one."""
+    p99 of one bootstrap resample share one gather and one cumsum. The rows and weights are held
+    weakly and the cumsum dropped with the weights, so a finished resample's arrays do not live
+    on into the next one."""
 
     def __init__(self) -> None:
-        self.rows: np.ndarray | None = None
+        self.rows: weakref.ref[np.ndarray] | None = None
         self.weights: weakref.ref[np.ndarray] | None = None
         self.value = np.empty(0)
 
     def get(self, rows: np.ndarray, weights: np.ndarray, order: np.ndarray) -> np.ndarray:
-        if self.rows is not rows or self.weights is None or self.weights() is not weights:
-            self.rows, self.weights = rows, weakref.ref(weights, self._drop)
+        held = None if self.rows is None else self.rows()
+        if held is not rows or self.weights is None or self.weights() is not weights:
+            self.rows, self.weights = weakref.ref(rows), weakref.ref(weights, self._drop)
             gathered = weights[order]
             self.value = np.cumsum(gathered, out=gathered)
         return self.value
