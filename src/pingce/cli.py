@@ -439,6 +439,20 @@ def cli() -> None:
 @click.option(
     "--profile", "profile", is_flag=True, help="Show the time spent in each phase of the run."
 )
+@click.option(
+    "--engine",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="ray: shards of --data (files or a glob such as 'shards/*.jsonl') on Ray Data, with "
+    "the Poisson bootstrap (pip install 'pingce[ray]').",
+)
+@click.option(
+    "--ray-address",
+    default=None,
+    metavar="ADDRESS",
+    help="With --engine ray: the cluster to join (auto, ray://HOST:PORT) [default: a local one].",
+)
 @_store_options
 def run(
     suite: str,
@@ -476,6 +490,8 @@ def run(
     quiet: bool,
     no_progress: bool,
     profile: bool,
+    engine: Any,
+    ray_address: str | None,
     name: str | None,
     store: str | None,
     no_store: bool,
@@ -522,6 +538,8 @@ def run(
             api_key_env=api_key_env,
             model_params=parse_model_params(model_param),
             model_concurrency=model_concurrency,
+            engine=engine,
+            ray_address=ray_address,
         )
         with _progress(
             err_console, enabled=not (quiet or no_progress) and err_console.is_terminal

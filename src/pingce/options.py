@@ -99,6 +99,11 @@ class RunOptions:
     """Request parameters laid over the suite's ``model.parameters`` (``--model-param``)."""
     model_concurrency: int | None = None
     """Requests in flight at once (None: the suite's ``model.concurrency``, 16)."""
+    engine: Literal["local", "ray"] = "local"
+    """``local`` (one process) or ``ray`` (shards on Ray Data: ``pip install 'pingce[ray]'``)."""
+    ray_address: str | None = None
+    """``--engine ray``: the cluster to join (``auto``, ``ray://HOST:PORT``); None starts a local
+    one when none is running in this process."""
 
     def suite_defaults(self) -> dict[str, Any]:
         """The suite defaults these options replace (each one alone, never the block)."""
@@ -152,6 +157,9 @@ class RunOptions:
         _choice("--allocation", self.allocation, ("equal", "proportional"))
         _choice("--short-strata", self.short_strata, ("error", "take-all"))
         _choice("--on-judge-failure", self.on_judge_failure, ("null", "skip"))
+        _choice("--engine", self.engine, ("local", "ray"))
+        if self.ray_address is not None and self.engine != "ray":
+            raise OptionError("--ray-address needs --engine ray")
         if self.zero_division != SUITE:
             try:
                 self.zero_division = check_zero_division(self.zero_division)

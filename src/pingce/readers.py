@@ -55,6 +55,8 @@ __all__ = [
     "frame_reading",
     "is_frame",
     "iterable_reading",
+    "jsonl_range_reading",
+    "parquet_groups_reading",
     "path_reading",
     "text_cell",
 ]
@@ -315,10 +317,13 @@ class _Stream:
 # ---------------------------------------------------------------------------------------- JSONL
 
 
-def _jsonl_blocks(chunks: Iterable[bytes], source: str, tick: Callable[[], None]) -> Blocks:
+def _jsonl_blocks(
+    chunks: Iterable[bytes], source: str, tick: Callable[[], None], first: int = 1
+) -> Blocks:
     """The records of JSONL text given in chunks of UTF-8 bytes, a block of whole lines at a
-    time; the block with a bad line ends at it and is the last."""
-    number = 1  # line number of the first line of the next block
+    time, the first line numbered ``first``; the block with a bad line ends at it and is the
+    last."""
+    number = first  # line number of the first line of the next block
     pending: list[bytes] = []  # the start of a line that did not end in the last chunk
     for data in chain(chunks, (b"",)):
         end = data.rfind(b"\n") + 1
@@ -752,10 +757,11 @@ def _arrow_blocks(
     wanted: Wanted,
     tick: Callable[[int], None],
     found: Sequence[str] | None = None,
+    first: int = 1,
 ) -> Blocks:
-    """Columnar blocks of Arrow record batches (or tables), numbered from 1; ``found``: the
-    source's columns, when the batches hold only some of them."""
-    number = 1
+    """Columnar blocks of Arrow record batches (or tables), numbered from ``first``; ``found``:
+    the source's columns, when the batches hold only some of them."""
+    number = first
     for batch in batches:
         n = batch.num_rows
         if not n:
@@ -1067,6 +1073,52 @@ def _text_reading(
 
 def _nothing() -> None:
     """No progress to report."""
+
+
+def jsonl_range_reading(path: str, start: int, stop: int, first_line: int) -> Reading:
+    """The lines of a UTF-8 JSONL file from byte ``start`` to byte ``stop`` (both at the start
+    of a line, or the end), the first numbered ``first_line``: one shard of a file, read with the
+    same records, line numbers and errors as in a reading of the whole file."""
+
+    def chunks() -> Iterator[bytes]:
+        with open(path, "rb") as handle:
+            handle.seek(start)
+            left = stop - start
+            while left > 0:
+                data = handle.read(min(_BLOCK_BYTES, left))
+                if not data:
+                    break
+                left -= len(data)
+                yield data
+
+    return Reading(path, _jsonl_blocks(chunks(), path, _nothing, first_line))
+
+
+def parquet_groups_reading(
+    path: str, groups: Sequence[int], first_record: int, wanted: Wanted
+) -> Reading:
+    """Row groups ``groups`` (consecutive) of a Parquet file, the first record numbered
+    ``first_record``: one shard of a file, as in a reading of the whole file."""
+    _import_pyarrow(path, "Parquet files")
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    parquet = pq.ParquetFile(path)
+    names = parquet.schema_arrow.names
+    columns = [name for name in names if name in wanted.columns] or names[:1]
+
+    def blocks() -> Blocks:
+        try:
+            batches = parquet.iter_batches(
+                batch_size=RECORDS_PER_BLOCK, row_groups=list(groups), columns=columns
+            )
+            yield from _arrow_blocks(batches, wanted, _no_tick, names, first_record)
+        except (pa.ArrowInvalid, pa.ArrowException, OSError) as exc:
+            raise InputError(f"cannot read the Parquet file ({exc})", source=path) from None
+        finally:
+            parquet.close()
+
+    return Reading(path, blocks(), unit="record")
 
 
 def _looks_like_jsonl(stream: _Stream, encoding: str, wanted: frozenset[str]) -> bool:

@@ -49,16 +49,20 @@ __all__ = [
     "Interval",
     "McNemar",
     "PairedInterval",
+    "acceleration_of_moments",
     "approximate_randomisation",
     "binomial_two_sided",
     "bootstrap_intervals",
     "excludes_zero",
     "holm",
     "inverted_p_value",
+    "jackknife_moments",
     "mcnemar_exact",
     "paired_intervals",
     "poisson_counts",
+    "poisson_sums",
     "record_keys",
+    "replicate_intervals",
     "resample_indices",
     "swap_masks",
 ]
@@ -130,6 +134,38 @@ def _jackknife(metric: Metric, block: StatBlock) -> tuple[np.ndarray, np.ndarray
     return values, np.ones(block.n)
 
 
+def jackknife_moments(
+    metric: Metric, rows: np.ndarray, total: np.ndarray, theta_hat: float
+) -> np.ndarray:
+    """What ``rows`` (some of a block's records, dense, decomposable) add to BCa's acceleration
+    when the whole block sums to ``total`` and its value is ``theta_hat``: the count and the sums
+    of ``d``, ``d**2``, ``d**3`` of the leave-one-out deviations ``d = finalize(total - row) -
+    theta_hat`` (undefined ones left out). Sums of shards add up to the whole block's
+    (:func:`acceleration_of_moments`), so a distributed run needs no record in one place."""
+    out = np.zeros(4)
+    for start in range(0, rows.shape[0], _JACKKNIFE_CHUNK):
+        part = np.asarray(rows[start : start + _JACKKNIFE_CHUNK], dtype=np.float64)
+        d = np.asarray(metric.finalize(total[None, :] - part), dtype=np.float64) - theta_hat
+        d = d[~np.isnan(d)]
+        out += (d.size, d.sum(), np.dot(d, d), np.dot(d * d, d))
+    return out
+
+
+def acceleration_of_moments(moments: np.ndarray) -> float:
+    """:func:`_acceleration` from :func:`jackknife_moments` summed over every record: with
+    ``m`` the mean deviation, ``Σ(m - d)**2 = S2 - n m**2`` and ``Σ(m - d)**3 = -(S3 - 3 m S2 +
+    2 n m**3)`` (the deviations are small, so nothing cancels)."""
+    n, s1, s2, s3 = (float(x) for x in moments)
+    if n < 2:
+        return math.nan
+    m = s1 / n
+    second = s2 - n * m * m
+    third = -(s3 - 3.0 * m * s2 + 2.0 * n * m**3)
+    if second <= 0:
+        return 0.0
+    return float(third / (6.0 * second**1.5))
+
+
 def _acceleration(values: np.ndarray, counts: np.ndarray) -> float:
     """BCa's acceleration from weighted jackknife values (scipy's formula)."""
     keep = ~np.isnan(values)
@@ -166,7 +202,7 @@ class _Bounds:
         theta_hat: float,
         theta: np.ndarray,
         method: CIMethod,
-        jackknife: Callable[[], tuple[np.ndarray, np.ndarray]],
+        jackknife: Callable[[], tuple[np.ndarray, np.ndarray] | float],
     ) -> None:
         self.theta_hat = theta_hat
         defined = theta[~np.isnan(theta)]
@@ -188,8 +224,12 @@ class _Bounds:
         if method == "bca":
             below = np.count_nonzero(defined < theta_hat) + np.count_nonzero(defined <= theta_hat)
             self.z0 = ndtri(below / (2.0 * defined.size))
-            values, counts = jackknife()
-            self.a = _acceleration(values, counts)
+            found = jackknife()
+            if isinstance(found, float):  # an acceleration from merged moments
+                self.a = found
+            else:
+                values, counts = found
+                self.a = _acceleration(values, counts)
 
     def __call__(self, alpha: float) -> tuple[float, float]:
         """The interval at level ``1 - alpha`` (two-sided: ``alpha / 2`` in each tail)."""
@@ -503,6 +543,55 @@ def bootstrap_intervals(
             return _jackknife(metric, block)
 
         out[name] = _interval(theta_hat, theta, method, level, jack)
+    return out
+
+
+def poisson_sums(
+    blocks: Mapping[_K, StatBlock], keys: np.ndarray, resamples: int, seed: int | list[int]
+) -> dict[_K, np.ndarray]:
+    """Each decomposable block's Poisson bootstrap replicate sums, shape ``(resamples, width)``:
+    row ``b`` is the sum of the records' statistics weighted by their Poisson(1) weights in
+    resample ``b`` (:func:`poisson_counts`). A record's weight depends on its key alone, so the
+    sums of the shards of a data set add up to the sums of the whole."""
+    dense = {k: b for k, b in blocks.items() if b.decomposable}
+    out = {k: np.empty((resamples, b.width)) for k, b in dense.items()}
+    if not dense:
+        return out
+    b = -1
+    with one_blas_thread():
+        for weights in poisson_counts(keys, resamples, seed):
+            b += 1
+            for key, block in dense.items():
+                out[key][b] = block.weighted_total(weights)
+    return out
+
+
+def _no_jackknife() -> tuple[np.ndarray, np.ndarray]:
+    raise ValueError("BCa needs the jackknife of every metric it gives an interval")
+
+
+def replicate_intervals(
+    metrics: Mapping[str, tuple[Metric, object]],
+    values: Mapping[str, float | None],
+    thetas: Mapping[str, np.ndarray],
+    *,
+    method: CIMethod = "bca",
+    level: float = 0.95,
+    jackknives: Mapping[str, Callable[[], tuple[np.ndarray, np.ndarray] | float]] | None = None,
+) -> dict[str, Interval]:
+    """Intervals from each metric's resampled values ``thetas`` (made elsewhere, such as from
+    Poisson replicate sums merged across shards) by the same methods as
+    :func:`bootstrap_intervals`. ``jackknives[name]`` gives BCa's jackknife as (values,
+    multiplicities), or its acceleration directly (a float, from merged
+    :func:`jackknife_moments`)."""
+    out: dict[str, Interval] = {}
+    for name in metrics:
+        theta_hat = values.get(name)
+        if theta_hat is None or name not in thetas:
+            continue
+        given = None if jackknives is None else jackknives.get(name)
+        bounds = _Bounds(theta_hat, thetas[name], method, given or _no_jackknife)
+        out[name] = bounds.interval(level)
     return out
 
 

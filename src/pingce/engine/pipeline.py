@@ -374,6 +374,18 @@ def evaluate_suite(
 ) -> EvaluationResult:
     """Run ``suite`` over ``data`` and return the result (per-record values attached)."""
     options = options or RunOptions()
+    if options.engine == "ray":
+        from .distributed import evaluate_on_ray
+
+        options.validate()
+        return evaluate_on_ray(
+            suite,
+            data,
+            options,
+            progress=progress,
+            profile=profile,
+            ray_address=options.ray_address,
+        )
     progress = progress or no_progress
     timer = profile or Profile()
     with timer.phase("plan"):

@@ -1,0 +1,352 @@
+"""``--engine ray``: a run over shards on Ray Data, with the local engine's numbers.
+
+The files (paths or globs) are cut into pieces (:mod:`.shards`). Ray Data maps the pieces
+through a pool of actors, each of which plans the suite once and then reads, checks and scores
+its pieces with the local engine's own functions (:func:`.merge.run_shard`). What a piece hands
+back adds up (:mod:`.merge`): summed statistics, the Poisson bootstrap's replicate sums, the
+rows of statistics that do not decompose (latency percentiles: one column each), counts and
+notes. The driver adds them as they stream in and finalises once; its memory does not grow with
+the number of records, but for those raw columns and the ids' 8-byte keys (the duplicate-id
+check across shards). BCa on a dense statistic takes a second pass over the pieces' blocks,
+kept in Ray's object store, for the jackknife's moments.
+
+Intervals are the Poisson bootstrap's (a multinomial resample needs every record in one
+place); they equal the local engine's ``--bootstrap-method poisson`` for any number of pieces.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+from collections.abc import Sequence
+from dataclasses import asdict, replace
+from typing import Any
+
+import numpy as np
+
+from .._version import __version__
+from ..errors import InputError, OptionError
+from ..options import RunOptions
+from ..progress import ProgressHook, no_progress
+from ..results import DataInfo, EvaluationResult
+from .fields import field_map
+from .merge import (
+    Merger,
+    Shard,
+    duplicate_keys,
+    finish,
+    jackknife_pass,
+    needs_jackknife_pass,
+    run_shard,
+    scope_values,
+)
+from .pipeline import plan_run, signature
+from .plan import Plan
+from .profile import Profile
+from .shards import (
+    PIECE_BYTES,
+    Piece,
+    count_lines,
+    expand_paths,
+    number_pieces,
+    open_piece,
+    plan_pieces,
+)
+
+__all__ = ["evaluate_on_ray"]
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+        import ray.data
+    except ImportError:
+        raise OptionError("--engine ray needs Ray Data: pip install 'pingce[ray]'") from None
+    return ray
+
+
+def check_ray_options(options: RunOptions, plan: Plan | None = None) -> list[str]:
+    """Reject what the distributed engine cannot do (with what to do instead); the notes the
+    run should carry."""
+    from ..similarity.base import SimilarityBackend
+
+    refused = {
+        "--sample": options.sample is not None,
+        "--gold": options.gold is not None,
+        "--model": options.model is not None,
+    }
+    for name, given in refused.items():
+        if given:
+            raise OptionError(f"{name} is not available with --engine ray yet; run it locally")
+    if isinstance(options.similarity, SimilarityBackend):
+        raise OptionError(
+            "--engine ray builds its similarity backend in every worker: give it by name "
+            "(similarity='embed:...'), not as an object"
+        )
+    notes = []
+    if options.bootstrap > 0 and options.bootstrap_method != "poisson":
+        notes.append(
+            "--engine ray draws the Poisson bootstrap (--bootstrap-method poisson): a multinomial "
+            "resample needs every record in one place"
+        )
+    if plan is not None:
+        for name, metric in plan.metrics.items():
+            if getattr(metric, "aggregate", "mean") == "bootstrap":
+                raise OptionError(
+                    f"metric {name}: aggregate: bootstrap reads every record's scores in one "
+                    "process; use aggregate: mean (the exact mean) with --engine ray"
+                )
+    return notes
+
+
+class _Pieces:
+    """A Ray Data actor: plans the suite once, then reads and scores pieces."""
+
+    def __init__(self, suite: Any, options: RunOptions) -> None:
+        self.plan = plan_run(suite, options)
+
+    def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
+        piece = Piece(**pickle.loads(row["piece"]))
+        shard, blocks = run_shard(self.plan, open_piece(self.plan, piece))
+        return {
+            "i": row["i"],
+            "shard": pickle.dumps(shard, protocol=5),
+            "blocks": pickle.dumps(blocks, protocol=5),
+        }
+
+
+class _Jackknife:
+    """A Ray Data actor: the jackknife moments of the pieces' blocks against the run's sums."""
+
+    def __init__(self, suite: Any, options: RunOptions, totals: Any, values: Any) -> None:
+        self.plan = plan_run(suite, options)
+        self.totals, self.values = totals, values
+
+    def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
+        blocks = pickle.loads(row["blocks"])
+        moments = jackknife_pass(self.plan, blocks, self.totals, self.values) if blocks else {}
+        return {"moments": pickle.dumps(moments, protocol=5)}
+
+
+def _lines(row: dict[str, Any]) -> dict[str, Any]:
+    return {"i": row["i"], "lines": count_lines(Piece(**pickle.loads(row["piece"])))}
+
+
+def _connect(ray: Any, address: str | None) -> None:
+    import logging
+
+    for name in ("ray", "ray.data"):  # Ray Data's "execution finished" lines are not the run's
+        logging.getLogger(name).setLevel(logging.WARNING)
+    if ray.is_initialized():
+        return
+    ray.init(
+        address=address,
+        include_dashboard=False,
+        log_to_driver=False,
+        ignore_reinit_error=True,
+        configure_logging=False,
+    )
+
+
+def _dataset(ray: Any, pieces: Sequence[Piece]) -> Any:
+    items = [{"i": i, "piece": pickle.dumps(asdict(p))} for i, p in enumerate(pieces)]
+    return ray.data.from_items(items, override_num_blocks=max(1, len(items)))
+
+
+def _workers(ray: Any, pieces: int) -> int:
+    cpus = int(ray.available_resources().get("CPU", 1)) or 1
+    return max(1, min(pieces, cpus))
+
+
+def evaluate_on_ray(
+    suite: Any,
+    data: Any,
+    options: RunOptions,
+    *,
+    progress: ProgressHook | None = None,
+    profile: Profile | None = None,
+    ray_address: str | None = None,
+    piece_bytes: int = PIECE_BYTES,
+) -> EvaluationResult:
+    """Run ``suite`` over the files ``data`` (paths or globs) on Ray (a cluster at
+    ``ray_address``; a local one when none is running)."""
+    progress = progress or no_progress
+    timer = profile or Profile()
+    with timer.phase("plan"):
+        if not isinstance(data, str | os.PathLike | list | tuple):
+            raise OptionError("--engine ray reads files (paths or globs), not records in memory")
+        notes = check_ray_options(options)
+        if options.bootstrap > 0:
+            options = replace(options, bootstrap_method="poisson")
+        plan = plan_run(suite, options)
+        check_ray_options(options, plan)
+        paths = expand_paths(data)
+        pieces = plan_pieces(paths, piece_bytes, whole_files=plan.unit is not None)
+    ray = _import_ray()
+    with timer.phase("start-up"):
+        _connect(ray, ray_address)
+        context = ray.data.DataContext.get_current()
+        context.enable_progress_bars = False
+        context.print_on_execution_start = False
+        workers = _workers(ray, len(pieces))
+    with timer.phase("load"):
+        if any(p.kind == "jsonl" for p in pieces):
+            counted = _dataset(ray, pieces).map(_lines).take_all()
+            newlines = [row["lines"] for row in sorted(counted, key=lambda r: r["i"])]
+            pieces = number_pieces(pieces, newlines)
+    advance = progress("scoring shards", float(len(pieces)))
+    with timer.phase("statistics"):
+        done = (
+            _dataset(ray, pieces)
+            .map(
+                _Pieces,
+                fn_constructor_kwargs={"suite": suite, "options": options},
+                compute=ray.data.ActorPoolStrategy(size=workers),
+            )
+            .materialize()
+        )
+        merger = Merger()
+        for row in done.select_columns(["shard"]).iter_rows():
+            merger.add(pickle.loads(row["shard"]))
+            advance(1.0)
+        merged = merger.result()
+        _check_ids(ray, suite, options, plan, pieces, merged)
+    moments: dict[tuple[str, str], np.ndarray] = {}
+    with timer.phase("intervals"):
+        if needs_jackknife_pass(plan, merged):
+            totals = {
+                name: {k: p.total for k, p in scope.parts.items() if p.decomposable}
+                for name, scope in merged.scopes.items()
+            }
+            values = {name: scope_values(plan, scope) for name, scope in merged.scopes.items()}
+            rows = (
+                done.select_columns(["blocks"])
+                .map(
+                    _Jackknife,
+                    fn_constructor_kwargs={
+                        "suite": suite,
+                        "options": options,
+                        "totals": totals,
+                        "values": values,
+                    },
+                    compute=ray.data.ActorPoolStrategy(size=workers),
+                )
+                .iter_rows()
+            )
+            for row in rows:
+                for key, value in pickle.loads(row["moments"]).items():
+                    moments[key] = moments[key] + value if key in moments else value
+        metrics, tables, slices = finish(plan, merged, moments)
+    if merged.n == 0:
+        raise InputError("no records", source=", ".join(paths))
+    sig = signature(plan, None).model_copy(update={"similarity": merged.signature, "engine": "ray"})
+    result = EvaluationResult(
+        pingce_version=__version__,
+        suite=plan.suite.spec.name,
+        n_records=merged.n,
+        metrics=metrics,
+        tables=tables,
+        slices=slices,
+        failures=_failures(merged),
+        signature=sig,
+        data=DataInfo(
+            source=paths[0] if len(paths) == 1 else f"{len(paths)} files: {', '.join(paths)}",
+            n_loaded=merged.n,
+            id_field=plan.suite.spec.id_field,
+            field_map=field_map(plan.suite.spec.fields, plan.options.field_map),
+        ),
+        definitions={name: item.definition for name, item in plan.suite.items().items()},
+        notes=[*plan.suite.notes, *merged.notes, *_id_notes(plan, merged, paths), *notes],
+    )
+    if merged.similarity is not None:
+        result.similarity = merged.similarity
+    if profile is not None:
+        result.profile = timer.ordered()
+    return result
+
+
+def _failures(merged: Shard) -> Any:
+    from ..results import Failures
+
+    return Failures(**merged.failures)
+
+
+def _id_notes(plan: Plan, merged: Shard, paths: list[str]) -> list[str]:
+    if plan.suite.spec.match_by or merged.with_id:
+        return []
+    id_field = plan.suite.spec.id_field
+    return [
+        f"no record of {', '.join(paths)} has the id field {id_field!r}: records are identified "
+        f"by their line numbers (set the suite's id_field, or --map {id_field}=COLUMN)"
+    ]
+
+
+class _Finder:
+    """A Ray Data actor: the records of a piece whose id (or, with ``unit``, whose unit) has
+    one of ``keys``."""
+
+    def __init__(self, suite: Any, options: RunOptions, keys: np.ndarray, unit: bool) -> None:
+        self.plan = plan_run(suite, options)
+        self.keys, self.unit = set(keys.tolist()), unit
+
+    def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
+        from ..stats import record_keys
+        from .groups import bootstrap_keys
+        from .pipeline import load
+
+        piece = Piece(**pickle.loads(row["piece"]))
+        table = load(self.plan, open_piece(self.plan, piece), no_progress)
+        if self.unit and self.plan.unit is not None:
+            column = table.column(self.plan.unit)
+            names = [str(v) for v in column]
+            keys = bootstrap_keys(table, self.plan.unit).tolist()
+            positions = list(range(table.n))
+        else:
+            positions = [k for k, i in enumerate(table.ids) if i is not None]
+            names = [str(table.ids[k]) for k in positions]
+            keys = record_keys(names).tolist() if names else []
+        found = []
+        for k, name, key in zip(positions, names, keys, strict=True):
+            if key in self.keys:
+                found.append((name, table.source, int(table.lines[k])))
+                if self.unit:
+                    break  # one record of the unit names the shard
+        return {"found": pickle.dumps(found)}
+
+
+def _check_ids(
+    ray: Any, suite: Any, options: RunOptions, plan: Plan, pieces: Sequence[Piece], merged: Shard
+) -> None:
+    """Ids must be unique across the shards, as within one file, and a unit (a dialogue) must
+    be in one shard: the error names the id or unit and two places it is found."""
+    for unit, keys in ((False, merged.id_keys), (True, merged.unit_keys)):
+        repeated = duplicate_keys(keys)
+        if not repeated.size:
+            continue
+        rows = (
+            _dataset(ray, pieces)
+            .map(
+                _Finder,
+                fn_constructor_kwargs={
+                    "suite": suite,
+                    "options": options,
+                    "keys": repeated[:1],
+                    "unit": unit,
+                },
+                compute=ray.data.ActorPoolStrategy(size=1),
+            )
+            .take_all()
+        )
+        found = sorted(f for row in rows for f in pickle.loads(row["found"]))
+        field = plan.unit if unit else plan.suite.spec.id_field
+        if len(found) < 2:
+            raise InputError(f"{repeated.size} values of {field} are found in more than one shard")
+        (name, first, line), (_, second, other) = found[0], found[1]
+        if unit:
+            message = (
+                f"{field} {name!r} has records in two shards (also at {first}:{line}): a unit is "
+                f"read whole, so keep each {field}'s records in one file"
+            )
+        else:
+            message = f"duplicate id {name!r} (also at {first}:{line})"
+        raise InputError(message, source=second, line=other, field=field, value=name)

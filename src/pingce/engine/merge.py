@@ -1,0 +1,611 @@
+"""Statistics that add up: what one shard of records contributes to a run, and the run's values,
+tables, slices and Poisson intervals from the sum of the shards' contributions.
+
+This is the core of the distributed engine (:mod:`.distributed` runs it on Ray Data), written
+without Ray so that it is tested on its own. A shard is read, checked and scored by the same
+functions as a local run (:mod:`.pipeline`); what it hands on is small and merges by addition:
+
+* per statistic, the summed statistics (a decomposable one) or its rows (one that does not
+  decompose: latency percentiles bring their one column, exactly), with the counts that failure
+  accounting reads (records covered, unparsed, left out);
+* per statistic, the Poisson bootstrap's replicate sums, ``(B, width)``: a record's weight in
+  replicate ``b`` depends on its key and the seed alone (:func:`pingce.stats.poisson_counts`), so
+  the sums of the shards are the sums of the whole, for any sharding;
+* the same per slice value.
+
+BCa's acceleration needs each record's leave-one-out value against the whole run's sums; a
+second pass (:func:`jackknife_pass`) over the shards' rows gives its moments
+(:func:`pingce.stats.jackknife_moments`), which add up too. One-hot statistics (confusion
+matrices) need no second pass: their jackknife follows from the merged counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..metrics.protocol import Metric, StatBlock
+from ..results import Failures, MetricResult, SliceResult
+from ..stats import (
+    Interval,
+    acceleration_of_moments,
+    jackknife_moments,
+    poisson_counts,
+    poisson_sums,
+    replicate_intervals,
+)
+from .groups import bootstrap_keys, slice_keys, slice_order
+from .plan import Plan
+from .values import finalised_value, metric_values, table_values
+
+__all__ = [
+    "Merger",
+    "Part",
+    "Shard",
+    "SummedBlock",
+    "duplicate_keys",
+    "finish",
+    "jackknife_pass",
+    "merge_shards",
+    "needs_jackknife_pass",
+    "run_shard",
+    "scope_blocks",
+    "scope_values",
+    "shard_of",
+]
+
+WHOLE = ""
+"""The scope of every record (a slice's scope is ``field=value``)."""
+
+
+@dataclass
+class Part:
+    """One statistic over some records, as what adds up."""
+
+    width: int
+    decomposable: bool
+    onehot: bool
+    total: np.ndarray
+    """The summed statistics (decomposable); an empty array otherwise."""
+    replicates: np.ndarray | None
+    """Poisson replicate sums ``(B, width)`` (decomposable, with a bootstrap); else None."""
+    raw: np.ndarray | None
+    """The rows of a statistic that does not decompose; else None."""
+    raw_keys: np.ndarray | None
+    """The Poisson keys of ``raw``'s records (with a bootstrap); else None."""
+    n: int
+    covered: int
+    unparsed: int
+    left_out: int
+    model_failed: int
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def add(self, other: Part) -> Part:
+        def both(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+            if a is None or b is None:
+                return a if b is None else b
+            return np.concatenate([a, b])
+
+        counts = dict(self.counts)
+        for name, count in other.counts.items():
+            counts[name] = counts.get(name, 0) + count
+        replicates = self.replicates
+        if replicates is not None and other.replicates is not None:
+            replicates = replicates + other.replicates
+        elif replicates is None:
+            replicates = other.replicates
+        return Part(
+            width=self.width,
+            decomposable=self.decomposable,
+            onehot=self.onehot and other.onehot,
+            total=self.total + other.total if self.decomposable else self.total,
+            replicates=replicates,
+            raw=both(self.raw, other.raw),
+            raw_keys=both(self.raw_keys, other.raw_keys),
+            n=self.n + other.n,
+            covered=self.covered + other.covered,
+            unparsed=self.unparsed + other.unparsed,
+            left_out=self.left_out + other.left_out,
+            model_failed=self.model_failed + other.model_failed,
+            counts=counts,
+        )
+
+
+@dataclass
+class Scope:
+    """The parts of every statistic over one scope's records (the whole run, or one slice)."""
+
+    n: int
+    parts: dict[Hashable, Part]
+
+    def add(self, other: Scope) -> Scope:
+        return Scope(self.n + other.n, {k: p.add(other.parts[k]) for k, p in self.parts.items()})
+
+
+@dataclass
+class Shard:
+    """What one shard of records contributes to a run (all of it adds up)."""
+
+    n: int
+    scopes: dict[str, Scope]
+    failures: dict[str, int]
+    notes: list[str]
+    with_id: bool
+    """Whether any record of the shard has an id."""
+    id_keys: np.ndarray
+    """The 64-bit keys of the shard's ids (for the duplicate check across shards)."""
+    unit_keys: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.uint64))
+    """In a unit suite, the 64-bit keys of the shard's units (a unit must be in one shard)."""
+    splits_units: dict[str, bool] = field(default_factory=dict)
+    """Per slice field: whether it varies within a unit of this shard."""
+    similarity: dict[str, Any] | None = None
+    """The similarity backend's counts (added over shards)."""
+    signature: str | None = None
+    """The similarity backend's signature (the same in every shard)."""
+    sources: list[str] = field(default_factory=list)
+
+    def add(self, other: Shard) -> Shard:
+        scopes = dict(self.scopes)
+        for name, scope in other.scopes.items():
+            scopes[name] = scope if name not in scopes else scopes[name].add(scope)
+        failures = dict(self.failures)
+        for name, count in other.failures.items():
+            failures[name] = failures.get(name, 0) + count
+        return Shard(
+            n=self.n + other.n,
+            scopes=scopes,
+            failures=failures,
+            notes=list(dict.fromkeys([*self.notes, *other.notes])),
+            with_id=self.with_id or other.with_id,
+            id_keys=np.concatenate([self.id_keys, other.id_keys]),
+            unit_keys=np.concatenate([self.unit_keys, other.unit_keys]),
+            splits_units={
+                k: self.splits_units.get(k, False) or other.splits_units.get(k, False)
+                for k in {*self.splits_units, *other.splits_units}
+            },
+            similarity=_added(self.similarity, other.similarity),
+            signature=self.signature or other.signature,
+            sources=list(dict.fromkeys([*self.sources, *other.sources])),
+        )
+
+
+def _added(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Two backends' summaries with their counts added (latencies are per shard: dropped)."""
+    if a is None or b is None:
+        return a if b is None else b
+    out: dict[str, Any] = {}
+    for name in {*a, *b}:
+        x, y = a.get(name), b.get(name)
+        if isinstance(x, int | float) and isinstance(y, int | float):
+            out[name] = x + y
+        elif isinstance(x, dict) and isinstance(y, dict) and name != "latency_sec":
+            out[name] = {k: x.get(k, 0) + y.get(k, 0) for k in {*x, *y}}
+        elif name != "latency_sec":
+            out[name] = x if y is None else y
+    return out
+
+
+class Merger:
+    """Adds shards as they arrive. Arrays that only concatenate (the raw rows of a statistic
+    that does not decompose, the id keys) are gathered and joined once at the end, so merging
+    k shards copies them once, not k times."""
+
+    def __init__(self) -> None:
+        self.merged: Shard | None = None
+        self.ids: list[np.ndarray] = []
+        self.units: list[np.ndarray] = []
+        self.raw: dict[tuple[str, Hashable], list[np.ndarray]] = {}
+        self.raw_keys: dict[tuple[str, Hashable], list[np.ndarray]] = {}
+
+    def add(self, shard: Shard) -> None:
+        self.ids.append(shard.id_keys)
+        self.units.append(shard.unit_keys)
+        shard.id_keys = shard.unit_keys = np.empty(0, dtype=np.uint64)
+        for name, scope in shard.scopes.items():
+            for key, part in scope.parts.items():
+                if part.raw is not None:
+                    self.raw.setdefault((name, key), []).append(part.raw)
+                    part.raw = None
+                if part.raw_keys is not None:
+                    self.raw_keys.setdefault((name, key), []).append(part.raw_keys)
+                    part.raw_keys = None
+        self.merged = shard if self.merged is None else self.merged.add(shard)
+
+    def result(self) -> Shard:
+        if self.merged is None:
+            raise ValueError("no shard to merge")
+        merged = self.merged
+        merged.id_keys = np.concatenate(self.ids)
+        merged.unit_keys = np.concatenate(self.units)
+        for (name, key), pieces in self.raw.items():
+            merged.scopes[name].parts[key].raw = np.concatenate(pieces)
+        for (name, key), pieces in self.raw_keys.items():
+            merged.scopes[name].parts[key].raw_keys = np.concatenate(pieces)
+        return merged
+
+
+def merge_shards(shards: Iterable[Shard]) -> Shard:
+    """The sum of the shards (in any order: every part adds up)."""
+    merger = Merger()
+    for shard in shards:
+        merger.add(shard)
+    return merger.result()
+
+
+# ------------------------------------------------------------------------------- one shard
+
+
+def _part(block: StatBlock, replicates: np.ndarray | None, keys: np.ndarray | None) -> Part:
+    from .values import left_out_records, model_failed_records
+
+    return Part(
+        width=block.width,
+        decomposable=block.decomposable,
+        onehot=block.codes is not None,
+        total=block.total() if block.decomposable else np.empty(0),
+        replicates=replicates,
+        raw=None if block.decomposable else np.asarray(block.rows, dtype=np.float64),
+        raw_keys=None if block.decomposable else keys,
+        n=block.n,
+        covered=block.covered(),
+        unparsed=block.unparsed_covered(),
+        left_out=left_out_records(block),
+        model_failed=model_failed_records(block),
+        counts=dict(block.counts),
+    )
+
+
+def _resampled(
+    blocks: Mapping[Hashable, StatBlock], units: np.ndarray | None, keys: np.ndarray | None
+) -> tuple[dict[Hashable, StatBlock], np.ndarray | None]:
+    """The blocks the bootstrap resamples (whole units in a unit suite) and their keys."""
+    if units is None:
+        return dict(blocks), keys
+    codes, dense = np.unique(units, return_inverse=True)
+    grouped = {k: b.grouped(dense, len(codes)) for k, b in blocks.items()}
+    if keys is None:
+        return grouped, None
+    of_unit = np.empty(len(codes), dtype=np.uint64)
+    of_unit[dense] = keys
+    return grouped, of_unit
+
+
+def _scope(
+    plan: Plan,
+    blocks: Mapping[Hashable, StatBlock],
+    units: np.ndarray | None,
+    keys: np.ndarray | None,
+) -> Scope:
+    options = plan.options
+    sums: dict[Hashable, np.ndarray] = {}
+    if keys is not None and options.bootstrap > 0:
+        resampled, unit_keys = _resampled(
+            {k: b for k, b in blocks.items() if b.decomposable}, units, keys
+        )
+        assert unit_keys is not None
+        sums = poisson_sums(resampled, unit_keys, options.bootstrap, options.seed)
+    parts = {k: _part(b, sums.get(k), keys) for k, b in blocks.items()}
+    n = next(iter(blocks.values())).n if blocks else 0
+    return Scope(n, parts)
+
+
+def shard_of(
+    plan: Plan,
+    table: Any,
+    blocks: Mapping[Hashable, StatBlock],
+    units: np.ndarray | None,
+    failures: Failures,
+    notes: list[str],
+    similarity: dict[str, Any] | None = None,
+) -> Shard:
+    """What the shard ``table`` (scored into ``blocks``) adds to its run."""
+    from ..stats import record_keys
+
+    options = plan.options
+    keys = bootstrap_keys(table, plan.unit) if options.bootstrap > 0 else None
+    scopes = {WHOLE: _scope(plan, blocks, units, keys)}
+    splits: dict[str, bool] = {}
+    for path in options.slices:
+        names = np.asarray(slice_keys(table, path, plan), dtype=object).astype(str)
+        values, inverse = np.unique(names, return_inverse=True)
+        if units is not None:
+            splits[path] = bool(
+                np.unique(np.stack([units, inverse]), axis=1).shape[1] > np.unique(units).size
+            )
+        for i, value in enumerate(values.tolist()):
+            rows = np.flatnonzero(inverse == i)
+            sub = {k: b.take(rows) for k, b in blocks.items()}
+            scopes[f"{path}={value}"] = _scope(
+                plan,
+                sub,
+                None if units is None else units[rows],
+                None if keys is None else keys[rows],
+            )
+    ids = [i for i in table.ids if i is not None]
+    unit_keys = np.empty(0, dtype=np.uint64)
+    if plan.unit is not None:
+        unit_keys = np.unique(bootstrap_keys(table, plan.unit))
+    return Shard(
+        n=table.n,
+        scopes=scopes,
+        failures=dict(failures.model_dump()),
+        notes=list(dict.fromkeys(notes)),
+        with_id=bool(ids),
+        id_keys=np.sort(record_keys(ids)) if ids else np.empty(0, dtype=np.uint64),
+        unit_keys=unit_keys,
+        splits_units=splits,
+        similarity=similarity,
+        sources=[table.source],
+    )
+
+
+def run_shard(
+    plan: Plan, data: Any
+) -> tuple[Shard, dict[str, tuple[dict[Hashable, StatBlock], np.ndarray | None]] | None]:
+    """Read, check and score one shard (``data``: a path, a :class:`pingce.readers.Reading` of
+    part of a file, or records) by the local engine's own functions, and what it adds to the
+    run; with the shard's blocks per scope when BCa will need the jackknife pass."""
+    from ..progress import no_progress
+    from .groups import unit_codes
+    from .pipeline import load, similarities, statistics
+    from .plan import check_records
+    from .values import count_failures, statistic_notes
+
+    table = load(plan, data, no_progress)
+    check_records(plan, table)
+    units = unit_codes(table, plan.unit)
+    scored = similarities(plan, [table], no_progress)
+    blocks = statistics(plan, table, scored)
+    failures = count_failures(table, blocks, 0 if scored is None else scored.stats.failures)
+    notes = [*table.notes, *statistic_notes([blocks])]
+    shard = shard_of(
+        plan,
+        table,
+        blocks,
+        units,
+        failures,
+        notes,
+        None if scored is None else scored.stats.summary(),
+    )
+    if scored is not None:
+        shard.signature = scored.signature
+    keep = plan.options.bootstrap > 0 and plan.options.ci_method == "bca"
+    return shard, scope_blocks(plan, table, blocks, units) if keep else None
+
+
+# ------------------------------------------------------------------------ the merged run
+
+
+@dataclass
+class SummedBlock(StatBlock):
+    """A merged :class:`Part` in the shape the value functions read: its one row is the summed
+    statistics (or, for a statistic that does not decompose, its rows), and the counts are the
+    merged ones."""
+
+    part: Part | None = None
+
+    @classmethod
+    def of(cls, part: Part) -> SummedBlock:
+        rows = part.total[None, :] if part.decomposable else part.raw
+        return cls(
+            width=part.width,
+            rows=rows,
+            decomposable=part.decomposable,
+            counts=dict(part.counts),
+            part=part,
+        )
+
+    @property
+    def n(self) -> int:
+        assert self.part is not None
+        return self.part.n
+
+    def total(self) -> np.ndarray:
+        assert self.part is not None
+        return np.array(self.part.total, dtype=np.float64)
+
+    def covered(self) -> int:
+        assert self.part is not None
+        return self.part.covered
+
+    def unparsed_covered(self) -> int:
+        assert self.part is not None
+        return self.part.unparsed
+
+    def left_out_count(self) -> int:
+        assert self.part is not None
+        return self.part.left_out
+
+    def model_failed_count(self) -> int:
+        assert self.part is not None
+        return self.part.model_failed
+
+
+def _thetas(
+    plan: Plan, scope: Scope, wanted: Mapping[str, tuple[Metric, Hashable]]
+) -> dict[str, np.ndarray]:
+    """Each metric's value on each Poisson replicate of the scope."""
+    options = plan.options
+    out: dict[str, np.ndarray] = {}
+    raw: list[tuple[str, Metric, Part]] = []
+    for name, (metric, key) in wanted.items():
+        part = scope.parts[key]
+        if part.decomposable:
+            if part.replicates is not None:
+                out[name] = np.asarray(metric.finalize(part.replicates), dtype=np.float64)
+        elif part.raw is not None and part.raw_keys is not None:
+            raw.append((name, metric, part))
+    for name, metric, part in raw:
+        assert part.raw is not None and part.raw_keys is not None
+        theta = np.empty(options.bootstrap)
+        for b, weights in enumerate(poisson_counts(part.raw_keys, options.bootstrap, options.seed)):
+            theta[b] = metric.finalize_rows(part.raw, weights)
+        out[name] = theta
+    return out
+
+
+def _jackknife(
+    metric: Metric, part: Part, moments: np.ndarray | None, by_unit: bool
+) -> Callable[[], tuple[np.ndarray, np.ndarray] | float]:
+    """BCa's jackknife of a merged part: from its rows (not decomposable), its cell counts
+    (one-hot, records resampled alone) or the merged moments of the jackknife pass."""
+
+    def jack() -> tuple[np.ndarray, np.ndarray] | float:
+        if not part.decomposable:
+            assert part.raw is not None
+            return metric.jackknife_rows(part.raw)
+        if part.onehot and not by_unit:
+            counts = part.total
+            present = np.flatnonzero(counts)
+            values = metric.finalize(part.total[None, :] - np.eye(part.width)[present])
+            return np.asarray(values, dtype=np.float64), counts[present]
+        if moments is None:
+            raise ValueError("BCa on a dense statistic needs the jackknife pass")
+        return acceleration_of_moments(moments)
+
+    return jack
+
+
+def needs_jackknife_pass(plan: Plan, merged: Shard) -> bool:
+    """Whether BCa needs the second pass over the shards (a dense decomposable statistic)."""
+    if plan.options.bootstrap <= 0 or plan.options.ci_method != "bca":
+        return False
+    whole = merged.scopes[WHOLE]
+    return any(
+        (p.decomposable and not (p.onehot and plan.unit is None))
+        for k, p in whole.parts.items()
+        if k in {plan.keys[name] for name in plan.metrics}
+    )
+
+
+def scope_values(plan: Plan, scope: Scope) -> dict[str, float | None]:
+    """Each metric's finalised value over the scope (what the jackknife pass subtracts from)."""
+    blocks = {k: SummedBlock.of(p) for k, p in scope.parts.items()}
+    results = metric_values(plan, blocks)
+    return {
+        name: finalised_value(plan.metrics[name], blocks[plan.keys[name]], r.value)
+        for name, r in results.items()
+    }
+
+
+def jackknife_pass(
+    plan: Plan,
+    shard_blocks: Mapping[str, tuple[Mapping[Hashable, StatBlock], np.ndarray | None]],
+    totals: Mapping[str, Mapping[Hashable, np.ndarray]],
+    values: Mapping[str, Mapping[str, float | None]],
+) -> dict[tuple[str, str], np.ndarray]:
+    """One shard's jackknife moments per (scope, metric) of a dense statistic: ``shard_blocks``
+    maps a scope to its blocks and unit codes in this shard; ``totals`` and ``values`` are the
+    merged run's, per scope."""
+    out: dict[tuple[str, str], np.ndarray] = {}
+    for scope, (blocks, units) in shard_blocks.items():
+        if scope not in totals:
+            continue
+        resampled, _ = _resampled({k: b for k, b in blocks.items() if b.decomposable}, units, None)
+        for name, metric in plan.metrics.items():
+            key = plan.keys[name]
+            block = resampled.get(key)
+            theta = values[scope].get(name)
+            if block is None or theta is None or (block.codes is not None and units is None):
+                continue
+            out[(scope, name)] = jackknife_moments(
+                metric, block.per_record(), np.asarray(totals[scope][key]), theta
+            )
+    return out
+
+
+def scope_blocks(
+    plan: Plan, table: Any, blocks: Mapping[Hashable, StatBlock], units: np.ndarray | None
+) -> dict[str, tuple[dict[Hashable, StatBlock], np.ndarray | None]]:
+    """A shard's blocks per scope (the whole shard and each slice value's records)."""
+    out: dict[str, tuple[dict[Hashable, StatBlock], np.ndarray | None]] = {
+        WHOLE: (dict(blocks), units)
+    }
+    for path in plan.options.slices:
+        names = np.asarray(slice_keys(table, path, plan), dtype=object).astype(str)
+        values, inverse = np.unique(names, return_inverse=True)
+        for i, value in enumerate(values.tolist()):
+            rows = np.flatnonzero(inverse == i)
+            out[f"{path}={value}"] = (
+                {k: b.take(rows) for k, b in blocks.items()},
+                None if units is None else units[rows],
+            )
+    return out
+
+
+def _finish_scope(
+    plan: Plan, scope: Scope, moments: Mapping[str, np.ndarray]
+) -> tuple[dict[str, MetricResult], dict[str, dict[str, Any]]]:
+    options = plan.options
+    blocks = {k: SummedBlock.of(p) for k, p in scope.parts.items()}
+    results = metric_values(plan, blocks)
+    if options.bootstrap > 0:
+        values = {
+            name: finalised_value(plan.metrics[name], blocks[plan.keys[name]], r.value)
+            for name, r in results.items()
+        }
+        wanted = {name: (m, plan.keys[name]) for name, m in plan.metrics.items()}
+        wanted = {name: pair for name, pair in wanted.items() if values.get(name) is not None}
+        intervals: dict[str, Interval] = replicate_intervals(
+            wanted,
+            values,
+            _thetas(plan, scope, wanted),
+            method=options.ci_method,
+            level=options.ci_level,
+            jackknives={
+                name: _jackknife(metric, scope.parts[key], moments.get(name), plan.unit is not None)
+                for name, (metric, key) in wanted.items()
+            },
+        )
+        for name, interval in intervals.items():
+            results[name] = results[name].model_copy(
+                update={"ci_low": interval.low, "ci_high": interval.high, "ci_note": interval.note}
+            )
+    return results, table_values(plan, blocks)
+
+
+def finish(
+    plan: Plan, merged: Shard, moments: Mapping[tuple[str, str], np.ndarray] | None = None
+) -> tuple[dict[str, MetricResult], dict[str, dict[str, Any]], dict[str, SliceResult]]:
+    """The run's metrics, tables and slices from the merged shards (and, for BCa on dense
+    statistics, the merged jackknife moments)."""
+    moments = moments or {}
+
+    def of(scope: str) -> dict[str, np.ndarray]:
+        return {name: m for (s, name), m in moments.items() if s == scope}
+
+    metrics, tables = _finish_scope(plan, merged.scopes[WHOLE], of(WHOLE))
+    slices: dict[str, SliceResult] = {}
+    for path in plan.options.slices:
+        prefix = f"{path}="
+        values = sorted(name[len(prefix) :] for name in merged.scopes if name.startswith(prefix))
+        for i in slice_order(values, path, plan):
+            key = prefix + values[i]
+            scope = merged.scopes[key]
+            part_metrics, part_tables = _finish_scope(plan, scope, of(key))
+            if merged.splits_units.get(path):
+                for name in plan.metrics:
+                    unit = plan.statistic_of(name).unit_field
+                    if unit is not None:
+                        part_metrics[name] = MetricResult(
+                            value=None,
+                            n=0,
+                            undefined_reason=f"{path} varies within {unit} units and "
+                            f"{plan.metrics[name].registry_name} reads each {unit} as a whole: "
+                            f"slice by a field that is constant within a {unit}",
+                        )
+            slices[key] = SliceResult(n_records=scope.n, metrics=part_metrics, tables=part_tables)
+    return metrics, tables, slices
+
+
+def merged_failures(merged: Shard) -> Failures:
+    return Failures(**merged.failures)
+
+
+def duplicate_keys(keys: np.ndarray) -> np.ndarray:
+    """The keys found more than once (ids of two records, units in two shards)."""
+    keys = np.sort(keys)
+    return np.unique(keys[1:][keys[1:] == keys[:-1]])

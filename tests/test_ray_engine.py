@@ -1,0 +1,339 @@
+"""The distributed engine (issue 16): shards whose statistics add up give the local engine's
+numbers, and ``--engine ray`` runs them on Ray Data.
+
+The first half needs no Ray: the files are cut into pieces, each piece is scored by
+:func:`pingce.engine.merge.run_shard` and the pieces' contributions are merged, in any number of
+pieces. The second half runs the same on a local Ray cluster, started once for the session."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import pingce
+from pingce.engine.merge import (
+    finish,
+    jackknife_pass,
+    merge_shards,
+    needs_jackknife_pass,
+    run_shard,
+    scope_values,
+)
+from pingce.engine.pipeline import plan_run
+from pingce.engine.shards import count_lines, expand_paths, number_pieces, open_piece, plan_pieces
+from pingce.errors import InputError, OptionError
+from pingce.options import RunOptions
+
+from .cli_run import run_pingce
+
+EXAMPLES = Path(pingce.__file__).resolve().parent / "examples"
+
+SUITES = {  # every built-in suite, on its example records (judge-free similarities)
+    "contract-risk": (EXAMPLES / "contract_risk" / "records.jsonl", {"slices": ("contract_type",)}),
+    "function-call": (EXAMPLES / "function_call" / "records.jsonl", {}),
+    "function-call-hf": (EXAMPLES / "function_call_hf" / "records.jsonl", {}),
+    "function-points": (
+        EXAMPLES / "function_points" / "records.jsonl",
+        {"similarity": "lexical"},
+    ),
+    "tcm-dialogue": (EXAMPLES / "tcm_dialogue" / "records.jsonl", {"similarity": "exact"}),
+    "tool-use": (EXAMPLES / "tool_use" / "records.jsonl", {}),
+}
+TOL = 1e-12
+
+
+def close(a: Any, b: Any, path: str = "") -> list[str]:
+    """Where two JSON-like values differ by more than TOL (relative, for numbers)."""
+    if isinstance(a, float) and isinstance(b, float):
+        if math.isnan(a) and math.isnan(b):
+            return []
+        return [] if abs(a - b) <= TOL * max(1.0, abs(a), abs(b)) else [f"{path}: {a} != {b}"]
+    if isinstance(a, dict) and isinstance(b, dict):
+        if set(a) != set(b):
+            return [f"{path}: keys {sorted(set(a) ^ set(b))}"]
+        return [d for k in a for d in close(a[k], b[k], f"{path}.{k}")]
+    if isinstance(a, list) and isinstance(b, list):
+        if len(a) != len(b):
+            return [f"{path}: lengths {len(a)} != {len(b)}"]
+        return [
+            d
+            for i, (x, y) in enumerate(zip(a, b, strict=True))
+            for d in close(x, y, f"{path}[{i}]")
+        ]
+    return [] if a == b else [f"{path}: {a!r} != {b!r}"]
+
+
+def sharded(suite: str, data: Path | str, options: RunOptions, pieces: int) -> dict[str, Any]:
+    """The run from ``pieces`` pieces of the files, merged without Ray (the driver's steps)."""
+    plan = plan_run(suite, options)
+    paths = expand_paths(str(data))
+    size = sum(os.path.getsize(p) for p in paths)
+    cut = plan_pieces(paths, max(1, size // pieces), whole_files=plan.unit is not None)
+    cut = number_pieces(cut, [count_lines(p) for p in cut])
+    outs = [run_shard(plan, open_piece(plan, p)) for p in cut]
+    merged = merge_shards(shard for shard, _ in outs)
+    moments: dict[tuple[str, str], np.ndarray] = {}
+    if needs_jackknife_pass(plan, merged):
+        totals = {
+            name: {k: p.total for k, p in scope.parts.items() if p.decomposable}
+            for name, scope in merged.scopes.items()
+        }
+        values = {name: scope_values(plan, scope) for name, scope in merged.scopes.items()}
+        for _, blocks in outs:
+            assert blocks is not None
+            for key, value in jackknife_pass(plan, blocks, totals, values).items():
+                moments[key] = moments[key] + value if key in moments else value
+    metrics, tables, slices = finish(plan, merged, moments)
+    return {
+        "n": merged.n,
+        "pieces": len(cut),
+        "metrics": {k: v.model_dump() for k, v in metrics.items()},
+        "tables": tables,
+        "slices": {k: v.model_dump() for k, v in slices.items()},
+        "failures": dict(merged.failures),
+    }
+
+
+def local(suite: str, data: Path, **options: Any) -> dict[str, Any]:
+    result = pingce.evaluate(suite, data, bootstrap_method="poisson", **options)
+    return {
+        "n": result.n_records,
+        "metrics": {k: v.model_dump() for k, v in result.metrics.items()},
+        "tables": result.tables,
+        "slices": {k: v.model_dump() for k, v in result.slices.items()},
+        "failures": result.failures.model_dump(),
+    }
+
+
+def assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
+    """Equal to 1e-12. BCa's bias correction counts the resamples below the estimate, so when
+    a resample ties with it and the two engines' sums of fractional statistics round the
+    estimate one ulp apart (pieces are summed, then merged), z0 differs: such a metric's BCa
+    ends are not compared (its value and its percentile interval are, in the percentile runs)."""
+    for part in ("n", "metrics", "tables", "slices", "failures"):
+        x, y = a[part], b[part]
+        if part in ("metrics", "slices"):
+            x, y = _without_ulp_ties(x, y), _without_ulp_ties(y, x)
+        assert not close(x, y, part), close(x, y, part)[:5]
+
+
+def _without_ulp_ties(mine: Any, other: Any) -> Any:
+    if isinstance(mine, dict) and "value" in mine and "ci_low" in mine:
+        value, theirs = mine["value"], other.get("value")
+        if value is not None and theirs is not None and value != theirs:
+            assert abs(value - theirs) <= 4 * np.spacing(abs(value))  # rounding only
+            return {k: v for k, v in mine.items() if k not in ("ci_low", "ci_high", "ci_note")}
+        return mine
+    if isinstance(mine, dict):
+        return {k: _without_ulp_ties(v, other.get(k, {})) for k, v in mine.items()}
+    return mine
+
+
+def by_unit(suite: str, data: Path, folder: Path, files: int = 3) -> str:
+    """A unit suite's records written into ``files`` files, each unit whole in one of them (a
+    glob of them returned)."""
+    plan = plan_run(suite, RunOptions())
+    assert plan.unit is not None
+    lines = data.read_text(encoding="utf-8").splitlines(keepends=True)
+    units = list(dict.fromkeys(json.loads(line)[plan.unit] for line in lines))
+    for k in range(files):
+        mine = set(units[k::files])
+        text = "".join(line for line in lines if json.loads(line)[plan.unit] in mine)
+        (folder / f"units-{k}.jsonl").write_text(text, encoding="utf-8")
+    return str(folder / "units-*.jsonl")
+
+
+# ------------------------------------------------------------------------- without Ray
+
+
+@pytest.mark.parametrize("suite", sorted(SUITES))
+@pytest.mark.parametrize("ci_method", ["bca", "percentile"])
+def test_merged_pieces_give_the_local_engines_numbers(
+    suite: str, ci_method: str, tmp_path: Path
+) -> None:
+    """Every built-in suite: its example file cut into 5 pieces (a unit suite's into files of
+    whole dialogues), each scored alone, merged: values, intervals (Poisson, same seed),
+    tables, slices and failures equal the local run's."""
+    data, extra = SUITES[suite]
+    options = {"bootstrap": 200, "seed": 4, "ci_method": ci_method, **extra}
+    want = local(suite, data, **options)
+    shards = by_unit(suite, data, tmp_path) if suite == "tcm-dialogue" else data
+    got = sharded(suite, shards, RunOptions(bootstrap_method="poisson", **options), 5)
+    assert got["pieces"] >= 3
+    assert_same(got, want)
+    assert any(m["ci_low"] is not None for m in got["metrics"].values())
+
+
+def test_poisson_intervals_are_the_same_for_1_3_and_17_pieces() -> None:
+    data, extra = SUITES["contract-risk"]
+    options = RunOptions(bootstrap=300, seed=9, bootstrap_method="poisson", **extra)
+    runs = [sharded("contract-risk", data, options, k) for k in (1, 3, 17)]
+    assert next(r["pieces"] for r in runs) == 1 and runs[2]["pieces"] >= 15
+    for other in runs[1:]:
+        assert_same(other, runs[0])
+
+
+def test_pieces_keep_line_numbers_in_errors(tmp_path: Path) -> None:
+    """A bad record in the third piece is reported at its line of the whole file."""
+    data, _ = SUITES["contract-risk"]
+    lines = data.read_text(encoding="utf-8").splitlines()
+    bad = json.loads(lines[40])
+    bad["gold_level"] = "极高"
+    lines[40] = json.dumps(bad, ensure_ascii=False)
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    plan = plan_run("contract-risk", RunOptions())
+    pieces = plan_pieces([str(path)], path.stat().st_size // 6)
+    pieces = number_pieces(pieces, [count_lines(p) for p in pieces])
+    with pytest.raises(InputError) as raised:
+        for piece in pieces:
+            run_shard(plan, open_piece(plan, piece))
+    assert raised.value.line == 41 and raised.value.source == str(path)
+    assert "极高" in str(raised.value)
+
+
+def test_parquet_files_are_cut_at_row_groups(tmp_path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data, extra = SUITES["contract-risk"]
+    rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
+    keep = ("id", "contract_type", "gold_level", "pred_level", "latency_sec")
+    table = pa.Table.from_pylist([{k: r.get(k) for k in keep} for r in rows])
+    path = tmp_path / "records.parquet"
+    pq.write_table(table, path, row_group_size=7)
+    options = {"bootstrap": 100, "seed": 2, **extra}
+    pieces = plan_pieces([str(path)], 1)
+    assert len(pieces) == math.ceil(len(rows) / 7) and pieces[1].first == 8
+    got = sharded("contract-risk", path, RunOptions(bootstrap_method="poisson", **options), 9)
+    assert_same(got, local("contract-risk", path, **options))
+
+
+def test_globs_name_their_files_and_a_glob_without_files_is_an_error(tmp_path: Path) -> None:
+    for name in ("b.jsonl", "a.jsonl", "c.txt"):
+        (tmp_path / name).write_text("{}\n", encoding="utf-8")
+    assert expand_paths(str(tmp_path / "*.jsonl")) == [
+        str(tmp_path / "a.jsonl"),
+        str(tmp_path / "b.jsonl"),
+    ]
+    with pytest.raises(InputError, match="no file matches"):
+        expand_paths(str(tmp_path / "*.parquet"))
+
+
+def test_ray_options_are_checked_before_ray_starts() -> None:
+    with pytest.raises(OptionError, match="--ray-address needs --engine ray"):
+        pingce.evaluate("contract-risk", SUITES["contract-risk"][0], ray_address="auto")
+    with pytest.raises(OptionError, match="--sample is not available with --engine ray"):
+        pingce.evaluate("contract-risk", SUITES["contract-risk"][0], engine="ray", sample=5)
+    with pytest.raises(OptionError, match="--engine must be"):
+        pingce.evaluate("contract-risk", SUITES["contract-risk"][0], engine="spark")
+
+
+# ---------------------------------------------------------------------------- with Ray
+
+
+@pytest.fixture(scope="session")
+def ray_cluster() -> Any:
+    """A local Ray cluster, started once for the whole test session."""
+    import ray
+
+    if not ray.is_initialized():
+        ray.init(
+            num_cpus=2,
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+        )
+    yield ray
+    ray.shutdown()
+
+
+def ray_run(suite: str, data: Any, **options: Any) -> dict[str, Any]:
+    result = pingce.evaluate(suite, data, engine="ray", **options)
+    assert result.signature.model_dump()["engine"] == "ray"
+    assert result.signature.bootstrap_method == "poisson"
+    return {
+        "n": result.n_records,
+        "metrics": {k: v.model_dump() for k, v in result.metrics.items()},
+        "tables": result.tables,
+        "slices": {k: v.model_dump() for k, v in result.slices.items()},
+        "failures": result.failures.model_dump(),
+        "notes": result.notes,
+    }
+
+
+@pytest.mark.parametrize("suite", sorted(SUITES))
+def test_every_suite_on_ray_equals_the_local_engine(
+    ray_cluster: Any, suite: str, tmp_path: Path
+) -> None:
+    data, extra = SUITES[suite]
+    options = {"bootstrap": 200, "seed": 1, **extra}
+    shards = by_unit(suite, data, tmp_path) if suite == "tcm-dialogue" else data
+    assert_same(ray_run(suite, shards, **options), local(suite, data, **options))
+
+
+def test_a_dialogue_in_two_shards_is_an_error(ray_cluster: Any, tmp_path: Path) -> None:
+    data, extra = SUITES["tcm-dialogue"]
+    lines = data.read_text(encoding="utf-8").splitlines(keepends=True)
+    (tmp_path / "a.jsonl").write_text("".join(lines[:-1]), encoding="utf-8")
+    (tmp_path / "b.jsonl").write_text(lines[-1], encoding="utf-8")
+    dialogue = json.loads(lines[-1])["dialogue_id"]
+    with pytest.raises(InputError) as raised:
+        ray_run("tcm-dialogue", str(tmp_path / "*.jsonl"), bootstrap=0, **extra)
+    message = str(raised.value)
+    assert repr(dialogue) in message and "a.jsonl" in message and "b.jsonl" in message
+
+
+def test_ray_reads_a_glob_of_shards_and_checks_ids_across_them(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    data, extra = SUITES["contract-risk"]
+    lines = data.read_text(encoding="utf-8").splitlines(keepends=True)
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for k in range(3):
+        (shards / f"part-{k}.jsonl").write_text("".join(lines[k::3]), encoding="utf-8")
+    options = {"bootstrap": 150, "seed": 3, **extra}
+    got = ray_run("contract-risk", str(shards / "*.jsonl"), **options)
+    want = local("contract-risk", data, **options)
+    assert_same(got, want)  # ids key the Poisson weights: any order, any files
+    # the same id in two shards is an error naming the id and both places
+    (shards / "part-3.jsonl").write_text(lines[4], encoding="utf-8")
+    with pytest.raises(InputError) as raised:
+        ray_run("contract-risk", str(shards / "*.jsonl"), **options)
+    record = json.loads(lines[4])
+    assert repr(record["id"]) in str(raised.value)
+    assert "part-1.jsonl" in str(raised.value) and "part-3.jsonl" in str(raised.value)
+
+
+def test_a_multinomial_request_on_ray_says_it_drew_poisson(ray_cluster: Any) -> None:
+    data, extra = SUITES["contract-risk"]
+    got = ray_run("contract-risk", data, bootstrap=100, bootstrap_method="multinomial", **extra)
+    assert any("Poisson bootstrap" in note for note in got["notes"])
+
+
+def test_the_command_line_runs_a_glob_on_ray(tmp_path: Path) -> None:
+    data, _ = SUITES["contract-risk"]
+    lines = data.read_text(encoding="utf-8").splitlines(keepends=True)
+    for k in range(2):
+        (tmp_path / f"part-{k}.jsonl").write_text("".join(lines[k::2]), encoding="utf-8")
+    out = tmp_path / "out"
+    done = run_pingce(
+        *["run", "contract-risk", "--data", str(tmp_path / "part-*.jsonl")],
+        *["--engine", "ray", "--bootstrap", "100", "--out", str(out), "--no-store"],
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    written = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    want = local("contract-risk", data, bootstrap=100)
+    assert not close(
+        {k: v["value"] for k, v in written["metrics"].items()},
+        {k: v["value"] for k, v in want["metrics"].items()},
+    )
+    assert written["n_records"] == len(lines)
