@@ -22,6 +22,7 @@ SMALL = {
     "bench_formats.py": ["100000"],
     "bench_function_call.py": ["2000"],
     "bench_report_html.py": ["5000"],
+    "bench_ray.py": ["200000"],
     "bench_similarity.py": ["1000"],
     "bench_startup.py": ["10"],
     "bench_tcm_dialogue.py": ["3000"],

@@ -337,3 +337,32 @@ def test_the_command_line_runs_a_glob_on_ray(tmp_path: Path) -> None:
         {k: v["value"] for k, v in want["metrics"].items()},
     )
     assert written["n_records"] == len(lines)
+
+
+def test_ray_writes_per_record_values_as_parquet_shards_that_read_back(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    """records/part-*.parquet hold what records.jsonl holds for a local run, record for record
+    (ids, lines, fields, values, reasons); the report of the folder reads them back."""
+    from pingce.record_shards import read_record_shards
+    from pingce.report.rewrite import read_run
+
+    data, extra = SUITES["contract-risk"]
+    ray_out, local_out = tmp_path / "ray", tmp_path / "local"
+    pingce.evaluate("contract-risk", str(data), out=ray_out, engine="ray", bootstrap=0, **extra)
+    pingce.evaluate("contract-risk", data, out=local_out, bootstrap=0, **extra)
+    parts = sorted((ray_out / "records").glob("part-*.parquet"))
+    assert parts and not (ray_out / "records.jsonl").exists()
+    want = [
+        json.loads(line)
+        for line in (local_out / "records.jsonl").read_text(encoding="utf-8").splitlines()
+    ]
+    got = list(read_record_shards(ray_out / "records").iter_rows())
+    assert len(got) == len(want) == 60
+    for a, b in zip(got, want, strict=True):
+        assert not close(json.loads(json.dumps(a)), b), close(a, b)
+    again = read_run(ray_out)
+    assert again.records is not None and again.records.n == 60
+    # a local run written over the folder leaves no stale shards behind
+    pingce.evaluate("contract-risk", data, out=ray_out, bootstrap=0, **extra)
+    assert not (ray_out / "records").exists() and (ray_out / "records.jsonl").is_file()

@@ -536,6 +536,7 @@ class EvaluationResult(_Plain):
     _records: RecordRows | None = PrivateAttr(default=None)
     _stats: SavedStats | Callable[[], SavedStats] | None = PrivateAttr(default=None)
     _predictions: list[dict[str, Any]] | None = PrivateAttr(default=None)
+    _record_shards: Any = PrivateAttr(default=None)
 
     def value(self, name: str) -> float | None:
         """Shortcut: the value of metric ``name``."""
@@ -549,6 +550,16 @@ class EvaluationResult(_Plain):
     def records(self) -> RecordRows | None:
         """Per-record values and miss reasons, by column (None for a result read from JSON)."""
         return self._records
+
+    def attach_record_shards(self, folder: Any) -> None:
+        """Attach the folder of Parquet shards of per-record values (``--engine ray``: each
+        piece's workers write ``part-NNNNN.parquet``; the outputs' ``records/``)."""
+        self._record_shards = folder
+
+    @property
+    def record_shards(self) -> Any:
+        """The folder of the run's per-record Parquet shards (``--engine ray``), or None."""
+        return self._record_shards
 
     def attach_predictions(self, records: list[dict[str, Any]]) -> None:
         """Attach the input records with the model's answers (``--model``; the engine does)."""

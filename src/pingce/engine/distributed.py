@@ -18,6 +18,9 @@ from __future__ import annotations
 
 import os
 import pickle
+import shutil
+import tempfile
+import weakref
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from typing import Any
@@ -53,7 +56,11 @@ from .shards import (
     plan_pieces,
 )
 
-__all__ = ["evaluate_on_ray"]
+__all__ = ["RECORDS_IN_MEMORY", "evaluate_on_ray"]
+
+RECORDS_IN_MEMORY = 1_000_000
+"""Up to this many records, the per-record rows are also read back into the result (report.html
+shows them, ``result.records`` holds them); beyond, they stay in the Parquet shards."""
 
 
 def _import_ray() -> Any:
@@ -102,12 +109,14 @@ def check_ray_options(options: RunOptions, plan: Plan | None = None) -> list[str
 class _Pieces:
     """A Ray Data actor: plans the suite once, then reads and scores pieces."""
 
-    def __init__(self, suite: Any, options: RunOptions) -> None:
+    def __init__(self, suite: Any, options: RunOptions, rows_to: str) -> None:
         self.plan = plan_run(suite, options)
+        self.rows_to = rows_to
 
     def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
         piece = Piece(**pickle.loads(row["piece"]))
-        shard, blocks = run_shard(self.plan, open_piece(self.plan, piece))
+        rows_to = os.path.join(self.rows_to, f"part-{row['i']:05d}.parquet")
+        shard, blocks = run_shard(self.plan, open_piece(self.plan, piece), rows_to)
         return {
             "i": row["i"],
             "shard": pickle.dumps(shard, protocol=5),
@@ -136,9 +145,10 @@ def _connect(ray: Any, address: str | None) -> None:
     import logging
 
     for name in ("ray", "ray.data"):  # Ray Data's "execution finished" lines are not the run's
-        logging.getLogger(name).setLevel(logging.WARNING)
+        logging.getLogger(name).setLevel(logging.ERROR)
     if ray.is_initialized():
         return
+    os.environ.setdefault("RAY_BACKEND_LOG_LEVEL", "fatal")  # its C++ notices about actors
     ray.init(
         address=address,
         include_dashboard=False,
@@ -195,12 +205,41 @@ def evaluate_on_ray(
             newlines = [row["lines"] for row in sorted(counted, key=lambda r: r["i"])]
             pieces = number_pieces(pieces, newlines)
     advance = progress("scoring shards", float(len(pieces)))
+    # the workers' per-record Parquet shards, moved into the outputs' records/ when written (a
+    # cluster of several machines needs this folder on a file system they share)
+    rows_to = tempfile.mkdtemp(prefix="pingce-records-")
+    try:
+        result = _run(
+            ray, suite, options, plan, pieces, paths, notes, workers, rows_to, advance, timer
+        )
+    except BaseException:
+        shutil.rmtree(rows_to, ignore_errors=True)
+        raise
+    weakref.finalize(result, shutil.rmtree, rows_to, True)  # the shards live as long as it
+    if profile is not None:
+        result.profile = timer.ordered()
+    return result
+
+
+def _run(
+    ray: Any,
+    suite: Any,
+    options: RunOptions,
+    plan: Plan,
+    pieces: list[Piece],
+    paths: list[str],
+    notes: list[str],
+    workers: int,
+    rows_to: str,
+    advance: Any,
+    timer: Profile,
+) -> EvaluationResult:
     with timer.phase("statistics"):
         done = (
             _dataset(ray, pieces)
             .map(
                 _Pieces,
-                fn_constructor_kwargs={"suite": suite, "options": options},
+                fn_constructor_kwargs={"suite": suite, "options": options, "rows_to": rows_to},
                 compute=ray.data.ActorPoolStrategy(size=workers),
             )
             .materialize()
@@ -260,8 +299,11 @@ def evaluate_on_ray(
     )
     if merged.similarity is not None:
         result.similarity = merged.similarity
-    if profile is not None:
-        result.profile = timer.ordered()
+    result.attach_record_shards(rows_to)
+    if merged.n <= RECORDS_IN_MEMORY:  # the report's per-record drill-down
+        from ..record_shards import read_record_shards
+
+        result.attach_records(read_record_shards(rows_to))
     return result
 
 

@@ -342,12 +342,18 @@ def shard_of(
     )
 
 
+ScopeBlocks = dict[str, tuple[dict[Hashable, StatBlock], np.ndarray | None]]
+"""A shard's blocks per scope, and its unit codes there (what the jackknife pass reads)."""
+
+
 def run_shard(
-    plan: Plan, data: Any
-) -> tuple[Shard, dict[str, tuple[dict[Hashable, StatBlock], np.ndarray | None]] | None]:
+    plan: Plan, data: Any, rows_to: str | None = None
+) -> tuple[Shard, ScopeBlocks | None]:
     """Read, check and score one shard (``data``: a path, a :class:`pingce.readers.Reading` of
     part of a file, or records) by the local engine's own functions, and what it adds to the
-    run; with the shard's blocks per scope when BCa will need the jackknife pass."""
+    run; with the shard's blocks per scope when BCa will need the jackknife pass. ``rows_to``:
+    a Parquet file to write the shard's per-record values and reasons to
+    (:mod:`pingce.record_shards`)."""
     from ..progress import no_progress
     from .groups import unit_codes
     from .pipeline import load, similarities, statistics
@@ -372,6 +378,11 @@ def run_shard(
     )
     if scored is not None:
         shard.signature = scored.signature
+    if rows_to is not None:
+        from ..record_shards import write_record_shard
+        from .values import record_rows
+
+        write_record_shard(record_rows(plan, table, blocks), table.source, rows_to)
     keep = plan.options.bootstrap > 0 and plan.options.ci_method == "bca"
     return shard, scope_blocks(plan, table, blocks, units) if keep else None
 

@@ -35,10 +35,16 @@ def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict
     staging = Path(tempfile.mkdtemp(prefix=".pingce-", dir=target))
     try:
         (staging / "results.json").write_text(result.to_json() + "\n", encoding="utf-8")
-        write_records(result.records, staging / "records.jsonl")
+        written = list(OUTPUT_FILES)
+        shards = result.record_shards
+        if shards is None:
+            write_records(result.records, staging / "records.jsonl")
+        else:  # --engine ray: the workers' Parquet shards, moved in with the other outputs
+            written.remove("records.jsonl")
+            shutil.copytree(shards, staging / "records")
+            written.append("records")
         (staging / "report.md").write_text(render_markdown(result), encoding="utf-8")
         write_html(result, staging / "report.html")
-        written = list(OUTPUT_FILES)
         if result.stats is not None:
             write_stats(result.stats, staging / "stats.npz")
         else:  # a result read from results.json: no blocks to keep
@@ -50,7 +56,14 @@ def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict
                     handle.write(orjson.dumps(record) + b"\n")
             written.append("predictions.jsonl")
         paths = {}
+        for stale in {"records.jsonl", "records"} - set(written):  # never another run's rows
+            if (target / stale).is_dir():
+                shutil.rmtree(target / stale)
+            else:
+                (target / stale).unlink(missing_ok=True)
         for name in written:
+            if (target / name).is_dir():
+                shutil.rmtree(target / name)
             os.replace(staging / name, target / name)
             paths[name] = target / name
         return paths
