@@ -366,3 +366,145 @@ def test_ray_writes_per_record_values_as_parquet_shards_that_read_back(
     # a local run written over the folder leaves no stale shards behind
     pingce.evaluate("contract-risk", data, out=ray_out, bootstrap=0, **extra)
     assert not (ray_out / "records").exists() and (ray_out / "records.jsonl").is_file()
+
+
+# ------------------------------------------------------------------- a judge on Ray
+
+
+def judge_pairs(records: Path) -> set[tuple[str, str]]:
+    from .test_similarity import asked_pairs, read_jsonl
+
+    return set(asked_pairs(read_jsonl(records)))
+
+
+def test_a_judge_on_ray_asks_each_distinct_pair_once_for_all_pieces(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    """The pairs of every piece are gathered and de-duplicated before any call; a pool of
+    judge actors asks each once; the pieces then find every answer in the cache. The values
+    equal the local engine's with the same judge."""
+    from pingce.engine.distributed import evaluate_on_ray
+
+    from .loopback import LoopbackServer
+
+    data, _ = SUITES["function-points"]
+    doubled = tmp_path / "twice.jsonl"  # every pair needed twice, in different pieces
+    text = data.read_text(encoding="utf-8")
+    again = "".join(
+        json.dumps({**json.loads(line), "id": json.loads(line)["id"] + "-b"}, ensure_ascii=False)
+        + "\n"
+        for line in text.splitlines()
+    )
+    doubled.write_text(text + again, encoding="utf-8")
+    options = {"similarity": "openai:m", "bootstrap": 0}
+    with LoopbackServer(lifetime=120) as server:
+        result = evaluate_on_ray(
+            "function-points",
+            str(doubled),
+            RunOptions(base_url=server.url, cache=str(tmp_path / "c.sqlite3"), **options),
+            piece_bytes=doubled.stat().st_size // 4,
+        )
+        asked = [r.pair for r in server.chat()]
+        assert len(asked) == len(set(asked)) == len(judge_pairs(data)) == 36
+        assert set(asked) == judge_pairs(data)
+        assert result.similarity is not None and result.similarity["requests"] == 36
+        server.reset()
+        want = pingce.evaluate(
+            "function-points",
+            doubled,
+            base_url=server.url,
+            cache=str(tmp_path / "local.sqlite3"),
+            **options,
+        )
+    assert not close(
+        {k: v.value for k, v in result.metrics.items()},
+        {k: v.value for k, v in want.metrics.items()},
+    )
+
+
+def processes() -> dict[int, tuple[int, str]]:
+    """Every live process: its parent and state (from /proc)."""
+    out = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            out[int(entry.name)] = (int(fields[1]), fields[0])
+    return out
+
+
+def descendants(pid: int) -> set[int]:
+    """The processes started by ``pid`` and by them (Ray's workers start sessions of their
+    own, so the process group does not hold them)."""
+    table = processes()
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {p for p, (parent, _) in table.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def alive(pids: set[int]) -> bool:
+    table = processes()
+    return any(p in table and table[p][1] != "Z" for p in pids)
+
+
+def test_a_judge_run_on_ray_killed_halfway_resumes_without_asking_again(
+    tmp_path: Path,
+) -> None:
+    """SIGKILL of the job (the driver and the Ray processes it started) while the judge actors
+    wait on the server: the answers they got are in the cache, and the rerun asks only the
+    rest (0 repeated calls)."""
+    import signal
+    import subprocess
+    import time
+
+    from .loopback import LoopbackServer
+    from .test_similarity import cached_rows, cli_env, judge_run_args
+
+    data, _ = SUITES["function-points"]
+    pairs = judge_pairs(data)
+    answered_first = 20
+    env = cli_env(tmp_path / "cache")
+    cache = tmp_path / "cache" / "similarity.sqlite3"
+    with LoopbackServer(lifetime=300) as server:
+        server.hold_after(answered_first)
+        args = [*judge_run_args(server.url, tmp_path / "out1"), "--engine", "ray"]
+        with subprocess.Popen(
+            args,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,  # the run and the Ray processes it starts: one group
+        ) as proc:
+            deadline = time.monotonic() + 180
+            while sum(r.answered for r in server.chat()) < answered_first:
+                assert proc.poll() is None, proc.communicate()[1][-2000:]
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            deadline = time.monotonic() + 5
+            while cached_rows(cache) < answered_first and time.monotonic() < deadline:
+                time.sleep(0.05)
+            started = descendants(proc.pid)  # the cluster it started, its judge actors
+            os.killpg(proc.pid, signal.SIGKILL)  # the job killed: driver and cluster
+            proc.communicate(timeout=60)
+            deadline = time.monotonic() + 60  # the actors go when they lose their raylet
+            while alive(started) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert not alive(started)
+        first = [r.pair for r in server.chat() if r.answered]
+        assert len(first) == answered_first
+        server.reset()
+        server.release()
+        args = [*judge_run_args(server.url, tmp_path / "out2"), "--engine", "ray"]
+        done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr[-3000:]
+        second = [r.pair for r in server.chat()]
+    assert not set(first) & set(second), "pairs asked again after the kill"
+    assert len(second) == len(set(second)) == len(pairs) - answered_first
+    assert set(first) | set(second) == pairs
+    results = json.loads((tmp_path / "out2" / "results.json").read_text(encoding="utf-8"))
+    assert results["similarity"]["cache_hits"] == answered_first

@@ -137,6 +137,114 @@ class _Jackknife:
         return {"moments": pickle.dumps(moments, protocol=5)}
 
 
+REMOTE = ("openai", "embedding-api", "rerank")
+"""Backends that call a server: their distinct pairs are scored once, before the pieces, by a
+pool of judge actors sharing one concurrency limit, and their answers kept in the cache."""
+
+JUDGE_BATCH = 4096
+"""Pairs a judge actor takes at a time (its calls within a batch run concurrently)."""
+
+
+class _PairsOf:
+    """A Ray Data actor: the distinct pairs a piece's statistics need scored."""
+
+    def __init__(self, suite: Any, options: RunOptions) -> None:
+        self.plan = plan_run(suite, options)
+
+    def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
+        from .pipeline import load, pairs_of
+        from .plan import check_records
+
+        piece = Piece(**pickle.loads(row["piece"]))
+        table = load(self.plan, open_piece(self.plan, piece), no_progress)
+        check_records(self.plan, table)  # a bad record stops the run before any model call
+        return {"pairs": pickle.dumps(pairs_of(self.plan, table), protocol=5)}
+
+
+class _Judge:
+    """A Ray Data actor: scores batches of pairs with the run's backend (the cache consulted
+    first, answers written back), ``concurrency`` calls at a time."""
+
+    def __init__(self, options: RunOptions, suite_options: dict[str, Any], concurrency: int):
+        from ..similarity import make_backend
+
+        backend_options = dict(suite_options)
+        backend_options["concurrency"] = concurrency
+        self.backend = make_backend(
+            str(options.similarity),
+            base_url=options.base_url,
+            cache=options.cache,
+            options=backend_options,
+        )
+
+    def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
+        pairs = list(zip(batch["a"].tolist(), batch["b"].tolist(), strict=True))
+        _, stats = self.backend.score(pairs)
+        return {"stats": [pickle.dumps(stats.summary())]}
+
+    def __del__(self) -> None:
+        self.backend.close()
+
+
+def _judge_phase(
+    ray: Any, suite: Any, options: RunOptions, plan: Plan, pieces: list[Piece], workers: int
+) -> dict[str, Any] | None:
+    """Score every distinct pair of the whole data set once, before the pieces are scored (which
+    then find every answer in the cache): the backend's counts, or None when the run's backend
+    is not a remote one."""
+    from ..similarity.names import parse_backend_name
+    from .merge import added_counts
+
+    if not any(s.needs_similarity for s in plan.statistics.values()):
+        return None
+    if parse_backend_name(str(options.similarity)).kind not in REMOTE:
+        return None
+    if options.cache is False:
+        raise OptionError(
+            "--engine ray shares a remote backend's answers between its workers through the "
+            "cache: leave the cache on (no --no-cache)"
+        )
+    found = (
+        _dataset(ray, pieces)
+        .map(
+            _PairsOf,
+            fn_constructor_kwargs={"suite": suite, "options": options},
+            compute=ray.data.ActorPoolStrategy(size=workers),
+        )
+        .take_all()
+    )
+    distinct: dict[tuple[str, str], None] = {}
+    for row in found:
+        distinct.update(dict.fromkeys(pickle.loads(row["pairs"])))
+    if not distinct:
+        return None
+    suite_options = dict(plan.suite.spec.similarity or {})
+    limit = int(suite_options.get("concurrency", 16))
+    batches = -(-len(distinct) // JUDGE_BATCH)
+    actors = max(1, min(workers, batches, limit))
+    items = [{"a": a, "b": b} for a, b in distinct]
+    rows = (
+        ray.data.from_items(items, override_num_blocks=max(1, batches))
+        .map_batches(
+            _Judge,
+            batch_size=JUDGE_BATCH,
+            fn_constructor_kwargs={
+                "options": options,
+                "suite_options": suite_options,
+                "concurrency": max(1, limit // actors),  # one limit over all the actors
+            },
+            compute=ray.data.ActorPoolStrategy(size=actors),
+        )
+        .take_all()
+    )
+    summary: dict[str, Any] | None = None
+    for row in rows:
+        summary = added_counts(summary, pickle.loads(row["stats"]))
+    if summary is not None:
+        summary["pairs"] = len(distinct)
+    return summary
+
+
 def _lines(row: dict[str, Any]) -> dict[str, Any]:
     return {"i": row["i"], "lines": count_lines(Piece(**pickle.loads(row["piece"])))}
 
@@ -204,6 +312,8 @@ def evaluate_on_ray(
             counted = _dataset(ray, pieces).map(_lines).take_all()
             newlines = [row["lines"] for row in sorted(counted, key=lambda r: r["i"])]
             pieces = number_pieces(pieces, newlines)
+    with timer.phase("similarities"):
+        judged = _judge_phase(ray, suite, options, plan, pieces, workers)
     advance = progress("scoring shards", float(len(pieces)))
     # the workers' per-record Parquet shards, moved into the outputs' records/ when written (a
     # cluster of several machines needs this folder on a file system they share)
@@ -212,6 +322,8 @@ def evaluate_on_ray(
         result = _run(
             ray, suite, options, plan, pieces, paths, notes, workers, rows_to, advance, timer
         )
+        if judged is not None:  # what the judge phase did (the pieces found it all cached)
+            result.similarity = judged
     except BaseException:
         shutil.rmtree(rows_to, ignore_errors=True)
         raise

@@ -46,6 +46,7 @@ __all__ = [
     "Part",
     "Shard",
     "SummedBlock",
+    "added_counts",
     "duplicate_keys",
     "finish",
     "jackknife_pass",
@@ -166,13 +167,13 @@ class Shard:
                 k: self.splits_units.get(k, False) or other.splits_units.get(k, False)
                 for k in {*self.splits_units, *other.splits_units}
             },
-            similarity=_added(self.similarity, other.similarity),
+            similarity=added_counts(self.similarity, other.similarity),
             signature=self.signature or other.signature,
             sources=list(dict.fromkeys([*self.sources, *other.sources])),
         )
 
 
-def _added(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
+def added_counts(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any] | None:
     """Two backends' summaries with their counts added (latencies are per shard: dropped)."""
     if a is None or b is None:
         return a if b is None else b
