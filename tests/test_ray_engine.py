@@ -238,9 +238,10 @@ def test_ray_options_are_checked_before_ray_starts() -> None:
 # ---------------------------------------------------------------------------- with Ray
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def ray_cluster() -> Any:
-    """A local Ray cluster, started once for the whole test session."""
+    """A local Ray cluster, started once (only this module uses it) and shut down after it,
+    so that no other test sees its processes."""
     import ray
 
     if not ray.is_initialized():

@@ -301,7 +301,7 @@ def evaluate_on_ray(
         paths = expand_paths(data)
         pieces = plan_pieces(paths, piece_bytes, whole_files=plan.unit is not None)
     ray = _import_ray()
-    with timer.phase("start-up"):
+    with timer.phase("cluster"):
         _connect(ray, ray_address)
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False

@@ -18,6 +18,7 @@ __all__ = ["PHASES", "Profile"]
 PHASES = (
     "start-up",
     "plan",
+    "cluster",
     "load",
     "similarities",
     "statistics",
