@@ -39,7 +39,7 @@ from ..stats import (
 )
 from .groups import bootstrap_keys, slice_keys, slice_order
 from .plan import Plan
-from .values import finalised_value, metric_values, table_values
+from .values import finalised_value, metric_values, split_unit_values, table_values
 
 __all__ = [
     "Merger",
@@ -599,16 +599,7 @@ def finish(
             scope = merged.scopes[key]
             part_metrics, part_tables = _finish_scope(plan, scope, of(key))
             if merged.splits_units.get(path):
-                for name in plan.metrics:
-                    unit = plan.statistic_of(name).unit_field
-                    if unit is not None:
-                        part_metrics[name] = MetricResult(
-                            value=None,
-                            n=0,
-                            undefined_reason=f"{path} varies within {unit} units and "
-                            f"{plan.metrics[name].registry_name} reads each {unit} as a whole: "
-                            f"slice by a field that is constant within a {unit}",
-                        )
+                split_unit_values(plan, path, part_metrics)
             slices[key] = SliceResult(n_records=scope.n, metrics=part_metrics, tables=part_tables)
     return metrics, tables, slices
 

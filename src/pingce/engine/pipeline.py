@@ -51,6 +51,7 @@ from .values import (
     finalised_value,
     metric_values,
     record_rows,
+    split_unit_values,
     statistic_notes,
     table_values,
     unparsed_rows,
@@ -271,16 +272,7 @@ class Run:
                     None if self.keys is None else self.keys[rows],
                 )
                 if splits_units:
-                    for name in plan.metrics:
-                        unit = plan.statistic_of(name).unit_field
-                        if unit is not None:
-                            metrics[name] = MetricResult(
-                                value=None,
-                                n=0,
-                                undefined_reason=f"{path} varies within {unit} units and "
-                                f"{plan.metrics[name].registry_name} reads each {unit} as a whole: "
-                                f"slice by a field that is constant within a {unit}",
-                            )
+                    split_unit_values(plan, path, metrics)
                 out[key] = SliceResult(n_records=int(rows.shape[0]), metrics=metrics, tables=tables)
         return out
 

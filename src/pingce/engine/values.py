@@ -25,6 +25,7 @@ __all__ = [
     "model_failed_records",
     "policed_value",
     "record_rows",
+    "split_unit_values",
     "statistic_notes",
     "table_values",
     "unparsed_rows",
@@ -144,6 +145,21 @@ def with_failed_records(
         failed_records=failed,
         model_failed_records=model or None,
     )
+
+
+def split_unit_values(plan: Plan, path: str, metrics: dict[str, MetricResult]) -> None:
+    """A slice by ``path``, a field that varies within units: the metrics that read a unit as a
+    whole (a dialogue's slope) get no value there, rather than a misleading one (in place)."""
+    for name in plan.metrics:
+        unit = plan.statistic_of(name).unit_field
+        if unit is not None:
+            metrics[name] = MetricResult(
+                value=None,
+                n=0,
+                undefined_reason=f"{path} varies within {unit} units and "
+                f"{plan.metrics[name].registry_name} reads each {unit} as a whole: "
+                f"slice by a field that is constant within a {unit}",
+            )
 
 
 def table_values(plan: Plan, blocks: Blocks) -> dict[str, dict[str, object]]:
