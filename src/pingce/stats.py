@@ -396,7 +396,9 @@ def record_keys(names: Iterable[str]) -> np.ndarray:
     return np.frombuffer(digests, dtype="<u8").astype(np.uint64)
 
 
-def poisson_counts(keys: np.ndarray, resamples: int, seed: int | list[int]) -> Iterator[np.ndarray]:
+def poisson_counts(
+    keys: np.ndarray, resamples: int, seed: int | list[int], start: int = 0
+) -> Iterator[np.ndarray]:
     """The Poisson bootstrap's weights: for ``b`` in ``range(resamples)`` the array of each
     record's Poisson(1) weight, from a counter-based generator: ``u = (mix(key ^ mix(seed' +
     (b + 1)·γ)) >> 11) / 2**53`` (``mix`` SplitMix64's output function, ``seed'`` the seed as
@@ -404,7 +406,7 @@ def poisson_counts(keys: np.ndarray, resamples: int, seed: int | list[int]) -> I
     the seed and ``b`` only."""
     keys = np.asarray(keys, dtype=np.uint64)
     base = _seed64(seed)
-    for b in range(resamples):
+    for b in range(start, resamples):  # resamples start.. alone: the same weights as in all
         stream = _mix64(np.array([(base + (b + 1) * _GAMMA) % 2**64], dtype=np.uint64))
         top = _mix64(keys ^ stream) >> np.uint64(11)  # u · 2**53
         yield np.searchsorted(_POISSON_STEPS, top, side="right").astype(np.float64)

@@ -16,6 +16,7 @@ place); they equal the local engine's ``--bootstrap-method poisson`` for any num
 
 from __future__ import annotations
 
+import itertools
 import os
 import pickle
 import shutil
@@ -40,6 +41,7 @@ from .merge import (
     finish,
     jackknife_pass,
     needs_jackknife_pass,
+    raw_thetas,
     run_shard,
     scope_values,
 )
@@ -249,6 +251,30 @@ def _lines(row: dict[str, Any]) -> dict[str, Any]:
     return {"i": row["i"], "lines": count_lines(Piece(**pickle.loads(row["piece"])))}
 
 
+def _resampler(ray: Any, workers: int) -> Any:
+    """The replicates of a statistic that does not decompose (latency percentiles: the one part
+    of the intervals that needs every record's value), computed by Ray tasks over ranges of
+    resamples: the rows and keys are put in the object store once, and each task draws the
+    same keyed weights as the driver would (:func:`.merge.raw_thetas`)."""
+    task = ray.remote(raw_thetas)
+
+    def resample(
+        metric: Any, rows: np.ndarray, keys: np.ndarray, resamples: int, seed: Any
+    ) -> np.ndarray:
+        if workers < 2 or resamples < 2 * workers:
+            return raw_thetas(metric, rows, keys, resamples, seed)
+        rows_ref, keys_ref = ray.put(rows), ray.put(keys)
+        cuts = np.linspace(0, resamples, 2 * workers + 1).astype(int).tolist()
+        parts = [
+            task.remote(metric, rows_ref, keys_ref, stop, seed, start)
+            for start, stop in itertools.pairwise(cuts)
+            if stop > start
+        ]
+        return np.concatenate(ray.get(parts))
+
+    return resample
+
+
 def _connect(ray: Any, address: str | None) -> None:
     import logging
 
@@ -387,7 +413,7 @@ def _run(
             for row in rows:
                 for key, value in pickle.loads(row["moments"]).items():
                     moments[key] = moments[key] + value if key in moments else value
-        metrics, tables, slices = finish(plan, merged, moments)
+        metrics, tables, slices = finish(plan, merged, moments, _resampler(ray, workers))
     if merged.n == 0:
         raise InputError("no records", source=", ".join(paths))
     sig = signature(plan, None).model_copy(update={"similarity": merged.signature, "engine": "ray"})

@@ -52,6 +52,7 @@ __all__ = [
     "jackknife_pass",
     "merge_shards",
     "needs_jackknife_pass",
+    "raw_thetas",
     "run_shard",
     "scope_blocks",
     "scope_values",
@@ -437,7 +438,10 @@ class SummedBlock(StatBlock):
 
 
 def _thetas(
-    plan: Plan, scope: Scope, wanted: Mapping[str, tuple[Metric, Hashable]]
+    plan: Plan,
+    scope: Scope,
+    wanted: Mapping[str, tuple[Metric, Hashable]],
+    resample_raw: RawThetas | None = None,
 ) -> dict[str, np.ndarray]:
     """Each metric's value on each Poisson replicate of the scope."""
     options = plan.options
@@ -452,11 +456,29 @@ def _thetas(
             raw.append((name, metric, part))
     for name, metric, part in raw:
         assert part.raw is not None and part.raw_keys is not None
-        theta = np.empty(options.bootstrap)
-        for b, weights in enumerate(poisson_counts(part.raw_keys, options.bootstrap, options.seed)):
-            theta[b] = metric.finalize_rows(part.raw, weights)
-        out[name] = theta
+        resample = resample_raw or raw_thetas
+        out[name] = resample(metric, part.raw, part.raw_keys, options.bootstrap, options.seed)
     return out
+
+
+RawThetas = Callable[[Metric, np.ndarray, np.ndarray, int, "int | list[int]"], np.ndarray]
+"""How the values of a statistic that does not decompose are resampled (the driver's serial
+loop, or Ray tasks over ranges of resamples)."""
+
+
+def raw_thetas(
+    metric: Metric,
+    rows: np.ndarray,
+    keys: np.ndarray,
+    resamples: int,
+    seed: int | list[int],
+    start: int = 0,
+) -> np.ndarray:
+    """``metric`` on Poisson replicates ``start`` to ``resamples - 1`` of raw ``rows``."""
+    theta = np.empty(resamples - start)
+    for b, weights in enumerate(poisson_counts(keys, resamples, seed, start)):
+        theta[b] = metric.finalize_rows(rows, weights)
+    return theta
 
 
 def _jackknife(
@@ -549,7 +571,10 @@ def scope_blocks(
 
 
 def _finish_scope(
-    plan: Plan, scope: Scope, moments: Mapping[str, np.ndarray]
+    plan: Plan,
+    scope: Scope,
+    moments: Mapping[str, np.ndarray],
+    resample_raw: RawThetas | None = None,
 ) -> tuple[dict[str, MetricResult], dict[str, dict[str, Any]]]:
     options = plan.options
     blocks = {k: SummedBlock.of(p) for k, p in scope.parts.items()}
@@ -564,7 +589,7 @@ def _finish_scope(
         intervals: dict[str, Interval] = replicate_intervals(
             wanted,
             values,
-            _thetas(plan, scope, wanted),
+            _thetas(plan, scope, wanted, resample_raw),
             method=options.ci_method,
             level=options.ci_level,
             jackknives={
@@ -580,16 +605,20 @@ def _finish_scope(
 
 
 def finish(
-    plan: Plan, merged: Shard, moments: Mapping[tuple[str, str], np.ndarray] | None = None
+    plan: Plan,
+    merged: Shard,
+    moments: Mapping[tuple[str, str], np.ndarray] | None = None,
+    resample_raw: RawThetas | None = None,
 ) -> tuple[dict[str, MetricResult], dict[str, dict[str, Any]], dict[str, SliceResult]]:
     """The run's metrics, tables and slices from the merged shards (and, for BCa on dense
-    statistics, the merged jackknife moments)."""
+    statistics, the merged jackknife moments; ``resample_raw``: how the replicates of raw
+    statistics are computed, :func:`raw_thetas` by default)."""
     moments = moments or {}
 
     def of(scope: str) -> dict[str, np.ndarray]:
         return {name: m for (s, name), m in moments.items() if s == scope}
 
-    metrics, tables = _finish_scope(plan, merged.scopes[WHOLE], of(WHOLE))
+    metrics, tables = _finish_scope(plan, merged.scopes[WHOLE], of(WHOLE), resample_raw)
     slices: dict[str, SliceResult] = {}
     for path in plan.options.slices:
         prefix = f"{path}="
@@ -597,7 +626,7 @@ def finish(
         for i in slice_order(values, path, plan):
             key = prefix + values[i]
             scope = merged.scopes[key]
-            part_metrics, part_tables = _finish_scope(plan, scope, of(key))
+            part_metrics, part_tables = _finish_scope(plan, scope, of(key), resample_raw)
             if merged.splits_units.get(path):
                 split_unit_values(plan, path, part_metrics)
             slices[key] = SliceResult(n_records=scope.n, metrics=part_metrics, tables=part_tables)
