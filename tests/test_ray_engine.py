@@ -100,15 +100,20 @@ def sharded(suite: str, data: Path | str, options: RunOptions, pieces: int) -> d
     }
 
 
-def local(suite: str, data: Path, **options: Any) -> dict[str, Any]:
-    result = pingce.evaluate(suite, data, bootstrap_method="poisson", **options)
+def summary(result: Any) -> dict[str, Any]:
+    """What the engines must agree on, as plain data."""
     return {
         "n": result.n_records,
         "metrics": {k: v.model_dump() for k, v in result.metrics.items()},
         "tables": result.tables,
         "slices": {k: v.model_dump() for k, v in result.slices.items()},
         "failures": result.failures.model_dump(),
+        "notes": result.notes,
     }
+
+
+def local(suite: str, data: Path, **options: Any) -> dict[str, Any]:
+    return summary(pingce.evaluate(suite, data, bootstrap_method="poisson", **options))
 
 
 def assert_same(a: dict[str, Any], b: dict[str, Any]) -> None:
@@ -231,6 +236,10 @@ def test_ray_options_are_checked_before_ray_starts() -> None:
         pingce.evaluate("contract-risk", SUITES["contract-risk"][0], ray_address="auto")
     with pytest.raises(OptionError, match="--sample is not available with --engine ray"):
         pingce.evaluate("contract-risk", SUITES["contract-risk"][0], engine="ray", sample=5)
+    with pytest.raises(OptionError, match="--encoding gb18030: the ray engine reads UTF-8"):
+        pingce.evaluate(
+            "contract-risk", SUITES["contract-risk"][0], engine="ray", encoding="gb18030"
+        )
     with pytest.raises(OptionError, match="--engine must be"):
         pingce.evaluate("contract-risk", SUITES["contract-risk"][0], engine="spark")
 
@@ -259,14 +268,7 @@ def ray_run(suite: str, data: Any, **options: Any) -> dict[str, Any]:
     result = pingce.evaluate(suite, data, engine="ray", **options)
     assert result.signature.model_dump()["engine"] == "ray"
     assert result.signature.bootstrap_method == "poisson"
-    return {
-        "n": result.n_records,
-        "metrics": {k: v.model_dump() for k, v in result.metrics.items()},
-        "tables": result.tables,
-        "slices": {k: v.model_dump() for k, v in result.slices.items()},
-        "failures": result.failures.model_dump(),
-        "notes": result.notes,
-    }
+    return summary(result)
 
 
 @pytest.mark.parametrize("suite", sorted(SUITES))

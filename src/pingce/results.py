@@ -12,7 +12,7 @@ numbers as pandas DataFrames (:mod:`pingce.frames`; pandas imported only then).
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -225,6 +225,48 @@ class RecordRows:
             {k: pick(v) for k, v in self.fields.items()},
             {k: v[at] for k, v in self.values.items()},
             {k: v[at] for k, v in self.misses.items()},
+        )
+
+    @classmethod
+    def from_jsonl(cls, lines: Iterable[bytes], source: str) -> RecordRows:
+        """The lines of records.jsonl (:meth:`iter_jsonl`) back into columns; ``source`` names
+        them in the error of a line that is not JSON."""
+        from .errors import InputError
+
+        ids: list[str | None] = []
+        numbers: list[int] = []
+        fields: dict[str, list[Any]] = {}
+        values: dict[str, list[float]] = {}
+        misses: dict[str, list[Any]] = {}
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                continue
+            try:
+                row = orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                raise InputError(f"not valid JSON ({exc})", source=source, line=number) from None
+            i = len(ids)
+            ids.append(row.get("id"))
+            numbers.append(int(row.get("line") or number))
+            for column, data in (("fields", fields), ("misses", misses)):
+                for key, value in (row.get(column) or {}).items():
+                    data.setdefault(key, [None] * i).append(value)
+            for key, value in (row.get("values") or {}).items():
+                values.setdefault(key, [np.nan] * i).append(np.nan if value is None else value)
+            n = i + 1
+            for data in (fields, misses):
+                for column_values in data.values():
+                    if len(column_values) < n:
+                        column_values.append(None)
+            for floats in values.values():
+                if len(floats) < n:
+                    floats.append(np.nan)
+        return cls(
+            ids,
+            np.asarray(numbers, dtype=np.int64),
+            {k: np.asarray(v, dtype=object) for k, v in fields.items()},
+            {k: np.asarray(v, dtype=np.float64) for k, v in values.items()},
+            {k: np.asarray(v, dtype=object) for k, v in misses.items()},
         )
 
     def iter_rows(self) -> Iterator[dict[str, Any]]:

@@ -16,6 +16,7 @@ place); they equal the local engine's ``--bootstrap-method poisson`` for any num
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import os
 import pickle
@@ -79,6 +80,11 @@ def check_ray_options(options: RunOptions, plan: Plan | None = None) -> list[str
     run should carry."""
     from ..similarity.base import SimilarityBackend
 
+    if options.encoding is not None and codecs.lookup(options.encoding).name != "utf-8":
+        raise OptionError(
+            f"--encoding {options.encoding}: the ray engine reads UTF-8 files; convert them "
+            "(iconv -f ENCODING -t UTF-8) or run them with the local engine"
+        )
     refused = {
         "--sample": options.sample is not None,
         "--gold": options.gold is not None,

@@ -8,10 +8,6 @@ import os
 import zipfile
 from functools import partial
 from pathlib import Path
-from typing import Any
-
-import numpy as np
-import orjson
 
 from ..errors import InputError
 from ..results import EvaluationResult, RecordRows, SavedStats
@@ -60,42 +56,8 @@ def _read_stats(path: Path) -> SavedStats:
 
 def _read_rows(path: Path) -> RecordRows:
     """records.jsonl back into columns."""
-    ids: list[str | None] = []
-    lines: list[int] = []
-    fields: dict[str, list[Any]] = {}
-    values: dict[str, list[float]] = {}
-    misses: dict[str, list[Any]] = {}
     with open(path, "rb") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = orjson.loads(line)
-            except orjson.JSONDecodeError as exc:
-                raise InputError(f"not valid JSON ({exc})", source=str(path), line=number) from None
-            i = len(ids)
-            ids.append(row.get("id"))
-            lines.append(int(row.get("line") or number))
-            for column, data in (("fields", fields), ("misses", misses)):
-                for key, value in (row.get(column) or {}).items():
-                    data.setdefault(key, [None] * i).append(value)
-            for key, value in (row.get("values") or {}).items():
-                values.setdefault(key, [np.nan] * i).append(np.nan if value is None else value)
-            n = i + 1
-            for data in (fields, misses):
-                for column_values in data.values():
-                    if len(column_values) < n:
-                        column_values.append(None)
-            for numbers in values.values():
-                if len(numbers) < n:
-                    numbers.append(np.nan)
-    return RecordRows(
-        ids,
-        np.asarray(lines, dtype=np.int64),
-        {k: np.asarray(v, dtype=object) for k, v in fields.items()},
-        {k: np.asarray(v, dtype=np.float64) for k, v in values.items()},
-        {k: np.asarray(v, dtype=object) for k, v in misses.items()},
-    )
+        return RecordRows.from_jsonl(handle, str(path))
 
 
 def rewrite_reports(
