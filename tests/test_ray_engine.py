@@ -220,6 +220,60 @@ def test_parquet_files_are_cut_at_row_groups(tmp_path: Path) -> None:
     assert_same(got, local("contract-risk", path, **options))
 
 
+@pytest.mark.parametrize("suite", sorted(SUITES))
+def test_stats_shards_join_into_the_local_runs_saved_statistics(suite: str, tmp_path: Path) -> None:
+    """Each piece's stats.npz (what a ray run keeps for ``pingce compare``), joined, holds the
+    local run's saved statistics record for record: the same codes or rows, masks, failure
+    counts and slice values for each record (paired by id, or by the suite's match_by fields),
+    each unit whole; and a comparison of the two is exactly 0."""
+    from pingce.engine.runs import compare_runs, pair_records
+    from pingce.engine.saved import saved_blocks
+    from pingce.stat_shards import read_stat_shards
+
+    data, extra = SUITES[suite]
+    slices = ("contract_type",) if suite == "contract-risk" else ()
+    options = RunOptions(bootstrap=0, bootstrap_method="poisson", **extra)
+    plan = plan_run(suite, options)
+    files = by_unit(suite, data, tmp_path) if suite == "tcm-dialogue" else str(data)
+    paths = expand_paths(files)
+    cut = plan_pieces(paths, max(1, data.stat().st_size // 5), whole_files=plan.unit is not None)
+    cut = number_pieces(cut, [count_lines(p) for p in cut])
+    assert len(cut) >= 3
+    for k, piece in enumerate(cut):
+        run_shard(plan, open_piece(plan, piece), stats_to=str(tmp_path / f"part-{k:05d}.npz"))
+    joined = read_stat_shards(tmp_path)
+    result = pingce.evaluate(suite, data, bootstrap=0, **extra)
+    want = result.stats
+    assert want is not None and joined.manifest["n"] == want.manifest["n"]
+    pairing = pair_records(joined, want)  # also: each unit holds the same records in both
+    assert pairing.candidate.shape[0] == want.manifest["n"] and not pairing.only_baseline
+    if plan.unit is not None:  # numbered as one table's units are
+        np.testing.assert_array_equal(
+            joined.arrays["units"][pairing.candidate], want.arrays["units"][pairing.baseline]
+        )
+    mine, theirs = saved_blocks(joined, plan), saved_blocks(want, plan)
+    for key, block in theirs.items():
+        got = mine[key].take(pairing.candidate)
+        expected = block.take(pairing.baseline)
+        assert got.width == expected.width and mine[key].counts == block.counts, key
+        for part in ("codes", "rows", "scope", "unparsed"):
+            a, b = getattr(got, part), getattr(expected, part)
+            assert (a is None) == (b is None) or part in ("scope", "unparsed"), (key, part)
+            if a is not None and b is not None:
+                np.testing.assert_array_equal(a, b, err_msg=f"{key} {part}")
+    for path in slices:
+        names = [
+            np.asarray(s.manifest["slices"][path])[s.arrays[f"slice.{path}"]]
+            for s in (joined, want)
+        ]
+        np.testing.assert_array_equal(names[0][pairing.candidate], names[1][pairing.baseline])
+    twin = pingce.evaluate(suite, data, bootstrap=0, **extra)
+    twin.attach_stats(joined)
+    compared = compare_runs(twin, result, RunOptions(bootstrap=50, **extra))
+    deltas = [m.delta for m in compared.metrics.values() if m.delta is not None]
+    assert deltas and all(d == 0 for d in deltas)
+
+
 def test_globs_name_their_files_and_a_glob_without_files_is_an_error(tmp_path: Path) -> None:
     for name in ("b.jsonl", "a.jsonl", "c.txt"):
         (tmp_path / name).write_text("{}\n", encoding="utf-8")
@@ -279,6 +333,28 @@ def test_every_suite_on_ray_equals_the_local_engine(
     options = {"bootstrap": 200, "seed": 1, **extra}
     shards = by_unit(suite, data, tmp_path) if suite == "tcm-dialogue" else data
     assert_same(ray_run(suite, shards, **options), local(suite, data, **options))
+
+
+def test_ray_reads_parquet_files_by_row_groups(ray_cluster: Any, tmp_path: Path) -> None:
+    """Two Parquet files of row groups of 7 records (cut into pieces at row groups, read by
+    the workers): the local run's numbers on the same records in one JSONL file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    data, extra = SUITES["contract-risk"]
+    rows = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
+    keep = ("id", "contract_type", "gold_level", "pred_level", "latency_sec")
+    kept = [{f: r.get(f) for f in keep} for r in rows]
+    for k in range(2):
+        table = pa.Table.from_pylist(kept[k::2])
+        pq.write_table(table, tmp_path / f"part-{k}.parquet", row_group_size=7)
+    assert len(plan_pieces(expand_paths(str(tmp_path / "*.parquet")), 1)) == 2 * math.ceil(30 / 7)
+    whole = tmp_path / "whole.jsonl"
+    whole.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept), "utf-8")
+    options = {"bootstrap": 150, "seed": 6, **extra}
+    got = ray_run("contract-risk", str(tmp_path / "*.parquet"), **options)
+    assert got["n"] == len(rows)
+    assert_same(got, local("contract-risk", whole, **options))
 
 
 def test_a_dialogue_in_two_shards_is_an_error(ray_cluster: Any, tmp_path: Path) -> None:
@@ -369,6 +445,80 @@ def test_ray_writes_per_record_values_as_parquet_shards_that_read_back(
     # a local run written over the folder leaves no stale shards behind
     pingce.evaluate("contract-risk", data, out=ray_out, bootstrap=0, **extra)
     assert not (ray_out / "records").exists() and (ray_out / "records.jsonl").is_file()
+
+
+def unit_files(records: list[dict[str, Any]], unit: str, folder: Path, files: int = 3) -> str:
+    """``records`` written into ``files`` files, each unit whole in one of them (a glob)."""
+    folder.mkdir(parents=True)
+    units = list(dict.fromkeys(r[unit] for r in records))
+    for k in range(files):
+        mine = set(units[k::files])
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records if r[unit] in mine)
+        (folder / f"part-{k}.jsonl").write_text(text, encoding="utf-8")
+    return str(folder / "part-*.jsonl")
+
+
+@pytest.mark.parametrize("suite", ["contract-risk", "tcm-dialogue"])
+def test_pingce_compare_of_two_ray_runs_equals_the_comparison_of_their_record_files(
+    ray_cluster: Any, suite: str, tmp_path: Path
+) -> None:
+    """A ray run keeps its statistics as one stats.npz a piece (``stats/``): ``pingce compare``
+    of two ray runs' folders, and of a ray run with a local one, gives what the comparison of
+    the record files gives (values, deltas, intervals, p-values, tests, slices), with the
+    Poisson bootstrap both runs drew. tcm-dialogue's turns have no ids: they pair by the
+    suite's match_by fields, each dialogue whole in one of three files."""
+    from .test_compare_runs import (
+        assert_same_comparison,
+        comparison,
+        contracts,
+        dialogues,
+        read,
+        write,
+    )
+
+    if suite == "contract-risk":
+        candidate, baseline = contracts(90, seed=2)
+        sliced = ["--slice", "contract_type"]
+        cand_data: Any = str(write(tmp_path / "cand.jsonl", candidate))
+        base_data: Any = str(write(tmp_path / "base.jsonl", baseline))
+        extra: dict[str, Any] = {"slices": ("contract_type",)}
+    else:
+        candidate, baseline = dialogues()
+        sliced, extra = [], {"similarity": "exact"}
+        cand_data = unit_files(candidate, "dialogue_id", tmp_path / "cand")
+        base_data = unit_files(baseline, "dialogue_id", tmp_path / "base")
+        # the record files hold the records in glob order: sums of fractional statistics
+        # round by record order, which can move a BCa end near a tie by a resample
+        candidate = [r for p in expand_paths(cand_data) for r in read(Path(p))]
+        baseline = [r for p in expand_paths(base_data) for r in read(Path(p))]
+    write(tmp_path / "cand-all.jsonl", candidate)
+    write(tmp_path / "base-all.jsonl", baseline)
+    similarity = ["--similarity", "exact"] if suite == "tcm-dialogue" else []
+    for name, data in (("cand", cand_data), ("base", base_data)):
+        pingce.evaluate(suite, data, out=tmp_path / f"ray-{name}", engine="ray", **extra)
+        assert (tmp_path / f"ray-{name}" / "stats").is_dir()
+        assert not (tmp_path / f"ray-{name}" / "stats.npz").exists()
+    pingce.evaluate(suite, tmp_path / "base-all.jsonl", out=tmp_path / "local-base", **extra)
+    args = ["--bootstrap", "300", "--seed", "5", "--bootstrap-method", "poisson", *sliced]
+    files = run_pingce(
+        "compare", suite, "--data", str(tmp_path / "cand-all.jsonl"), "--baseline",
+        str(tmp_path / "base-all.jsonl"), "--out", str(tmp_path / "files"), *similarity, *args,
+    )  # fmt: skip
+    assert files.returncode == 0, files.stderr
+    expected = comparison(tmp_path / "files")
+    assert any(m["delta"] for m in expected["metrics"].values())
+    for baseline_run in ("ray-base", "local-base"):
+        done = run_pingce(
+            "compare", str(tmp_path / "ray-cand"), str(tmp_path / baseline_run), "--out",
+            str(tmp_path / f"vs-{baseline_run}"), *args,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        got = comparison(tmp_path / f"vs-{baseline_run}")
+        assert_same_comparison(got, expected)
+    # a local run written over a ray run's folder leaves no stale stats shards behind
+    pingce.evaluate(suite, tmp_path / "cand-all.jsonl", out=tmp_path / "ray-cand", **extra)
+    assert (tmp_path / "ray-cand" / "stats.npz").is_file()
+    assert not (tmp_path / "ray-cand" / "stats").exists()
 
 
 # ------------------------------------------------------------------- a judge on Ray

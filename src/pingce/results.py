@@ -12,6 +12,7 @@ numbers as pandas DataFrames (:mod:`pingce.frames`; pandas imported only then).
 from __future__ import annotations
 
 import operator
+import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
@@ -360,6 +361,18 @@ class SavedStats:
             raise ValueError(f"{path}: stats.npz format {manifest.get('format')} is not known")
         return cls(manifest, arrays)
 
+    def save(self, path: Any) -> None:
+        """Write stats.npz: every array as ``<name>.npy`` and the manifest as JSON text
+        (``manifest.npy``), in an uncompressed zip that ``numpy.load`` reads without pickles.
+        The members carry a fixed date, so the same statistics give the same bytes."""
+        members = {"manifest": np.array(orjson.dumps(self.manifest).decode("utf-8"))}
+        members.update(self.arrays)
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+            for name, array in members.items():
+                info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+                with zf.open(info, "w", force_zip64=True) as member:
+                    np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+
     def ids(self) -> list[str | None]:
         """The records' ids (None for a record without one)."""
         if "ids_json" in self.arrays:
@@ -579,6 +592,7 @@ class EvaluationResult(_Plain):
     _stats: SavedStats | Callable[[], SavedStats] | None = PrivateAttr(default=None)
     _predictions: list[dict[str, Any]] | None = PrivateAttr(default=None)
     _record_shards: Any = PrivateAttr(default=None)
+    _stat_shards: Any = PrivateAttr(default=None)
 
     def value(self, name: str) -> float | None:
         """Shortcut: the value of metric ``name``."""
@@ -602,6 +616,20 @@ class EvaluationResult(_Plain):
     def record_shards(self) -> Any:
         """The folder of the run's per-record Parquet shards (``--engine ray``), or None."""
         return self._record_shards
+
+    def attach_stat_shards(self, folder: Any) -> None:
+        """Attach the folder of the run's saved statistics as shards (``--engine ray``: each
+        piece's worker writes ``part-NNNNN.npz``; the outputs' ``stats/``): :attr:`stats` joins
+        them when first asked for (:func:`pingce.stat_shards.read_stat_shards`)."""
+        from .stat_shards import read_stat_shards
+
+        self._stat_shards = folder
+        self._stats = lambda: read_stat_shards(folder)
+
+    @property
+    def stat_shards(self) -> Any:
+        """The folder of the run's saved statistics as shards (``--engine ray``), or None."""
+        return self._stat_shards
 
     def attach_predictions(self, records: list[dict[str, Any]]) -> None:
         """Attach the input records with the model's answers (``--model``; the engine does)."""

@@ -117,14 +117,15 @@ def check_ray_options(options: RunOptions, plan: Plan | None = None) -> list[str
 class _Pieces:
     """A Ray Data actor: plans the suite once, then reads and scores pieces."""
 
-    def __init__(self, suite: Any, options: RunOptions, rows_to: str) -> None:
+    def __init__(self, suite: Any, options: RunOptions, shards_to: str) -> None:
         self.plan = plan_run(suite, options)
-        self.rows_to = rows_to
+        self.shards_to = shards_to
 
     def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
         piece = Piece(**pickle.loads(row["piece"]))
-        rows_to = os.path.join(self.rows_to, f"part-{row['i']:05d}.parquet")
-        shard, blocks = run_shard(self.plan, open_piece(self.plan, piece), rows_to)
+        rows_to = os.path.join(self.shards_to, "records", f"part-{row['i']:05d}.parquet")
+        stats_to = os.path.join(self.shards_to, "stats", f"part-{row['i']:05d}.npz")
+        shard, blocks = run_shard(self.plan, open_piece(self.plan, piece), rows_to, stats_to)
         return {
             "i": row["i"],
             "shard": pickle.dumps(shard, protocol=5),
@@ -347,19 +348,22 @@ def evaluate_on_ray(
     with timer.phase("similarities"):
         judged = _judge_phase(ray, suite, options, plan, pieces, workers)
     advance = progress("scoring shards", float(len(pieces)))
-    # the workers' per-record Parquet shards, moved into the outputs' records/ when written (a
-    # cluster of several machines needs this folder on a file system they share)
-    rows_to = tempfile.mkdtemp(prefix="pingce-records-")
+    # the workers' shards: per-record values (records/*.parquet) and statistics (stats/*.npz),
+    # copied into the outputs when written (a cluster of several machines needs this folder on
+    # a file system they share)
+    shards_to = tempfile.mkdtemp(prefix="pingce-shards-")
     try:
+        for folder in ("records", "stats"):
+            os.mkdir(os.path.join(shards_to, folder))
         result = _run(
-            ray, suite, options, plan, pieces, paths, notes, workers, rows_to, advance, timer
+            ray, suite, options, plan, pieces, paths, notes, workers, shards_to, advance, timer
         )
         if judged is not None:  # what the judge phase did (the pieces found it all cached)
             result.similarity = judged
     except BaseException:
-        shutil.rmtree(rows_to, ignore_errors=True)
+        shutil.rmtree(shards_to, ignore_errors=True)
         raise
-    weakref.finalize(result, shutil.rmtree, rows_to, True)  # the shards live as long as it
+    weakref.finalize(result, shutil.rmtree, shards_to, True)  # the shards live as long as it
     if profile is not None:
         result.profile = timer.ordered()
     return result
@@ -374,7 +378,7 @@ def _run(
     paths: list[str],
     notes: list[str],
     workers: int,
-    rows_to: str,
+    shards_to: str,
     advance: Any,
     timer: Profile,
 ) -> EvaluationResult:
@@ -383,7 +387,7 @@ def _run(
             _dataset(ray, pieces)
             .map(
                 _Pieces,
-                fn_constructor_kwargs={"suite": suite, "options": options, "rows_to": rows_to},
+                fn_constructor_kwargs={"suite": suite, "options": options, "shards_to": shards_to},
                 compute=ray.data.ActorPoolStrategy(size=workers),
             )
             .materialize()
@@ -443,7 +447,9 @@ def _run(
     )
     if merged.similarity is not None:
         result.similarity = merged.similarity
+    rows_to = os.path.join(shards_to, "records")
     result.attach_record_shards(rows_to)
+    result.attach_stat_shards(os.path.join(shards_to, "stats"))  # joined when a comparison asks
     if merged.n <= RECORDS_IN_MEMORY:  # the report's per-record drill-down
         from ..record_shards import read_record_shards
 

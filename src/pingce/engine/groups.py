@@ -76,6 +76,19 @@ def unit_codes(table: Table, path: str | None) -> np.ndarray | None:
     return rank[codes]
 
 
+def unit_sort_keys(table: Table, path: str, units: np.ndarray) -> list[tuple[int, str]]:
+    """What :func:`unit_codes` sorted the units by, in code order: ``(0, value)`` for a text
+    value, ``(1, repr(json_equal_key(value)))`` for any other; so that units numbered in
+    pieces of the records can be numbered as one table's are (:mod:`pingce.stat_shards`)."""
+    column = table.column(path)
+    values = column.tolist() if isinstance(column, np.ndarray) else column
+    _, first = np.unique(units, return_index=True)
+    return [
+        (0, v) if isinstance(v, str) else (1, repr(json_equal_key(v)))
+        for v in (values[i] for i in first.tolist())
+    ]
+
+
 def slice_keys(table: Table, path: str, plan: Plan) -> list[str]:
     """Each record's value of ``path`` as a slice name; ``(missing)`` where it has none."""
     column = table.column(path)

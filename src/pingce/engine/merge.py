@@ -349,13 +349,14 @@ ScopeBlocks = dict[str, tuple[dict[Hashable, StatBlock], np.ndarray | None]]
 
 
 def run_shard(
-    plan: Plan, data: Any, rows_to: str | None = None
+    plan: Plan, data: Any, rows_to: str | None = None, stats_to: str | None = None
 ) -> tuple[Shard, ScopeBlocks | None]:
     """Read, check and score one shard (``data``: a path, a :class:`pingce.readers.Reading` of
     part of a file, or records) by the local engine's own functions, and what it adds to the
     run; with the shard's blocks per scope when BCa will need the jackknife pass. ``rows_to``:
     a Parquet file to write the shard's per-record values and reasons to
-    (:mod:`pingce.record_shards`)."""
+    (:mod:`pingce.record_shards`); ``stats_to``: a stats.npz to write its per-record statistics
+    to (:mod:`pingce.stat_shards`)."""
     from ..progress import no_progress
     from .groups import unit_codes
     from .pipeline import load, similarities, statistics
@@ -385,6 +386,10 @@ def run_shard(
         from .values import record_rows
 
         write_record_shard(record_rows(plan, table, blocks), table.source, rows_to)
+    if stats_to is not None:
+        from .saved import saved_stats
+
+        saved_stats(plan, table, blocks, units, piece=True).save(stats_to)
     keep = plan.options.bootstrap > 0 and plan.options.ci_method == "bca"
     return shard, scope_blocks(plan, table, blocks, units) if keep else None
 

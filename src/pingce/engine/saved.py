@@ -21,13 +21,14 @@ from ..errors import OptionError
 from ..metrics.protocol import LEFT_OUT, MODEL_FAILED, StatBlock
 from ..records import Table
 from ..results import SavedStats
-from .groups import slice_keys
+from .groups import slice_keys, unit_sort_keys
 from .plan import Plan
 
-__all__ = ["match_keys", "saved_blocks", "saved_stats"]
+__all__ = ["match_keys", "saved_blocks", "saved_stats", "small_codes"]
 
 
-def _small(codes: np.ndarray, width: int) -> np.ndarray:
+def small_codes(codes: np.ndarray, width: int) -> np.ndarray:
+    """One-hot ``codes`` into a ``width``-vector in the smallest unsigned type that holds them."""
     for dtype in (np.uint8, np.uint16, np.uint32):
         if width <= np.iinfo(dtype).max + 1:
             return codes.astype(dtype, copy=False)
@@ -35,9 +36,16 @@ def _small(codes: np.ndarray, width: int) -> np.ndarray:
 
 
 def saved_stats(
-    plan: Plan, table: Table, blocks: dict[Hashable, StatBlock], units: np.ndarray | None
+    plan: Plan,
+    table: Table,
+    blocks: dict[Hashable, StatBlock],
+    units: np.ndarray | None,
+    *,
+    piece: bool = False,
 ) -> SavedStats:
-    """The blocks of a run over ``table`` as plain arrays (see :class:`SavedStats`)."""
+    """The blocks of a run over ``table`` as plain arrays (see :class:`SavedStats`). ``piece``:
+    ``table`` is one piece of a run's records (``--engine ray``), whose records keep their
+    ``match_by`` values even when all of them have ids (another piece's may not)."""
     ids = table.ids
     arrays: dict[str, np.ndarray] = {
         # one JSON text (null for a record without an id) as bytes: a tenth of the memory and
@@ -48,20 +56,26 @@ def saved_stats(
         "lines": np.asarray(table.lines, dtype=np.int64),
     }
     match_by: list[str] = []
-    if any(i is None for i in ids):
+    missing = any(i is None for i in ids)
+    if missing:
         arrays["ids_missing"] = np.array([i is None for i in ids], dtype=bool)
+    if missing or piece:
         fields = plan.suite.spec.match_by or []
         if fields and all(path in table.columns for path in fields):
             match_by = list(fields)
             arrays["match"] = match_keys(table, match_by)
+    unit_keys = None
     if units is not None:
         arrays["units"] = np.asarray(units, dtype=np.int64)
+        if piece:  # how to number the units of all pieces as one table's
+            assert plan.unit is not None
+            unit_keys = unit_sort_keys(table, plan.unit, arrays["units"])
     statistics: dict[str, dict[str, object]] = {}
     names: dict[Hashable, str] = {}
     for k, (key, block) in enumerate(blocks.items()):
         name = names[key] = f"s{k}"
         if block.codes is not None:
-            arrays[f"{name}.codes"] = _small(block.codes, block.width)
+            arrays[f"{name}.codes"] = small_codes(block.codes, block.width)
         elif block.rows is not None and block.rows.ndim == 2 and block.rows.strides[0] == 0:
             arrays[f"{name}.row"] = np.array(block.rows[0])  # the same row for every record
         else:
@@ -104,6 +118,8 @@ def saved_stats(
     }
     if match_by:
         manifest["match_by"] = match_by
+    if unit_keys is not None:
+        manifest["unit_keys"] = unit_keys
     return SavedStats(manifest, arrays)
 
 

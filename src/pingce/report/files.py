@@ -6,20 +6,18 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-import zipfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-import numpy as np
 import orjson
 
 from .._halves import in_halves
-from ..results import ComparisonResult, EvaluationResult, RecordRows, SavedStats
+from ..results import ComparisonResult, EvaluationResult, RecordRows
 from .html import render_comparison_html, write_html
 from .markdown import render_comparison_markdown, render_markdown
 
-__all__ = ["OUTPUT_FILES", "write_comparison", "write_outputs", "write_records", "write_stats"]
+__all__ = ["OUTPUT_FILES", "write_comparison", "write_outputs", "write_records"]
 
 OUTPUT_FILES = ("results.json", "records.jsonl", "report.md", "report.html", "stats.npz")
 
@@ -45,18 +43,22 @@ def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict
             written.append("records")
         (staging / "report.md").write_text(render_markdown(result), encoding="utf-8")
         write_html(result, staging / "report.html")
-        if result.stats is not None:
-            write_stats(result.stats, staging / "stats.npz")
+        if result.stat_shards is not None:  # --engine ray: the workers' stats shards
+            written.remove("stats.npz")
+            shutil.copytree(result.stat_shards, staging / "stats")
+            written.append("stats")
+        elif result.stats is not None:
+            result.stats.save(staging / "stats.npz")
         else:  # a result read from results.json: no blocks to keep
             written.remove("stats.npz")
-            (target / "stats.npz").unlink(missing_ok=True)  # never another run's blocks
         if result.predictions is not None:
             with open(staging / "predictions.jsonl", "wb") as handle:
                 for record in result.predictions:
                     handle.write(orjson.dumps(record) + b"\n")
             written.append("predictions.jsonl")
         paths = {}
-        for stale in {"records.jsonl", "records"} - set(written):  # never another run's rows
+        # never another run's rows or statistics
+        for stale in {"records.jsonl", "records", "stats.npz", "stats"} - set(written):
             if (target / stale).is_dir():
                 shutil.rmtree(target / stale)
             else:
@@ -69,19 +71,6 @@ def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict
         return paths
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-
-
-def write_stats(stats: SavedStats, path: Path) -> None:
-    """stats.npz: every array of ``stats`` as ``<name>.npy`` and the manifest as JSON text
-    (``manifest.npy``), in an uncompressed zip that ``numpy.load`` reads without pickles. The
-    members carry a fixed date, so the same run gives the same bytes."""
-    members = {"manifest": np.array(orjson.dumps(stats.manifest).decode("utf-8"))}
-    members.update(stats.arrays)
-    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as archive:
-        for name, array in members.items():
-            info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
-            with archive.open(info, "w", force_zip64=True) as member:
-                np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
 
 
 def write_records(rows: RecordRows | None, path: Path) -> None:

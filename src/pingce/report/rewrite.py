@@ -44,14 +44,20 @@ def read_run(folder: str | os.PathLike[str]) -> EvaluationResult:
     stats = path / "stats.npz"
     if stats.is_file():
         result.attach_stats(partial(_read_stats, stats))
+    elif (path / "stats").is_dir():  # --engine ray: a stats.npz a piece
+        result.attach_stats(partial(_read_stats, path / "stats"))
     return result
 
 
 def _read_stats(path: Path) -> SavedStats:
     try:
+        if path.is_dir():
+            from ..stat_shards import read_stat_shards
+
+            return read_stat_shards(path)
         return SavedStats.load(path)
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:  # not a run's stats.npz
-        raise InputError(f"stats.npz cannot be read: {exc}", source=str(path)) from None
+        raise InputError(f"{path.name} cannot be read: {exc}", source=str(path)) from None
 
 
 def _read_rows(path: Path) -> RecordRows:
