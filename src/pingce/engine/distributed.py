@@ -266,18 +266,18 @@ def _resampler(ray: Any, workers: int) -> Any:
     task = ray.remote(raw_thetas)
 
     def resample(
-        metric: Any, rows: np.ndarray, keys: np.ndarray, resamples: int, seed: Any
+        metrics: Any, rows: np.ndarray, keys: np.ndarray, resamples: int, seed: Any
     ) -> np.ndarray:
         if workers < 2 or resamples < 2 * workers:
-            return raw_thetas(metric, rows, keys, resamples, seed)
+            return raw_thetas(metrics, rows, keys, resamples, seed)
         rows_ref, keys_ref = ray.put(rows), ray.put(keys)
         cuts = np.linspace(0, resamples, 2 * workers + 1).astype(int).tolist()
         parts = [
-            task.remote(metric, rows_ref, keys_ref, stop, seed, start)
+            task.remote(metrics, rows_ref, keys_ref, stop, seed, start)
             for start, stop in itertools.pairwise(cuts)
             if stop > start
         ]
-        return np.concatenate(ray.get(parts))
+        return np.concatenate(ray.get(parts), axis=1)
 
     return resample
 

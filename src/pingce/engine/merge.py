@@ -21,7 +21,7 @@ matrices) need no second pass: their jackknife follows from the merged counts.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -451,38 +451,45 @@ def _thetas(
     """Each metric's value on each Poisson replicate of the scope."""
     options = plan.options
     out: dict[str, np.ndarray] = {}
-    raw: list[tuple[str, Metric, Part]] = []
+    raw: dict[Hashable, list[tuple[str, Metric]]] = {}  # metrics of one raw statistic together
     for name, (metric, key) in wanted.items():
         part = scope.parts[key]
         if part.decomposable:
             if part.replicates is not None:
                 out[name] = np.asarray(metric.finalize(part.replicates), dtype=np.float64)
         elif part.raw is not None and part.raw_keys is not None:
-            raw.append((name, metric, part))
-    for name, metric, part in raw:
+            raw.setdefault(key, []).append((name, metric))
+    resample = resample_raw or raw_thetas
+    for key, named in raw.items():
+        part = scope.parts[key]
         assert part.raw is not None and part.raw_keys is not None
-        resample = resample_raw or raw_thetas
-        out[name] = resample(metric, part.raw, part.raw_keys, options.bootstrap, options.seed)
+        metrics = [metric for _, metric in named]
+        thetas = resample(metrics, part.raw, part.raw_keys, options.bootstrap, options.seed)
+        for k, (name, _) in enumerate(named):
+            out[name] = thetas[k]
     return out
 
 
-RawThetas = Callable[[Metric, np.ndarray, np.ndarray, int, "int | list[int]"], np.ndarray]
+RawThetas = Callable[[Sequence[Metric], np.ndarray, np.ndarray, int, "int | list[int]"], np.ndarray]
 """How the values of a statistic that does not decompose are resampled (the driver's serial
 loop, or Ray tasks over ranges of resamples)."""
 
 
 def raw_thetas(
-    metric: Metric,
+    metrics: Sequence[Metric],
     rows: np.ndarray,
     keys: np.ndarray,
     resamples: int,
     seed: int | list[int],
     start: int = 0,
 ) -> np.ndarray:
-    """``metric`` on Poisson replicates ``start`` to ``resamples - 1`` of raw ``rows``."""
-    theta = np.empty(resamples - start)
+    """Each of ``metrics`` (of one raw statistic) on Poisson replicates ``start`` to
+    ``resamples - 1`` of raw ``rows``, one row a metric: each replicate's weights drawn once
+    for all of them (latency percentiles also share its cumulative counts)."""
+    theta = np.empty((len(metrics), resamples - start))
     for b, weights in enumerate(poisson_counts(keys, resamples, seed, start)):
-        theta[b] = metric.finalize_rows(rows, weights)
+        for k, metric in enumerate(metrics):
+            theta[k, b] = metric.finalize_rows(rows, weights)
     return theta
 
 
