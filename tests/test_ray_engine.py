@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import pingce
+import pingce.report
 from pingce.engine.merge import (
     finish,
     jackknife_pass,
@@ -294,6 +295,12 @@ def test_ray_options_are_checked_before_ray_starts() -> None:
         pingce.evaluate(
             "contract-risk", SUITES["contract-risk"][0], engine="ray", encoding="gb18030"
         )
+    with pytest.raises(OptionError, match="--ray-scratch needs --engine ray"):
+        pingce.evaluate("contract-risk", SUITES["contract-risk"][0], ray_scratch="/tmp")
+    with pytest.raises(OptionError, match="--ray-scratch /no/such/folder: no such folder"):
+        pingce.evaluate(
+            "contract-risk", SUITES["contract-risk"][0], engine="ray", ray_scratch="/no/such/folder"
+        )
     with pytest.raises(OptionError, match="--engine must be"):
         pingce.evaluate("contract-risk", SUITES["contract-risk"][0], engine="spark")
 
@@ -427,11 +434,21 @@ def test_ray_writes_per_record_values_as_parquet_shards_that_read_back(
     from pingce.report.rewrite import read_run
 
     data, extra = SUITES["contract-risk"]
-    ray_out, local_out = tmp_path / "ray", tmp_path / "local"
-    pingce.evaluate("contract-risk", str(data), out=ray_out, engine="ray", bootstrap=0, **extra)
+    ray_out, local_out, scratch = tmp_path / "ray", tmp_path / "local", tmp_path / "scratch"
+    scratch.mkdir()
+    result = pingce.evaluate(
+        "contract-risk", str(data), engine="ray", bootstrap=0, ray_scratch=str(scratch), **extra
+    )
+    assert Path(result.record_shards).parent.parent == scratch  # the workers wrote there
+    pingce.report.write_outputs(result, ray_out)
     pingce.evaluate("contract-risk", data, out=local_out, bootstrap=0, **extra)
     parts = sorted((ray_out / "records").glob("part-*.parquet"))
     assert parts and not (ray_out / "records.jsonl").exists()
+    # the outputs are hard links to the workers' files (one file system): nothing copied
+    assert all(p.stat().st_nlink == 2 for p in [*parts, *(ray_out / "stats").iterdir()])
+    del result
+    assert not any(scratch.iterdir())  # the scratch folder goes with the result
+    assert all(p.stat().st_nlink == 1 for p in parts)
     want = [
         json.loads(line)
         for line in (local_out / "records.jsonl").read_text(encoding="utf-8").splitlines()

@@ -162,3 +162,27 @@ def test_fields_no_record_has_are_not_repeated_on_every_line(tmp_path: Path) -> 
                            "confidence", "pred_text", "gt_text"}  # fmt: skip
     assert list(fields["pred_text"]) == ["恶寒", None]
     assert "pred_features" not in fields and "risk" not in fields
+
+
+def test_records_jsonl_read_back_pads_columns_seen_on_some_lines_only() -> None:
+    """A column first met on a later line, or missing from a line, reads back as None (fields,
+    misses) or NaN (values) on the other lines, in place: the rows read back equal the rows
+    written."""
+    rows = [
+        {"id": "a", "line": 1, "fields": {"x": 1}, "values": {"m": 1.0}},
+        {"id": None, "line": 2, "fields": {}, "values": {"m": 0.0}, "misses": {"m": "why"}},
+        {"id": "c", "line": 3, "fields": {"x": 2, "y": "高"}, "values": {"m": None, "n": 0.5}},
+        {"id": "d", "line": 5, "fields": {"y": [1]}, "values": {}},
+    ]
+    text = [orjson.dumps(r) + b"\n" for r in rows]
+    read = RecordRows.from_jsonl([*text[:2], b"\n", *text[2:]], "records.jsonl")
+    assert read.ids == ["a", None, "c", "d"]
+    assert read.lines.tolist() == [1, 2, 3, 5]
+    assert read.fields["x"].tolist() == [1, None, 2, None]
+    assert read.fields["y"].tolist() == [None, None, "高", [1]]
+    np.testing.assert_array_equal(read.values["m"], [1.0, 0.0, np.nan, np.nan])
+    np.testing.assert_array_equal(read.values["n"], [np.nan, np.nan, 0.5, np.nan])
+    assert read.misses["m"].tolist() == [None, "why", None, None]
+    with pytest.raises(pingce.InputError) as raised:
+        RecordRows.from_jsonl([text[0], b"{not json\n"], "records.jsonl")
+    assert raised.value.line == 2 and raised.value.source == "records.jsonl"

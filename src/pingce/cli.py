@@ -453,6 +453,13 @@ def cli() -> None:
     metavar="ADDRESS",
     help="With --engine ray: the cluster to join (auto, ray://HOST:PORT) [default: a local one].",
 )
+@click.option(
+    "--ray-scratch",
+    default=None,
+    metavar="DIR",
+    help="With --engine ray: where the workers write their per-record shards until the outputs "
+    "are written; on several machines, a folder they all share [default: a temporary folder].",
+)
 @_store_options
 def run(
     suite: str,
@@ -492,6 +499,7 @@ def run(
     profile: bool,
     engine: Any,
     ray_address: str | None,
+    ray_scratch: str | None,
     name: str | None,
     store: str | None,
     no_store: bool,
@@ -540,6 +548,7 @@ def run(
             model_concurrency=model_concurrency,
             engine=engine,
             ray_address=ray_address,
+            ray_scratch=ray_scratch,
         )
         with _progress(
             err_console, enabled=not (quiet or no_progress) and err_console.is_terminal

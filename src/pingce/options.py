@@ -104,6 +104,10 @@ class RunOptions:
     ray_address: str | None = None
     """``--engine ray``: the cluster to join (``auto``, ``ray://HOST:PORT``); None starts a local
     one when none is running in this process."""
+    ray_scratch: str | None = None
+    """``--engine ray``: the folder the workers write their per-record shards into until the
+    outputs are written (on a cluster of several machines, a folder all of them share; None:
+    the system's temporary folder)."""
 
     def suite_defaults(self) -> dict[str, Any]:
         """The suite defaults these options replace (each one alone, never the block)."""
@@ -160,6 +164,11 @@ class RunOptions:
         _choice("--engine", self.engine, ("local", "ray"))
         if self.ray_address is not None and self.engine != "ray":
             raise OptionError("--ray-address needs --engine ray")
+        if self.ray_scratch is not None:
+            if self.engine != "ray":
+                raise OptionError("--ray-scratch needs --engine ray")
+            if not os.path.isdir(self.ray_scratch):
+                raise OptionError(f"--ray-scratch {self.ray_scratch}: no such folder")
         if self.zero_division != SUITE:
             try:
                 self.zero_division = check_zero_division(self.zero_division)

@@ -249,11 +249,17 @@ class RecordRows:
             i = len(ids)
             ids.append(row.get("id"))
             numbers.append(int(row.get("line") or number))
+            # a column first seen on this line is padded for the lines before it (made only
+            # then: a default built on every line would make reading quadratic in the lines)
             for column, data in (("fields", fields), ("misses", misses)):
                 for key, value in (row.get(column) or {}).items():
-                    data.setdefault(key, [None] * i).append(value)
+                    if key not in data:
+                        data[key] = [None] * i
+                    data[key].append(value)
             for key, value in (row.get("values") or {}).items():
-                values.setdefault(key, [np.nan] * i).append(np.nan if value is None else value)
+                if key not in values:
+                    values[key] = [np.nan] * i
+                values[key].append(np.nan if value is None else value)
             n = i + 1
             for data in (fields, misses):
                 for column_values in data.values():

@@ -349,9 +349,9 @@ def evaluate_on_ray(
         judged = _judge_phase(ray, suite, options, plan, pieces, workers)
     advance = progress("scoring shards", float(len(pieces)))
     # the workers' shards: per-record values (records/*.parquet) and statistics (stats/*.npz),
-    # copied into the outputs when written (a cluster of several machines needs this folder on
-    # a file system they share)
-    shards_to = tempfile.mkdtemp(prefix="pingce-shards-")
+    # linked (or copied) into the outputs when written (a cluster of several machines needs
+    # this folder on a file system they share: --ray-scratch)
+    shards_to = tempfile.mkdtemp(prefix="pingce-shards-", dir=options.ray_scratch)
     try:
         for folder in ("records", "stats"):
             os.mkdir(os.path.join(shards_to, folder))
