@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import pingce
+import pingce.record_shards as record_shards
 import pingce.report
 from pingce.engine.merge import (
     finish,
@@ -77,7 +78,7 @@ def sharded(suite: str, data: Path | str, options: RunOptions, pieces: int) -> d
     size = sum(os.path.getsize(p) for p in paths)
     cut = plan_pieces(paths, max(1, size // pieces), whole_files=plan.unit is not None)
     cut = number_pieces(cut, [count_lines(p) for p in cut])
-    outs = [run_shard(plan, open_piece(plan, p)) for p in cut]
+    outs = [run_shard(plan, open_piece(plan, p), file=p.file) for p in cut]
     merged = merge_shards(shard for shard, _ in outs)
     moments: dict[tuple[str, str], np.ndarray] = {}
     if needs_jackknife_pass(plan, merged):
@@ -98,6 +99,7 @@ def sharded(suite: str, data: Path | str, options: RunOptions, pieces: int) -> d
         "tables": tables,
         "slices": {k: v.model_dump() for k, v in slices.items()},
         "failures": dict(merged.failures),
+        "notes": merged.notes,
     }
 
 
@@ -155,6 +157,15 @@ def by_unit(suite: str, data: Path, folder: Path, files: int = 3) -> str:
     return str(folder / "units-*.jsonl")
 
 
+def dealt(data: Path, folder: Path, files: int) -> Path:
+    """The lines of ``data`` dealt into ``files`` files ``part-K.jsonl`` of a new ``folder``."""
+    lines = data.read_text(encoding="utf-8").splitlines(keepends=True)
+    folder.mkdir()
+    for k in range(files):
+        (folder / f"part-{k}.jsonl").write_text("".join(lines[k::files]), encoding="utf-8")
+    return folder
+
+
 # ------------------------------------------------------------------------- without Ray
 
 
@@ -174,6 +185,8 @@ def test_merged_pieces_give_the_local_engines_numbers(
     assert got["pieces"] >= 3
     assert_same(got, want)
     assert any(m["ci_low"] is not None for m in got["metrics"].values())
+    # the pieces' notes read as the whole run's (a note counting records adds the counts)
+    assert set(got["notes"]) <= set(want["notes"]), (got["notes"], want["notes"])
 
 
 def test_poisson_intervals_are_the_same_for_1_3_and_17_pieces() -> None:
@@ -189,6 +202,7 @@ def test_pieces_keep_line_numbers_in_errors(tmp_path: Path) -> None:
     """A bad record in the third piece is reported at its line of the whole file."""
     data, _ = SUITES["contract-risk"]
     lines = data.read_text(encoding="utf-8").splitlines()
+    good = lines[40]
     bad = json.loads(lines[40])
     bad["gold_level"] = "极高"
     lines[40] = json.dumps(bad, ensure_ascii=False)
@@ -202,6 +216,18 @@ def test_pieces_keep_line_numbers_in_errors(tmp_path: Path) -> None:
             run_shard(plan, open_piece(plan, piece))
     assert raised.value.line == 41 and raised.value.source == str(path)
     assert "极高" in str(raised.value)
+    # a file in another encoding: the pieces read UTF-8 only, and say how to go on (the
+    # local engine's advice, --encoding, is refused by --engine ray)
+    lines[40] = good
+    path.write_bytes(("\n".join(lines) + "\n").encode("gb18030"))
+    pieces = plan_pieces([str(path)], path.stat().st_size // 6)
+    pieces = number_pieces(pieces, [count_lines(p) for p in pieces])
+    with pytest.raises(InputError) as raised:
+        for piece in pieces:
+            run_shard(plan, open_piece(plan, piece))
+    assert raised.value.line == 1 and "not UTF-8 text" in str(raised.value)
+    assert "iconv -f GB18030 -t UTF-8" in str(raised.value) and "--encoding" in str(raised.value)
+    assert pingce.evaluate("contract-risk", path, bootstrap=0).n_records == 60  # locally: read
 
 
 def test_parquet_files_are_cut_at_row_groups(tmp_path: Path) -> None:
@@ -275,15 +301,97 @@ def test_stats_shards_join_into_the_local_runs_saved_statistics(suite: str, tmp_
     assert deltas and all(d == 0 for d in deltas)
 
 
-def test_globs_name_their_files_and_a_glob_without_files_is_an_error(tmp_path: Path) -> None:
-    for name in ("b.jsonl", "a.jsonl", "c.txt"):
+def test_globs_name_their_files_and_a_glob_without_files_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("b.jsonl", "a.jsonl", "c.txt", "run[1].jsonl", "run1.jsonl"):
         (tmp_path / name).write_text("{}\n", encoding="utf-8")
     assert expand_paths(str(tmp_path / "*.jsonl")) == [
         str(tmp_path / "a.jsonl"),
         str(tmp_path / "b.jsonl"),
+        str(tmp_path / "run1.jsonl"),
+        str(tmp_path / "run[1].jsonl"),
     ]
     with pytest.raises(InputError, match="no file matches"):
         expand_paths(str(tmp_path / "*.parquet"))
+    # a file named like a pattern is that file
+    assert expand_paths(str(tmp_path / "run[1].jsonl")) == [str(tmp_path / "run[1].jsonl")]
+    # one file however it is spelled is read once
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "link.jsonl").symlink_to(tmp_path / "a.jsonl")
+    given = ["a.jsonl", "./a.jsonl", str(tmp_path / "a.jsonl"), "link.jsonl", "*.jsonl"]
+    assert expand_paths(given) == ["a.jsonl", "b.jsonl", "run1.jsonl", "run[1].jsonl"]
+    with pytest.raises(InputError, match=r"a folder, not a file: name its files with a pattern"):
+        expand_paths(str(tmp_path))
+
+
+def test_shards_are_read_in_piece_order_past_five_digits(tmp_path: Path) -> None:
+    for i in (3, 100001, 99999, 100000, 10001):
+        (tmp_path / f"part-{i:05d}.npz").write_bytes(b"")
+    (tmp_path / "part-00007.parquet").write_bytes(b"")
+    names = [p.name for p in record_shards.part_files(tmp_path, ".npz")]
+    assert names == [f"part-{i:05d}.npz" for i in (3, 10001, 99999, 100000, 100001)]
+
+
+def test_records_without_ids_in_several_files_are_keyed_by_file_and_line(tmp_path: Path) -> None:
+    """Line N of each file is another record: two copies of a file (no ids) weigh their records
+    independently in the Poisson bootstrap, so the doubled data's intervals are narrower than
+    one copy's, with the same values (before: line N of both files shared one weight, and the
+    doubled data gave one copy's intervals exactly)."""
+    data, _ = SUITES["contract-risk"]
+    text = "".join(
+        json.dumps({k: v for k, v in json.loads(line).items() if k != "id"}) + "\n"
+        for line in data.read_text(encoding="utf-8").splitlines()
+    )
+    for name in ("a.jsonl", "b.jsonl"):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    options = RunOptions(bootstrap=400, seed=2, ci_method="percentile", bootstrap_method="poisson")
+    one = sharded("contract-risk", tmp_path / "a.jsonl", options, 2)
+    two = sharded("contract-risk", tmp_path / "*.jsonl", options, 4)
+    assert two["n"] == 2 * one["n"] == 120
+    narrower = 0
+    for name, metric in one["metrics"].items():
+        doubled = two["metrics"][name]
+        if (name.startswith("p") and name.endswith("latency_sec")) or metric["ci_low"] is None:
+            continue  # percentiles of a doubled sample move; intervals without a value
+        assert doubled["value"] == pytest.approx(metric["value"], rel=1e-12), name
+        width = metric["ci_high"] - metric["ci_low"]
+        narrower += doubled["ci_high"] - doubled["ci_low"] < 0.95 * width
+    assert narrower >= 15  # about 1/sqrt(2) as wide
+    # one file keeps the local engine's keys (line N): the same intervals as a local run
+    local_one = local(
+        "contract-risk", tmp_path / "a.jsonl", bootstrap=400, seed=2, ci_method="percentile"
+    )
+    assert_same(one, local_one)
+
+
+def test_the_local_engine_says_how_to_read_shards_instead_of_no_such_file(tmp_path: Path) -> None:
+    """A glob, a folder or a list of files given to the local engine (the default) is an error
+    that says what reads them, not "no such file"; a glob that matches nothing says so."""
+    data, _ = SUITES["contract-risk"]
+    shards = dealt(data, tmp_path / "shards", 3)
+    out = tmp_path / "out"
+    done = run_pingce(
+        *["run", "contract-risk", "--data", str(shards / "*.jsonl"), "--out", str(out)],
+        "--no-store",
+    )
+    assert done.returncode == 2
+    assert "a pattern of 3 file(s)" in done.stderr and "--engine ray" in done.stderr
+    assert "no such file" not in done.stderr and not out.exists()
+    folder = run_pingce("run", "contract-risk", "--data", str(shards), "--out", str(out))
+    assert folder.returncode == 2 and not out.exists()
+    assert "a folder, not a file: name its files with a pattern" in folder.stderr
+    with pytest.raises(
+        InputError,
+        match=r"a folder, not a file: name its files with a pattern \(FOLDER/\*\.jsonl\); the",
+    ):
+        pingce.evaluate("contract-risk", shards, bootstrap=0)
+    with pytest.raises(OptionError, match="a list of 2 file names; the local engine reads one"):
+        pingce.evaluate("contract-risk", sorted(shards.glob("*.jsonl"))[:2], bootstrap=0)
+    with pytest.raises(InputError, match="no file matches this pattern"):
+        pingce.evaluate("contract-risk", str(shards / "*.parquet"), bootstrap=0)
+    with pytest.raises(InputError, match="no such file"):
+        pingce.evaluate("contract-risk", str(shards / "part-9.jsonl"), bootstrap=0)
 
 
 def test_ray_options_are_checked_before_ray_starts() -> None:
@@ -358,10 +466,29 @@ def test_ray_reads_parquet_files_by_row_groups(ray_cluster: Any, tmp_path: Path)
     assert len(plan_pieces(expand_paths(str(tmp_path / "*.parquet")), 1)) == 2 * math.ceil(30 / 7)
     whole = tmp_path / "whole.jsonl"
     whole.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in kept), "utf-8")
+    # empty shards among them add nothing: a Parquet file of no row group, one of an empty
+    # row group, a JSONL file of 0 bytes and one of blank lines
+    schema = pa.Table.from_pylist(kept).schema
+    pq.ParquetWriter(tmp_path / "part-2.parquet", schema).close()
+    pq.write_table(schema.empty_table(), tmp_path / "part-3.parquet")
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    (tmp_path / "blank.jsonl").write_bytes(b"\n \n")
     options = {"bootstrap": 150, "seed": 6, **extra}
-    got = ray_run("contract-risk", str(tmp_path / "*.parquet"), **options)
+    shards = [
+        str(tmp_path / "*.parquet"),
+        str(tmp_path / "empty.jsonl"),
+        str(tmp_path / "blank.jsonl"),
+    ]
+    got = ray_run("contract-risk", shards, **options)
     assert got["n"] == len(rows)
     assert_same(got, local("contract-risk", whole, **options))
+    # with nothing else, no records is an error, as for the local engine
+    with pytest.raises(InputError, match="no records: every file is empty"):
+        ray_run(
+            "contract-risk", [str(tmp_path / "part-[23].parquet"), str(tmp_path / "blank.jsonl")]
+        )
+    with pytest.raises(InputError, match="no records: every file is empty"):
+        ray_run("contract-risk", str(tmp_path / "empty.jsonl"))
 
 
 def test_a_dialogue_in_two_shards_is_an_error(ray_cluster: Any, tmp_path: Path) -> None:
@@ -381,10 +508,7 @@ def test_ray_reads_a_glob_of_shards_and_checks_ids_across_them(
 ) -> None:
     data, extra = SUITES["contract-risk"]
     lines = data.read_text(encoding="utf-8").splitlines(keepends=True)
-    shards = tmp_path / "shards"
-    shards.mkdir()
-    for k in range(3):
-        (shards / f"part-{k}.jsonl").write_text("".join(lines[k::3]), encoding="utf-8")
+    shards = dealt(data, tmp_path / "shards", 3)
     options = {"bootstrap": 150, "seed": 3, **extra}
     got = ray_run("contract-risk", str(shards / "*.jsonl"), **options)
     want = local("contract-risk", data, **options)
@@ -409,13 +533,18 @@ def test_the_command_line_runs_a_glob_on_ray(tmp_path: Path) -> None:
     lines = data.read_text(encoding="utf-8").splitlines(keepends=True)
     for k in range(2):
         (tmp_path / f"part-{k}.jsonl").write_text("".join(lines[k::2]), encoding="utf-8")
-    out = tmp_path / "out"
+    out, scratch = tmp_path / "out", tmp_path / "scratch"
+    scratch.mkdir()
     done = run_pingce(
         *["run", "contract-risk", "--data", str(tmp_path / "part-*.jsonl")],
         *["--engine", "ray", "--bootstrap", "100", "--out", str(out), "--no-store"],
+        *["--ray-scratch", str(scratch)],
         timeout=600,
     )
     assert done.returncode == 0, done.stderr
+    # the workers' shards are in the outputs; the command ends the process at once (no
+    # finaliser runs), so it removes their folder itself
+    assert not any(scratch.iterdir()) and len(list((out / "records").iterdir())) == 2
     written = json.loads((out / "results.json").read_text(encoding="utf-8"))
     want = local("contract-risk", data, bootstrap=100)
     assert not close(
@@ -426,7 +555,7 @@ def test_the_command_line_runs_a_glob_on_ray(tmp_path: Path) -> None:
 
 
 def test_ray_writes_per_record_values_as_parquet_shards_that_read_back(
-    ray_cluster: Any, tmp_path: Path
+    ray_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """records/part-*.parquet hold what records.jsonl holds for a local run, record for record
     (ids, lines, fields, values, reasons); the report of the folder reads them back."""
@@ -459,6 +588,10 @@ def test_ray_writes_per_record_values_as_parquet_shards_that_read_back(
         assert not close(json.loads(json.dumps(a)), b), close(a, b)
     again = read_run(ray_out)
     assert again.records is not None and again.records.n == 60
+    # beyond RECORDS_IN_MEMORY records, pingce report leaves them in the shards, as the run did
+    monkeypatch.setattr(record_shards, "RECORDS_IN_MEMORY", 59)
+    assert read_run(ray_out).records is None
+    monkeypatch.undo()
     # a local run written over the folder leaves no stale shards behind
     pingce.evaluate("contract-risk", data, out=ray_out, bootstrap=0, **extra)
     assert not (ray_out / "records").exists() and (ray_out / "records.jsonl").is_file()

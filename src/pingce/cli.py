@@ -281,8 +281,9 @@ def cli() -> None:
     "--data",
     "data",
     required=True,
-    type=click.Path(dir_okay=False),
-    help="Records: .jsonl, .json, .csv, .tsv (also .gz), .parquet, .xlsx, or - for stdin.",
+    type=click.Path(),  # a folder or a pattern is told what reads it (pingce.readers)
+    help="Records: .jsonl, .json, .csv, .tsv (also .gz), .parquet, .xlsx, or - for stdin; "
+    "with --engine ray, files or a glob ('shards/*.jsonl').",
 )
 @click.option(
     "--out",
@@ -556,7 +557,10 @@ def run(
             result = evaluate_suite(suite, data, options, progress=hook, profile=timer)
         target = Path(out) if out else _default_out(result.suite)
         start = time.perf_counter()
-        paths = write_outputs(result, target)
+        try:
+            paths = write_outputs(result, target)
+        finally:  # --engine ray: the workers' shards, linked into the outputs by now
+            result.release_shards()  # (the process ends at once: no finaliser would run)
         written = time.perf_counter() - start
     except PingceError as exc:
         _fail(str(exc))

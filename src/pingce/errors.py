@@ -10,7 +10,14 @@ from __future__ import annotations
 import json
 from typing import Any
 
-__all__ = ["InputError", "OptionError", "PingceError", "SuiteError", "show_value"]
+__all__ = [
+    "EmptyInputError",
+    "InputError",
+    "OptionError",
+    "PingceError",
+    "SuiteError",
+    "show_value",
+]
 
 
 def show_value(value: Any, limit: int = 80) -> str:
@@ -90,3 +97,8 @@ class InputError(PingceError):
         if value is not InputError._MISSING:
             text += f" (got {show_value(value)})"
         super().__init__(text)
+
+
+class EmptyInputError(InputError):
+    """The input holds no record (an empty file, or one of blank lines only): an error for a run,
+    nothing for one piece of a data set of many files (``--engine ray``)."""

@@ -24,6 +24,7 @@ from __future__ import annotations
 import codecs
 import csv
 import datetime
+import glob
 import gzip
 import io
 import json
@@ -402,13 +403,20 @@ def _json_line(line: bytes) -> Any:
     return orjson.loads(line)
 
 
+_PASS_ENCODING = "pass --encoding NAME (for example gb18030)"
+_CONVERT = (
+    "the ray engine reads UTF-8: convert the file (iconv -f GB18030 -t UTF-8, say) or run it "
+    "with the local engine and --encoding NAME"
+)
+
+
 def _json_error(exc: ValueError, line: bytes, source: str, number: int) -> InputError:
     try:
         snippet = line.decode("utf-8").strip()
     except UnicodeDecodeError as bad:
         return InputError(
             f"not UTF-8 text (byte 0x{line[bad.start]:02x} at byte {bad.start + 1} of the line); "
-            "pass --encoding NAME (for example gb18030)",
+            + _PASS_ENCODING,
             source=source,
             line=number,
         )
@@ -961,6 +969,23 @@ _BINARY_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".x
 SUPPORTED = ".jsonl, .json, .csv, .tsv (each also .gz), .parquet, .xlsx, or - for standard input"
 
 
+def _not_a_file(label: str) -> str:
+    """Why ``label`` cannot be read: no such file, or a pattern (or a folder) of files, which
+    only ``--engine ray`` reads as one data set."""
+    several = (
+        "the local engine reads one file: run them with --engine ray "
+        "(pip install 'pingce[ray]'), or join them first (cat FILES > all.jsonl)"
+    )
+    if glob.has_magic(label):
+        found = [p for p in glob.glob(label, recursive=True) if os.path.isfile(p)]
+        if not found:
+            return "no file matches this pattern"
+        return f"a pattern of {len(found)} file(s); {several}"
+    if os.path.isdir(label):
+        return f"a folder, not a file: name its files with a pattern (FOLDER/*.jsonl); {several}"
+    return "no such file"
+
+
 def path_reading(
     source: str | os.PathLike[str],
     *,
@@ -983,7 +1008,7 @@ def path_reading(
         else:
             part = None
     if not path.is_file():
-        raise InputError("no such file", source=label)
+        raise InputError(_not_a_file(label), source=label)
     name = path.name.lower()
     compressed = name.endswith(".gz")
     suffix = Path(name[:-3] if compressed else name).suffix
@@ -1091,7 +1116,15 @@ def jsonl_range_reading(path: str, start: int, stop: int, first_line: int) -> Re
                 left -= len(data)
                 yield data
 
-    return Reading(path, _jsonl_blocks(chunks(), path, _nothing, first_line))
+    def blocks() -> Blocks:
+        for block in _jsonl_blocks(chunks(), path, _nothing, first_line):
+            error = block.error
+            if error is not None and error.reason.endswith(_PASS_ENCODING):  # not on ray
+                reason = error.reason.removesuffix(_PASS_ENCODING) + _CONVERT
+                block.error = InputError(reason, source=error.source, line=error.line)
+            yield block
+
+    return Reading(path, blocks())
 
 
 def parquet_groups_reading(

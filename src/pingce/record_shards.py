@@ -19,9 +19,19 @@ import numpy as np
 
 from .results import RecordRows
 
-__all__ = ["read_record_shards", "write_record_shard"]
+__all__ = [
+    "RECORDS_IN_MEMORY",
+    "part_files",
+    "read_record_shards",
+    "records_in_memory",
+    "write_record_shard",
+]
 
 VALUE = "value."
+RECORDS_IN_MEMORY = 1_000_000
+"""Up to this many records, a ray run's per-record rows are also read back into memory (its
+``result.records``, the table of report.html, when run and in ``pingce report``); beyond, they
+stay in the Parquet shards."""
 
 
 def write_record_shard(rows: RecordRows, source: str, path: str | os.PathLike[str]) -> None:
@@ -44,12 +54,25 @@ def write_record_shard(rows: RecordRows, source: str, path: str | os.PathLike[st
     pq.write_table(pa.table(columns), path)
 
 
+def part_files(folder: str | os.PathLike[str], suffix: str) -> list[Path]:
+    """The shards ``part-N<suffix>`` in ``folder`` in the order of their pieces (by the number
+    N, whatever its digits: ``part-100000`` comes after ``part-99999``)."""
+    found = Path(folder).glob(f"part-*{suffix}")
+    return sorted(found, key=lambda p: (int(p.name[5 : -len(suffix)]), p.name))
+
+
 def read_record_shards(folder: str | os.PathLike[str]) -> RecordRows:
-    """The Parquet shards in ``folder`` (in name order) as one :class:`RecordRows`."""
+    """The Parquet shards in ``folder`` (in piece order) as one :class:`RecordRows`."""
     import pyarrow.parquet as pq
 
     def lines() -> Iterator[bytes]:
-        for part in sorted(Path(folder).glob("part-*.parquet")):
+        for part in part_files(folder, ".parquet"):
             yield from pq.read_table(part, columns=["record"]).column("record").to_pylist()
 
     return RecordRows.from_jsonl(lines(), str(folder))
+
+
+def records_in_memory(folder: str | os.PathLike[str], n: int) -> RecordRows | None:
+    """The shards in ``folder`` (of a run of ``n`` records) read back, or None beyond
+    :data:`RECORDS_IN_MEMORY` records."""
+    return read_record_shards(folder) if n <= RECORDS_IN_MEMORY else None

@@ -29,7 +29,7 @@ import numpy as np
 import orjson
 
 from ._collector import collector_paused
-from .errors import InputError
+from .errors import EmptyInputError, InputError
 from .labels import LabelScale
 from .progress import Advance
 from .readers import (
@@ -855,7 +855,7 @@ class _Loader:
     def table(self) -> Table:
         """The records read, by column."""
         if not self.ids:
-            raise InputError("no records: the input is empty", source=self.source)
+            raise EmptyInputError("no records: the input is empty", source=self.source)
         return Table(
             source=self.source,
             ids=self.ids,

@@ -599,6 +599,7 @@ class EvaluationResult(_Plain):
     _predictions: list[dict[str, Any]] | None = PrivateAttr(default=None)
     _record_shards: Any = PrivateAttr(default=None)
     _stat_shards: Any = PrivateAttr(default=None)
+    _remove_shards: Callable[[], Any] | None = PrivateAttr(default=None)
 
     def value(self, name: str) -> float | None:
         """Shortcut: the value of metric ``name``."""
@@ -636,6 +637,22 @@ class EvaluationResult(_Plain):
     def stat_shards(self) -> Any:
         """The folder of the run's saved statistics as shards (``--engine ray``), or None."""
         return self._stat_shards
+
+    def attach_shard_removal(self, remove: Callable[[], Any]) -> None:
+        """What removes the folder of the run's shards (``--engine ray``: the engine's
+        ``weakref.finalize``, called when the result is freed at the latest)."""
+        self._remove_shards = remove
+
+    def release_shards(self) -> None:
+        """Remove the folder of the run's shards now (``--engine ray``; the written outputs
+        hold links to them): :attr:`record_shards` and :attr:`stat_shards` are None after,
+        and :attr:`stats` too unless it was read. Nothing to do for a local run."""
+        if self._remove_shards is None:
+            return
+        self._remove_shards()
+        self._remove_shards = self._record_shards = self._stat_shards = None
+        if callable(self._stats):
+            self._stats = None
 
     def attach_predictions(self, records: list[dict[str, Any]]) -> None:
         """Attach the input records with the model's answers (``--model``; the engine does)."""

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import orjson
 
 from .engine.saved import small_codes
+from .record_shards import part_files
 from .results import SavedStats
 
 __all__ = ["joined_stats", "read_stat_shards"]
@@ -34,7 +34,7 @@ _DEFAULTS = {"scope": True, "unparsed": False, "left_out": False, "model_failed"
 def read_stat_shards(folder: str | os.PathLike[str]) -> SavedStats:
     """The stats shards in ``folder`` (``part-*.npz``, in name order) as one :class:`SavedStats`
     (a ``ValueError`` when there are none or they are not of one run)."""
-    parts = sorted(Path(folder).glob("part-*.npz"))
+    parts = part_files(folder, ".npz")
     if not parts:
         raise ValueError(f"{folder}: no stats shards (part-*.npz)")
     return joined_stats([SavedStats.load(part) for part in parts])

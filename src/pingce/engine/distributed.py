@@ -30,9 +30,10 @@ from typing import Any
 import numpy as np
 
 from .._version import __version__
-from ..errors import InputError, OptionError
+from ..errors import EmptyInputError, InputError, OptionError
 from ..options import RunOptions
 from ..progress import ProgressHook, no_progress
+from ..record_shards import records_in_memory
 from ..results import DataInfo, EvaluationResult
 from .fields import field_map
 from .merge import (
@@ -59,11 +60,7 @@ from .shards import (
     plan_pieces,
 )
 
-__all__ = ["RECORDS_IN_MEMORY", "evaluate_on_ray"]
-
-RECORDS_IN_MEMORY = 1_000_000
-"""Up to this many records, the per-record rows are also read back into the result (report.html
-shows them, ``result.records`` holds them); beyond, they stay in the Parquet shards."""
+__all__ = ["evaluate_on_ray"]
 
 
 def _import_ray() -> Any:
@@ -125,7 +122,11 @@ class _Pieces:
         piece = Piece(**pickle.loads(row["piece"]))
         rows_to = os.path.join(self.shards_to, "records", f"part-{row['i']:05d}.parquet")
         stats_to = os.path.join(self.shards_to, "stats", f"part-{row['i']:05d}.npz")
-        shard, blocks = run_shard(self.plan, open_piece(self.plan, piece), rows_to, stats_to)
+        reading = open_piece(self.plan, piece)
+        try:
+            shard, blocks = run_shard(self.plan, reading, rows_to, stats_to, file=piece.file)
+        except EmptyInputError:  # an empty file (or part of one) among others adds nothing
+            shard, blocks = None, None
         return {
             "i": row["i"],
             "shard": pickle.dumps(shard, protocol=5),
@@ -165,7 +166,10 @@ class _PairsOf:
         from .plan import check_records
 
         piece = Piece(**pickle.loads(row["piece"]))
-        table = load(self.plan, open_piece(self.plan, piece), no_progress)
+        try:
+            table = load(self.plan, open_piece(self.plan, piece), no_progress)
+        except EmptyInputError:
+            return {"pairs": pickle.dumps([], protocol=5)}
         check_records(self.plan, table)  # a bad record stops the run before any model call
         return {"pairs": pickle.dumps(pairs_of(self.plan, table), protocol=5)}
 
@@ -332,7 +336,11 @@ def evaluate_on_ray(
         plan = plan_run(suite, options)
         check_ray_options(options, plan)
         paths = expand_paths(data)
-        pieces = plan_pieces(paths, piece_bytes, whole_files=plan.unit is not None)
+        # a running cluster's workers may work in another folder: they get absolute paths
+        opened = [os.path.abspath(p) for p in paths] if ray_address else paths
+        pieces = plan_pieces(opened, piece_bytes, whole_files=plan.unit is not None)
+        if not pieces:  # 0-byte files only
+            raise EmptyInputError("no records: every file is empty", source=", ".join(paths))
     ray = _import_ray()
     with timer.phase("cluster"):
         _connect(ray, ray_address)
@@ -351,7 +359,7 @@ def evaluate_on_ray(
     # the workers' shards: per-record values (records/*.parquet) and statistics (stats/*.npz),
     # linked (or copied) into the outputs when written (a cluster of several machines needs
     # this folder on a file system they share: --ray-scratch)
-    shards_to = tempfile.mkdtemp(prefix="pingce-shards-", dir=options.ray_scratch)
+    shards_to = os.path.abspath(tempfile.mkdtemp(prefix="pingce-shards-", dir=options.ray_scratch))
     try:
         for folder in ("records", "stats"):
             os.mkdir(os.path.join(shards_to, folder))
@@ -363,7 +371,8 @@ def evaluate_on_ray(
     except BaseException:
         shutil.rmtree(shards_to, ignore_errors=True)
         raise
-    weakref.finalize(result, shutil.rmtree, shards_to, True)  # the shards live as long as it
+    # the shards live as long as the result, or until result.release_shards()
+    result.attach_shard_removal(weakref.finalize(result, shutil.rmtree, shards_to, True))
     if profile is not None:
         result.profile = timer.ordered()
     return result
@@ -394,8 +403,12 @@ def _run(
         )
         merger = Merger()
         for row in done.select_columns(["shard"]).iter_rows():
-            merger.add(pickle.loads(row["shard"]))
+            shard = pickle.loads(row["shard"])
+            if shard is not None:
+                merger.add(shard)
             advance(1.0)
+        if merger.merged is None:
+            raise EmptyInputError("no records: every file is empty", source=", ".join(paths))
         merged = merger.result()
         _check_ids(ray, suite, options, plan, pieces, merged)
     moments: dict[tuple[str, str], np.ndarray] = {}
@@ -450,10 +463,9 @@ def _run(
     rows_to = os.path.join(shards_to, "records")
     result.attach_record_shards(rows_to)
     result.attach_stat_shards(os.path.join(shards_to, "stats"))  # joined when a comparison asks
-    if merged.n <= RECORDS_IN_MEMORY:  # the report's per-record drill-down
-        from ..record_shards import read_record_shards
-
-        result.attach_records(read_record_shards(rows_to))
+    rows = records_in_memory(rows_to, merged.n)  # the report's per-record drill-down
+    if rows is not None:
+        result.attach_records(rows)
     return result
 
 
@@ -487,7 +499,10 @@ class _Finder:
         from .pipeline import load
 
         piece = Piece(**pickle.loads(row["piece"]))
-        table = load(self.plan, open_piece(self.plan, piece), no_progress)
+        try:
+            table = load(self.plan, open_piece(self.plan, piece), no_progress)
+        except EmptyInputError:
+            return {"found": pickle.dumps([])}
         if self.unit and self.plan.unit is not None:
             column = table.column(self.plan.unit)
             names = [str(v) for v in column]

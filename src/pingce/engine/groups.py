@@ -14,10 +14,12 @@ from .plan import Plan
 __all__ = ["bootstrap_keys", "first_of_units", "paired_keys", "slice_keys", "unit_codes"]
 
 
-def bootstrap_keys(table: Table, unit: str | None) -> np.ndarray:
+def bootstrap_keys(table: Table, unit: str | None, *, file: int | None = None) -> np.ndarray:
     """Each record's key for the Poisson bootstrap (:func:`pingce.stats.record_keys`): of its
     unit's value in a unit suite (every record of a dialogue shares it), else of its id, or of
-    its line for a record without one. A record keeps its key in any slice, shard or run."""
+    its line for a record without one (in a run over several files, of its line and ``file``,
+    the number of its file among them: line N of each file is another record). A record keeps
+    its key in any slice, shard or run."""
     if unit is not None:
         column = table.column(unit)
         values = column.tolist() if isinstance(column, np.ndarray) else column
@@ -27,8 +29,9 @@ def bootstrap_keys(table: Table, unit: str | None) -> np.ndarray:
         ]
     else:
         lines = np.asarray(table.lines).tolist()
+        where = "line " if file is None else f"line {file}:"
         names = [
-            "line " + str(line) if i is None else "id " + str(i)
+            where + str(line) if i is None else "id " + str(i)
             for i, line in zip(table.ids, lines, strict=True)
         ]
     return record_keys(names)

@@ -21,6 +21,7 @@ matrices) need no second pass: their jackknife follows from the merged counts.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -160,7 +161,7 @@ class Shard:
             n=self.n + other.n,
             scopes=scopes,
             failures=failures,
-            notes=list(dict.fromkeys([*self.notes, *other.notes])),
+            notes=_added_notes(self.notes, other.notes),
             with_id=self.with_id or other.with_id,
             id_keys=np.concatenate([self.id_keys, other.id_keys]),
             unit_keys=np.concatenate([self.unit_keys, other.unit_keys]),
@@ -188,6 +189,27 @@ def added_counts(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str
         elif name != "latency_sec":
             out[name] = x if y is None else y
     return out
+
+
+_COUNTED = re.compile(r"(\d+) of (\d+) (.+)", re.DOTALL)
+
+
+def _added_notes(first: Sequence[str], second: Sequence[str]) -> list[str]:
+    """The notes of two shards, each once; a note that counts records ("N of M records ...",
+    the same words after the counts) is one note whose counts add up, as the whole data's
+    note would read."""
+    out: dict[str, str] = {}  # a note's words after any counts: the note
+    for note in [*first, *second]:
+        counted = _COUNTED.fullmatch(note)
+        if counted is None:
+            out.setdefault(note, note)
+            continue
+        count, total, words = int(counted[1]), int(counted[2]), counted[3]
+        earlier = _COUNTED.fullmatch(out.get(words, ""))
+        if earlier is not None:
+            count, total = count + int(earlier[1]), total + int(earlier[2])
+        out[words] = f"{count} of {total} {words}"
+    return list(out.values())
 
 
 class Merger:
@@ -302,12 +324,15 @@ def shard_of(
     failures: Failures,
     notes: list[str],
     similarity: dict[str, Any] | None = None,
+    *,
+    file: int | None = None,
 ) -> Shard:
-    """What the shard ``table`` (scored into ``blocks``) adds to its run."""
+    """What the shard ``table`` (scored into ``blocks``) adds to its run (``file``: the number
+    of its file in a run over several, which keys its records without an id with their line)."""
     from ..stats import record_keys
 
     options = plan.options
-    keys = bootstrap_keys(table, plan.unit) if options.bootstrap > 0 else None
+    keys = bootstrap_keys(table, plan.unit, file=file) if options.bootstrap > 0 else None
     scopes = {WHOLE: _scope(plan, blocks, units, keys)}
     splits: dict[str, bool] = {}
     for path in options.slices:
@@ -349,14 +374,20 @@ ScopeBlocks = dict[str, tuple[dict[Hashable, StatBlock], np.ndarray | None]]
 
 
 def run_shard(
-    plan: Plan, data: Any, rows_to: str | None = None, stats_to: str | None = None
+    plan: Plan,
+    data: Any,
+    rows_to: str | None = None,
+    stats_to: str | None = None,
+    *,
+    file: int | None = None,
 ) -> tuple[Shard, ScopeBlocks | None]:
     """Read, check and score one shard (``data``: a path, a :class:`pingce.readers.Reading` of
     part of a file, or records) by the local engine's own functions, and what it adds to the
     run; with the shard's blocks per scope when BCa will need the jackknife pass. ``rows_to``:
     a Parquet file to write the shard's per-record values and reasons to
     (:mod:`pingce.record_shards`); ``stats_to``: a stats.npz to write its per-record statistics
-    to (:mod:`pingce.stat_shards`)."""
+    to (:mod:`pingce.stat_shards`); ``file``: in a run over several files, the number of the
+    shard's file (its records without an id are keyed by it and their line in the bootstrap)."""
     from ..progress import no_progress
     from .groups import unit_codes
     from .pipeline import load, similarities, statistics
@@ -378,6 +409,7 @@ def run_shard(
         failures,
         notes,
         None if scored is None else scored.stats.summary(),
+        file=file,
     )
     if scored is not None:
         shard.signature = scored.signature

@@ -83,6 +83,15 @@ def plan_run(
 
 def load(plan: Plan, data: Data, progress: ProgressHook, label: str = "records") -> Table:
     """Read and validate the fields the plan needs (a progress bar over the file's bytes)."""
+    if (
+        isinstance(data, list | tuple)
+        and data
+        and all(isinstance(x, str | os.PathLike) for x in data)
+    ):
+        raise OptionError(
+            f"data is a list of {len(data)} file names; the local engine reads one file: "
+            "engine='ray' reads several as one data set, or join them first"
+        )
     total: float | None = None
     if isinstance(data, str | os.PathLike) and os.path.isfile(data):
         total = float(os.path.getsize(data))

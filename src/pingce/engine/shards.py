@@ -47,27 +47,38 @@ class Piece:
     """JSONL: the byte range; Parquet: the row groups ``start`` to ``stop - 1``."""
     first: int = 1
     """The number of the piece's first line (JSONL) or record (Parquet)."""
+    file: int | None = None
+    """In a run over several files, the number of its file among them (from 0, in the order
+    given), which keys its records without an id in the bootstrap; None for one file."""
 
 
 def expand_paths(data: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]) -> list[str]:
     """The files of ``data``: a path, a glob (``shards/*.jsonl``) or a list of them, each glob
-    sorted; an error naming a path or glob that matches no file."""
+    sorted, each file once however it is spelled (``a.jsonl``, ``./a.jsonl``, a link to it);
+    an error naming a path or glob that matches no file. A file whose name has ``*``, ``?`` or
+    ``[`` is that file, not a pattern."""
     given = [data] if isinstance(data, str | os.PathLike) else list(data)
     if not given:
         raise OptionError("--data names no file")
-    out: list[str] = []
+    out: dict[str, str] = {}  # a file's real path: the name it was first given by
     for item in given:
         text = os.fspath(item)
-        if glob.has_magic(text):
+        if os.path.isfile(text):
+            found = [text]
+        elif glob.has_magic(text):
             found = sorted(p for p in glob.glob(text, recursive=True) if os.path.isfile(p))
             if not found:
                 raise InputError("no file matches this pattern", source=text)
-            out.extend(found)
-        elif os.path.isfile(text):
-            out.append(text)
+        elif os.path.isdir(text):
+            raise InputError(
+                "a folder, not a file: name its files with a pattern (FOLDER/*.jsonl)",
+                source=text,
+            )
         else:
             raise InputError("no such file", source=text)
-    return list(dict.fromkeys(out))
+        for path in found:
+            out.setdefault(os.path.realpath(path), path)
+    return list(out.values())
 
 
 def plan_pieces(
@@ -77,16 +88,18 @@ def plan_pieces(
     :func:`number_pieces`). ``whole_files``: one piece per file (a suite with ``unit:`` reads
     a unit's records together, and a unit must not be cut: keep each unit in one file)."""
     pieces: list[Piece] = []
-    for path in paths:
+    several = len(paths) > 1
+    for k, path in enumerate(paths):
         name = path.lower()
         if whole_files:
-            pieces.append(Piece(path, "file"))
+            cut = [Piece(path, "file")]
         elif name.endswith(".jsonl") or name.endswith(".ndjson"):
-            pieces.extend(_jsonl_pieces(path, piece_bytes))
+            cut = _jsonl_pieces(path, piece_bytes)
         elif name.endswith(".parquet"):
-            pieces.extend(_parquet_pieces(path, piece_bytes))
+            cut = _parquet_pieces(path, piece_bytes)
         else:
-            pieces.append(Piece(path, "file"))
+            cut = [Piece(path, "file")]
+        pieces.extend(replace(piece, file=k) if several else piece for piece in cut)
     return pieces
 
 

@@ -30,13 +30,14 @@ def read_run(folder: str | os.PathLike[str]) -> EvaluationResult:
         raise InputError(f"results.json cannot be read: {exc}", source=str(results)) from None
     records = path / "records.jsonl"
     shards = path / "records"
-    if records.is_file() or shards.is_dir():
-        if records.is_file():
-            rows = _read_rows(records)
-        else:  # --engine ray: Parquet shards
-            from ..record_shards import read_record_shards
+    rows = None
+    if records.is_file():
+        rows = _read_rows(records)
+    elif shards.is_dir():  # --engine ray: Parquet shards (up to a million records)
+        from ..record_shards import records_in_memory
 
-            rows = read_record_shards(shards)
+        rows = records_in_memory(shards, result.n_records)
+    if rows is not None:
         order = {name: i for i, name in enumerate(result.metrics)}  # the run's metric order
         rows.values = dict(sorted(rows.values.items(), key=lambda kv: order.get(kv[0], 1 << 30)))
         rows.misses = dict(sorted(rows.misses.items(), key=lambda kv: order.get(kv[0], 1 << 30)))
