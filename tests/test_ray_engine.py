@@ -680,6 +680,19 @@ def judge_pairs(records: Path) -> set[tuple[str, str]]:
     return set(asked_pairs(read_jsonl(records)))
 
 
+def twice(data: Path, path: Path) -> Path:
+    """``data``'s records, then again under other ids, in ``path``: every pair is needed twice,
+    in different pieces."""
+    text = data.read_text(encoding="utf-8")
+    again = "".join(
+        json.dumps({**json.loads(line), "id": json.loads(line)["id"] + "-b"}, ensure_ascii=False)
+        + "\n"
+        for line in text.splitlines()
+    )
+    path.write_text(text + again, encoding="utf-8")
+    return path
+
+
 def test_a_judge_on_ray_asks_each_distinct_pair_once_for_all_pieces(
     ray_cluster: Any, tmp_path: Path
 ) -> None:
@@ -691,14 +704,7 @@ def test_a_judge_on_ray_asks_each_distinct_pair_once_for_all_pieces(
     from .loopback import LoopbackServer
 
     data, _ = SUITES["function-points"]
-    doubled = tmp_path / "twice.jsonl"  # every pair needed twice, in different pieces
-    text = data.read_text(encoding="utf-8")
-    again = "".join(
-        json.dumps({**json.loads(line), "id": json.loads(line)["id"] + "-b"}, ensure_ascii=False)
-        + "\n"
-        for line in text.splitlines()
-    )
-    doubled.write_text(text + again, encoding="utf-8")
+    doubled = twice(data, tmp_path / "twice.jsonl")
     options = {"similarity": "openai:m", "bootstrap": 0}
     with LoopbackServer(lifetime=120) as server:
         result = evaluate_on_ray(
@@ -723,6 +729,50 @@ def test_a_judge_on_ray_asks_each_distinct_pair_once_for_all_pieces(
         {k: v.value for k, v in result.metrics.items()},
         {k: v.value for k, v in want.metrics.items()},
     )
+
+
+def test_a_pair_that_fails_on_ray_is_asked_as_often_as_locally_and_counted_once(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    """A judge that always fails one prediction's pairs (HTTP 500, one retry): the judge phase
+    asks each pair with its retry and the pieces read the answers from the cache alone, so a
+    failed pair is not asked again when its pieces are scored. Requests per pair, the judge
+    failures (distinct pairs, each once though needed in several pieces) and every value equal
+    the local run's against the same server."""
+    from collections import Counter
+
+    from pingce.engine.distributed import evaluate_on_ray
+
+    from .loopback import Fault, LoopbackServer
+
+    data, _ = SUITES["function-points"]
+    doubled = twice(data, tmp_path / "twice.jsonl")
+    suite = tmp_path / "fp.yaml"
+    builtin = Path(pingce.__file__).parent / "suites" / "function-points.yaml"
+    text = builtin.read_text(encoding="utf-8")
+    suite.write_text(text.replace("concurrency: 16", "concurrency: 4\n  max_retries: 1"), "utf-8")
+    options = {"similarity": "openai:m", "bootstrap": 0}
+    with LoopbackServer(lifetime=120) as server:
+        server.rule = lambda r: Fault("500", 0) if r.x == "员工信息表" else None
+        result = evaluate_on_ray(
+            str(suite),
+            str(doubled),
+            RunOptions(base_url=server.url, cache=str(tmp_path / "c.sqlite3"), **options),
+            piece_bytes=doubled.stat().st_size // 4,
+        )
+        on_ray = Counter(r.pair for r in server.chat())
+        server.reset()
+        want = pingce.evaluate(
+            str(suite), doubled, base_url=server.url, cache=str(tmp_path / "l.sqlite3"), **options
+        )
+        locally = Counter(r.pair for r in server.chat())
+    assert on_ray == locally
+    assert sorted(set(on_ray.values())) == [1, 2]  # the failing pairs: asked and retried once
+    assert result.failures.judge == want.failures.judge == 3
+    assert result.similarity is not None and result.similarity["failures"] == 3
+    got = {k: (v.value, v.undefined_reason) for k, v in result.metrics.items()}
+    assert not close(got, {k: (v.value, v.undefined_reason) for k, v in want.metrics.items()})
+    assert any(value is None for value, _ in got.values())  # withheld: a pair failed
 
 
 def processes() -> dict[int, tuple[int, str]]:

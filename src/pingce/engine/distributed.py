@@ -112,11 +112,32 @@ def check_ray_options(options: RunOptions, plan: Plan | None = None) -> list[str
 
 
 class _Pieces:
-    """A Ray Data actor: plans the suite once, then reads and scores pieces."""
+    """A Ray Data actor: plans the suite once, then reads and scores pieces. ``asked``: the
+    judge phase has asked every pair of a remote backend, whose answers the pieces read from
+    the cache alone (a pair that failed there fails here too, without another call)."""
 
-    def __init__(self, suite: Any, options: RunOptions, shards_to: str) -> None:
+    def __init__(self, suite: Any, options: RunOptions, shards_to: str, asked: bool) -> None:
+        from ..similarity import make_backend
+        from ..similarity.remote import RemoteBackend
+
         self.plan = plan_run(suite, options)
         self.shards_to = shards_to
+        self.backend = None
+        if asked:
+            backend = make_backend(
+                str(options.similarity),
+                base_url=options.base_url,
+                cache=options.cache,
+                options=dict(self.plan.suite.spec.similarity or {}),
+            )
+            assert isinstance(backend, RemoteBackend)
+            backend.cache_only = True
+            self.backend = backend
+            self.plan = plan_run(suite, replace(options, similarity=backend))
+
+    def __del__(self) -> None:
+        if self.backend is not None:
+            self.backend.close()
 
     def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
         piece = Piece(**pickle.loads(row["piece"]))
@@ -364,10 +385,22 @@ def evaluate_on_ray(
         for folder in ("records", "stats"):
             os.mkdir(os.path.join(shards_to, folder))
         result = _run(
-            ray, suite, options, plan, pieces, paths, notes, workers, shards_to, advance, timer
+            ray,
+            suite,
+            options,
+            plan,
+            pieces,
+            paths,
+            notes,
+            workers,
+            shards_to,
+            advance,
+            timer,
+            asked=judged is not None,
         )
-        if judged is not None:  # what the judge phase did (the pieces found it all cached)
+        if judged is not None:  # what the judge phase did (the pieces read it from the cache)
             result.similarity = judged
+            result.failures.judge = int(judged.get("failures", 0))  # distinct pairs, once
     except BaseException:
         shutil.rmtree(shards_to, ignore_errors=True)
         raise
@@ -390,13 +423,20 @@ def _run(
     shards_to: str,
     advance: Any,
     timer: Profile,
+    *,
+    asked: bool,
 ) -> EvaluationResult:
     with timer.phase("statistics"):
         done = (
             _dataset(ray, pieces)
             .map(
                 _Pieces,
-                fn_constructor_kwargs={"suite": suite, "options": options, "shards_to": shards_to},
+                fn_constructor_kwargs={
+                    "suite": suite,
+                    "options": options,
+                    "shards_to": shards_to,
+                    "asked": asked,
+                },
                 compute=ray.data.ActorPoolStrategy(size=workers),
             )
             .materialize()

@@ -16,7 +16,10 @@ from .base import BackendStats, Pair, SimilarityBackend
 from .cache import SimilarityCache, public_url
 from .http import RetryPolicy
 
-__all__ = ["Endpoint", "RemoteBackend", "charge_usage", "token_count"]
+__all__ = ["NOT_ANSWERED", "Endpoint", "RemoteBackend", "charge_usage", "token_count"]
+
+NOT_ANSWERED = "no answer: its call failed when the run asked every pair first"
+"""Why a pair failed that a backend answering from its cache alone did not find there."""
 
 
 class Endpoint:
@@ -80,6 +83,10 @@ class RemoteBackend(SimilarityBackend):
     timeout: float
     policy: RetryPolicy
     cache: SimilarityCache | None
+    cache_only: bool = False
+    """Answer from the cache alone: a pair not in it fails (:data:`NOT_ANSWERED`) without a
+    call. ``--engine ray`` scores its pieces so, once its judge phase has asked every distinct
+    pair of the data set: a pair that failed there is not asked again."""
 
     def _connect(
         self,
@@ -127,6 +134,12 @@ class RemoteBackend(SimilarityBackend):
                 todo.append(i)
         if progress is not None and cached:
             progress(len(cached))
+        if self.cache_only and todo:
+            for _ in todo:
+                stats.fail(NOT_ANSWERED)
+            if progress is not None:
+                progress(len(todo))
+            return scores, []
         return scores, todo
 
     def writer(
