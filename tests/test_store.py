@@ -267,6 +267,29 @@ def filled(
     return db
 
 
+def test_the_data_of_a_glob_is_hashed_as_the_files_joined(
+    tmp_path: Path, contract_result: EvaluationResult
+) -> None:
+    """A run of shards (``--engine ray --data 'shards/*.jsonl'``) records the sha256 of its files
+    one after the other, in the run's order: that of the file ``cat`` joins them into, so the
+    run viewer says "same data" beside a local run of the joined file."""
+    lines = CONTRACT.read_bytes().splitlines(keepends=True)
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    for k in range(3):
+        (shards / f"part-{k}.jsonl").write_bytes(b"".join(lines[k::3]))
+    joined = tmp_path / "all.jsonl"
+    joined.write_bytes(b"".join((shards / f"part-{k}.jsonl").read_bytes() for k in range(3)))
+    db = tmp_path / "runs.db"
+    on_shards = store.record_run(contract_result, store=db, data=str(shards / "*.jsonl"))
+    on_joined = store.record_run(contract_result, store=db, data=joined)
+    assert on_shards.data_sha256 == hashlib.sha256(joined.read_bytes()).hexdigest()
+    assert on_shards.data_sha256 == on_joined.data_sha256
+    assert on_shards.data_path == str((shards / "*.jsonl").resolve())
+    nothing = store.record_run(contract_result, store=db, data=str(shards / "*.parquet"))
+    assert nothing.data_sha256 is None  # no file matches: nothing to hash
+
+
 def test_python_lists_newest_first_and_filters(filled: Path) -> None:
     names = [r.name for r in pingce.runs(store=filled)]
     assert names == ["contract-3", "contract-2", "calls-1", "contract-1", "calls-0", "contract-0"]

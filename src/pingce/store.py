@@ -21,6 +21,7 @@ them).
 from __future__ import annotations
 
 import dataclasses
+import glob
 import hashlib
 import json
 import os
@@ -29,14 +30,14 @@ import sqlite3
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import closing, contextmanager
+from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from ._version import __version__
-from .errors import OptionError
+from .errors import OptionError, PingceError
 
 if TYPE_CHECKING:
     from .results import EvaluationResult, MetricResult
@@ -146,12 +147,14 @@ def default_name(suite: str, when: float | None = None) -> str:
     return f"{stem}-{time.strftime('%Y%m%d-%H%M%S', time.localtime(when))}"
 
 
-def data_hash(path: str | os.PathLike[str]) -> str:
-    """sha256 of a file's bytes, read a megabyte at a time."""
+def data_hash(*paths: str | os.PathLike[str]) -> str:
+    """sha256 of the files' bytes one after the other (of one file; of several, that of the
+    file ``cat`` would join them into), read a megabyte at a time."""
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        while chunk := handle.read(1 << 20):
-            digest.update(chunk)
+    for path in paths:
+        with open(path, "rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
     return digest.hexdigest()
 
 
@@ -360,6 +363,11 @@ def record_run(
         data_path = "-" if str(data) == "-" else str(Path(data).resolve())
         if data_path != "-" and Path(data_path).is_file():
             digest = data_hash(data_path)
+        elif data_path != "-" and glob.has_magic(str(data)):  # --engine ray's shards
+            from .engine.shards import expand_paths
+
+            with suppress(PingceError):
+                digest = data_hash(*expand_paths(str(data)))
     commit = git_commit(None if data_path in (None, "-") else data_path, Path.cwd())
     out_dir = None if out is None else str(Path(out).resolve())
     rows = list(_metric_rows(result))
