@@ -7,6 +7,7 @@ pieces. The second half runs the same on a local Ray cluster, started once for t
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import os
@@ -575,9 +576,17 @@ def test_ray_writes_per_record_values_as_parquet_shards_that_read_back(
     assert parts and not (ray_out / "records.jsonl").exists()
     # the outputs are hard links to the workers' files (one file system): nothing copied
     assert all(p.stat().st_nlink == 2 for p in [*parts, *(ray_out / "stats").iterdir()])
+    # copies share the shards: the folder goes with the last of them
+    copies = [result.model_copy(), result.model_copy(deep=True)]
     del result
+    gc.collect()
+    for k, copy in enumerate(copies):
+        pingce.report.write_outputs(copy, tmp_path / f"copy-{k}")
+        assert len(list((tmp_path / f"copy-{k}" / "records").iterdir())) == len(parts)
+    del copies, copy
+    gc.collect()
     assert not any(scratch.iterdir())  # the scratch folder goes with the result
-    assert all(p.stat().st_nlink == 1 for p in parts)
+    assert all(p.stat().st_nlink == 3 for p in parts)  # the outputs and the copies' outputs
     want = [
         json.loads(line)
         for line in (local_out / "records.jsonl").read_text(encoding="utf-8").splitlines()

@@ -12,6 +12,8 @@ numbers as pandas DataFrames (:mod:`pingce.frames`; pandas imported only then).
 from __future__ import annotations
 
 import operator
+import shutil
+import weakref
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -46,10 +48,27 @@ __all__ = [
     "MetricResult",
     "RecordRows",
     "SavedStats",
+    "ShardFolder",
     "Signature",
     "SignificanceTest",
     "SliceResult",
 ]
+
+
+class ShardFolder:
+    """A folder of a run's shards (``--engine ray``), removed with the last result that holds
+    it (a result and its copies, shallow or deep, share it) or at :meth:`remove`."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._remove = weakref.finalize(self, shutil.rmtree, path, True)
+
+    def remove(self) -> None:
+        """Remove the folder now (once)."""
+        self._remove()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> ShardFolder:
+        return self  # a copy of a result shares its folder on disk
 
 
 class _Plain(BaseModel):
@@ -599,7 +618,7 @@ class EvaluationResult(_Plain):
     _predictions: list[dict[str, Any]] | None = PrivateAttr(default=None)
     _record_shards: Any = PrivateAttr(default=None)
     _stat_shards: Any = PrivateAttr(default=None)
-    _remove_shards: Callable[[], Any] | None = PrivateAttr(default=None)
+    _shard_folder: ShardFolder | None = PrivateAttr(default=None)
 
     def value(self, name: str) -> float | None:
         """Shortcut: the value of metric ``name``."""
@@ -638,19 +657,20 @@ class EvaluationResult(_Plain):
         """The folder of the run's saved statistics as shards (``--engine ray``), or None."""
         return self._stat_shards
 
-    def attach_shard_removal(self, remove: Callable[[], Any]) -> None:
-        """What removes the folder of the run's shards (``--engine ray``: the engine's
-        ``weakref.finalize``, called when the result is freed at the latest)."""
-        self._remove_shards = remove
+    def attach_shard_folder(self, folder: ShardFolder) -> None:
+        """Hold the folder of the run's shards (``--engine ray``): it lasts as long as this
+        result or a copy of it does."""
+        self._shard_folder = folder
 
     def release_shards(self) -> None:
         """Remove the folder of the run's shards now (``--engine ray``; the written outputs
-        hold links to them): :attr:`record_shards` and :attr:`stat_shards` are None after,
-        and :attr:`stats` too unless it was read. Nothing to do for a local run."""
-        if self._remove_shards is None:
+        hold links to them), for this result and its copies: :attr:`record_shards` and
+        :attr:`stat_shards` are None after, and :attr:`stats` too unless it was read. Nothing
+        to do for a local run."""
+        if self._shard_folder is None:
             return
-        self._remove_shards()
-        self._remove_shards = self._record_shards = self._stat_shards = None
+        self._shard_folder.remove()
+        self._shard_folder = self._record_shards = self._stat_shards = None
         if callable(self._stats):
             self._stats = None
 

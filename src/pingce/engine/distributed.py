@@ -22,7 +22,6 @@ import os
 import pickle
 import shutil
 import tempfile
-import weakref
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from typing import Any
@@ -34,7 +33,7 @@ from ..errors import EmptyInputError, InputError, OptionError
 from ..options import RunOptions
 from ..progress import ProgressHook, no_progress
 from ..record_shards import records_in_memory
-from ..results import DataInfo, EvaluationResult
+from ..results import DataInfo, EvaluationResult, ShardFolder
 from .fields import field_map
 from .merge import (
     Merger,
@@ -404,8 +403,8 @@ def evaluate_on_ray(
     except BaseException:
         shutil.rmtree(shards_to, ignore_errors=True)
         raise
-    # the shards live as long as the result, or until result.release_shards()
-    result.attach_shard_removal(weakref.finalize(result, shutil.rmtree, shards_to, True))
+    # the shards live as long as the result (or a copy), or until result.release_shards()
+    result.attach_shard_folder(ShardFolder(shards_to))
     if profile is not None:
         result.profile = timer.ordered()
     return result
