@@ -24,7 +24,6 @@ from __future__ import annotations
 import codecs
 import csv
 import datetime
-import glob
 import gzip
 import io
 import json
@@ -969,23 +968,6 @@ _BINARY_FORMATS = {".parquet": "parquet", ".pq": "parquet", ".xlsx": "xlsx", ".x
 SUPPORTED = ".jsonl, .json, .csv, .tsv (each also .gz), .parquet, .xlsx, or - for standard input"
 
 
-def _not_a_file(label: str) -> str:
-    """Why ``label`` cannot be read: no such file, or a pattern (or a folder) of files, which
-    only ``--engine ray`` reads as one data set."""
-    several = (
-        "the local engine reads one file: run them with --engine ray "
-        "(pip install 'pingce[ray]'), or join them first (cat FILES > all.jsonl)"
-    )
-    if glob.has_magic(label):
-        found = [p for p in glob.glob(label, recursive=True) if os.path.isfile(p)]
-        if not found:
-            return "no file matches this pattern"
-        return f"a pattern of {len(found)} file(s); {several}"
-    if os.path.isdir(label):
-        return f"a folder, not a file: name its files with a pattern (FOLDER/*.jsonl); {several}"
-    return "no such file"
-
-
 def path_reading(
     source: str | os.PathLike[str],
     *,
@@ -1008,7 +990,7 @@ def path_reading(
         else:
             part = None
     if not path.is_file():
-        raise InputError(_not_a_file(label), source=label)
+        raise InputError("no such file", source=label)
     name = path.name.lower()
     compressed = name.endswith(".gz")
     suffix = Path(name[:-3] if compressed else name).suffix

@@ -24,7 +24,7 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -60,6 +60,9 @@ from .shards import (
 )
 
 __all__ = ["evaluate_on_ray"]
+
+if TYPE_CHECKING:
+    from ..similarity.remote import RemoteBackend
 
 
 def _import_ray() -> Any:
@@ -110,26 +113,33 @@ def check_ray_options(options: RunOptions, plan: Plan | None = None) -> list[str
     return notes
 
 
+def _remote_backend(options: RunOptions, suite_options: dict[str, Any]) -> RemoteBackend:
+    """The run's remote backend (``openai:``, ``embedding-api:``, ``rerank:``) as a worker opens
+    it: by name, with the suite's options and the run's cache."""
+    from ..similarity import make_backend
+    from ..similarity.remote import RemoteBackend
+
+    backend = make_backend(
+        str(options.similarity),
+        base_url=options.base_url,
+        cache=options.cache,
+        options=suite_options,
+    )
+    assert isinstance(backend, RemoteBackend)
+    return backend
+
+
 class _Pieces:
     """A Ray Data actor: plans the suite once, then reads and scores pieces. ``asked``: the
     judge phase has asked every pair of a remote backend, whose answers the pieces read from
     the cache alone (a pair that failed there fails here too, without another call)."""
 
     def __init__(self, suite: Any, options: RunOptions, shards_to: str, asked: bool) -> None:
-        from ..similarity import make_backend
-        from ..similarity.remote import RemoteBackend
-
         self.plan = plan_run(suite, options)
         self.shards_to = shards_to
         self.backend = None
         if asked:
-            backend = make_backend(
-                str(options.similarity),
-                base_url=options.base_url,
-                cache=options.cache,
-                options=dict(self.plan.suite.spec.similarity or {}),
-            )
-            assert isinstance(backend, RemoteBackend)
+            backend = _remote_backend(options, dict(self.plan.suite.spec.similarity or {}))
             backend.cache_only = True
             self.backend = backend
             self.plan = plan_run(suite, replace(options, similarity=backend))
@@ -199,16 +209,7 @@ class _Judge:
     first, answers written back), ``concurrency`` calls at a time."""
 
     def __init__(self, options: RunOptions, suite_options: dict[str, Any], concurrency: int):
-        from ..similarity import make_backend
-
-        backend_options = dict(suite_options)
-        backend_options["concurrency"] = concurrency
-        self.backend = make_backend(
-            str(options.similarity),
-            base_url=options.base_url,
-            cache=options.cache,
-            options=backend_options,
-        )
+        self.backend = _remote_backend(options, {**suite_options, "concurrency": concurrency})
 
     def __call__(self, batch: dict[str, Any]) -> dict[str, Any]:
         pairs = list(zip(batch["a"].tolist(), batch["b"].tolist(), strict=True))

@@ -71,23 +71,27 @@ def unit_codes(table: Table, path: str | None) -> np.ndarray | None:
     first_seen = list(dict.fromkeys(keys))
     index = {key: code for code, key in enumerate(first_seen)}
     codes = np.fromiter(map(index.__getitem__, keys), np.int64, len(keys))
-    strings = [k for k in first_seen if isinstance(k, str)]
-    others = [k for k in first_seen if not isinstance(k, str)]
-    ordered = sorted(strings) + sorted(others, key=repr)
+    ordered = sorted(first_seen, key=_unit_order)
     rank = np.empty(len(first_seen), dtype=np.int64)
     rank[[index[key] for key in ordered]] = np.arange(len(ordered), dtype=np.int64)
     return rank[codes]
 
 
+def _unit_order(key: Hashable) -> tuple[int, str]:
+    """Where a unit's key (its text value, or :func:`json_equal_key` of another value) sorts:
+    texts first, in Python's order, then the others by their ``repr``."""
+    return (0, key) if isinstance(key, str) else (1, repr(key))
+
+
 def unit_sort_keys(table: Table, path: str, units: np.ndarray) -> list[tuple[int, str]]:
-    """What :func:`unit_codes` sorted the units by, in code order: ``(0, value)`` for a text
-    value, ``(1, repr(json_equal_key(value)))`` for any other; so that units numbered in
-    pieces of the records can be numbered as one table's are (:mod:`pingce.stat_shards`)."""
+    """What :func:`unit_codes` sorted the units by (:func:`_unit_order`), in code order; so that
+    units numbered in pieces of the records can be numbered as one table's are
+    (:mod:`pingce.stat_shards`)."""
     column = table.column(path)
     values = column.tolist() if isinstance(column, np.ndarray) else column
     _, first = np.unique(units, return_index=True)
     return [
-        (0, v) if isinstance(v, str) else (1, repr(json_equal_key(v)))
+        _unit_order(v if isinstance(v, str) else json_equal_key(v))
         for v in (values[i] for i in first.tolist())
     ]
 

@@ -10,6 +10,7 @@ similarity phase.
 
 from __future__ import annotations
 
+import glob
 import os
 import platform
 import zlib
@@ -45,6 +46,7 @@ from .model import Answered, ask_model, mark_model_failures, model_plan
 from .plan import Plan, check_records, make_plan
 from .profile import Profile
 from .saved import saved_stats
+from .shards import expand_paths
 from .similarities import BackendChoice, Scored, score_pairs
 from .values import (
     count_failures,
@@ -83,15 +85,7 @@ def plan_run(
 
 def load(plan: Plan, data: Data, progress: ProgressHook, label: str = "records") -> Table:
     """Read and validate the fields the plan needs (a progress bar over the file's bytes)."""
-    if (
-        isinstance(data, list | tuple)
-        and data
-        and all(isinstance(x, str | os.PathLike) for x in data)
-    ):
-        raise OptionError(
-            f"data is a list of {len(data)} file names; the local engine reads one file: "
-            "engine='ray' reads several as one data set, or join them first"
-        )
+    _one_file(data)
     total: float | None = None
     if isinstance(data, str | os.PathLike) and os.path.isfile(data):
         total = float(os.path.getsize(data))
@@ -130,6 +124,32 @@ def load(plan: Plan, data: Data, progress: ProgressHook, label: str = "records")
     if not isinstance(data, str | os.PathLike) and label != "records":
         table.source = f"<{label}>"  # two lists of dicts: say which is which
     return table
+
+
+def _one_file(data: Data) -> None:
+    """The local engine reads one file: several (a list of paths, a glob, a folder) stop the run
+    with what reads them (the files found as :func:`.shards.expand_paths` finds them for
+    ``--engine ray``), not with "no such file"."""
+    several = (
+        "the local engine reads one file: run them with --engine ray "
+        "(pip install 'pingce[ray]'), or join them first (cat FILES > all.jsonl)"
+    )
+    if (
+        isinstance(data, list | tuple)
+        and data
+        and all(isinstance(x, str | os.PathLike) for x in data)
+    ):
+        raise OptionError(f"data is a list of {len(data)} file names; {several}")
+    if not isinstance(data, str | os.PathLike) or os.path.isfile(data):
+        return
+    text = os.fspath(data)
+    if os.path.isdir(text):
+        raise InputError(
+            f"a folder, not a file: name its files with a pattern (FOLDER/*.jsonl); {several}",
+            source=text,
+        )
+    if glob.has_magic(text):  # a pattern that matches nothing is an error of expand_paths
+        raise InputError(f"a pattern of {len(expand_paths(text))} file(s); {several}", source=text)
 
 
 def similarities(plan: Plan, tables: Sequence[Table], progress: ProgressHook) -> Scored | None:
