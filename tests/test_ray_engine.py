@@ -741,16 +741,20 @@ def test_a_judge_on_ray_asks_each_distinct_pair_once_for_all_pieces(
 
 
 def test_a_pair_that_fails_on_ray_is_asked_as_often_as_locally_and_counted_once(
-    ray_cluster: Any, tmp_path: Path
+    ray_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A judge that always fails one prediction's pairs (HTTP 500, one retry): the judge phase
     asks each pair with its retry and the pieces read the answers from the cache alone, so a
     failed pair is not asked again when its pieces are scored. Requests per pair, the judge
     failures (distinct pairs, each once though needed in several pieces) and every value equal
-    the local run's against the same server."""
+    the local run's against the same server. The suite's concurrency (4) is one limit over the
+    judge actors: batches of 8 pairs make two actors, 2 calls each at a time."""
     from collections import Counter
 
+    import pingce.engine.distributed as distributed
     from pingce.engine.distributed import evaluate_on_ray
+
+    monkeypatch.setattr(distributed, "JUDGE_BATCH", 8)
 
     from .loopback import Fault, LoopbackServer
 
@@ -761,7 +765,7 @@ def test_a_pair_that_fails_on_ray_is_asked_as_often_as_locally_and_counted_once(
     text = builtin.read_text(encoding="utf-8")
     suite.write_text(text.replace("concurrency: 16", "concurrency: 4\n  max_retries: 1"), "utf-8")
     options = {"similarity": "openai:m", "bootstrap": 0}
-    with LoopbackServer(lifetime=120) as server:
+    with LoopbackServer(latency=0.05, lifetime=120) as server:
         server.rule = lambda r: Fault("500", 0) if r.x == "员工信息表" else None
         result = evaluate_on_ray(
             str(suite),
@@ -770,6 +774,7 @@ def test_a_pair_that_fails_on_ray_is_asked_as_often_as_locally_and_counted_once(
             piece_bytes=doubled.stat().st_size // 4,
         )
         on_ray = Counter(r.pair for r in server.chat())
+        assert 2 <= server.max_in_flight <= 4, server.max_in_flight
         server.reset()
         want = pingce.evaluate(
             str(suite), doubled, base_url=server.url, cache=str(tmp_path / "l.sqlite3"), **options
