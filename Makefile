@@ -3,20 +3,40 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV   := .venv
 BIN    := $(VENV)/bin
 PIP    := $(BIN)/python -m pip
+# The development and test environment, every package at the version the tests were written
+# against (pip-compile of the test extra). Installs use it as constraints, so pyproject.toml's
+# dependencies stay ranges for users while `make test` on a new machine gets exactly these.
+LOCK   := requirements/dev.txt
+LOCK_VENV := .venv-lock
 
-.PHONY: demo test lint typecheck browser-deps bench clean
+.PHONY: demo test lint typecheck browser-deps bench lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade pip
 
-$(VENV)/.installed-run: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e .
+$(VENV)/.installed-run: pyproject.toml $(LOCK) | $(BIN)/python
+	$(PIP) install --quiet --constraint $(LOCK) -e .
 	@touch $@
 
-$(VENV)/.installed-test: pyproject.toml | $(BIN)/python
-	$(PIP) install --quiet -e '.[test]'
+$(VENV)/.installed-test: pyproject.toml $(LOCK) | $(BIN)/python
+	$(PIP) install --quiet --constraint $(LOCK) -e '.[test]'
 	@touch $@ $(VENV)/.installed-run
+
+# Refresh the lock: the newest releases pyproject.toml's ranges admit, resolved by pip-tools in a
+# venv of its own. torch stays at the CPU build's public version (2.13.0, not 2.13.0+cpu), which
+# PyPI and the wheel on this machine both satisfy. Run `make test` after, and commit both.
+lock:
+	@test -x $(LOCK_VENV)/bin/pip-compile || \
+		($(PYTHON) -m venv $(LOCK_VENV) && $(LOCK_VENV)/bin/python -m pip install --quiet pip-tools)
+	$(LOCK_VENV)/bin/pip-compile --quiet --upgrade --extra test --strip-extras --no-header \
+		--no-emit-index-url --no-emit-find-links --output-file $(LOCK).new pyproject.toml
+	@{ echo "# The development and test environment of pingce: \`make test\` installs with"; \
+	   echo "# --constraint this file. Made by \`make lock\` (pip-compile --extra test); edit"; \
+	   echo "# pyproject.toml, not this file."; \
+	   sed -E 's/^torch==([^+ ]+)\+cpu/torch==\1/' $(LOCK).new; } > $(LOCK)
+	@rm -f $(LOCK).new
+	@echo "lock: $(LOCK) written ($$(grep -c '==' $(LOCK)) packages)"
 
 demo: $(VENV)/.installed-run
 	$(BIN)/pingce demo --out demo-out
@@ -50,4 +70,4 @@ bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) demo-out pingce-out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(LOCK_VENV) demo-out pingce-out .pytest_cache .mypy_cache .ruff_cache
