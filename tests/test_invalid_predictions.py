@@ -2,7 +2,7 @@
 ("medium-high" in contract-risk), blank or null is counted (``failures.invalid_prediction``),
 scored as wrong and shown; the kappas leave it out and say how many. A gold label off the scale,
 and a prediction field absent from a record, stay input errors (exit 2 naming file, line, field
-and value).
+and value). The same holds for the judge task of function-points (``failures.parse`` there).
 
 The values are checked against scikit-learn in tests/test_classification_parity.py and
 tests/test_classification_options.py (random cases with predictions off the scale); here the
@@ -224,6 +224,52 @@ def test_compare_counts_each_sides_predictions_off_the_scale(tmp_path: Path) -> 
     stored = json.loads((tmp_path / "stored" / "comparison.json").read_text(encoding="utf-8"))
     assert stored["failures"]["candidate"]["invalid_prediction"] == N_INVALID
     assert stored["metrics"]["accuracy"]["delta"] == pytest.approx(delta, abs=1e-12)
+
+
+# ----------------------------------------------------------------- function-points' judge
+
+
+def _judge(pred: Any, gold: Any = True, **extra: Any) -> dict[str, Any]:
+    record = {"task": "judge", "gold": gold, **extra}
+    if pred is not ...:
+        record["pred"] = pred
+    return record
+
+
+def test_a_judge_prediction_null_or_unreadable_is_counted_and_wrong(tmp_path: Path) -> None:
+    records = [
+        _judge("Yes", id="j1"),
+        _judge(None, id="j2"),  # null: no answer
+        _judge("maybe", gold=False, id="j3"),
+        _judge("No", gold=False, id="j4"),
+        {"id": "s1", "task": "selection", "gold_items": ["a"], "pred_items": ["a"]},
+    ]
+    result = pingce.evaluate("function-points", records, bootstrap=0, similarity="lexical")
+    assert result.failures.parse == 2
+    assert result.metrics["judge_accuracy"].value == pytest.approx(0.5)  # j2 and j3 wrong
+    assert result.metrics["judge_recall"].value == pytest.approx(0.5)  # j2: a gold Yes missed
+    assert result.metrics["judge_precision"].value == pytest.approx(1.0)  # never a predicted Yes
+
+
+@pytest.mark.parametrize(
+    ("record", "field", "words"),
+    [
+        (_judge(..., id="j2"), "pred", "missing"),
+        (_judge("Yes", gold="maybe", id="j2"), "gold", "maybe"),
+        (_judge("Yes", gold=None, id="j2"), "gold", "missing"),
+    ],
+    ids=["prediction absent", "gold unreadable", "gold null"],
+)
+def test_a_judge_gold_unreadable_or_a_prediction_absent_is_exit_2(
+    tmp_path: Path, record: dict[str, Any], field: str, words: str
+) -> None:
+    data = _write(tmp_path / "fp.jsonl", [_judge("Yes", id="j1"), record])
+    out = tmp_path / "out"
+    done = run_pingce("run", "function-points", "--data", str(data), "--out", str(out))
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"{data}:2" in done.stderr and f"'{field}'" in done.stderr and words in done.stderr
+    assert not out.exists()
 
 
 def test_many_predictions_off_the_scale_are_counted_once_per_record() -> None:

@@ -127,7 +127,8 @@ class FieldSpec:
     lenient: bool = False
     """A prediction: a model's answer is never bad input. For ``json`` fields a value the parser
     rejects is kept as a :class:`ParseFailure` (a prediction that failed to parse is a wrong
-    answer) instead of stopping the load. For ``label`` fields a value off the scale,
+    answer) instead of stopping the load (and null is given to a parser whose ``reads_null``
+    attribute is true, rather than read as absent). For ``label`` fields a value off the scale,
     blank or null is kept as code ``k`` (:data:`~pingce.labels.INVALID`). An absent field stays
     an input error where it is required."""
     what: str = field(default="", compare=False)
@@ -343,8 +344,10 @@ class _Column:
         self.parts = parse_path(spec.path)
         first = self.parts[0]
         self.key = first if len(self.parts) == 1 and isinstance(first, str) else None
-        # an optional field (not a label) treats absent and null alike: both read as None
-        self.nullable = not spec.required and spec.kind != "label"
+        # an optional field (not a label) treats absent and null alike: both read as None;
+        # a prediction whose parser reads null tells them apart
+        self.reads_null = spec.lenient and bool(getattr(spec.parser, "reads_null", False))
+        self.nullable = not spec.required and spec.kind != "label" and not self.reads_null
         self.chunks: list[Any] = []
         self.lookup: dict[str, int] = {}
         if spec.scale is not None:
@@ -505,7 +508,7 @@ class _Column:
         lenient = self.spec.lenient
         out: list[Any] = []
         for i, raw in enumerate(buffer):
-            if raw is _MISSING or raw is None:
+            if raw is _MISSING or (raw is None and not self.reads_null):
                 missing = self._missing(i, raw)
                 if missing is not None:
                     return None, missing
