@@ -104,10 +104,11 @@ def summed(k: int, gold: np.ndarray, pred: np.ndarray, weights: np.ndarray | Non
     if weights is None:
         assert block.codes is not None  # unweighted: the one-hot layout, as before
     else:
-        assert block.rows is not None and block.width == 2 * k * k
+        cells = k * (k + 1)  # a k x (k + 1) matrix: the last column, predictions off the scale
+        assert block.rows is not None and block.width == 2 * cells
         # each record's row: its weight in its cell, and 1 in the cell of records that count
-        np.testing.assert_array_equal(block.rows[:, : k * k].sum(axis=1), weights)
-        np.testing.assert_array_equal(block.rows[:, k * k :].sum(axis=1), weights > 0)
+        np.testing.assert_array_equal(block.rows[:, :cells].sum(axis=1), weights)
+        np.testing.assert_array_equal(block.rows[:, cells:].sum(axis=1), weights > 0)
     total: np.ndarray = block.total()
     return total
 
@@ -167,7 +168,7 @@ class Setting:
 
 def check_accuracy(s: Setting, total: np.ndarray) -> None:
     expected = oracle(accuracy_score, s.gold, s.pred, **s.sk())
-    credit = 1.0 - np.abs(s.gold - s.pred) / (s.k - 1)
+    credit = np.where(s.pred < s.k, 1.0 - np.abs(s.gold - s.pred) / (s.k - 1), 0.0)
     by_hand = np.average(credit, weights=s.weights)  # weighted accuracy is pingce's own
     for zd in ZERO_DIVISIONS:
         m = metric("accuracy", s.k, s.weighted, zero_division=zd)
@@ -267,11 +268,17 @@ def check_tables(s: Setting, total: np.ndarray) -> None:
     assert built["labels"] == names
     number = float if s.weighted else int
     assert all(type(x) is number for row in built["matrix"] for x in row)
+    # a prediction off the scale (code k) is a class of its own: the last column, when the kept
+    # rows have some (of weight above 0); its row (no gold is off the scale) is left out
+    off = s.counted() & s.among(s.gold) & (s.pred == s.k)
+    columns = [*s.sk_labels(), s.k] if off.any() else s.sk_labels()
     try:
-        expected = oracle(confusion_matrix, s.gold, s.pred, labels=s.sk_labels(), **s.sk())
+        expected = oracle(confusion_matrix, s.gold, s.pred, labels=columns, **s.sk())
+        expected = expected[: len(names)]
     except ValueError:  # scikit-learn refuses labels none of which is in y_true
         assert not s.among(s.gold).any()
-        expected = np.zeros((len(names), len(names)))
+        expected = np.zeros((len(names), len(columns)))
+    assert built.get("columns", names) == names + ["(invalid)"] * bool(off.any())
     np.testing.assert_allclose(np.asarray(built["matrix"], dtype=float), expected, rtol=0, atol=TOL)
     for zd in ZERO_DIVISIONS:
         per_class = table("per_class", s.k, s.weighted, s.labels, zero_division=zd).build(total)
@@ -361,9 +368,9 @@ def random_labels(rng: np.random.Generator, k: int, gold: np.ndarray, pred: np.n
     return tuple(int(c) for c in rng.choice(k, size=size, replace=False))  # random order
 
 
-def random_setting(seed: int) -> Setting:
+def random_setting(seed: int, off_scale: bool = False) -> Setting:
     rng = np.random.default_rng([1414, seed])
-    case = random_case(rng)
+    case = random_case(rng, off_scale)
     gold = np.asarray(case.gold, dtype=np.int64)
     pred = np.asarray(case.pred, dtype=np.int64)
     weights = random_weights(rng, gold.size)
@@ -376,6 +383,17 @@ def test_random_cases_match_sklearn(block: int) -> None:
     for seed in range(block * 20, block * 20 + 20):
         s = random_setting(seed)
         rng = np.random.default_rng([99, seed])
+        positive = rng.choice(s.k, size=int(rng.integers(1, s.k)), replace=False)
+        check_setting(s, positives=[tuple(int(c) for c in positive)])
+
+
+@pytest.mark.parametrize("block", range(3))
+def test_random_cases_with_predictions_off_the_scale_match_sklearn(block: int) -> None:
+    """Predictions off the scale (code k) with labels and weights: scikit-learn's values with
+    the invalid prediction a class of its own beside ``labels``; kappa on the others."""
+    for seed in range(1000 + block * 20, 1000 + block * 20 + 20):
+        s = random_setting(seed, off_scale=True)
+        rng = np.random.default_rng([98, seed])
         positive = rng.choice(s.k, size=int(rng.integers(1, s.k)), replace=False)
         check_setting(s, positives=[tuple(int(c) for c in positive)])
 

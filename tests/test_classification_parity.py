@@ -90,8 +90,15 @@ def table_metric(name: str, k: int, **args: Any) -> TableMetric:
     return create_table(name, gold="gold", pred="pred", scale=SCALES[k], **args)
 
 
+# Predictions off the scale, as a model may give them: code k (scored as wrong, never an error).
+OFF_SCALE: tuple[Any, ...] = ("medium-high", None, "", "  ", "极高", 7, True, {"level": "高"})
+
+
 def raw_label(k: int, code: int, variant: int) -> Any:
-    """A raw label as a record would carry it (label text, alias, or integer for 1..5)."""
+    """A raw label as a record would carry it (label text, alias, or integer for 1..5); code
+    ``k``: a prediction off the scale."""
+    if code == k:
+        return OFF_SCALE[variant % len(OFF_SCALE)]
     if k == 3:
         spellings = RISK_SPELLINGS[code]
         return spellings[variant % len(spellings)]
@@ -143,8 +150,9 @@ def check_accuracy(k: int, gold: np.ndarray, pred: np.ndarray, total: np.ndarray
 
 
 def check_weighted_accuracy(k: int, gold: np.ndarray, pred: np.ndarray, total: np.ndarray) -> None:
-    # Hand formula: credit 1 - |i - j| / (k - 1) per record, averaged.
-    expected = float(np.mean(1.0 - np.abs(gold.astype(float) - pred) / (k - 1)))
+    # Hand formula: credit 1 - |i - j| / (k - 1) per record (0 off the scale), averaged.
+    credit = 1.0 - np.abs(gold.astype(float) - pred) / (k - 1)
+    expected = float(np.mean(np.where(pred < k, credit, 0.0)))
     for zd in ZERO_DIVISIONS:
         m = metric("weighted_accuracy", k, zero_division=zd)
         assert_match(ours(m, total), expected, "weighted_accuracy", m, total)
@@ -209,19 +217,35 @@ def check_kappas(
     total: np.ndarray,
     names: Sequence[str] = tuple(KAPPAS),
 ) -> None:
+    valid = pred < k  # a prediction off the scale has no position: left out of kappa
     for name in names:
         weights = KAPPAS[name]
-        expected = oracle(cohen_kappa_score, gold, pred, labels=list(range(k)), weights=weights)
+        expected = (
+            oracle(
+                cohen_kappa_score, gold[valid], pred[valid], labels=list(range(k)), weights=weights
+            )
+            if valid.any()
+            else math.nan
+        )
         m = metric(name, k)
         assert_match(ours(m, total), expected, name, m, total)
+        assert round(float(m.count(total[None, :])[0])) == int(valid.sum()), name
         generic = metric("cohen_kappa", k, weights=weights or "none")
         assert_match(ours(generic, total), expected, f"cohen_kappa({weights})", generic, total)
 
 
 def check_confusion_table(k: int, gold: np.ndarray, pred: np.ndarray, total: np.ndarray) -> None:
+    """scikit-learn's matrix with a prediction off the scale kept as a class of its own (the
+    last column; its row, all zeros, left out), shown only when some prediction is."""
     built = table_metric("confusion_matrix", k).build(total)
-    expected = oracle(confusion_matrix, gold, pred, labels=list(range(k)))
-    assert built["labels"] == list(SCALES[k].labels)
+    expected = oracle(confusion_matrix, gold, pred, labels=list(range(k + 1)))[:k]
+    labels = list(SCALES[k].labels)
+    assert built["labels"] == labels
+    if (pred == k).any():
+        assert built["columns"] == [*labels, "(invalid)"]
+    else:
+        assert "columns" not in built
+        expected = expected[:, :k]
     assert built["matrix"] == expected.tolist()
     assert all(type(x) is int for row in built["matrix"] for x in row)
 
@@ -255,7 +279,7 @@ def check_per_class_table(
                     assert g is not None, f"{what}: pingce null, scikit-learn {e!r}"
                     assert abs(g - e) <= TOL, f"{what}: pingce {g!r} != scikit-learn {e!r}"
         assert built["support"] == support.tolist()
-        assert built["predicted"] == np.bincount(pred, minlength=k).tolist()
+        assert built["predicted"] == np.bincount(pred, minlength=k)[:k].tolist()
 
 
 def check_everything(
@@ -296,8 +320,9 @@ class Case:
     pred: np.ndarray
 
 
-def random_case(rng: np.random.Generator) -> Case:
-    """Skewed, sometimes degenerate, gold/pred labels for 1..200 records."""
+def random_case(rng: np.random.Generator, off_scale: bool = False) -> Case:
+    """Skewed, sometimes degenerate, gold/pred labels for 1..200 records; with ``off_scale``,
+    a share of the predictions (none to all) off the scale (code k)."""
     k = int(rng.choice([2, 3, 5]))
     n = int(np.clip(round(math.exp(rng.uniform(0.0, math.log(200.0)))), 1, 200))
     alpha = float(rng.choice([0.15, 0.5, 1.0, 5.0]))
@@ -324,6 +349,9 @@ def random_case(rng: np.random.Generator) -> Case:
     noise = rng.choice(k, size=n, p=pred_p)
     correct = rng.random(n) < rng.uniform(0.0, 1.0)
     pred = np.where(correct & (pred_p[gold] > 0), gold, noise)
+    if off_scale:
+        share = float(rng.choice([0.0, 0.05, 0.3, 1.0]))
+        pred = np.where(rng.random(n) < share, k, pred)
     return Case(k, gold.astype(np.int64), pred.astype(np.int64))
 
 
@@ -367,6 +395,32 @@ def test_random_cases_match_sklearn(chunk: int) -> None:
             ) from exc
 
 
+@pytest.mark.parametrize("chunk", range(3))
+def test_random_cases_with_predictions_off_the_scale_match_sklearn(chunk: int) -> None:
+    """A prediction off the scale ("medium-high", null, "", 7, ...: code k) is a wrong answer,
+    scored as scikit-learn scores a predicted label kept as a class of its own beside
+    ``labels=`` the scale: accuracy, the binary counts (never a predicted positive; a gold
+    positive is a miss), every average, per class, the confusion matrix (its own column); the
+    kappas are scikit-learn's on the records predicted on the scale, n counting those."""
+    rng = np.random.default_rng([20261127, chunk])
+    seen = {"some off": 0, "all off": 0}
+    for i in range(60):
+        case = random_case(rng, off_scale=True)
+        k, gold, pred = case.k, case.gold, case.pred
+        seen["some off"] += bool((pred == k).any())
+        seen["all off"] += bool((pred == k).all())
+        subsets = proper_subsets(k)
+        try:
+            check_everything(
+                k, gold, pred, positives=[subsets[int(rng.integers(len(subsets)))], subsets[-1]]
+            )
+        except AssertionError as exc:
+            raise AssertionError(
+                f"case {i} of chunk {chunk}: k={k} gold={gold.tolist()} pred={pred.tolist()}: {exc}"
+            ) from exc
+    assert seen["some off"] >= 20 and seen["all off"] >= 3, seen
+
+
 def test_random_cases_cover_the_degenerate_situations() -> None:
     """The generator really produces the situations the parity cases are meant to cover."""
     rng = np.random.default_rng([20240611, 0])
@@ -392,7 +446,10 @@ def test_compute_is_vectorised_over_cases() -> None:
     for _ in range(120):
         case = random_case(rng)
         by_k[case.k].append(
-            np.bincount(case.gold * case.k + case.pred, minlength=case.k**2).astype(float)
+            # cells of a k x (k + 1) matrix (the last column: predictions off the scale)
+            np.bincount(
+                case.gold * (case.k + 1) + case.pred, minlength=case.k * (case.k + 1)
+            ).astype(float)
         )
     for k, totals in by_k.items():
         stacked = np.stack(totals)
@@ -402,7 +459,7 @@ def test_compute_is_vectorised_over_cases() -> None:
             m = metric(name, k)
             one_by_one = np.array([ours(m, t) for t in totals])
             np.testing.assert_array_equal(m.finalize(stacked), one_by_one, err_msg=name)
-            grid = m.finalize(stacked[: (len(totals) // 2) * 2].reshape(2, -1, k * k))
+            grid = m.finalize(stacked[: (len(totals) // 2) * 2].reshape(2, -1, k * (k + 1)))
             np.testing.assert_array_equal(
                 grid.reshape(-1), one_by_one[: (len(totals) // 2) * 2], err_msg=name
             )

@@ -361,8 +361,9 @@ BAD_INPUTS = [
     # (case, files to write, arguments after `run`, words stderr must contain)
     ("malformed JSON", {"bad.jsonl": _lines(GOOD_1, '{"id": "cr-2", "gold_level": "高"')},
      ["contract-risk", "--data", "bad.jsonl"], ["bad.jsonl:2", "JSON"]),
-    ("unknown label", {"bad.jsonl": _lines(GOOD_1, _line("cr-2", pred="极高"))},
-     ["contract-risk", "--data", "bad.jsonl"], ["bad.jsonl:2", "pred_level", "极高"]),
+    # a gold label off the scale (a prediction off it is a wrong answer: test_invalid_predictions)
+    ("unknown label", {"bad.jsonl": _lines(GOOD_1, _line("cr-2", gold="极高"))},
+     ["contract-risk", "--data", "bad.jsonl"], ["bad.jsonl:2", "gold_level", "极高"]),
     ("missing field", {"bad.jsonl": _lines(GOOD_1, "", '{"id": "cr-2", "gold_level": "低"}')},
      ["contract-risk", "--data", "bad.jsonl"], ["bad.jsonl:3", "pred_level", "missing"]),
     ("wrong type", {"bad.jsonl": _lines(GOOD_1, _line("cr-2", latency_sec="fast"))},

@@ -395,6 +395,9 @@ def field_values(spec: FieldSpec, n: int, rng: np.random.Generator, decimals: in
         for code in codes:
             spellings = label_spellings(spec.scale, int(code))
             out.append(spellings[int(rng.integers(len(spellings)))])
+        if spec.lenient:  # a prediction: sometimes off the scale, blank or null (scored wrong)
+            for i in np.flatnonzero(rng.random(n) < 0.1):
+                out[i] = ["medium-high", "", None, 42][int(rng.integers(4))]
         return out
     if spec.kind == "number":
         low = 0.0 if spec.minimum is None else spec.minimum
@@ -591,7 +594,8 @@ def _accuracy(metric: Metric, table: Table) -> float:
 def _weighted_accuracy(metric: Metric, table: Table) -> float:
     gold = table.column(metric.gold).astype(float)  # type: ignore[attr-defined]
     pred = table.column(metric.pred).astype(float)  # type: ignore[attr-defined]
-    credit = 1.0 - np.abs(gold - pred) / (metric.k - 1)  # type: ignore[attr-defined]
+    k = metric.k  # type: ignore[attr-defined]
+    credit = np.where(pred < k, 1.0 - np.abs(gold - pred) / (k - 1), 0.0)  # 0 off the scale
     return _weighted_mean(credit, _record_weights(metric, table))
 
 

@@ -199,6 +199,30 @@ def test_poisson_intervals_are_the_same_for_1_3_and_17_pieces() -> None:
         assert_same(other, runs[0])
 
 
+def off_scale_records(path: Path, n: int = 90) -> Path:
+    """contract-risk records, every third prediction off the scale, blank or null."""
+    levels, off = ["高", "中", "低"], ["medium-high", "", None]
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(n):
+            pred = off[(i // 3) % 3] if i % 3 == 0 else levels[(i * 7) % 3]
+            record = {"id": f"r{i}", "gold_level": levels[i % 3], "pred_level": pred}
+            out.write(json.dumps(record, ensure_ascii=False) + "\n")
+    return path
+
+
+def test_merged_pieces_count_predictions_off_the_scale(tmp_path: Path) -> None:
+    """Each piece counts its predictions off the scale; the merge adds them up: failures,
+    values, intervals and the confusion matrix's invalid column equal the local run's."""
+    data = off_scale_records(tmp_path / "off.jsonl")
+    options = {"bootstrap": 200, "seed": 2}
+    want = local("contract-risk", data, **options)
+    got = sharded("contract-risk", data, RunOptions(bootstrap_method="poisson", **options), 5)
+    assert got["pieces"] >= 3
+    assert_same(got, want)
+    assert got["failures"]["invalid_prediction"] == 30
+    assert got["tables"]["confusion_matrix"]["columns"][-1] == "(invalid)"
+
+
 def test_pieces_keep_line_numbers_in_errors(tmp_path: Path) -> None:
     """A bad record in the third piece is reported at its line of the whole file."""
     data, _ = SUITES["contract-risk"]
@@ -449,6 +473,16 @@ def test_every_suite_on_ray_equals_the_local_engine(
     options = {"bootstrap": 200, "seed": 1, **extra}
     shards = by_unit(suite, data, tmp_path) if suite == "tcm-dialogue" else data
     assert_same(ray_run(suite, shards, **options), local(suite, data, **options))
+
+
+def test_ray_counts_predictions_off_the_scale_as_the_local_engine(
+    ray_cluster: Any, tmp_path: Path
+) -> None:
+    data = off_scale_records(tmp_path / "off.jsonl")
+    options = {"bootstrap": 200, "seed": 2}
+    got = ray_run("contract-risk", data, **options)
+    assert got["failures"]["invalid_prediction"] == 30
+    assert_same(got, local("contract-risk", data, **options))
 
 
 def test_ray_reads_parquet_files_by_row_groups(ray_cluster: Any, tmp_path: Path) -> None:

@@ -3,6 +3,10 @@
 A scale maps the raw labels found in records (including aliases such as ``high`` for ``高``) to
 integer codes ``0 .. k-1`` in the declared order. Integer codes are what every classification
 metric works on, so the mapping is done once, at load time.
+
+A prediction off the scale (``"medium-high"``, an empty text, null) is a model's answer, not bad
+input: a prediction field reads it as code ``k``, named :data:`INVALID`, and the metrics score
+it as wrong. A gold label off the scale stays an input error.
 """
 
 from __future__ import annotations
@@ -12,7 +16,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-__all__ = ["RISK_LEVELS", "LabelScale"]
+__all__ = ["INVALID", "RISK_LEVELS", "LabelScale"]
+
+INVALID = "(invalid)"
+"""The name of code ``k`` of a ``k``-label scale: a prediction that is not on the scale, or empty
+(null, blank text). It counts in ``failures.invalid_prediction`` and is scored as wrong."""
 
 
 def _key(raw: object) -> str | None:
@@ -46,6 +54,8 @@ class LabelScale:
             raise ValueError(f"a label scale needs at least 2 labels, got {list(self.labels)}")
         if len(set(self.labels)) != len(self.labels):
             raise ValueError(f"labels of a scale must be distinct, got {list(self.labels)}")
+        if INVALID in self.labels:
+            raise ValueError(f"{INVALID!r} names a prediction off the scale; it cannot be a label")
         for alias, target in self.aliases.items():
             if target not in self.labels:
                 raise ValueError(
@@ -91,8 +101,8 @@ class LabelScale:
         return f"one of {list(self.labels)}{extra}"
 
     def names(self, codes: np.ndarray) -> list[str]:
-        """Labels of an array of codes."""
-        labels = np.asarray(self.labels, dtype=object)
+        """Labels of an array of codes (code ``k``: :data:`INVALID`)."""
+        labels = np.asarray((*self.labels, INVALID), dtype=object)
         return list(labels[codes])
 
     @classmethod

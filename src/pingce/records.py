@@ -125,8 +125,12 @@ class FieldSpec:
     list of values, nulls as None, returning the parsed list or None to decline) parses a whole
     block at once, and must agree with the parser value by value."""
     lenient: bool = False
-    """For ``json`` fields: a value the parser rejects is kept as a :class:`ParseFailure` (a
-    prediction that failed to parse is a wrong answer) instead of stopping the load."""
+    """A prediction: a model's answer is never bad input. For ``json`` fields a value the parser
+    rejects is kept as a :class:`ParseFailure` (a prediction that failed to parse is a wrong
+    answer) instead of stopping the load (and null is given to a parser whose ``reads_null``
+    attribute is true, rather than read as absent). For ``label`` fields a value off the scale,
+    blank or null is kept as code ``k`` (:data:`~pingce.labels.INVALID`). An absent field stays
+    an input error where it is required."""
     what: str = field(default="", compare=False)
     """What the field holds, in words, for messages ("a list of function calls")."""
     echo: bool = field(default=True, compare=False)
@@ -340,8 +344,10 @@ class _Column:
         self.parts = parse_path(spec.path)
         first = self.parts[0]
         self.key = first if len(self.parts) == 1 and isinstance(first, str) else None
-        # an optional field (not a label) treats absent and null alike: both read as None
-        self.nullable = not spec.required and spec.kind != "label"
+        # an optional field (not a label) treats absent and null alike: both read as None;
+        # a prediction whose parser reads null tells them apart
+        self.reads_null = spec.lenient and bool(getattr(spec.parser, "reads_null", False))
+        self.nullable = not spec.required and spec.kind != "label" and not self.reads_null
         self.chunks: list[Any] = []
         self.lookup: dict[str, int] = {}
         if spec.scale is not None:
@@ -412,9 +418,10 @@ class _Column:
             pass
         scale = self.spec.scale
         assert scale is not None
+        lenient = self.spec.lenient
         codes = np.empty(len(buffer), dtype=np.int16)
         for i, raw in enumerate(buffer):
-            if raw is _MISSING or raw is None:
+            if raw is _MISSING or (raw is None and not lenient):
                 missing = self._missing(i, raw)
                 assert missing is not None
                 return None, missing
@@ -422,7 +429,9 @@ class _Column:
             if code is None:
                 code = scale.code(raw)
                 if code is None:
-                    return None, (i, f"unknown label; expected {scale.describe()}", raw)
+                    if not lenient:
+                        return None, (i, f"unknown label; expected {scale.describe()}", raw)
+                    code = scale.k  # a prediction off the scale, blank or null: INVALID
                 if type(raw) is str:
                     lookup[raw] = code
             codes[i] = code
@@ -499,7 +508,7 @@ class _Column:
         lenient = self.spec.lenient
         out: list[Any] = []
         for i, raw in enumerate(buffer):
-            if raw is _MISSING or raw is None:
+            if raw is _MISSING or (raw is None and not self.reads_null):
                 missing = self._missing(i, raw)
                 if missing is not None:
                     return None, missing

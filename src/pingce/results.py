@@ -167,7 +167,9 @@ class Failures(BaseModel):
 
     ``judge``: similarity calls that failed after retries; ``parse``: records whose prediction
     could not be parsed (scored as wrong). Suites may add counts, such as ``empty_text``: records
-    a seed-compatible text score set to 0 because the seed's library raises on them.
+    a seed-compatible text score set to 0 because the seed's library raises on them, and
+    ``invalid_prediction`` (every suite with a label scale): records whose predicted label is
+    off the scale, blank or null (scored as wrong; left out of the kappas, with a note).
     """
 
     model_config = ConfigDict(extra="allow")

@@ -115,8 +115,8 @@ def slice_order(names: list[str], path: str, plan: Plan) -> list[int]:
     numeric order when every name is a number, else as given; ``(missing)`` last."""
     scale = plan.label_scales.get(path)
     if scale is not None:
-        rank = {label: i for i, label in enumerate(scale.labels)}
-        return sorted(range(len(names)), key=lambda i: rank.get(names[i], 0))
+        rank = {label: i for i, label in enumerate(scale.labels)}  # (invalid) after them
+        return sorted(range(len(names)), key=lambda i: rank.get(names[i], len(rank)))
     numbers = {}
     for i, name in enumerate(names):
         try:

@@ -19,6 +19,7 @@ from .plan import Plan
 __all__ = [
     "count_failures",
     "finalised_value",
+    "invalid_predictions",
     "left_out_records",
     "metric_value",
     "metric_values",
@@ -223,8 +224,10 @@ def record_rows(plan: Plan, table: Table, blocks: Blocks) -> RecordRows:
         if path in hidden or _absent_everywhere(column):
             continue
         scale = plan.label_scales.get(path)
-        if scale is not None:
-            fields[path] = np.asarray(scale.labels, dtype=object)[np.asarray(column, np.int64)]
+        if scale is not None:  # a prediction off the scale: (invalid)
+            fields[path] = np.asarray(scale.names(np.arange(scale.k + 1)), dtype=object)[
+                np.asarray(column, np.int64)
+            ]
         else:
             fields[path] = column
     return RecordRows(table.ids, table.lines, fields, values, misses)
@@ -251,7 +254,8 @@ def unparsed_rows(table: Table, specs: Iterable[FieldSpec]) -> np.ndarray | None
     """Which records have a value of a lenient field in ``specs`` that its parser rejected (a
     prediction that did not parse); None when no record has one."""
     failed = np.zeros(table.n, dtype=bool)
-    for path in {spec.path for spec in specs if spec.lenient and spec.path in table.columns}:
+    lenient = {spec.path for spec in specs if spec.lenient and spec.kind == "json"}
+    for path in lenient & set(table.columns):
         failed |= table.derived(("unparsed", path), partial(_unparsed, table, path))
     return failed if failed.any() else None
 
@@ -267,14 +271,36 @@ def parse_failures(table: Table) -> int:
     return 0 if failed is None else int(failed.sum())
 
 
+def invalid_predictions(table: Table) -> int | None:
+    """Records with a prediction off its label scale, blank or null (code ``k`` of a lenient
+    label field: scored as wrong); None when the table has no such field."""
+    paths = [
+        spec.path
+        for spec in table.specs.values()
+        if spec.kind == "label" and spec.lenient and spec.scale is not None
+    ]
+    if not paths:
+        return None
+    invalid = np.zeros(table.n, dtype=bool)
+    for path in paths:
+        scale = table.specs[path].scale
+        assert scale is not None
+        invalid |= np.asarray(table.column(path)) == scale.k
+    return int(invalid.sum())
+
+
 def statistic_notes(blocks: Iterable[Blocks]) -> list[str]:
     """The notes of every block (of one run, or of both sides of a comparison), each once."""
     return list(dict.fromkeys(note for group in blocks for b in group.values() for note in b.notes))
 
 
 def count_failures(table: Table, blocks: Blocks, judge: int) -> Failures:
-    """Parse failures, failed similarity pairs and the events the statistics counted."""
+    """Parse failures, failed similarity pairs, predictions off their label scale (a count
+    that suites with a label scale always show) and the events the statistics counted."""
     failures = Failures(parse=parse_failures(table), judge=judge)
+    invalid = invalid_predictions(table)
+    if invalid is not None:
+        failures.invalid_prediction = invalid  # type: ignore[attr-defined]  # an extra count
     for block in blocks.values():
         for name, count in block.counts.items():
             setattr(failures, name, getattr(failures, name, 0) + count)

@@ -1,17 +1,24 @@
 """Classification metrics on an ordered label scale, all computed from one confusion matrix.
 
 Every metric here reads the same statistic: each record adds 1 to cell ``(gold, predicted)`` of a
-``k x k`` confusion matrix (rows gold, columns predicted, labels in scale order). Summed, that
-matrix is all that accuracy, weighted accuracy, precision/recall/F1/F-beta in every averaging mode
-and Cohen's kappa (unweighted, linear, quadratic) need, so a bootstrap resample costs one
+``k x (k + 1)`` confusion matrix (rows gold, columns predicted, labels in scale order; the last
+column holds the predictions off the scale, :data:`~pingce.labels.INVALID`). Summed, that matrix
+is all that accuracy, weighted accuracy, precision/recall/F1/F-beta in every averaging mode and
+Cohen's kappa (unweighted, linear, quadratic) need, so a bootstrap resample costs one
 ``np.bincount``. Definitions and the zero-division policy follow scikit-learn's, and the tests
 check every value against it.
+
+A prediction off the scale is a wrong answer, scored as scikit-learn scores a predicted label
+that is none of ``labels`` (the invalid prediction kept as a class of its own): wrong for
+accuracy (and no credit in weighted accuracy), never a predicted positive (a gold positive is a
+false negative; a gold negative, as in scikit-learn, a true negative), in the gold support of
+its row. The kappas need a position on the scale: they leave such records out and say how many.
 
 scikit-learn's options, with the same meaning:
 
 * ``sample_weight: FIELD`` (every metric and table here): record ``i`` adds its weight ``w_i``
   (a finite number >= 0 read from ``FIELD``) to its cell instead of 1. The rows are then dense:
-  ``k*k`` weighted cells followed by ``k*k`` cells of ``[w_i > 0]``, which still add up, so
+  ``k*(k+1)`` weighted cells followed by as many cells of ``[w_i > 0]``, which still add up, so
   bootstrap, slices and comparisons are unchanged. Values come from the weighted cells; ``n``
   (how many units a value is computed over) from the indicator cells: a record of weight 0
   counts for nothing, as in scikit-learn, and is not counted in ``n``.
@@ -30,7 +37,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from ..labels import RISK_LEVELS, LabelScale
+from ..labels import INVALID, RISK_LEVELS, LabelScale
 from ..records import FieldSpec, Table
 from ._policy import ZeroDivision, check_zero_division, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic, TableMetric
@@ -58,10 +65,12 @@ _WEIGHT_TEXT = "a sample weight (a finite number >= 0)"
 
 
 class ConfusionStatistic(Statistic):
-    """Each record is one cell ``gold * k + pred`` of the flattened confusion matrix.
+    """Each record is one cell ``gold * (k + 1) + pred`` of the flattened ``k x (k + 1)``
+    confusion matrix; ``pred`` is ``k`` for a prediction off the scale (the field is read
+    leniently: a model's answer is never an input error; a gold label off the scale is).
 
     Without a weight field the block is one-hot (``codes``). With one (``weight``), each row is
-    ``k*k`` cells holding the record's weight in its cell, then ``k*k`` cells holding
+    ``k*(k+1)`` cells holding the record's weight in its cell, then as many cells holding
     ``[weight > 0]`` in its cell: the weighted matrix and the matrix of records that count.
 
     Reasons (one text per cell, looked up by code): ``label`` says "gold 高, predicted 中",
@@ -75,12 +84,14 @@ class ConfusionStatistic(Statistic):
 
     @property
     def key(self) -> Hashable:
-        return ("confusion", self.gold, self.pred, self.scale.labels, self.weight)
+        # the columns, the invalid one included (a saved run of k x k cells does not match)
+        columns = (*self.scale.labels, INVALID)
+        return ("confusion", self.gold, self.pred, columns, self.weight)
 
     def fields(self) -> list[FieldSpec]:
         specs = [
             FieldSpec(self.gold, "label", scale=self.scale),
-            FieldSpec(self.pred, "label", scale=self.scale),
+            FieldSpec(self.pred, "label", scale=self.scale, lenient=True),
         ]
         if self.weight is not None:
             specs.append(FieldSpec(self.weight, "number", minimum=0.0, what=_WEIGHT_TEXT))
@@ -88,8 +99,9 @@ class ConfusionStatistic(Statistic):
 
     def _cell_reasons(self) -> dict[str, np.ndarray]:
         k, labels = self.scale.k, self.scale.labels
-        label = np.empty(k * k, dtype=object)
-        level = np.empty(k * k, dtype=object)
+        columns = k + 1
+        label = np.empty(k * columns, dtype=object)
+        level = np.empty(k * columns, dtype=object)
         for g in range(k):
             for p in range(k):
                 if g == p:
@@ -97,21 +109,24 @@ class ConfusionStatistic(Statistic):
                 text = f"gold {labels[g]}, predicted {labels[p]}"
                 d = abs(g - p)
                 apart = "one level apart" if d == 1 else f"{d} levels apart"
-                label[g * k + p] = text
-                level[g * k + p] = f"{text}: {apart} (credit {1.0 - d / (k - 1):g})"
+                label[g * columns + p] = text
+                level[g * columns + p] = f"{text}: {apart} (credit {1.0 - d / (k - 1):g})"
+            text = f"gold {labels[g]}, prediction not on the scale ({'/'.join(labels)}) or empty"
+            label[g * columns + k] = text
+            level[g * columns + k] = f"{text}: no level (credit 0)"
         return {"label": label, "level": level}
 
     def compute(self, table: Table, context: Context) -> StatBlock:
         k = self.scale.k
-        dtype = np.int8 if k * k <= 127 else np.int16 if k * k <= 32767 else np.int64
+        cells = k * (k + 1)
+        dtype = np.int8 if cells <= 127 else np.int16 if cells <= 32767 else np.int64
         gold = table.column(self.gold).astype(dtype)
         pred = table.column(self.pred).astype(dtype)
-        codes = gold * dtype(k) + pred
-        reasons = {name: cells[codes] for name, cells in self._cell_reasons().items()}
+        codes = gold * dtype(k + 1) + pred
+        reasons = {name: texts[codes] for name, texts in self._cell_reasons().items()}
         if self.weight is None:
-            return StatBlock(width=k * k, codes=codes, reasons=reasons)
+            return StatBlock(width=cells, codes=codes, reasons=reasons)
         weights = np.asarray(table.column(self.weight), dtype=np.float64)
-        cells = k * k
         n = codes.shape[0]
         rows = np.zeros((n, 2 * cells), dtype=np.float64)
         at = np.arange(n)
@@ -156,20 +171,27 @@ def _check_weight_field(value: object) -> str | None:
 
 def _split(summed: np.ndarray, k: int, weighted: bool) -> tuple[np.ndarray, np.ndarray]:
     """The weighted matrix and the matrix of records that count (the same matrix when the
-    statistic is unweighted), each of shape ``(..., k, k)``."""
+    statistic is unweighted), each of shape ``(..., k, k + 1)``: the last column holds the
+    predictions off the scale."""
     summed = np.asarray(summed, dtype=np.float64)
-    cells = k * k
+    cells = k * (k + 1)
     expected = 2 * cells if weighted else cells
     if summed.shape[-1] != expected:
         raise ValueError(f"expected {expected} summed cells, got {summed.shape[-1]}")
     lead = summed.shape[:-1]
     if not weighted:
-        values = summed.reshape(*lead, k, k)
+        values = summed.reshape(*lead, k, k + 1)
         return values, values
     # contiguous copies: a stack of vectors is then summed exactly as each one alone
-    values = np.ascontiguousarray(summed[..., :cells]).reshape(*lead, k, k)
-    counted = np.ascontiguousarray(summed[..., cells:]).reshape(*lead, k, k)
+    values = np.ascontiguousarray(summed[..., :cells]).reshape(*lead, k, k + 1)
+    counted = np.ascontiguousarray(summed[..., cells:]).reshape(*lead, k, k + 1)
     return values, counted
+
+
+def _on_scale(c: np.ndarray) -> np.ndarray:
+    """The ``k x k`` part of a ``(..., k, k + 1)`` matrix: the records whose prediction is on
+    the scale (C-contiguous, so that a stack of matrices sums each one as it would alone)."""
+    return np.ascontiguousarray(c[..., :, :-1])
 
 
 def _nanmean(values: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
@@ -217,7 +239,8 @@ class ConfusionMetric(Metric):
         return ConfusionStatistic(self.gold, self.pred, self.scale, self.sample_weight)
 
     def matrices(self, summed: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The (weighted) confusion matrix and the matrix of records that count."""
+        """The (weighted) confusion matrix and the matrix of records that count, ``k x (k + 1)``
+        (the last column: predictions off the scale)."""
         return _split(summed, self.k, self.sample_weight is not None)
 
     def matrix(self, summed: np.ndarray) -> np.ndarray:
@@ -272,8 +295,9 @@ class WeightedAccuracy(ConfusionMetric):
     def __post_init__(self) -> None:
         super().__post_init__()
         idx = np.arange(self.k)
-        self.credit = 1.0 - np.abs(idx[:, None] - idx[None, :]) / (self.k - 1)
-        """Credit of cell (gold i, predicted j): 1 - |i - j| / (k - 1)."""
+        credit = 1.0 - np.abs(idx[:, None] - idx[None, :]) / (self.k - 1)
+        self.credit = np.hstack([credit, np.zeros((self.k, 1))])
+        """Credit of cell (gold i, predicted j): 1 - |i - j| / (k - 1); 0 off the scale."""
 
     def finalize(self, summed: np.ndarray) -> np.ndarray:
         c = self.matrix(summed)
@@ -335,6 +359,8 @@ class PrecisionRecallF1(ConfusionMetric):
         mask = np.zeros(self.k, dtype=bool)
         mask[self.positive_codes] = True
         self.mask = mask
+        self.predicted_mask = np.append(mask, False)
+        """The positive columns: a prediction off the scale is never a predicted positive."""
         if self.labels is not None:
             if self.average == "binary":
                 raise ValueError(
@@ -346,15 +372,15 @@ class PrecisionRecallF1(ConfusionMetric):
             self.labels = names
         else:
             self.label_codes = np.arange(self.k, dtype=np.intp)
-        among = np.zeros(self.k, dtype=bool)
+        among = np.zeros(self.k + 1, dtype=bool)
         among[self.label_codes] = True
-        self.involved = among[:, None] | among[None, :]
+        self.involved = among[:-1, None] | among[None, :]
         """Cells whose gold or predicted label is averaged over: the records that count."""
 
     def _binary_counts(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        m = self.mask
-        tp = c[..., m, :][..., :, m].sum(axis=(-2, -1))
-        pred_pos = c[..., :, m].sum(axis=(-2, -1))
+        m, pm = self.mask, self.predicted_mask
+        tp = c[..., m, :][..., :, pm].sum(axis=(-2, -1))
+        pred_pos = c[..., :, pm].sum(axis=(-2, -1))
         true_pos = c[..., m, :].sum(axis=(-2, -1))
         return tp, pred_pos, true_pos
 
@@ -367,9 +393,10 @@ class PrecisionRecallF1(ConfusionMetric):
         return safe_divide(2 * tp, pred + true, zd)
 
     def _class_counts(self, c: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Per-class TP, predicted and gold sums of the averaged labels, shape ``(..., m)``."""
+        """Per-class TP, predicted and gold sums of the averaged labels, shape ``(..., m)``; the
+        gold sums count the records predicted off the scale (a miss of their gold class)."""
         tp = np.diagonal(c, axis1=-2, axis2=-1)
-        pred = c.sum(axis=-2)
+        pred = _on_scale(c).sum(axis=-2)
         true = c.sum(axis=-1)
         if self.labels is None:
             return tp, pred, true
@@ -502,7 +529,8 @@ class CohenKappa(ConfusionMetric):
     weights: KappaWeights = "none"
     labels: LabelList | None = None
     """The labels kept, in the order whose positions ``linear``/``quadratic`` weigh (None: the
-    scale); records whose gold or predicted label is not among them are left out."""
+    scale); records whose gold or predicted label is not among them are left out, and so are
+    the records predicted off the scale (kappa needs a position on it), with a note."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -524,11 +552,27 @@ class CohenKappa(ConfusionMetric):
 
     def _kept(self, c: np.ndarray) -> np.ndarray:
         """The rows and columns of ``labels``, in their order (C-contiguous, so that a stack of
-        matrices sums each one as it would alone)."""
+        matrices sums each one as it would alone); never the column off the scale."""
         if self.labels is None:
-            return c
+            return _on_scale(c)
         codes = self.label_codes
         return np.ascontiguousarray(c[..., codes, :][..., :, codes])
+
+    def _left_out(self, summed: np.ndarray) -> str:
+        """How many records (of weight above 0) whose gold label is kept were left out because
+        their prediction is off the scale, in words ("" when none was)."""
+        counted = self.matrices(np.asarray(summed, dtype=np.float64))[1][self.label_codes]
+        off = round(float(counted[:, self.k].sum()))
+        if not off:
+            return ""
+        return (
+            f"{off} of {round(float(counted.sum()))} records left out: predicted off the scale "
+            "(kappa needs a position on it)"
+        )
+
+    def reported_value(self, block: StatBlock, value: float) -> tuple[float, str | None]:
+        """The value, with a note of the records left out for a prediction off the scale."""
+        return value, self._left_out(block.total()) or None
 
     def count(self, summed: np.ndarray) -> np.ndarray:
         kept: np.ndarray = self._kept(self.matrices(summed)[1]).sum(axis=(-2, -1))
@@ -551,14 +595,19 @@ class CohenKappa(ConfusionMetric):
         return 1.0 - safe_divide(observed_w, expected_w, None)
 
     def undefined_reason(self, summed: np.ndarray) -> str:
+        left_out = self._left_out(summed)
+        left_out = f" ({left_out})" if left_out else ""
         if float(self.count(summed[None, :])[0]) == 0:
             if self.labels is None:
-                return self._no_records()
+                return self._no_records() + left_out
             weighted = "" if self.sample_weight is None else " of weight above 0"
-            return f"no record{weighted} has both its gold and predicted label among {self.labels}"
+            return (
+                f"no record{weighted} has both its gold and predicted label among "
+                f"{self.labels}{left_out}"
+            )
         return (
             "chance disagreement is 0 (gold and predictions all use the same single label): "
-            "kappa is 0/0"
+            f"kappa is 0/0{left_out}"
         )
 
 
@@ -616,22 +665,36 @@ class _ConfusionTable(TableMetric):
 @dataclass(eq=False)
 class ConfusionMatrixTable(_ConfusionTable):
     """Counts of (gold, predicted) pairs; rows gold, columns predicted, in scale order (or the
-    order of ``labels``); summed weights with ``sample_weight``."""
+    order of ``labels``); summed weights with ``sample_weight``.
+
+    When some prediction is off the scale, the matrix has one more column, named in
+    ``columns`` (the labels, then :data:`~pingce.labels.INVALID`): scikit-learn's
+    ``confusion_matrix(gold, pred)`` keeps every predicted value as a class of its own, and so
+    does this, rather than drop the records (the row of the invalid class, all zeros since a gold
+    label is never off the scale, is left out). Each row then still adds up to its gold
+    support. Without such predictions the matrix is square and ``columns`` absent."""
 
     def build(self, summed: np.ndarray) -> dict[str, Any]:
         codes = self.label_codes
-        matrix = self._matrix(summed)[np.ix_(codes, codes)]
+        full = self._matrix(summed)
+        matrix = full[np.ix_(codes, codes)]
         weighted = self.sample_weight is not None
+        names = self._names()
+        off_scale = full[codes, self.scale.k]
+        if not off_scale.any():
+            return {"labels": names, "matrix": [_numbers(row, weighted) for row in matrix]}
         return {
-            "labels": self._names(),
-            "matrix": [_numbers(row, weighted) for row in matrix],
+            "labels": names,
+            "columns": [*names, INVALID],
+            "matrix": [_numbers(row, weighted) for row in np.hstack([matrix, off_scale[:, None]])],
         }
 
 
 @register_table("per_class")
 @dataclass(eq=False)
 class PerClassTable(_ConfusionTable):
-    """Precision, recall, F1 and gold support of each label (one-vs-rest)."""
+    """Precision, recall, F1 and gold support of each label (one-vs-rest); a prediction off the
+    scale is in the support of its gold label (a miss) and predicts no label."""
 
     zero_division: ZeroDivision = None
 

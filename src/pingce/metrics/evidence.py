@@ -201,7 +201,8 @@ class EvidenceStatistic(Statistic):
                 what="a list of evidence objects {clause?, law?}",
             ),
             FieldSpec(self.gold, "label", scale=self.scale),
-            FieldSpec(self.pred, "label", scale=self.scale),
+            # a prediction off the scale is a wrong level (code k), not an input error
+            FieldSpec(self.pred, "label", scale=self.scale, lenient=True),
         ]
 
     def book(self) -> LawBook:
@@ -360,11 +361,12 @@ class EvidenceStatistic(Statistic):
         task_reason = evidence_reason.copy()
         wrong = np.flatnonzero(~correct)
         k = len(labels)
+        predicted = self.scale.names(np.arange(k + 1))  # the last: a prediction off the scale
         levels = np.array(
-            [f"level: gold {labels[g]}, predicted {labels[q]}" for g in range(k) for q in range(k)],
+            [f"level: gold {labels[g]}, predicted {q}" for g in range(k) for q in predicted],
             dtype=object,
         )
-        codes = np.asarray(gold)[wrong].astype(np.int64) * k + np.asarray(pred)[wrong]
+        codes = np.asarray(gold)[wrong].astype(np.int64) * (k + 1) + np.asarray(pred)[wrong]
         task_reason[wrong] = levels[codes]
         for i in wrong[evidence_reason[wrong] != None].tolist():  # noqa: E711  (object array)
             task_reason[i] = f"{task_reason[i]}; {evidence_reason[i]}"

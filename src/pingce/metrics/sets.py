@@ -5,8 +5,9 @@ Records of both tasks share a file; ``task`` says which (``judge`` or ``selectio
 
 * Judge: ``gold`` and ``pred`` are booleans or ``Yes``/``No`` (also ``是``/``否``, ``true``/
   ``false``, any case). Per record ``[TP, FP, FN, TN, unparsed gold Yes, unparsed gold No]``;
-  a prediction that does not parse is counted in ``failures.parse``: wrong for accuracy, a miss
-  for recall when the gold is Yes, and never a predicted positive (precision leaves it out).
+  a prediction that does not parse (or is null) is counted in ``failures.parse``: wrong for
+  accuracy, a miss for recall when the gold is Yes, and never a predicted positive (precision
+  leaves it out); an absent one on a judge record is an input error, as an unreadable gold.
 * Selection: ``gold_items`` and ``pred_items`` are lists of strings (duplicates ignored). Exact
   set metrics sum ``|P ∩ T|``, ``|P|``, ``|T|`` over records (micro average). Semantic metrics sum
   the seed's fuzzy score ``Σ_p max_t I(p, t)·Sim(p, t)`` where ``I = 1`` for identical strings
@@ -59,7 +60,11 @@ _NO = {"no", "n", "false", "0", "否", "不是"}
 
 
 def parse_yes_no(value: Any) -> bool:
-    """A boolean from ``true``/``false`` or Yes/No text (是/否; any case). Else ValueError."""
+    """A boolean from ``true``/``false`` or Yes/No text (是/否; any case). Else ValueError (null
+    too: a prediction of null is no answer, counted and scored wrong; an absent one is an input
+    error, see :meth:`JudgeStatistic.check`)."""
+    if value is None:
+        raise ValueError("no answer (null)")
     if isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -69,6 +74,9 @@ def parse_yes_no(value: Any) -> bool:
         if text in _NO:
             return False
     raise ValueError("expected true/false or Yes/No")
+
+
+parse_yes_no.reads_null = True  # type: ignore[attr-defined]  # a lenient field gives it null
 
 
 def parse_items(value: Any) -> tuple[str, ...]:

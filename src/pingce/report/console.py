@@ -59,7 +59,7 @@ def print_result(result: EvaluationResult, console: Console) -> None:
         if "matrix" in data:
             cm = Table(title=name, title_justify="left", caption="rows gold, columns predicted")
             cm.add_column("gold \\ pred", style="bold")
-            for label in data["labels"]:
+            for label in data.get("columns", data["labels"]):  # (invalid): off the scale
                 cm.add_column(label, justify="right")
             for label, row in zip(data["labels"], data["matrix"], strict=True):
                 cm.add_row(label, *(str(x) for x in row))

@@ -319,20 +319,22 @@ def _cell_count(value: float) -> str:
 
 def _heat_map(name: str, table: dict[str, Any]) -> str:
     labels = [str(label) for label in table["labels"]]
+    # the predicted labels: one more, (invalid), when some prediction is off the scale
+    columns = [str(label) for label in table.get("columns", labels)]
     matrix = [[float(v) for v in row] for row in table["matrix"]]
     cell, left, top = 56, 96, 40
-    k = len(labels)
-    width, height = left + cell * k + 70, top + cell * k + 8
+    k = len(columns)
+    width, height = left + cell * k + 70, top + cell * len(labels) + 8
     out = [
         f'<figure class="heat"><figcaption>{esc(name)}: rows gold, columns predicted; shade = '
         "share of the gold row</figcaption>"
         f'<svg width="{width}" height="{height}" role="img" aria-label="{esc(name)}">',
         f'<text class="lab" x="{left + cell * k / 2}" y="12" text-anchor="middle">predicted</text>',
         f'<text class="lab" x="{left + cell * k + 8}" y="{top - 6}">total</text>',
-        f'<text class="lab" x="14" y="{top + cell * k / 2}" text-anchor="middle" '
-        f'transform="rotate(-90 14 {top + cell * k / 2})">gold</text>',
+        f'<text class="lab" x="14" y="{top + cell * len(labels) / 2}" text-anchor="middle" '
+        f'transform="rotate(-90 14 {top + cell * len(labels) / 2})">gold</text>',
     ]
-    for j, label in enumerate(labels):
+    for j, label in enumerate(columns):
         out.append(
             f'<text class="lab" x="{left + cell * j + cell / 2}" y="{top - 6}" '
             f'text-anchor="middle">{esc(_short(label, 8))}<title>{esc(label)}</title></text>'
@@ -350,9 +352,9 @@ def _heat_map(name: str, table: dict[str, Any]) -> str:
             ink = ' class="on-dark"' if share > 0.5 else ""
             cls = "cell diag" if i == j else "cell"
             out.append(
-                f'<g class="{cls}" data-gold="{esc(label)}" data-predicted="{esc(labels[j])}">'
+                f'<g class="{cls}" data-gold="{esc(label)}" data-predicted="{esc(columns[j])}">'
                 f'<rect x="{left + cell * j}" y="{y}" width="{cell - 2}" height="{cell - 2}" '
-                f'fill="{fill}"><title>gold {esc(label)}, predicted {esc(labels[j])}: '
+                f'fill="{fill}"><title>gold {esc(label)}, predicted {esc(columns[j])}: '
                 f"{_cell_count(count)} ({share:.1%} of the row)</title></rect>"
                 f'<text x="{left + cell * j + cell / 2 - 1}" y="{y + cell / 2 + 4}" '
                 f'text-anchor="middle"{ink}>{_cell_count(count)}</text></g>'

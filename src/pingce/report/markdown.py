@@ -40,11 +40,12 @@ def _metric_table(metrics: dict[str, MetricResult], ci_head: str) -> list[str]:
 def _table_md(name: str, table: dict[str, Any]) -> list[str]:
     if "matrix" in table:
         labels = table["labels"]
+        columns = table.get("columns", labels)  # (invalid): predictions off the scale
         lines = [
             f"**{name}** (rows gold, columns predicted)",
             "",
-            "| gold \\ predicted | " + " | ".join(labels) + " | total |",
-            "|---" * (len(labels) + 2) + "|",
+            "| gold \\ predicted | " + " | ".join(columns) + " | total |",
+            "|---" * (len(columns) + 2) + "|",
         ]
         for label, row in zip(labels, table["matrix"], strict=True):
             lines.append(f"| **{label}** | " + " | ".join(str(x) for x in row) + f" | {sum(row)} |")
