@@ -177,7 +177,11 @@ def test_outputs_all_or_nothing_include_the_page(
     monkeypatch.setattr(files, "write_html", broken)
     with pytest.raises(RuntimeError):
         write_outputs(run[0], tmp_path / "o")
-    assert [p.name for p in (tmp_path / "o").iterdir()] == []
+    assert not (tmp_path / "o").exists()  # nothing: not even the folder made for it
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(RuntimeError):
+        write_outputs(run[0], tmp_path / "kept")
+    assert [p.name for p in (tmp_path / "kept").iterdir()] == []
 
 
 # --- the page in a browser ----------------------------------------------------------------------
