@@ -254,16 +254,30 @@ def _out_checked(out: str | Path | None, *, file: bool = False) -> Iterator[None
         raise
 
 
-def _check_name(name: str | None, store: str | None) -> None:
-    """Before any work: a --name already in the store (or blank) stops the run."""
+@contextmanager
+def _name_reserved(name: str | None, store: str | None) -> Iterator[None]:
+    """Before any work: a --name already in the store, or reserved by a run of that name in
+    progress (or blank), stops the run; else the name is reserved for this run (in the store,
+    :func:`pingce.store.reserve_name`) until the block ends, when recording the run has taken
+    the reservation back, or the run failed and it is released."""
     if name is None:
+        yield
         return
-    from .store import name_taken, name_used_message
+    from .errors import PingceError
+    from .store import reserve_name
 
     if not name.strip():
         _fail("--name: a run name cannot be empty")
-    if name_taken(name, store):
-        _fail(name_used_message(name, store))
+    try:
+        reservation = reserve_name(name, store)
+    except PingceError as exc:
+        _fail(str(exc))
+        return
+    try:
+        yield
+    finally:
+        if reservation is not None:
+            reservation.release()
 
 
 def _record(
@@ -548,9 +562,7 @@ def run(
     timer = _profiler(profile)
     _imports_done()
     started = time.time()
-    if not no_store:
-        _check_name(name, store)
-    with _out_checked(out or _DEFAULT_OUT):
+    with _name_reserved(None if no_store else name, store), _out_checked(out or _DEFAULT_OUT):
         try:
             options = RunOptions(
                 similarity=similarity,
