@@ -186,3 +186,27 @@ def test_records_jsonl_read_back_pads_columns_seen_on_some_lines_only() -> None:
     with pytest.raises(pingce.InputError) as raised:
         RecordRows.from_jsonl([text[0], b"{not json\n"], "records.jsonl")
     assert raised.value.line == 2 and raised.value.source == "records.jsonl"
+
+
+def _builtin_examples() -> list[tuple[str, Path]]:
+    from pingce.suites import builtin_suites
+
+    examples = Path(pingce.__file__).resolve().parent / "examples"
+    found = [
+        (name, examples / name.replace("-", "_") / "records.jsonl") for name in builtin_suites()
+    ]
+    return [(name, path) for name, path in found if path.is_file()]
+
+
+@pytest.mark.parametrize(("suite", "data"), _builtin_examples(), ids=lambda x: str(x)[-30:])
+def test_record_values_are_plain_json_data_as_records_jsonl_holds(
+    suite: str, data: Path, tmp_path: Path
+) -> None:
+    """Issue 28: record_values() is documented as what records.jsonl holds, but held
+    EvidenceItem objects (and tuples) that json.dumps refused."""
+    result = pingce.evaluate(suite, data, bootstrap=0, out=tmp_path)
+    rows = result.record_values()
+    assert rows
+    json.dumps(rows)
+    text = (tmp_path / "records.jsonl").read_text(encoding="utf-8")
+    assert rows == [json.loads(line) for line in text.splitlines()]

@@ -19,10 +19,11 @@ import pytest
 
 import pingce
 from pingce.report import render_html, write_outputs
-from pingce.report.html import script_json
+from pingce.report.html import PLOT_WIDTH, script_json
 from pingce.results import EvaluationResult
 
 from ._browser import MISSING, browser_available
+from .cli_run import run_pingce
 
 SUITE = """\
 name: risk-lite
@@ -177,7 +178,94 @@ def test_outputs_all_or_nothing_include_the_page(
     monkeypatch.setattr(files, "write_html", broken)
     with pytest.raises(RuntimeError):
         write_outputs(run[0], tmp_path / "o")
-    assert [p.name for p in (tmp_path / "o").iterdir()] == []
+    assert not (tmp_path / "o").exists()  # nothing: not even the folder made for it
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(RuntimeError):
+        write_outputs(run[0], tmp_path / "kept")
+    assert [p.name for p in (tmp_path / "kept").iterdir()] == []
+
+
+LATENCY_SUITE = """\
+name: latency
+id_field: id
+labels:
+  values: [a, b]
+inputs:
+  gold: g
+  pred: p
+  latency: t
+metrics:
+  accuracy: {}
+  avg_latency_sec: {}
+"""
+
+
+def _latency_files(tmp_path: Path, *rows: str) -> tuple[Path, Path]:
+    suite = tmp_path / "latency.yaml"
+    suite.write_text(LATENCY_SUITE, encoding="utf-8")
+    data = tmp_path / f"data-{len(list(tmp_path.iterdir()))}.jsonl"
+    lines = [
+        f'{{"id": "{i}", "g": "a", "p": "{"ab"[i % 2]}", "t": {t}}}' for i, t in enumerate(rows)
+    ]
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return suite, data
+
+
+def _svg_numbers(text: str) -> list[float]:
+    return [float(x) for x in re.findall(r'\b(?:x1|x2|cx)="([^"]*)"', text)]
+
+
+def test_a_latency_near_the_largest_float_gives_a_page_with_a_sensible_axis(
+    tmp_path: Path,
+) -> None:
+    """Issue 28: a latency of 1e308 or more made the axis's round number beyond the floats (a
+    traceback after the work, an empty --out). The axis ends at the value itself."""
+    from pingce.report.html import axis_range
+
+    assert axis_range([1.5e308]) == (0.0, 1.5e308)
+    assert axis_range([1e308]) == (0.0, 1e308)
+    assert axis_range([3e307]) == (0.0, 5e307)  # round numbers while they are floats
+    assert axis_range([-1.7e308, 1.7e308]) == (-1.7e308, 1.7e308)
+    assert axis_range([float("inf"), 2.0, float("nan")]) == (0.0, 2.0)
+    suite, data = _latency_files(tmp_path, "1.5e308")
+    out = tmp_path / "o"
+    done = run_pingce("run", str(suite), "--data", str(data), "--out", str(out), "--no-store")
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert '<span class="scale">0 – 1.5e+308</span>' in page
+    numbers = _svg_numbers(page)
+    assert numbers and all(0 <= x <= PLOT_WIDTH for x in numbers)
+
+
+def test_infinite_and_nan_latencies_are_refused_as_input(tmp_path: Path) -> None:
+    """What inf and NaN latencies do: JSON has no such numbers, and a CSV's (or a Python
+    record's) are refused naming the file, line and field, before any output."""
+    suite, _ = _latency_files(tmp_path, "1")
+    data = tmp_path / "t.csv"
+    data.write_text("id,g,p,t\n1,a,a,1\n2,a,b,inf\n3,a,a,nan\n", encoding="utf-8")
+    out = tmp_path / "o"
+    done = run_pingce("run", str(suite), "--data", str(data), "--out", str(out), "--no-store")
+    assert done.returncode == 2, done.stderr
+    assert f"{data}:3: field 't': expected a finite number (got inf)" in done.stderr
+    assert not out.exists()
+    for value in (float("inf"), float("nan")):
+        with pytest.raises(pingce.InputError, match="field 't': expected a finite number"):
+            pingce.evaluate(suite, [{"id": "1", "g": "a", "p": "a", "t": value}], bootstrap=0)
+
+
+def test_a_comparison_of_latencies_beyond_the_floats_gives_a_page(tmp_path: Path) -> None:
+    """The candidate's mean latency overflows (two latencies of 1.5e308 sum to inf): the
+    comparison page was a traceback (an infinite difference's axis)."""
+    suite, candidate = _latency_files(tmp_path, "1.5e308", "1.6e308")
+    _, baseline = _latency_files(tmp_path, "1", "2")
+    out = tmp_path / "c"
+    done = run_pingce("compare", str(suite), "--data", str(candidate), "--baseline",
+                      str(baseline), "--bootstrap", "200", "--out", str(out))  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    page = (out / "comparison.html").read_text(encoding="utf-8")
+    numbers = _svg_numbers(page)
+    assert numbers and all(0 <= x <= PLOT_WIDTH for x in numbers)
 
 
 # --- the page in a browser ----------------------------------------------------------------------

@@ -452,6 +452,93 @@ def test_in_halves_stops_the_child_when_this_process_fails(monkeypatch: pytest.M
     assert _children() <= before  # and reaped: no child of its own is left, not even a zombie
 
 
+def test_in_halves_stops_the_child_when_this_process_is_stopped_while_waiting(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue 28: a SIGTERM (here: an alarm raising KeyboardInterrupt) while this process waits
+    for the child's half left the child running (writing into a staging folder)."""
+    import signal
+
+    monkeypatch.setattr(_halves, "MINIMUM", 10)
+    monkeypatch.setenv("PINGCE_PROCESSES", "2")
+    if not _halves.two_processes_allowed(100):
+        pytest.skip("no fork or a single core here")
+    parent = os.getpid()
+
+    def work(part: Any) -> list[int]:
+        if os.getpid() != parent:
+            time.sleep(60)
+        return squares(part)
+
+    def interrupt(*_: Any) -> None:
+        raise KeyboardInterrupt
+
+    before = _children()
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    started = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            _halves.in_halves(work, list(range(100)))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert time.monotonic() - started < 30
+    assert _children() <= before
+
+
+CHILD_OUTLIVES = """
+import os, sys, time
+from pingce import _halves
+
+_halves.MINIMUM = 10
+os.environ["PINGCE_PROCESSES"] = "2"
+parent = os.getpid()
+
+def work(part):
+    if os.getpid() != parent:
+        with open(sys.argv[1], "w") as handle:
+            handle.write(str(os.getpid()))
+        time.sleep(60)
+    return list(part)
+
+_halves.in_halves(work, list(range(100)))
+"""
+
+
+def test_the_child_dies_with_its_parent(tmp_path: Any) -> None:
+    """Issue 28: a run killed with SIGKILL while a forked child wrote the second half of
+    records.jsonl left the child writing into the staging folder; it now dies with the parent
+    (PR_SET_PDEATHSIG)."""
+    import signal
+    import subprocess
+
+    if not sys.platform.startswith("linux") or len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("the child process is used on Linux with two cores")
+    flag = tmp_path / "child"
+    with subprocess.Popen([sys.executable, "-c", CHILD_OUTLIVES, str(flag)]) as proc:
+        deadline = time.monotonic() + 60
+        while not (flag.exists() and flag.read_text()):
+            assert proc.poll() is None and time.monotonic() < deadline
+            time.sleep(0.02)
+        child = int(flag.read_text())
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=30)
+    deadline = time.monotonic() + 10
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def _alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie waiting for init to reap it does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def _children() -> set[int]:
     """This process's children, zombies included (from /proc)."""
     me, out = os.getpid(), set()

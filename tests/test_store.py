@@ -380,15 +380,16 @@ def test_migrations_take_an_old_store_forward(
     def add_column(connection: sqlite3.Connection) -> None:
         connection.execute("ALTER TABLE runs ADD COLUMN note TEXT")
 
-    monkeypatch.setattr(store, "SCHEMA_VERSION", 2)
-    monkeypatch.setitem(store.MIGRATIONS, 2, add_column)
+    current = store.SCHEMA_VERSION
+    monkeypatch.setattr(store, "SCHEMA_VERSION", current + 1)
+    monkeypatch.setitem(store.MIGRATIONS, current + 1, add_column)
     store.record_run(calls_result, store=db, name="new")
     with sqlite3.connect(db) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == current + 1
         columns = [row[1] for row in connection.execute("PRAGMA table_info(runs)")]
     assert "note" in columns
     assert [r.name for r in pingce.runs(store=db)] == ["new", "old"]
-    monkeypatch.setattr(store, "SCHEMA_VERSION", 1)
+    monkeypatch.setattr(store, "SCHEMA_VERSION", current)
     with pytest.raises(store.StoreError, match="newer pingce"):
         pingce.runs(store=db)
 
@@ -448,6 +449,95 @@ def test_two_processes_writing_at_once_both_succeed(
         assert connection.execute("SELECT count(*) FROM metrics").fetchone()[0] == (
             4 * count * per_run
         )
+
+
+SAME_NAME = textwrap.dedent(
+    """
+    import sys, time
+    from pathlib import Path
+    import pingce.engine as engine
+
+    go = Path(sys.argv[1])
+    evaluate = engine.evaluate_suite
+
+    def slow(*args, **kwargs):  # the run's work takes a while: the other starts meanwhile
+        time.sleep(4)
+        return evaluate(*args, **kwargs)
+
+    engine.evaluate_suite = slow
+    sys.argv = ["pingce", *sys.argv[2:]]
+    while not go.exists():
+        time.sleep(0.005)
+    from pingce.cli import main
+    main()
+    """
+)
+
+
+def test_the_same_name_started_twice_at_once_runs_once(tmp_path: Path) -> None:
+    """Issue 28: both exited 0 and one was silently not recorded. The name is reserved in the
+    store before any work: the second stops at once (exit 2, the name, "in progress")."""
+    db, go = tmp_path / "runs.db", tmp_path / "go"
+
+    def start(side: str) -> subprocess.Popen[str]:
+        args = ["run", "function-call", "--data", str(CALLS), "--out", str(tmp_path / side),
+                "--bootstrap", "0", "--name", "twice", "--store", str(db)]  # fmt: skip
+        return subprocess.Popen(
+            [sys.executable, "-c", SAME_NAME, str(go), *args],
+            env=ENV, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+
+    procs = [start("a"), start("b")]
+    time.sleep(1.0)  # both started and waiting
+    go.write_text("", encoding="utf-8")
+    ended = []
+    for proc in procs:
+        _, err = proc.communicate(timeout=240)
+        ended.append((proc.returncode, err))
+    assert sorted(code for code, _ in ended) == [0, 2], ended
+    loser = next(err for code, err in ended if code == 2)
+    assert "--name twice: a run of that name is in progress" in loser, loser
+    assert "Traceback" not in loser
+    assert [r.name for r in pingce.runs(store=db)] == ["twice"]
+    winner = "ab"[[code for code, _ in ended].index(0)]
+    assert pingce.run_info("twice", store=db).out_dir == str(tmp_path / winner)
+    assert not (tmp_path / ("b" if winner == "a" else "a")).exists()  # no work, no folder
+    with sqlite3.connect(db) as connection:  # the reservation went with the recording
+        assert connection.execute("SELECT count(*) FROM reservations").fetchone()[0] == 0
+
+
+def test_a_name_reserved_by_a_dead_process_is_taken_over(tmp_path: Path) -> None:
+    """A run killed before it could give its name back (here: a process that reserved it and
+    ended) does not hold the name for ever; a live one does, for Python's record_run too; a
+    failed run gives its name back."""
+    db = tmp_path / "runs.db"
+    reserve = "import sys; from pingce.store import reserve_name as r; r(sys.argv[1], sys.argv[2])"
+    done = run_python("-c", reserve + "; print('reserved')", "left", str(db))
+    assert done.returncode == 0 and "reserved" in done.stdout, done.stderr
+    run = run_pingce(
+        "run", "function-call", "--data", str(CALLS), "--out", str(tmp_path / "o"),
+        "--bootstrap", "0", "--name", "left", "--store", str(db), cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert [r.name for r in pingce.runs(store=db)] == ["left"]
+    with subprocess.Popen(
+        [sys.executable, "-c", reserve + "; print('reserved', flush=True); input()", "held",
+         str(db)],
+        env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    ) as holder:  # fmt: skip
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "reserved"
+        with pytest.raises(store.StoreError, match="held: a run of that name is in progress"):
+            store.record_run(pingce.evaluate("function-call", CALLS, bootstrap=0), name="held",
+                             store=db)  # fmt: skip
+        holder.communicate("\n", timeout=30)
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "1"}\n', encoding="utf-8")
+    failed = run_pingce("run", "function-call", "--data", str(bad), "--name", "again", "--store",
+                        str(db), cwd=tmp_path)  # fmt: skip
+    assert failed.returncode == 2
+    with sqlite3.connect(db) as connection:
+        names = [row[0] for row in connection.execute("SELECT name FROM reservations")]
+    assert names == ["held"]  # left by a process that ended; "again" was given back
 
 
 # ------------------------------------------------------------------------------ stats.npz

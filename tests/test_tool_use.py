@@ -445,6 +445,42 @@ def test_bfcl_files_with_gold_join_and_field_aliases(tmp_path: Path) -> None:
     assert rows[0]["fields"]["ground_truth"][0]["name"] == "calculate_triangle_area"
 
 
+@pytest.mark.parametrize("suffix", [".jsonl", ".json"])
+def test_an_integer_beyond_64_bits_in_a_function_doc_is_read(tmp_path: Path, suffix: str) -> None:
+    """Issue 28: orjson cannot write an integer of 2**64 or more, and parse_functions keyed
+    the schemas by orjson's text (a traceback). Such a schema is read (the json module's text
+    keys it), and so are such values in the gold and the prediction."""
+    big = 2**64
+    functions = copy.deepcopy([TRIANGLE])
+    functions[0]["parameters"]["properties"]["base"]["maximum"] = big
+    records = [
+        {"id": "ok", "functions": functions, "gold": TRIANGLE_GOLD,
+         "pred": [call("calculate_triangle_area", base=10, height=5)]},
+        {"id": "big", "functions": functions,
+         "gold": [{"calculate_triangle_area": {"base": [big + 1], "height": [5]}}],
+         "pred": [call("calculate_triangle_area", base=big, height=5)]},
+    ]  # fmt: skip
+    data = tmp_path / f"big{suffix}"
+    if suffix == ".jsonl":
+        data.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    else:
+        data.write_text(json.dumps(records), encoding="utf-8")
+    assert str(big) in data.read_text(encoding="utf-8")
+    out = tmp_path / "o"
+    done = run_pingce("run", "tool-use", "--data", str(data), "--out", str(out), "--bootstrap",
+                      "0", "--no-store")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    rows = {}
+    for line in (out / "records.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        rows[row["id"]] = row
+    assert rows["ok"]["values"]["tool_call_accuracy"] == 1.0
+    assert rows["big"]["values"]["tool_call_accuracy"] == 0.0
+    reason = rows["big"]["misses"]["tool_call_accuracy"]
+    assert reason.startswith("wrong_value") and str(big) in reason and str(big + 1) in reason
+    assert rows["big"]["fields"]["pred"][0]["arguments"]["base"] == big  # exact, not a float
+
+
 def test_the_bundled_examples_from_the_command_line(tmp_path: Path) -> None:
     done = run_pingce(
         "run",

@@ -95,13 +95,15 @@ def evaluate(
     answered records are ``result.predictions``. With ``out``, results.json, records.jsonl and
     report.md (and, with ``model``, predictions.jsonl) are written there.
     """
+    from ._outputs import checked_out
     from .engine import evaluate_suite
     from .options import run_options
     from .report.files import write_outputs
 
-    result = evaluate_suite(suite, records, run_options(options))
-    if out is not None:
-        write_outputs(result, out)
+    with checked_out(out):  # before any work: an OutputError if out cannot be written
+        result = evaluate_suite(suite, records, run_options(options))
+        if out is not None:
+            write_outputs(result, out)
     return result
 
 
@@ -121,13 +123,15 @@ def compare(
     ``ci_method``, ``bootstrap_method``, ``ci_level``, ``base_url``, ``cache``, ``encoding``.
     With ``out``, comparison.json is written there.
     """
+    from ._outputs import checked_out
     from .engine import compare_suite
     from .options import COMPARE_OPTIONS, run_options
     from .report.files import write_comparison
 
-    result = compare_suite(suite, candidate, baseline, run_options(options, COMPARE_OPTIONS))
-    if out is not None:
-        write_comparison(result, out)
+    with checked_out(out):  # before any work
+        result = compare_suite(suite, candidate, baseline, run_options(options, COMPARE_OPTIONS))
+        if out is not None:
+            write_comparison(result, out)
     return result
 
 
@@ -151,6 +155,7 @@ def compare_runs(
     the runs' own). With ``out``, comparison.json and comparison.html (with the records that
     flipped) are written there.
     """
+    from ._outputs import checked_out
     from .options import run_options
     from .report.files import write_comparison
     from .stored import compare_stored
@@ -167,9 +172,10 @@ def compare_runs(
         "laws",
         "regression_gates",
     )
-    result = compare_stored(
-        candidate, baseline, run_options(options, allowed), suite=suite, store=store
-    )
-    if out is not None:
-        write_comparison(result, out)
+    with checked_out(out):  # before any work
+        result = compare_stored(
+            candidate, baseline, run_options(options, allowed), suite=suite, store=store
+        )
+        if out is not None:
+            write_comparison(result, out)
     return result

@@ -102,7 +102,7 @@ def in_halves(work: Callable[[Sequence[T]], R], items: Sequence[T]) -> list[R]:
     child = _start(work, second)
     try:
         mine = work(first)
-    except BaseException:
+    except BaseException:  # this process fails or is stopped (SIGTERM): so is the child
         _stop(child)
         raise
     answer = _collect(child)
@@ -120,6 +120,7 @@ def _start(work: Callable[[Sequence[T]], R], items: Sequence[T]) -> tuple[int, i
         return None
     sys.stdout.flush()
     sys.stderr.flush()
+    parent = os.getpid()
     try:
         pid = os.fork()
     except OSError as exc:
@@ -130,6 +131,7 @@ def _start(work: Callable[[Sequence[T]], R], items: Sequence[T]) -> tuple[int, i
     if pid == 0:  # the child: compute, answer, leave without running the parent's exit code
         status = 1
         try:
+            _die_with(parent)
             os.close(read)
             payload = pickle.dumps(work(items), protocol=pickle.HIGHEST_PROTOCOL)
             with os.fdopen(write, "wb") as pipe:
@@ -144,14 +146,34 @@ def _start(work: Callable[[Sequence[T]], R], items: Sequence[T]) -> tuple[int, i
     return pid, read
 
 
+def _die_with(parent: int) -> None:
+    """In the child: be killed when the parent dies (Linux's ``PR_SET_PDEATHSIG``), so that a
+    parent killed with SIGKILL leaves no child behind that goes on writing its half (into a
+    staging folder that is then never removed); a parent already gone ends the child now."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # pragma: no cover (not glibc: the parent ends it)
+        pass
+    if os.getppid() != parent:  # it died before the signal was set
+        os._exit(1)
+
+
 def _stop(child: tuple[int, int] | None) -> None:
     """End a child whose answer is no longer wanted, and reap it."""
     if child is None:
         return
     pid, read = child
+    os.close(read)
+    _kill(pid)
+
+
+def _kill(pid: int) -> None:
+    """Kill the child and reap it."""
     with contextlib.suppress(ProcessLookupError):  # it may have ended already
         os.kill(pid, signal.SIGKILL)
-    os.close(read)
     with contextlib.suppress(ChildProcessError):
         os.waitpid(pid, 0)
 
@@ -162,15 +184,18 @@ def _collect(child: tuple[int, int] | None) -> tuple[object] | None:
         return None
     pid, read = child
     try:
-        with os.fdopen(read, "rb") as pipe:
-            payload = pipe.read()
-    except OSError:
-        payload = b""
-    try:
+        try:
+            with os.fdopen(read, "rb") as pipe:
+                payload = pipe.read()
+        except OSError:
+            payload = b""
         _, status = os.waitpid(pid, 0)
     except ChildProcessError:
         _report("was lost")
         return None
+    except BaseException:  # stopped while waiting (SIGTERM): so is the child
+        _kill(pid)
+        raise
     if os.WIFSIGNALED(status):
         _report(f"was killed by signal {os.WTERMSIG(status)}")
         return None

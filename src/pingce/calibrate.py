@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._defaults import DEFAULT_SIMILARITY
+from ._outputs import STAGING_PREFIX, output_place
+from ._processes import this_process
 from .engine.similarities import BackendChoice, score_pairs
 from .errors import InputError
 from .progress import ProgressHook, no_progress
@@ -173,17 +175,18 @@ def calibrate(
 
 def write_calibration(result: CalibrationResult, path: str | os.PathLike[str]) -> Path:
     """Write ``result`` as JSON to ``path``, all or nothing (a temporary file in the same folder,
-    then a rename): an interrupted write leaves the old file, or none."""
+    named after this process, then a rename): an interrupted write leaves the old file, or none;
+    a path that cannot be written is an :class:`~pingce.errors.OutputError` (path, reason)."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(result.to_dict(), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    try:
-        temporary.write_text(text, encoding="utf-8")
-        os.replace(temporary, target)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
+    with output_place(target, file=True):
+        temporary = target.with_name(f"{STAGING_PREFIX}{this_process().tag}-calibration.tmp")
+        try:
+            temporary.write_text(text, encoding="utf-8")
+            os.replace(temporary, target)
+        except BaseException:
+            temporary.unlink(missing_ok=True)
+            raise
     return target
 
 

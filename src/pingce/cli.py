@@ -7,6 +7,7 @@ the command that needs them, so ``pingce --help`` answers at once.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 import time
 import warnings
@@ -88,18 +89,26 @@ def _consoles() -> tuple[Console, Console]:
     return Console(stderr=False), Console(stderr=True)
 
 
+_DEFAULT_OUT = Path("pingce-out")
+"""Where a run without --out writes (a folder of its own in it, :func:`_default_out`)."""
+
+
 def _default_out(suite: str) -> Path:
     name = Path(suite).stem if suite.endswith((".yaml", ".yml")) else suite
     stamp = time.strftime("%Y%m%d-%H%M%S")
-    out = Path("pingce-out") / f"{name}-{stamp}"
+    out = _DEFAULT_OUT / f"{name}-{stamp}"
     suffix = 1
     while out.exists():
         suffix += 1
-        out = Path("pingce-out") / f"{name}-{stamp}-{suffix}"
+        out = _DEFAULT_OUT / f"{name}-{stamp}-{suffix}"
     return out
 
 
-def _fail(message: str) -> None:
+def _fail(message: str | Exception) -> None:
+    """Exit 2 with the message (of an error: an output error names --out)."""
+    if isinstance(message, Exception):
+        for_option = getattr(message, "for_option", None)  # errors.OutputError
+        message = for_option("--out") if callable(for_option) else str(message)
     click.echo(f"pingce: error: {message}", err=True)
     sys.exit(EXIT_INPUT)
 
@@ -222,16 +231,53 @@ def _store_options(command: Any) -> Any:
     )(command)
 
 
-def _check_name(name: str | None, store: str | None) -> None:
-    """Before any work: a --name already in the store (or blank) stops the run."""
-    if name is None:
+@contextmanager
+def _out_checked(out: str | Path | None, *, file: bool = False) -> Iterator[None]:
+    """Before any work: ``out`` (a folder; with ``file``, a file's path) can be written, else
+    exit 2 naming the path and the reason (:func:`pingce._outputs.prepare_out`); the folders
+    made for the check are removed again when the command then fails."""
+    if out is None:
+        yield
         return
-    from .store import name_taken, name_used_message
+    from ._outputs import prepare_out
+    from .errors import OutputError
+
+    try:
+        place = prepare_out(out, file=file)
+    except OutputError as exc:
+        _fail(exc.for_option("--out"))
+        return
+    try:
+        yield
+    except BaseException:
+        place.discard()
+        raise
+
+
+@contextmanager
+def _name_reserved(name: str | None, store: str | None) -> Iterator[None]:
+    """Before any work: a --name already in the store, or reserved by a run of that name in
+    progress (or blank), stops the run; else the name is reserved for this run (in the store,
+    :func:`pingce.store.reserve_name`) until the block ends, when recording the run has taken
+    the reservation back, or the run failed and it is released."""
+    if name is None:
+        yield
+        return
+    from .errors import PingceError
+    from .store import reserve_name
 
     if not name.strip():
         _fail("--name: a run name cannot be empty")
-    if name_taken(name, store):
-        _fail(name_used_message(name, store))
+    try:
+        reservation = reserve_name(name, store)
+    except PingceError as exc:
+        _fail(str(exc))
+        return
+    try:
+        yield
+    finally:
+        if reservation is not None:
+            reservation.release()
 
 
 def _record(
@@ -516,74 +562,73 @@ def run(
     timer = _profiler(profile)
     _imports_done()
     started = time.time()
-    if not no_store:
-        _check_name(name, store)
-    try:
-        options = RunOptions(
-            similarity=similarity,
-            sample=sample,
-            stratify=stratify,
-            allocation=allocation,
-            short_strata=short_strata,
-            seed=seed,
-            bootstrap=bootstrap,
-            ci_method=ci_method,
-            bootstrap_method=bootstrap_method,
-            ci_level=ci_level,
-            slices=slices,
-            zero_division="suite" if zero_division is None else zero_division,
-            laws=laws,
-            on_judge_failure=on_judge_failure,
-            field_map=parse_map(field_map),
-            base_url=base_url,
-            cache=False if no_cache else cache,
-            encoding=encoding,
-            gold=gold,
-            allow_missing=allow_missing,
-            gates=parse_gates(fail_under, fail_over),
-            gate_on_interval=gate_on_interval,
-            model=model,
-            model_base_url=model_base_url,
-            api_key_env=api_key_env,
-            model_params=parse_model_params(model_param),
-            model_concurrency=model_concurrency,
-            engine=engine,
-            ray_address=ray_address,
-            ray_scratch=ray_scratch,
-        )
-        with _progress(
-            err_console, enabled=not (quiet or no_progress) and err_console.is_terminal
-        ) as hook:
-            result = evaluate_suite(suite, data, options, progress=hook, profile=timer)
-        target = Path(out) if out else _default_out(result.suite)
-        start = time.perf_counter()
+    with _name_reserved(None if no_store else name, store), _out_checked(out or _DEFAULT_OUT):
         try:
-            paths = write_outputs(result, target)
-        finally:  # --engine ray: the workers' shards, linked into the outputs by now
-            result.release_shards()  # (the process ends at once: no finaliser would run)
-        written = time.perf_counter() - start
-    except PingceError as exc:
-        _fail(str(exc))
-        return
-    start = time.perf_counter()
-    if not quiet:
-        print_result(result, console)
-    if not no_store:  # the outputs line stays the last one printed
-        recorded = _record(result, name, store, data, target, options, suite, started)
-        if recorded and not quiet:
-            console.print(f"run: {recorded}", highlight=False)
-    console.print(f"outputs: {target}/ ({', '.join(paths)})")
-    _show_profile(timer, written, start, err_console)
-    _keep(result)
-    failed = failed_gates(result.metrics, options.gates, on_interval=options.gate_on_interval)
-    for line in failed:
-        err_console.print(f"gate failed: {line}", markup=False, highlight=False, soft_wrap=True)
-    if failed:
-        sys.exit(EXIT_GATE)
-    if options.gates and not quiet:
-        console.print(f"gates passed: {len(options.gates)}")
-    if result.failures.judge or getattr(result.failures, "model", 0):
-        sys.exit(EXIT_JUDGE_FAILURES)
+            options = RunOptions(
+                similarity=similarity,
+                sample=sample,
+                stratify=stratify,
+                allocation=allocation,
+                short_strata=short_strata,
+                seed=seed,
+                bootstrap=bootstrap,
+                ci_method=ci_method,
+                bootstrap_method=bootstrap_method,
+                ci_level=ci_level,
+                slices=slices,
+                zero_division="suite" if zero_division is None else zero_division,
+                laws=laws,
+                on_judge_failure=on_judge_failure,
+                field_map=parse_map(field_map),
+                base_url=base_url,
+                cache=False if no_cache else cache,
+                encoding=encoding,
+                gold=gold,
+                allow_missing=allow_missing,
+                gates=parse_gates(fail_under, fail_over),
+                gate_on_interval=gate_on_interval,
+                model=model,
+                model_base_url=model_base_url,
+                api_key_env=api_key_env,
+                model_params=parse_model_params(model_param),
+                model_concurrency=model_concurrency,
+                engine=engine,
+                ray_address=ray_address,
+                ray_scratch=ray_scratch,
+            )
+            with _progress(
+                err_console, enabled=not (quiet or no_progress) and err_console.is_terminal
+            ) as hook:
+                result = evaluate_suite(suite, data, options, progress=hook, profile=timer)
+            target = Path(out) if out else _default_out(result.suite)
+            start = time.perf_counter()
+            try:
+                paths = write_outputs(result, target)
+            finally:  # --engine ray: the workers' shards, linked into the outputs by now
+                result.release_shards()  # (the process ends at once: no finaliser would run)
+            written = time.perf_counter() - start
+        except PingceError as exc:
+            _fail(exc)
+            return
+        start = time.perf_counter()
+        if not quiet:
+            print_result(result, console)
+        if not no_store:  # the outputs line stays the last one printed
+            recorded = _record(result, name, store, data, target, options, suite, started)
+            if recorded and not quiet:
+                console.print(f"run: {recorded}", highlight=False)
+        console.print(f"outputs: {target}/ ({', '.join(paths)})")
+        _show_profile(timer, written, start, err_console)
+        _keep(result)
+        failed = failed_gates(result.metrics, options.gates, on_interval=options.gate_on_interval)
+        for line in failed:
+            err_console.print(f"gate failed: {line}", markup=False, highlight=False, soft_wrap=True)
+        if failed:
+            sys.exit(EXIT_GATE)
+        if options.gates and not quiet:
+            console.print(f"gates passed: {len(options.gates)}")
+        if result.failures.judge or getattr(result.failures, "model", 0):
+            sys.exit(EXIT_JUDGE_FAILURES)
 
 
 @cli.command(context_settings={"help_option_names": ["-h", "--help"]})
@@ -732,40 +777,42 @@ def compare(
         if suite_file is not None:
             _fail("--suite is for RUN_A RUN_B; with --data and --baseline the suite is SUITE")
             return
-    try:
-        options = RunOptions(
-            similarity=similarity,
-            seed=seed,
-            bootstrap=bootstrap,
-            ci_method=ci_method,
-            bootstrap_method=bootstrap_method,
-            ci_level=ci_level,
-            zero_division="suite" if zero_division is None else zero_division,
-            laws=laws,
-            on_judge_failure=on_judge_failure,
-            field_map=parse_map(field_map),
-            base_url=base_url,
-            cache=False if no_cache else cache,
-            encoding=encoding,
-            regression_gates=parse_regression_gates(fail_on_regression),
-            gold=gold,
-            allow_missing=allow_missing,
-            slices=slices,
-        )
-        with _progress(err_console, enabled=not no_progress and err_console.is_terminal) as hook:
-            if by_runs:
-                result = _compare_runs(refs, suite_file, store, options, hook, timer)
-            else:
-                assert data is not None and baseline is not None
-                result = compare_suite(
-                    refs[0], data, baseline, options, progress=hook, profile=timer
-                )
-        start = time.perf_counter()
-        path = write_comparison(result, out) if out else None
-        written = time.perf_counter() - start
-    except PingceError as exc:
-        _fail(str(exc))
-        return
+    with _out_checked(out):  # before any work
+        try:
+            options = RunOptions(
+                similarity=similarity,
+                seed=seed,
+                bootstrap=bootstrap,
+                ci_method=ci_method,
+                bootstrap_method=bootstrap_method,
+                ci_level=ci_level,
+                zero_division="suite" if zero_division is None else zero_division,
+                laws=laws,
+                on_judge_failure=on_judge_failure,
+                field_map=parse_map(field_map),
+                base_url=base_url,
+                cache=False if no_cache else cache,
+                encoding=encoding,
+                regression_gates=parse_regression_gates(fail_on_regression),
+                gold=gold,
+                allow_missing=allow_missing,
+                slices=slices,
+            )
+            enabled = not no_progress and err_console.is_terminal
+            with _progress(err_console, enabled=enabled) as hook:
+                if by_runs:
+                    result = _compare_runs(refs, suite_file, store, options, hook, timer)
+                else:
+                    assert data is not None and baseline is not None
+                    result = compare_suite(
+                        refs[0], data, baseline, options, progress=hook, profile=timer
+                    )
+            start = time.perf_counter()
+            path = write_comparison(result, out) if out else None
+            written = time.perf_counter() - start
+        except PingceError as exc:
+            _fail(exc)
+            return
     start = time.perf_counter()
     print_comparison(result, console)
     if path is not None:
@@ -886,23 +933,22 @@ def calibrate(
     from .report.format import fmt_number
 
     console, err_console = _consoles()
-    try:
-        with _progress(err_console, enabled=not no_progress and err_console.is_terminal) as hook:
-            result = run_calibration(
-                pairs,
-                similarity,
-                base_url=base_url,
-                cache=False if no_cache else cache,
-                progress=hook,
-            )
-    except PingceError as exc:
-        _fail(str(exc))
-        return
-    try:
-        path = write_calibration(result, out) if out else None
-    except OSError as exc:
-        _fail(f"--out {out}: {exc.strerror or exc}")
-        return
+    with _out_checked(out, file=True):  # before any work
+        try:
+            with _progress(
+                err_console, enabled=not no_progress and err_console.is_terminal
+            ) as hook:
+                result = run_calibration(
+                    pairs,
+                    similarity,
+                    base_url=base_url,
+                    cache=False if no_cache else cache,
+                    progress=hook,
+                )
+            path = write_calibration(result, out) if out else None
+        except PingceError as exc:
+            _fail(exc)
+            return
     table = Table(title=f"{result.signature}: {result.n_pairs} pairs", title_justify="left")
     for column in ("τ (Sim > τ)", "precision", "recall", "F1", "kappa", "TP", "FP", "FN", "TN"):
         table.add_column(column, justify="right")
@@ -1015,22 +1061,23 @@ def demo(examples: str | None, out: str) -> None:
         examples = str(Path(__file__).resolve().parent / "examples")
     console = Console()
     ran = 0
-    for name in builtin_suites():
-        data = Path(examples) / name.replace("-", "_") / "records.jsonl"
-        if not data.is_file():
-            continue
-        console.rule(f"[bold]{name}[/bold]: {data}")
-        try:
-            result = evaluate_suite(name, data, RunOptions())
-            paths = write_outputs(result, Path(out) / name)
-        except PingceError as exc:
-            _fail(str(exc))
-            return
-        print_result(result, console)
-        console.print(f"outputs: {Path(out) / name}/ ({', '.join(paths)})\n")
-        ran += 1
-    if not ran:
-        _fail(f"no example records found under {examples}/<suite>/records.jsonl")
+    with _out_checked(out):  # before any work
+        for name in builtin_suites():
+            data = Path(examples) / name.replace("-", "_") / "records.jsonl"
+            if not data.is_file():
+                continue
+            console.rule(f"[bold]{name}[/bold]: {data}")
+            try:
+                result = evaluate_suite(name, data, RunOptions())
+                paths = write_outputs(result, Path(out) / name)
+            except PingceError as exc:
+                _fail(exc)
+                return
+            print_result(result, console)
+            console.print(f"outputs: {Path(out) / name}/ ({', '.join(paths)})\n")
+            ran += 1
+        if not ran:
+            _fail(f"no example records found under {examples}/<suite>/records.jsonl")
     console.print(f"ran {ran} example suite(s); outputs under {out}/")
 
 
@@ -1052,19 +1099,20 @@ def report(run_ref: str, out: str | None, store: str | None) -> None:
     from .errors import PingceError
     from .report.rewrite import rewrite_reports
 
-    try:
-        from .store import run_folder
+    with _out_checked(out):  # before reading the run
+        try:
+            from .store import run_folder
 
-        if (Path(run_ref) / "comparison.json").is_file():  # a comparison's folder
-            from .report.rewrite import rewrite_comparison
+            if (Path(run_ref) / "comparison.json").is_file():  # a comparison's folder
+                from .report.rewrite import rewrite_comparison
 
-            paths = rewrite_comparison(run_ref, out)
-        else:
-            folder, _ = run_folder(run_ref, store=store)
-            paths = rewrite_reports(folder, out)
-    except PingceError as exc:
-        _fail(str(exc))
-        return
+                paths = rewrite_comparison(run_ref, out)
+            else:
+                folder, _ = run_folder(run_ref, store=store)
+                paths = rewrite_reports(folder, out)
+        except PingceError as exc:
+            _fail(exc)
+            return
     click.echo(f"wrote {', '.join(str(p) for p in paths)}")
 
 
@@ -1215,6 +1263,13 @@ def _show_warning(
     _default_show_warning(message, category, filename, lineno, file, line)
 
 
+def _terminated(signum: int, frame: object) -> None:
+    """SIGTERM (``kill``, a job scheduler's stop): the command ends as Ctrl+C ends it, through
+    every ``finally`` on the way out (a staging folder removed, a folder made for --out and a
+    reserved run name given back), with status 128 + 15."""
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
     """Entry point of the ``pingce`` command (the console script and ``python -m pingce``).
 
@@ -1227,6 +1282,7 @@ def main() -> None:
     global _ends_at_once
     _ends_at_once = True
     warnings.showwarning = _show_warning
+    signal.signal(signal.SIGTERM, _terminated)
     code: int
     try:
         cli(prog_name="pingce")

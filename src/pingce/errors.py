@@ -14,6 +14,7 @@ __all__ = [
     "EmptyInputError",
     "InputError",
     "OptionError",
+    "OutputError",
     "PingceError",
     "SuiteError",
     "show_value",
@@ -48,6 +49,22 @@ class PingceError(Exception):
 
 class OptionError(PingceError):
     """A command-line option or a keyword argument of :func:`pingce.evaluate` is invalid."""
+
+
+class OutputError(PingceError):
+    """An output folder or file cannot be made or written (``--out``): names the path and the
+    operating system's reason (a file where a folder should be, a read-only file system, no
+    permission, a full disk, a name too long)."""
+
+    def __init__(self, detail: str, *, path: str, reason: str, what: str = "output folder"):
+        self.path = path
+        self.reason = reason
+        self.detail = detail
+        super().__init__(f"{what} {path}: {detail}")
+
+    def for_option(self, option: str) -> str:
+        """The message as the command line says it: the option, the path and what failed."""
+        return f"{option} {self.path}: {self.detail}"
 
 
 class SuiteError(PingceError):

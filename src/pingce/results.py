@@ -11,6 +11,7 @@ numbers as pandas DataFrames (:mod:`pingce.frames`; pandas imported only then).
 
 from __future__ import annotations
 
+import json
 import operator
 import shutil
 import weakref
@@ -298,11 +299,16 @@ class RecordRows:
         )
 
     def iter_rows(self) -> Iterator[dict[str, Any]]:
-        """One dictionary per record: id, line, the fields read, values and miss reasons; made a
-        chunk at a time, so a million records never sit in memory as a million dictionaries."""
+        """One dictionary per record: id, line, the fields read, values and miss reasons, as
+        plain JSON data (what the record's records.jsonl line reads back as: an evidence item
+        an object, a tuple a list, NaN None); made a chunk at a time, so a million records never
+        sit in memory as a million dictionaries."""
         for start in range(0, self.n, self.CHUNK):
             stop = min(start + self.CHUNK, self.n)
-            fields = [(path, _plain(column[start:stop])) for path, column in self.fields.items()]
+            fields = [
+                (path, _json_data(_plain(column[start:stop])))
+                for path, column in self.fields.items()
+            ]
             values = [(name, _plain(column[start:stop])) for name, column in self.values.items()]
             misses = [(name, column[start:stop]) for name, column in self.misses.items()]
             ids, lines = self.ids[start:stop], self.lines[start:stop].tolist()
@@ -575,6 +581,22 @@ def _number_fragments(values: np.ndarray, prefix: bytes) -> Pieces:
     return _Coded(json_texts(distinct.view(values.dtype), prefix), inverse.reshape(-1))
 
 
+_JSON_SCALARS = {str, int, bool, type(None)}
+"""Types that are plain JSON data as they are."""
+
+
+def _json_data(values: list[Any]) -> list[Any]:
+    """A column of field values as the plain JSON data a records.jsonl line holds: a value of
+    another type (an evidence item, a tuple, a float, a numpy number) written as the line
+    writes it (:func:`pingce.records.json_texts`) and read back by the standard library
+    (which, unlike orjson, reads an integer beyond 64 bits as that integer)."""
+    if set(map(type, values)) <= _JSON_SCALARS:
+        return values
+    texts = json_texts(values)
+    pairs = zip(values, texts, strict=True)
+    return [v if type(v) in _JSON_SCALARS else json.loads(t) for v, t in pairs]
+
+
 def _plain(values: Any) -> list[Any]:
     """A column as a list: numeric arrays with NaN as None, object arrays as they are."""
     if not isinstance(values, np.ndarray):
@@ -699,7 +721,8 @@ class EvaluationResult(_Plain):
         return self._stats
 
     def record_values(self) -> list[dict[str, Any]]:
-        """Per-record values and miss reasons (what records.jsonl holds), as dictionaries."""
+        """Per-record values and miss reasons (what records.jsonl holds), as dictionaries of
+        plain JSON data: ``json.dumps`` writes them."""
         return list(self.record_values_iter())
 
     def record_values_iter(self) -> Iterator[dict[str, Any]]:

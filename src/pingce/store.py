@@ -8,7 +8,13 @@ the data (or the working directory) is in, every metric's value and interval (al
 each slice) and the output folder.
 
 Two processes may write at once: the database is in WAL mode, each connection waits for a lock
-(``busy_timeout``) and a write that still finds the database locked is tried again. The schema
+(``busy_timeout``) and a write that still finds the database locked is tried again. A run given
+a name (``pingce run --name``) reserves it before any work (:func:`reserve_name`: a row of the
+table ``reservations``, inserted in one transaction), so that a second run of the same name
+started meanwhile stops at once instead of being silently not recorded; recording the run takes
+the reservation back in the transaction that inserts the run, a failed run releases it, and the
+reservation of a process that died (killed: it could release nothing) is taken over
+(:class:`pingce._processes.Owner`). The schema
 carries its version (``PRAGMA user_version``); :data:`MIGRATIONS` takes an older file to the
 current one when it is opened for writing.
 
@@ -36,6 +42,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ._processes import Owner, this_process
 from ._version import __version__
 from .errors import OptionError, PingceError
 
@@ -45,6 +52,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SCHEMA_VERSION",
     "MetricRow",
+    "Reservation",
     "RunInfo",
     "StoreError",
     "data_hash",
@@ -55,12 +63,13 @@ __all__ = [
     "name_used_message",
     "record_run",
     "remove_run",
+    "reserve_name",
     "run_folder",
     "run_info",
     "runs",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The schema this pingce writes (``PRAGMA user_version`` of the file)."""
 
 _TIMEOUT = 30.0
@@ -73,6 +82,10 @@ T = TypeVar("T")
 
 class StoreError(OptionError):
     """The store cannot be read or written, or has no run of that name."""
+
+
+class _NameTaken(StoreError):
+    """A run name in the store already, or reserved by a run in progress."""
 
 
 @dataclass(frozen=True)
@@ -226,7 +239,20 @@ def _create(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _create}
+def _reservations(db: sqlite3.Connection) -> None:
+    """Version 2: run names reserved by runs at work (:func:`reserve_name`)."""
+    db.execute(
+        """CREATE TABLE reservations (
+            name TEXT PRIMARY KEY,
+            host TEXT NOT NULL,
+            pid INTEGER NOT NULL,
+            process_start INTEGER NOT NULL,
+            created_ts REAL NOT NULL
+        )"""
+    )
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _create, 2: _reservations}
 """``MIGRATIONS[v]`` takes a file at version ``v - 1`` to version ``v`` (0: an empty file). A
 schema change adds the next version here and raises :data:`SCHEMA_VERSION`."""
 
@@ -388,8 +414,9 @@ def record_run(
 
     def insert(db: sqlite3.Connection) -> str:
         chosen = name if name is not None else _free_name(db, default_name(result.suite, when))
-        if name is not None and _exists(db, name):
-            raise StoreError(name_used_message(name, path))
+        if name is not None:
+            _check_free(db, name, path)
+            db.execute("DELETE FROM reservations WHERE name = ?", (name,))
         columns = ["name", *fields]
         cursor = db.execute(
             f"INSERT INTO runs ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
@@ -414,9 +441,89 @@ def _exists(db: sqlite3.Connection, name: str) -> bool:
     return db.execute("SELECT 1 FROM runs WHERE name = ?", (name,)).fetchone() is not None
 
 
+def _reserved(db: sqlite3.Connection, name: str) -> tuple[Owner, float] | None:
+    """The owner of the reservation of ``name`` and when it was made, if there is one."""
+    row = db.execute(
+        "SELECT host, pid, process_start, created_ts FROM reservations WHERE name = ?", (name,)
+    ).fetchone()
+    return None if row is None else (Owner(row[0], row[1], row[2]), row[3])
+
+
+def _check_free(db: sqlite3.Connection, name: str, path: Path) -> None:
+    """A :class:`StoreError` when a run named ``name`` is in the store, or another process
+    that is still alive has reserved the name."""
+    if _exists(db, name):
+        raise _NameTaken(name_used_message(name, path))
+    found = _reserved(db, name)
+    if found is not None:
+        owner, since = found
+        if owner != this_process() and owner.alive(since):
+            raise _NameTaken(_in_progress_message(name, path, owner, since))
+
+
+def _in_progress_message(name: str, path: Path, owner: Owner, since: float) -> str:
+    started = datetime.fromtimestamp(since).astimezone().isoformat(timespec="seconds")
+    return (
+        f"--name {name}: a run of that name is in progress (process {owner.pid} on {owner.host}, "
+        f"started {started}; run store {path}); wait for it to end, or choose another name"
+    )
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """A run name reserved by this process (:func:`reserve_name`)."""
+
+    name: str
+    store: Path
+    owner: Owner
+
+    def release(self) -> None:
+        """Give the name back (a run that failed); nothing once the run is recorded, which
+        took the reservation back already. Never raises: a reservation that cannot be
+        released is taken over by the next run once this process has ended."""
+        try:
+            with _connect(self.store, write=True) as db:
+                _retrying(
+                    lambda: db.execute(
+                        "DELETE FROM reservations WHERE name = ? AND host = ? AND pid = ?",
+                        (self.name, self.owner.host, self.owner.pid),
+                    )
+                )
+        except (sqlite3.Error, OSError, PingceError):
+            pass
+
+
+def reserve_name(name: str, store: str | os.PathLike[str] | None = None) -> Reservation | None:
+    """Reserve the run name ``name`` for this process before the run's work, in one write
+    transaction: a :class:`StoreError` when a run of that name is in the store, or in progress
+    (reserved by another process that is alive: on this host, its process id and start time
+    say so; on another host, a reservation less than a day old). A reservation of a process
+    that has died is taken over. None when the store cannot be written: the run goes on, and
+    recording it will say why it could not be recorded."""
+    path = _store_path(store)
+    me = this_process()
+
+    def reserve(db: sqlite3.Connection) -> None:
+        _check_free(db, name, path)
+        db.execute(
+            "INSERT OR REPLACE INTO reservations (name, host, pid, process_start, created_ts) "
+            "VALUES (?, ?, ?, ?, ?)",
+            (name, me.host, me.pid, me.start, time.time()),
+        )
+
+    try:
+        with _connect(path, write=True) as db:
+            _retrying(lambda: _transaction(db, lambda: reserve(db)))
+    except _NameTaken:
+        raise
+    except (sqlite3.Error, OSError, StoreError):  # e.g. a store of a newer pingce
+        return None
+    return Reservation(name, path, me)
+
+
 def _free_name(db: sqlite3.Connection, base: str) -> str:
     name, k = base, 1
-    while _exists(db, name):
+    while _exists(db, name) or _reserved(db, name) is not None:
         k += 1
         name = f"{base}-{k}"
     return name

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -189,8 +190,9 @@ _FUNCTIONS: dict[bytes, tuple[Function, ...]] = {}
 
 def parse_functions(value: Any) -> tuple[Function, ...]:
     """The functions of a record: BFCL function docs or OpenAI tools (a list, or one object).
-    Records sharing a schema share its parsed form (keyed by its JSON text)."""
-    key = orjson.dumps(value)
+    Records sharing a schema share its parsed form (keyed by its JSON text; a schema holding an
+    integer beyond 64 bits, which orjson cannot write, keyed by the json module's text)."""
+    key = _schema_key(value)
     found = _FUNCTIONS.get(key)
     if found is not None:
         return found
@@ -199,6 +201,16 @@ def parse_functions(value: Any) -> tuple[Function, ...]:
     if len(_FUNCTIONS) < 100_000:
         _FUNCTIONS[key] = parsed
     return parsed
+
+
+def _schema_key(value: Any) -> bytes:
+    """The JSON text of ``value`` as a cache key: orjson's, or (an integer of 2**64 or more,
+    as ``"maximum": 18446744073709551616`` in a schema) the json module's, which writes any
+    integer, behind a prefix that no orjson text starts with."""
+    try:
+        return orjson.dumps(value)
+    except TypeError:
+        return b"json:" + json.dumps(value, ensure_ascii=False, default=repr).encode()
 
 
 _CALL_KEYS = frozenset({"name", "arguments", "function", "type", "input", "id"})

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import BinaryIO
 
-import orjson
-
 from .._halves import in_halves
+from .._outputs import output_place, staged
+from ..records import json_texts
 from ..results import ComparisonResult, EvaluationResult, RecordRows
 from .html import render_comparison_html, write_html
 from .markdown import render_comparison_markdown, render_markdown
@@ -25,52 +24,56 @@ OUTPUT_FILES = ("results.json", "records.jsonl", "report.md", "report.html", "st
 def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict[str, Path]:
     """Write the output files into ``out`` (created if needed) and return their paths.
 
-    Files are written into a temporary folder beside ``out`` first and moved into place only when
-    all of them are complete, so an interrupted run never leaves half a result behind.
-    """
+    Files are written into a staging folder inside ``out`` first and moved into place only when
+    all of them are complete, so an interrupted run never leaves half a result behind; a folder
+    that cannot be written, or a failure while writing (a full disk), is an
+    :class:`~pingce.errors.OutputError` with the path and the reason, and leaves nothing
+    (:mod:`pingce._outputs`)."""
     target = Path(out)
-    target.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".pingce-", dir=target))
-    try:
-        (staging / "results.json").write_text(result.to_json() + "\n", encoding="utf-8")
-        written = list(OUTPUT_FILES)
-        shards = result.record_shards
-        if shards is None:
-            write_records(result.records, staging / "records.jsonl")
-        else:  # --engine ray: the workers' Parquet shards, moved in with the other outputs
-            written.remove("records.jsonl")
-            _link_tree(shards, staging / "records")
-            written.append("records")
-        (staging / "report.md").write_text(render_markdown(result), encoding="utf-8")
-        write_html(result, staging / "report.html")
-        if result.stat_shards is not None:  # --engine ray: the workers' stats shards
-            written.remove("stats.npz")
-            _link_tree(result.stat_shards, staging / "stats")
-            written.append("stats")
-        elif result.stats is not None:
-            result.stats.save(staging / "stats.npz")
-        else:  # a result read from results.json: no blocks to keep
-            written.remove("stats.npz")
-        if result.predictions is not None:
-            with open(staging / "predictions.jsonl", "wb") as handle:
-                for record in result.predictions:
-                    handle.write(orjson.dumps(record) + b"\n")
-            written.append("predictions.jsonl")
-        paths = {}
-        # never another run's rows or statistics
-        for stale in {"records.jsonl", "records", "stats.npz", "stats"} - set(written):
-            if (target / stale).is_dir():
-                shutil.rmtree(target / stale)
-            else:
-                (target / stale).unlink(missing_ok=True)
-        for name in written:
-            if (target / name).is_dir():
-                shutil.rmtree(target / name)
-            os.replace(staging / name, target / name)
-            paths[name] = target / name
-        return paths
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    with output_place(target), staged(target) as staging:
+        return _write_outputs(result, target, staging)
+
+
+def _write_outputs(result: EvaluationResult, target: Path, staging: Path) -> dict[str, Path]:
+    (staging / "results.json").write_text(result.to_json() + "\n", encoding="utf-8")
+    written = list(OUTPUT_FILES)
+    shards = result.record_shards
+    if shards is None:
+        write_records(result.records, staging / "records.jsonl")
+    else:  # --engine ray: the workers' Parquet shards, moved in with the other outputs
+        written.remove("records.jsonl")
+        _link_tree(shards, staging / "records")
+        written.append("records")
+    (staging / "report.md").write_text(render_markdown(result), encoding="utf-8")
+    write_html(result, staging / "report.html")
+    if result.stat_shards is not None:  # --engine ray: the workers' stats shards
+        written.remove("stats.npz")
+        _link_tree(result.stat_shards, staging / "stats")
+        written.append("stats")
+    elif result.stats is not None:
+        result.stats.save(staging / "stats.npz")
+    else:  # a result read from results.json: no blocks to keep
+        written.remove("stats.npz")
+    if result.predictions is not None:
+        records = result.predictions
+        with open(staging / "predictions.jsonl", "wb") as handle:
+            for start in range(0, len(records), 4096):  # integers beyond 64 bits too
+                lines = json_texts(records[start : start + 4096])
+                handle.writelines(line + b"\n" for line in lines)
+        written.append("predictions.jsonl")
+    paths = {}
+    # never another run's rows or statistics
+    for stale in {"records.jsonl", "records", "stats.npz", "stats"} - set(written):
+        if (target / stale).is_dir():
+            shutil.rmtree(target / stale)
+        else:
+            (target / stale).unlink(missing_ok=True)
+    for name in written:
+        if (target / name).is_dir():
+            shutil.rmtree(target / name)
+        os.replace(staging / name, target / name)
+        paths[name] = target / name
+    return paths
 
 
 def _link_tree(source: str | os.PathLike[str], target: Path) -> None:
@@ -143,25 +146,18 @@ def write_comparison(
     baseline: RecordRows | None = None,
 ) -> Path:
     """Write comparison.json, its page comparison.html and comparison.md into ``out`` and return
-    the path of comparison.json. All are made first, as temporary files, and renamed into place
-    only then. The page lists the records that flipped when both sides' per-record rows are given
-    (by default, those attached to the result: :attr:`ComparisonResult.records`)."""
+    the path of comparison.json. All are made first, in a staging folder, and renamed into place
+    only then (a failure: an :class:`~pingce.errors.OutputError`, nothing left). The page lists
+    the records that flipped when both sides' per-record rows are given (by default, those
+    attached to the result: :attr:`ComparisonResult.records`)."""
     if candidate is None and baseline is None and result.records is not None:
         candidate, baseline = result.records
     target = Path(out)
-    target.mkdir(parents=True, exist_ok=True)
-    path = target / "comparison.json"
-    temporary = target / ".comparison.json.tmp"
-    page = target / ".comparison.html.tmp"
-    text = target / ".comparison.md.tmp"
-    try:
-        temporary.write_text(result.to_json() + "\n", encoding="utf-8")
-        page.write_bytes(render_comparison_html(result, candidate, baseline).encode("utf-8"))
-        text.write_text(render_comparison_markdown(result), encoding="utf-8")
-        os.replace(temporary, path)
-        os.replace(page, target / "comparison.html")
-        os.replace(text, target / "comparison.md")
-    finally:
-        for left in (temporary, page, text):
-            left.unlink(missing_ok=True)
-    return path
+    with output_place(target), staged(target) as staging:
+        (staging / "comparison.json").write_text(result.to_json() + "\n", encoding="utf-8")
+        page = render_comparison_html(result, candidate, baseline)
+        (staging / "comparison.html").write_bytes(page.encode("utf-8"))
+        (staging / "comparison.md").write_text(render_comparison_markdown(result), encoding="utf-8")
+        for name in ("comparison.json", "comparison.html", "comparison.md"):
+            os.replace(staging / name, target / name)
+    return target / "comparison.json"

@@ -40,7 +40,7 @@ import operator
 import os
 from collections.abc import Iterable, Iterator
 from itertools import repeat
-from typing import Any
+from typing import Any, TypeGuard
 
 import numpy as np
 import orjson
@@ -200,13 +200,20 @@ def axis_range(points: Iterable[float | None]) -> tuple[float, float]:
 
 
 def _nice_ceiling(x: float) -> float:
+    """The round number (1, 2, 2.5 or 5 times a power of ten) at or above ``x``; ``x`` itself
+    when that number is beyond the largest float (a latency of 1.5e308 s: its axis ends at
+    1.5e308). ``x`` is finite."""
     if x <= 0:
         return 0.0 if x == 0 else -_nice_floor(-x)
     power = 10 ** math.floor(math.log10(x))
     for step in (1, 2, 2.5, 5, 10):
         if x <= step * power:
-            return float(step * power)
-    return float(10 * power)  # pragma: no cover
+            try:
+                nice = float(step * power)
+            except OverflowError:  # an integer power of ten beyond the floats
+                return x
+            return nice if math.isfinite(nice) else x
+    return x  # pragma: no cover
 
 
 def _nice_floor(x: float) -> float:
@@ -225,18 +232,17 @@ def _forest(
     dashed ``reference`` line (the overall value, on a slice's row)."""
 
     def x(v: float) -> float:
-        span = high - low or 1.0
-        return round(4 + (width - 8) * (min(max(v, low), high) - low) / span, 2)
+        return round(4 + (width - 8) * _fraction(v, low, high), 2)
 
     mid = height / 2
     out = [f'<svg class="forest" width="{width}" height="{height}" role="img">']
-    grid = [low + (high - low) * k / 4 for k in range(5)]
+    grid = [_between(low, high, k / 4) for k in range(5)]
     out += [f'<line class="grid" x1="{x(g)}" x2="{x(g)}" y1="0" y2="{height}"/>' for g in grid]
     if reference is not None and math.isfinite(reference):
         out.append(
             f'<line class="ref" x1="{x(reference)}" x2="{x(reference)}" y1="0" y2="{height}"/>'
         )
-    if m is not None and m.ci_low is not None and m.ci_high is not None:
+    if m is not None and _is_finite(m.ci_low) and _is_finite(m.ci_high):
         out.append(
             f'<line class="ci" x1="{x(m.ci_low)}" x2="{x(m.ci_high)}" y1="{mid}" y2="{mid}"/>'
             f'<line class="ci" x1="{x(m.ci_low)}" x2="{x(m.ci_low)}" y1="{mid - 4}" '
@@ -251,11 +257,30 @@ def _forest(
     return "".join(out)
 
 
+def _fraction(v: float, low: float, high: float) -> float:
+    """Where ``v`` lies on the axis from ``low`` to ``high``, from 0 to 1 (clamped), computed
+    in halves so that an axis wider than the largest float (-1e308 to 1e308) has no infinite
+    span."""
+    if high <= low:
+        return 0.0
+    at = min(max(v, low), high)
+    return (at / 2 - low / 2) / (high / 2 - low / 2)
+
+
+def _between(low: float, high: float, fraction: float) -> float:
+    """The value at ``fraction`` of the axis from ``low`` to ``high`` (finite for finite ends)."""
+    return low * (1 - fraction) + high * fraction
+
+
+def _is_finite(v: float | None) -> TypeGuard[float]:
+    return v is not None and math.isfinite(v)
+
+
 def _axis_labels(low: float, high: float, width: int) -> str:
     """The tick labels of a forest plot column (the top of the column)."""
     out = [f'<svg class="axis" width="{width}" height="16">']
     for k in range(5):
-        v = low + (high - low) * k / 4
+        v = _between(low, high, k / 4)
         xpos = 4 + (width - 8) * k / 4
         anchor = "start" if k == 0 else "end" if k == 4 else "middle"
         out.append(f'<text x="{xpos:.1f}" y="12" text-anchor="{anchor}">{_tick(v)}</text>')
@@ -1143,7 +1168,7 @@ def render_comparison_html(
     shared = _nice_ceiling(reach) if reach > 0 else 0.1
     rows = []
     for (name, m), d in zip(result.metrics.items(), deltas, strict=True):
-        ends = [abs(x) for x in (d.value, d.ci_low, d.ci_high) if x is not None]
+        ends = [abs(x) for x in (d.value, d.ci_low, d.ci_high) if _is_finite(x)]
         own = max(ends, default=0.0) > 1
         limit = _nice_ceiling(max(ends)) if own else shared
         scale = f'<span class="scale">±{_tick(limit)}</span>' if own else ""

@@ -9,6 +9,7 @@ import zipfile
 from functools import partial
 from pathlib import Path
 
+from .._outputs import output_place, staged
 from ..errors import InputError
 from ..results import EvaluationResult, RecordRows, SavedStats
 from .html import write_html
@@ -74,13 +75,12 @@ def rewrite_reports(
     folder itself); the paths written."""
     result = read_run(folder)
     target = Path(out) if out is not None else Path(folder)
-    target.mkdir(parents=True, exist_ok=True)
-    html, markdown = target / "report.html", target / "report.md"
-    staging = target / ".report.html.tmp"
-    write_html(result, staging)
-    os.replace(staging, html)
-    markdown.write_text(render_markdown(result), encoding="utf-8")
-    return [html, markdown]
+    with output_place(target), staged(target) as staging:
+        write_html(result, staging / "report.html")
+        (staging / "report.md").write_text(render_markdown(result), encoding="utf-8")
+        for name in ("report.html", "report.md"):
+            os.replace(staging / name, target / name)
+    return [target / "report.html", target / "report.md"]
 
 
 def rewrite_comparison(
@@ -99,8 +99,10 @@ def rewrite_comparison(
     except ValueError as exc:
         raise InputError(f"comparison.json cannot be read: {exc}", source=str(source)) from None
     target = Path(out) if out is not None else Path(folder)
-    target.mkdir(parents=True, exist_ok=True)
-    html, markdown = target / "comparison.html", target / "comparison.md"
-    html.write_text(render_comparison_html(result, None, None), encoding="utf-8")
-    markdown.write_text(render_comparison_markdown(result), encoding="utf-8")
-    return [html, markdown]
+    with output_place(target), staged(target) as staging:
+        page = render_comparison_html(result, None, None)
+        (staging / "comparison.html").write_text(page, encoding="utf-8")
+        (staging / "comparison.md").write_text(render_comparison_markdown(result), encoding="utf-8")
+        for name in ("comparison.html", "comparison.md"):
+            os.replace(staging / name, target / name)
+    return [target / "comparison.html", target / "comparison.md"]
