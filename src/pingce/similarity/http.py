@@ -29,7 +29,7 @@ import orjson
 
 from ..errors import OptionError
 from .base import BackendStats
-from .cache import public_url
+from ..urls import public_url
 
 __all__ = [
     "UNREACHABLE_AFTER",
