@@ -172,8 +172,8 @@ class RemoteBackend(SimilarityBackend):
         self, stats: BackendStats
     ) -> tuple[list[tuple[Pair, float, int, int]], Callable[[], None]]:
         """A list to append answered ``(pair, score, prompt tokens, completion tokens)`` to, and
-        the function that commits it to the cache (run every 0.2 s and at the end, so a killed
-        run loses at most the last 0.2 s of answers)."""
+        the function that commits it to the cache (run every 0.2 s and at the end, also after
+        SIGINT or SIGTERM: :func:`pingce.cache.buffered_writer`)."""
         signature = self.signature()
         cache = self.cache
 
