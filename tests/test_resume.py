@@ -6,10 +6,12 @@ conventional status and leaves nothing in --out."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -170,3 +172,25 @@ def test_the_handler_there_was_before_decides_after_the_calls_unwound(
     done = run_python("-c", script, timeout=60)
     assert done.returncode == status, done.stderr
     assert done.stdout.split() == lines and "Traceback" not in done.stderr
+
+
+def test_ctrl_c_still_stops_pingce_view_with_status_0(tmp_path: Path) -> None:
+    """pingce view serves until Ctrl+C, which is how it ends normally: status 0, not 130."""
+    command = [sys.executable, "-m", "pingce", "view", "--store", str(tmp_path / "runs.db")]
+    with subprocess.Popen(
+        [*command, "--no-browser"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(tmp_path),
+    ) as process:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        url = re.search(r"http://127\.0\.0\.1:\d+/", line)
+        assert url, line
+        with urllib.request.urlopen(url.group(0), timeout=30) as response:  # it serves
+            assert response.status == 200
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=30)
+    assert process.returncode == 0, stderr
+    assert "pingce view: stopped" in stdout + stderr

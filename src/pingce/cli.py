@@ -1248,7 +1248,7 @@ def main() -> None:
         cli(prog_name="pingce")
         code = 0
     except SystemExit as exc:
-        if _interrupted:  # click said "Aborted!"; the status is the shell's for Ctrl+C
+        if _interrupted and exc.code == 1:  # click's "Aborted!" (pingce view stops with 0)
             code = EXIT_INTERRUPTED
         elif exc.code is None or isinstance(exc.code, int):
             code = exc.code or 0
