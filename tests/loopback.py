@@ -102,12 +102,15 @@ class Request:
     """One logged request."""
 
     path: str
+    """The request's path, without its query (:attr:`url_query`)."""
     headers: dict[str, str]
     """Header names in lower case."""
     body: bytes
     json: Any
     received: float
     """time.monotonic() when the request had been read."""
+    url_query: str = ""
+    """The query of the request's URL (after ``?``), as sent."""
     x: str | None = None
     y: str | None = None
     prompt: str | None = None
@@ -398,8 +401,14 @@ class LoopbackServer:
             payload = json.loads(body)
         except ValueError:
             payload = None
+        path, _, url_query = path.partition("?")
         entry = Request(
-            path=path, headers=headers, body=body, json=payload, received=time.monotonic()
+            path=path,
+            headers=headers,
+            body=body,
+            json=payload,
+            received=time.monotonic(),
+            url_query=url_query,
         )
         with self._lock:
             self.log.append(entry)

@@ -330,3 +330,78 @@ def test_the_command_line_bar_shows_a_note_beside_its_description() -> None:
     shown = buffer.getvalue()
     assert "similarity 2 pairs" in shown
     assert "(1 failed, 3 retried; last error: http 500 [x])" in shown  # markup escaped
+
+
+# issue 28: a failed judge leaves a record out of the metrics whose value needs its pairs only
+
+CONTRACT = (
+    "第一条 甲方应于每月五日前向乙方支付货款。乙方收到货款后三日内开具发票。\n"
+    "第二条 乙方不得将本合同转让给第三方。违约金为合同总额的百分之五。"
+)
+FAILING_CLAUSE = "甲方应在每个月五号之前付款给乙方"
+
+
+def evidence_record(i: str, evidence: list[dict[str, str]]) -> dict[str, Any]:
+    return {
+        "id": i,
+        "gold_level": "高",
+        "pred_level": "高",
+        "contract": CONTRACT,
+        "evidence": evidence,
+    }
+
+
+EVIDENCE_RECORDS = [
+    evidence_record(
+        "a", [{"clause": FAILING_CLAUSE}, {"law": "《中华人民共和国民法典》第五百八十五条"}]
+    ),
+    evidence_record(
+        "b", [{"clause": "乙方在收到货款三天内开发票"}, {"law": "《合同管理法》第十二条"}]
+    ),
+    evidence_record("c", [{"law": "民法典第1300条"}]),
+]
+CLAUSE_METRICS = (
+    "clause_hallucination_rate",
+    "altered_clause_rate",
+    "hallucination_rate",
+    "task_success_rate",
+)
+
+
+@pytest.mark.parametrize("policy", ["null", "skip"])
+def test_a_failed_clause_score_leaves_the_law_rate_whole(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, policy: str
+) -> None:
+    """law_hallucination_rate never needs the judge: a record whose clause could not be scored
+    keeps its law citations there (it used to be null with the clause metrics). The metrics that
+    read the clause are null with the count, or computed without the record under skip."""
+    from tests.loopback import Fault, LoopbackServer, keep_local
+
+    keep_local(monkeypatch, tmp_path / "cache")
+    options: dict[str, Any] = {"similarity": "openai:m", "cache": False, "bootstrap": 0}
+    with LoopbackServer(lifetime=120) as server:
+        options["base_url"] = server.url
+        whole = pingce.evaluate("contract-risk", EVIDENCE_RECORDS, **options)
+        others = pingce.evaluate("contract-risk", EVIDENCE_RECORDS[1:], **options)
+        server.rule = lambda r: Fault("400") if r.x == FAILING_CLAUSE else None
+        failed = pingce.evaluate(
+            "contract-risk", EVIDENCE_RECORDS, on_judge_failure=policy, **options
+        )
+        assert server.errors == []
+    assert whole.failures.judge == 0 and failed.failures.judge > 0
+    law = failed.metrics["law_hallucination_rate"]
+    assert law.value == whole.metrics["law_hallucination_rate"].value == pytest.approx(2 / 3)
+    assert (law.failed_records, law.n_scored, law.value_note) == (None, 3, None)
+    assert failed.record_values()[0]["values"]["law_hallucination_rate"] == 0.0
+    for name in CLAUSE_METRICS:
+        entry = failed.metrics[name]
+        assert entry.failed_records == 1 and entry.n_scored == 2, name
+        if policy == "null":
+            assert entry.value is None, name
+            assert entry.undefined_reason == (
+                "1 of 3 records had failed similarity calls (--on-judge-failure skip computes "
+                "it over the others)"
+            )
+        else:
+            assert entry.value == others.metrics[name].value, name
+            assert "left out (--on-judge-failure skip)" in str(entry.value_note)

@@ -483,6 +483,42 @@ def test_the_key_comes_from_the_named_variable_and_is_written_nowhere(
         run_model(server, tmp_path / "c.sqlite3", api_key_env="NOT_SET_ANYWHERE")
 
 
+def test_the_model_base_url_s_secrets_are_sent_and_written_nowhere(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    """Issue 28: a user and password in --model-base-url go as a basic Authorization header and
+    its query with every request; predictions.jsonl's model block, results.json, the run store
+    and the console show the public URL only."""
+    import base64
+
+    data = tmp_path / "cases.jsonl"
+    data.write_text(
+        "\n".join(json.dumps(r, ensure_ascii=False) for r in RECORDS) + "\n", encoding="utf-8"
+    )
+    url = f"http://me:pw-SECRET@127.0.0.1:{server.port}/v1?api-version=1&access_token=tk-SECRET"
+    out, store = tmp_path / "out", tmp_path / "runs.db"
+    done = run_pingce(
+        "run", "function-call", "--data", str(data), "--out", str(out),
+        "--model", "openai:m", "--model-base-url", url, "--no-cache", "--bootstrap", "0",
+        "--store", str(store), "--name", "model-run",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    basic = "Basic " + base64.b64encode(b"me:pw-SECRET").decode()
+    assert {(r.path, r.url_query, r.headers.get("authorization")) for r in server.chat()} == {
+        ("/v1/chat/completions", "api-version=1&access_token=tk-SECRET", basic)
+    }
+    shown = f"http://127.0.0.1:{server.port}/v1?api-version=1&access_token=***"
+    saved = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert f"url={shown}|" in saved["model"]["signature"]
+    listed = run_pingce("runs", "--json", "--store", str(store))
+    assert json.loads(listed.stdout)[0]["options"]["model_base_url"] == shown
+    shown_run = run_pingce("runs", "show", "model-run", "--store", str(store))
+    texts = [done.stdout, done.stderr, listed.stdout, shown_run.stdout]
+    blobs = [path.read_bytes() for path in [*out.iterdir(), *tmp_path.glob("runs.db*")]]
+    for blob in [t.encode() for t in texts] + blobs:
+        assert b"pw-SECRET" not in blob and b"tk-SECRET" not in blob
+
+
 def test_the_model_phase_has_a_progress_bar(server: LoopbackServer, tmp_path: Path) -> None:
     from pingce.engine import evaluate_suite
     from pingce.options import run_options

@@ -35,6 +35,8 @@ __all__ = ["main"]
 EXIT_INPUT = 2
 EXIT_JUDGE_FAILURES = 3
 EXIT_GATE = 4
+EXIT_INTERRUPTED = 130
+"""Ctrl+C (SIGINT): 128 + the signal's number, as shells report it."""
 
 
 @contextmanager
@@ -1270,6 +1272,18 @@ def _terminated(signum: int, frame: object) -> None:
     raise SystemExit(128 + signum)
 
 
+_interrupted = False
+"""Whether Ctrl+C stopped the command (click then says "Aborted!" and exits 1)."""
+
+
+def _ctrl_c(number: int, frame: object) -> None:
+    """SIGINT: Python's own handler (a KeyboardInterrupt, so every ``finally`` runs, the cache
+    writes among them), remembered for the exit status."""
+    global _interrupted
+    _interrupted = True
+    raise KeyboardInterrupt
+
+
 def main() -> None:
     """Entry point of the ``pingce`` command (the console script and ``python -m pingce``).
 
@@ -1283,12 +1297,15 @@ def main() -> None:
     _ends_at_once = True
     warnings.showwarning = _show_warning
     signal.signal(signal.SIGTERM, _terminated)
+    signal.signal(signal.SIGINT, _ctrl_c)
     code: int
     try:
         cli(prog_name="pingce")
         code = 0
     except SystemExit as exc:
-        if exc.code is None or isinstance(exc.code, int):
+        if _interrupted and exc.code == 1:  # click's "Aborted!" (pingce view stops with 0)
+            code = EXIT_INTERRUPTED
+        elif exc.code is None or isinstance(exc.code, int):
             code = exc.code or 0
         else:  # sys.exit("message"): the message on stderr, status 1
             print(exc.code, file=sys.stderr)

@@ -23,6 +23,7 @@ from .metrics import ZeroDivision, check_zero_division
 from .records import parse_path
 from .sampling import Allocation, Shortfall
 from .similarity.names import parse_backend_name
+from .urls import base_url_source, check_base_url
 
 if TYPE_CHECKING:
     from .similarity.base import SimilarityBackend
@@ -124,11 +125,13 @@ class RunOptions:
         from .similarity.base import SimilarityBackend
 
         processes_setting()
+        remote = self.model is not None
         if not isinstance(self.similarity, SimilarityBackend):
             try:
-                parse_backend_name(self.similarity)
+                remote = parse_backend_name(self.similarity).remote or remote
             except ValueError as exc:
                 raise OptionError(f"--similarity {exc}") from None
+        self._validate_urls(remote)
         _integer("--seed", self.seed)
         if self.seed < 0:
             raise OptionError(f"--seed must be 0 or a positive integer, got {self.seed}")
@@ -218,6 +221,20 @@ class RunOptions:
                     f"{option} {path!r}: not a field path (keys and [index], e.g. meta.source "
                     "or evidence[0].law)"
                 ) from None
+
+    def _validate_urls(self, remote: bool) -> None:
+        """Base URLs before any work (:func:`pingce.urls.check_base_url`): each one given, and the
+        one from the environment (PINGCE_BASE_URL, OPENAI_BASE_URL) when a backend or the model
+        will call it."""
+        for option, value in (
+            ("--base-url", self.base_url),
+            ("--model-base-url", self.model_base_url),
+        ):
+            if value is not None:
+                check_base_url(value, option)
+        found = base_url_source(self.base_url)
+        if remote and found is not None:
+            check_base_url(*found)
 
     def _validate_model(self) -> None:
         """The ``--model`` options: the name's grammar, and options that need ``--model``."""

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ._processes import Owner, this_process
 from ._version import __version__
 from .errors import OptionError, PingceError
+from .urls import public_url
 
 if TYPE_CHECKING:
     from .results import EvaluationResult, MetricResult
@@ -408,7 +409,7 @@ def record_run(
         "pingce_version": result.pingce_version or __version__,
         "out_dir": out_dir,
         "signature": result.signature.model_dump_json(),
-        "options": json.dumps(dict(options or {}), ensure_ascii=False, default=str),
+        "options": json.dumps(_shown_options(options or {}), ensure_ascii=False, default=str),
         "failures": result.failures.model_dump_json(),
     }
 
@@ -435,6 +436,16 @@ def record_run(
     except (sqlite3.Error, OSError) as exc:
         raise _failed(path, exc) from exc
     return run_info(chosen, store=path)
+
+
+def _shown_options(options: Mapping[str, Any]) -> dict[str, Any]:
+    """The options as they may be stored and shown: base URLs (``base_url``, ``model_base_url``)
+    as :func:`pingce.urls.public_url` makes them (no user and password, secret query values
+    redacted). Applied when a run is recorded and when one is read (a run recorded before)."""
+    return {
+        key: public_url(value) if key.endswith("base_url") and isinstance(value, str) else value
+        for key, value in options.items()
+    }
 
 
 def _exists(db: sqlite3.Connection, name: str) -> bool:
@@ -580,7 +591,7 @@ def _info(db: sqlite3.Connection, row: tuple[Any, ...], metrics: bool = True) ->
         pingce_version=version,
         out_dir=out_dir,
         signature=signature,
-        options=options,
+        options=_shown_options(options),
         failures=failures,
         metrics=rows,
     )

@@ -23,7 +23,9 @@ and the gold and predicted levels.
 
 Per record ``[clauses, clause_hallucinated, clause_altered, laws_checked, law_hallucinated,
 law_malformed, laws_skipped, task_success, records, failed]``. A record with a failed similarity
-call is left out (never scored 0) and says so.
+call is left out (never scored 0) and says so, of the metrics that read its clauses:
+``law_hallucination_rate`` reads the law citations alone (:class:`LawStatistic`, no similarity)
+and keeps every record.
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ __all__ = [
     "EvidenceItem",
     "EvidenceMetric",
     "EvidenceStatistic",
+    "LawStatistic",
     "TaskSuccessRate",
     "parse_evidence",
 ]
@@ -146,7 +149,70 @@ class _Retrieval:
         return found
 
 
-class EvidenceStatistic(Statistic):
+class _LawCheck(Statistic):
+    """What the statistics of cited evidence share: the law list and the check of every law
+    citation into the rows (:class:`EvidenceStatistic`, :class:`LawStatistic`)."""
+
+    def __init__(
+        self,
+        evidence: str,
+        gold: str,
+        scale: LabelScale,
+        laws: tuple[str, ...],
+        skip_law_check: tuple[str, ...],
+    ):
+        self.evidence, self.gold, self.scale = evidence, gold, scale
+        self.laws = laws
+        self.skip_law_check = skip_law_check
+        self._book: LawBook | None = None
+
+    def _evidence_spec(self) -> FieldSpec:
+        return FieldSpec(
+            self.evidence,
+            "json",
+            required=False,
+            parser=parse_evidence,
+            what="a list of evidence objects {clause?, law?}",
+        )
+
+    def book(self) -> LawBook:
+        """The law list (loaded once; a missing or malformed file is an input error)."""
+        if self._book is None:
+            from ..grounding.laws import LawBook
+
+            self._book = LawBook.from_sources(list(self.laws))
+        return self._book
+
+    def _laws(self, table: Table, rows: np.ndarray) -> dict[int, list[str]]:
+        """Check every law citation (into ``rows``); the notes of the records that have some."""
+        notes: dict[int, list[str]] = defaultdict(list)
+        evidence, gold = table.column(self.evidence), table.column(self.gold)
+        skip = {self.scale.code(level) for level in self.skip_law_check}
+        book: LawBook | None = None
+        for i in range(table.n):
+            items = evidence[i]
+            if not items:
+                continue
+            cited = [e.law for e in items if e.law is not None]
+            if not cited:
+                continue
+            if int(gold[i]) in skip:
+                rows[i, LAWS_SKIPPED] += len(cited)
+                continue
+            book = book or self.book()
+            for law in cited:
+                rows[i, LAWS] += 1
+                verdict = book.check(law)
+                if verdict.status == "ok":
+                    continue
+                rows[i, LAW_HALLUCINATED] += 1
+                if verdict.status == "malformed":
+                    rows[i, LAW_MALFORMED] += 1
+                notes[i].append(f"law {_short(law)!r}: {verdict.reason}")
+        return notes
+
+
+class EvidenceStatistic(_LawCheck):
     """Per record the evidence counts (see the module docstring); reasons ``clause``,
     ``altered``, ``law``, ``evidence`` (clauses and laws) and ``task``."""
 
@@ -164,14 +230,11 @@ class EvidenceStatistic(Statistic):
         laws: tuple[str, ...],
         skip_law_check: tuple[str, ...],
     ):
-        self.contract, self.evidence, self.gold, self.pred = contract, evidence, gold, pred
-        self.scale = scale
+        super().__init__(evidence, gold, scale, laws, skip_law_check)
+        self.contract, self.pred = contract, pred
         self.threshold, self.top_k, self.window = threshold, top_k, window
         self.check_details = check_details
-        self.laws = laws
-        self.skip_law_check = skip_law_check
         self.needs_similarity = True
-        self._book: LawBook | None = None
 
     @property
     def key(self) -> Hashable:
@@ -193,25 +256,11 @@ class EvidenceStatistic(Statistic):
     def fields(self) -> list[FieldSpec]:
         return [
             FieldSpec(self.contract, "string", required=False),
-            FieldSpec(
-                self.evidence,
-                "json",
-                required=False,
-                parser=parse_evidence,
-                what="a list of evidence objects {clause?, law?}",
-            ),
+            self._evidence_spec(),
             FieldSpec(self.gold, "label", scale=self.scale),
             # a prediction off the scale is a wrong level (code k), not an input error
             FieldSpec(self.pred, "label", scale=self.scale, lenient=True),
         ]
-
-    def book(self) -> LawBook:
-        """The law list (loaded once; a missing or malformed file is an input error)."""
-        if self._book is None:
-            from ..grounding.laws import LawBook
-
-            self._book = LawBook.from_sources(list(self.laws))
-        return self._book
 
     def check(self, table: Table) -> None:
         contracts, evidence = table.column(self.contract), table.column(self.evidence)
@@ -389,38 +438,39 @@ class EvidenceStatistic(Statistic):
         if failed_records:
             reasons[LEFT_OUT] = left_out
         counts = {"similarity_failed_records": failed_records} if failed_records else {}
-        skipped = int(rows[:, LAWS_SKIPPED].sum())
-        if skipped:
-            counts["law_citations_not_checked"] = skipped
         return StatBlock(width=WIDTH, rows=rows, counts=counts, reasons=reasons)
 
-    def _laws(self, table: Table, rows: np.ndarray) -> dict[int, list[str]]:
-        """Check every law citation (into ``rows``); the notes of the records that have some."""
-        notes: dict[int, list[str]] = defaultdict(list)
-        evidence, gold = table.column(self.evidence), table.column(self.gold)
-        skip = {self.scale.code(level) for level in self.skip_law_check}
-        book: LawBook | None = None
-        for i in range(table.n):
-            items = evidence[i]
-            if not items:
-                continue
-            cited = [e.law for e in items if e.law is not None]
-            if not cited:
-                continue
-            if int(gold[i]) in skip:
-                rows[i, LAWS_SKIPPED] += len(cited)
-                continue
-            book = book or self.book()
-            for law in cited:
-                rows[i, LAWS] += 1
-                verdict = book.check(law)
-                if verdict.status == "ok":
-                    continue
-                rows[i, LAW_HALLUCINATED] += 1
-                if verdict.status == "malformed":
-                    rows[i, LAW_MALFORMED] += 1
-                notes[i].append(f"law {_short(law)!r}: {verdict.reason}")
-        return notes
+
+class LawStatistic(_LawCheck):
+    """The law citations of the evidence statistic alone (``law_hallucination_rate``): the
+    columns ``laws_checked``, ``law_hallucinated``, ``law_malformed``, ``laws_skipped`` and
+    ``records`` of the same layout, the others 0; reason ``law``.
+
+    A law citation is checked against the law list, never by the similarity backend, so this
+    statistic lists no pairs: a record whose clause candidates failed to score is left out of
+    the metrics that read its clauses, and keeps its law citations here (a statistic's failure
+    marks are those of the pairs its metrics' values depend on). It also counts the citations
+    not checked (``failures.law_citations_not_checked``), once for the run."""
+
+    @property
+    def key(self) -> Hashable:
+        return ("laws", self.evidence, self.gold, self.scale.labels, self.laws, self.skip_law_check)
+
+    def fields(self) -> list[FieldSpec]:
+        return [self._evidence_spec(), FieldSpec(self.gold, "label", scale=self.scale)]
+
+    def check(self, table: Table) -> None:
+        if any(e.law is not None for items in table.column(self.evidence) if items for e in items):
+            self.book()
+
+    def compute(self, table: Table, context: Context) -> StatBlock:
+        rows = np.zeros((table.n, WIDTH))
+        rows[:, RECORDS] = 1.0
+        notes = self._laws(table, rows)
+        skipped = int(rows[:, LAWS_SKIPPED].sum())
+        counts = {"law_citations_not_checked": skipped} if skipped else {}
+        reasons = {"law": _joined(notes, table.n)}
+        return StatBlock(width=WIDTH, rows=rows, counts=counts, reasons=reasons)
 
 
 def _joined(notes: dict[int, list[str]], n: int) -> np.ndarray:
@@ -494,7 +544,14 @@ class EvidenceMetric(Metric):
         }[self.kind]
 
     def statistic(self) -> Statistic:
+        """The evidence statistic; for ``law_hallucination_rate``, which reads no clause, the law
+        citations alone (:class:`LawStatistic`): its value needs no similarity, so a failed
+        clause score never leaves a record out of it."""
         laws = (self.laws,) if isinstance(self.laws, str) else tuple(self.laws)
+        if self.kind == "law":
+            return LawStatistic(
+                self.evidence, self.gold, self.scale, laws, tuple(self.skip_law_check)
+            )
         return EvidenceStatistic(
             self.contract,
             self.evidence,

@@ -21,9 +21,9 @@ from ..cache import buffered_writer
 from ..errors import OptionError
 from ..progress import Advance
 from ..similarity.base import BackendStats, noting
-from ..similarity.cache import public_url
 from ..similarity.http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
 from ..similarity.remote import Endpoint, charge_usage
+from ..urls import public_url
 from .cache import AnswerCache, CachedAnswer, request_key
 
 __all__ = ["DEFAULT_PARAMETERS", "Answer", "ChatModel", "parse_model_name"]

@@ -78,7 +78,7 @@ def make_backend(
     except ValueError as exc:
         raise OptionError(f"--similarity {exc}") from None
     store: SimilarityCache | None = None
-    path = cache_path(cache) if name.kind in ("openai", "embedding-api", "rerank") else None
+    path = cache_path(cache) if name.remote else None
     if path is not None:
         store = SimilarityCache(path)
     try:

@@ -17,15 +17,7 @@ from pathlib import Path
 from ..cache import KeyedStore, default_cache_path
 from .base import Pair
 
-__all__ = ["SimilarityCache", "default_cache_path", "public_url"]
-
-
-def public_url(url: str) -> str:
-    """The URL without user info or query string, fit for signatures, results and reports."""
-    from urllib.parse import urlsplit, urlunsplit
-
-    parts = urlsplit(url)
-    return urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", ""))
+__all__ = ["SimilarityCache", "default_cache_path"]
 
 
 _COLUMNS = (

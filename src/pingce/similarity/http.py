@@ -19,6 +19,7 @@ import asyncio
 import contextlib
 import email.utils
 import random
+import signal
 import threading
 import time
 from collections.abc import Awaitable, Callable, Coroutine, Sequence
@@ -28,10 +29,11 @@ from typing import Any, TypeVar
 import orjson
 
 from ..errors import OptionError
+from ..urls import public_url
 from .base import BackendStats
-from .cache import public_url
 
 __all__ = [
+    "STOP_SIGNALS",
     "UNREACHABLE_AFTER",
     "Rejected",
     "Retry",
@@ -321,10 +323,17 @@ async def run_workers(
 
 
 def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to completion, also from inside a running event loop (a notebook)."""
+    """Run a coroutine to completion, also from inside a running event loop (a notebook).
+
+    In the main thread, SIGINT (Ctrl+C) and SIGTERM stop the calls the way an error does
+    (:func:`_stoppable`): the coroutine is cancelled, so :func:`run_workers` writes the answers
+    received so far to the cache before the signal ends the process; the rerun asks none of them
+    again."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
+        if threading.current_thread() is threading.main_thread():
+            return _stoppable(coroutine)
         return asyncio.run(coroutine)
     result: list[T] = []
     error: list[BaseException] = []
@@ -341,3 +350,75 @@ def run_async(coroutine: Coroutine[Any, Any, T]) -> T:
     if error:
         raise error[0]
     return result[0]
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+"""The signals that stop a run's calls after the answers received are written (not SIGKILL,
+which nothing can catch: then at most the last 0.2 s of answers are asked again)."""
+
+
+def _stoppable(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``asyncio.run(coroutine)`` in the main thread, with SIGINT and SIGTERM cancelling it
+    instead of ending the process at once (SIGTERM's default killed it with up to 0.2 s of
+    answers not yet in the cache). The handler there was before is run when the signal comes:
+    what it raises (Ctrl+C's KeyboardInterrupt, a SystemExit) is raised again once the
+    coroutine has unwound (its ``finally`` blocks, the cache writes among them, have run); when
+    it is the default action (SIGTERM ends the process), the signal is sent again then, with that
+    action back, so the process ends as it would have, with the signal's status. A handler that
+    returns lets the calls go on. A second signal while unwinding ends the process at once."""
+    main: asyncio.Task[Any] | None = None
+    loop: asyncio.AbstractEventLoop | None = None
+    stopped: list[tuple[int, BaseException | None]] = []
+    previous: dict[int, Any] = {
+        int(number): signal.getsignal(number)
+        for number in STOP_SIGNALS
+        if signal.getsignal(number) not in (signal.SIG_IGN, None)
+    }
+
+    def restore() -> None:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+    def stop(number: int, frame: Any) -> None:
+        if stopped:  # a second signal: no more waiting
+            restore()
+            signal.raise_signal(number)
+            return
+        handler = previous[number]
+        raised: BaseException | None = None
+        if callable(handler):
+            try:
+                handler(number, frame)
+            except BaseException as exc:  # KeyboardInterrupt, SystemExit: after the unwinding
+                raised = exc
+            else:
+                return  # the handler let the process go on: so do the calls
+        stopped.append((number, raised))
+        if main is not None and loop is not None:
+            loop.call_soon_threadsafe(main.cancel)
+
+    async def guarded() -> T:
+        nonlocal main, loop
+        main, loop = asyncio.current_task(), asyncio.get_running_loop()
+        if stopped:
+            raise asyncio.CancelledError
+        return await coroutine
+
+    for number in previous:
+        signal.signal(number, stop)
+    try:
+        try:
+            result = asyncio.run(guarded())
+        except asyncio.CancelledError:
+            if not stopped:
+                raise
+    finally:
+        restore()
+        coroutine.close()  # never awaited when the signal came before it started
+    if not stopped:
+        return result
+    number, raised = stopped[0]
+    if raised is not None:
+        raise raised
+    signal.raise_signal(number)  # the default action: the process ends by the signal
+    raise KeyboardInterrupt  # not reached unless the signal's action let the process live

@@ -28,8 +28,9 @@ import numpy as np
 
 from ..errors import OptionError
 from ..progress import Advance
+from ..urls import public_url
 from .base import BackendStats, Pair
-from .cache import SimilarityCache, public_url
+from .cache import SimilarityCache
 from .http import Rejected, Retry, RetryPolicy, Session, post_json, run_async, run_workers
 from .remote import RemoteBackend, charge_usage
 

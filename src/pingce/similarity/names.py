@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["BACKEND_NAMES", "USE_MODEL", "BackendName", "parse_backend_name"]
+__all__ = ["BACKEND_NAMES", "REMOTE_KINDS", "USE_MODEL", "BackendName", "parse_backend_name"]
 
 BACKEND_NAMES = (
     "exact, levenshtein, lexical[:char-MIN-MAX], embedding (= embedding:use-multilingual-v3, "
@@ -29,6 +29,9 @@ names is reached as ``embedding:./usem3``."""
 
 _NEEDS_MODEL = ("embedding", "embedding-api", "rerank", "openai")
 
+REMOTE_KINDS = ("openai", "embedding-api", "rerank")
+"""Backends that call a model server (a base URL, a key, the cache)."""
+
 
 @dataclass(frozen=True)
 class BackendName:
@@ -38,6 +41,11 @@ class BackendName:
     model: str
     lexical_orders: tuple[int, int] | None = None
     """For ``lexical:char-MIN-MAX``: the n-gram orders."""
+
+    @property
+    def remote(self) -> bool:
+        """Whether the backend calls a model server (:data:`REMOTE_KINDS`)."""
+        return self.kind in REMOTE_KINDS
 
 
 def parse_backend_name(text: str) -> BackendName:
