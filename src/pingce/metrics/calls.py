@@ -912,47 +912,47 @@ _column_metric(
     "match",
     0,
     "share of records whose sorted function names equal the gold ones (empty/empty = 1, "
-    "different call counts = 0), as the seed's score_fn",
+    "different call counts = 0), as the seed's score_fn.",
 )
 _column_metric(
     "fn_acc_all",
     "match",
     1,
     "per record: share of paired calls with equal arguments when all names match, else 0 "
-    "(seed's score_fn); mean over records",
+    "(seed's score_fn); mean over records.",
 )
 _column_metric(
     "fn_acc_args",
     "match",
     2,
     "per record: share of gold arguments (a call without arguments counts as one) that the "
-    "optimally paired predicted call has equal; mean over records",
+    "optimally paired predicted call has equal; mean over records.",
 )
 _column_metric(
     "rouge-1",
     "text",
     0,
     "the rouge package's ROUGE-1 F (set unigrams, +1e-8) on the seed's call serialisation in "
-    "jieba words; mean over records",
+    "jieba words; mean over records.",
 )
 _column_metric(
     "rouge-2",
     "text",
     1,
     "the rouge package's ROUGE-2 F (set bigrams, +1e-8) on the seed's call serialisation in "
-    "jieba words; mean over records",
+    "jieba words; mean over records.",
 )
 _column_metric(
     "rouge-l",
     "text",
     2,
     "the rouge package's summary-level ROUGE-L F on the seed's call serialisation in jieba "
-    "words; mean over records",
+    "words; mean over records.",
 )
 _column_metric(
     "bleu-4",
     "text",
     3,
     "nltk sentence_bleu (4-gram, smoothing method 3) on the seed's call serialisation in "
-    "jieba words; mean over records",
+    "jieba words; mean over records.",
 )

@@ -275,7 +275,7 @@ def _rouge(name: str, rouge_type: str, what: str) -> None:
         name,
         definition=f"rouge-score's {what} F on the seed's call texts (fns2str), rouge-score's "
         "tokeniser (ASCII letters and digits only), as Hugging Face evaluate's rouge; mean over "
-        "records, or with aggregate: bootstrap the BootstrapAggregator's seeded mid",
+        "records, or with aggregate: bootstrap the BootstrapAggregator's seeded mid.",
         rouge_type=rouge_type,
     )(HfRouge)
 
@@ -294,7 +294,7 @@ class HfBleu(_HfCallMetric):
     definition = (
         "corpus BLEU (0-1) of tensorflow/nmt's compute_bleu, as Hugging Face evaluate's bleu: "
         "tokenizer_13a, n-gram precisions 1..4 from summed counts, no smoothing (any zero "
-        "precision gives 0), brevity penalty exp(1 - reference/translation length)"
+        "precision gives 0), brevity penalty exp(1 - reference/translation length)."
     )
 
     max_order: int = 4

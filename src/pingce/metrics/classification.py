@@ -245,7 +245,7 @@ class ConfusionMetric(Metric):
 class Accuracy(ConfusionMetric):
     """Share of records whose predicted label equals the gold label."""
 
-    definition = "correct / total: share of records whose predicted label equals the gold label"
+    definition = "correct / total: share of records whose predicted label equals the gold label."
     reason = "label"
     refused_arguments: ClassVar[Mapping[str, str]] = {"labels": _NO_LABELS}
 
@@ -261,7 +261,7 @@ class WeightedAccuracy(ConfusionMetric):
 
     definition = (
         "mean of 1 - |gold - pred|/(k - 1) over records (three levels: exact 1, one apart 0.5, "
-        "two apart 0)"
+        "two apart 0)."
     )
     reason = "level"
     refused_arguments: ClassVar[Mapping[str, str]] = {
@@ -466,9 +466,9 @@ _KIND_TEXT = {
     "fbeta": "(1 + beta²)TP / ((1 + beta²)TP + beta²FN + FP)",
 }
 _AVERAGE_TEXT = {
-    "macro": "per class, unweighted mean over the classes where it is defined",
-    "micro": "from TP, FP, FN summed over classes (over the whole scale: accuracy)",
-    "weighted": "per class, mean weighted by gold support",
+    "macro": "per class, unweighted mean over the classes where it is defined.",
+    "micro": "from TP, FP, FN summed over classes (over the whole scale: accuracy).",
+    "weighted": "per class, mean weighted by gold support.",
 }
 
 for _kind in ("precision", "recall", "f1", "fbeta"):
@@ -476,7 +476,7 @@ for _kind in ("precision", "recall", "f1", "fbeta"):
     register_metric(
         _kind,
         definition=f"{_KIND_TEXT[_kind]} with the positive labels as one class (default: every "
-        "label but the last, i.e. 高 and 中), or averaged over classes with `average`",
+        "label but the last, i.e. 高 and 中), or averaged over classes with `average`.",
         kind=_kind,
     )(_class)
     for _average in ("macro", "micro", "weighted"):
@@ -496,7 +496,7 @@ class CohenKappa(ConfusionMetric):
     per_record = False
     definition = (
         "Cohen's kappa: 1 - sum(w*O)/sum(w*E), O observed and E chance confusion; weights none, "
-        "linear |i-j| or quadratic (i-j)^2 over scale positions"
+        "linear |i-j| or quadratic (i-j)^2 over scale positions."
     )
 
     weights: KappaWeights = "none"
@@ -565,13 +565,13 @@ class CohenKappa(ConfusionMetric):
 register_metric("cohen_kappa", zero_division=None)(CohenKappa)
 register_metric(
     "qwk",
-    definition="Quadratic weighted kappa: Cohen's kappa with weights (i-j)^2 over scale positions",
+    definition="Quadratic weighted kappa: Cohen's kappa with weights (i-j)^2 over scale positions.",
     weights="quadratic",
     zero_division=None,
 )(CohenKappa)
 register_metric(
     "linear_kappa",
-    definition="Linear weighted kappa: Cohen's kappa with weights |i-j| over scale positions",
+    definition="Linear weighted kappa: Cohen's kappa with weights |i-j| over scale positions.",
     weights="linear",
     zero_division=None,
 )(CohenKappa)

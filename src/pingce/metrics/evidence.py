@@ -543,26 +543,26 @@ _DEFINITIONS: Mapping[Kind, tuple[str, str]] = {
     "clause": (
         "clause_hallucination_rate",
         "hallucinated / cited clauses: best score of the top-k retrieved sentences ≤ threshold "
-        "(0.3), or details altered",
+        "(0.3), or details altered.",
     ),
     "altered": (
         "altered_clause_rate",
         "cited clauses that match a sentence but change its numbers, parties, negation or "
-        "modality / cited clauses",
+        "modality / cited clauses.",
     ),
     "law": (
         "law_hallucination_rate",
         "law citations that are malformed or name an unknown law or article / law citations "
-        "checked",
+        "checked.",
     ),
     "all": (
         "hallucination_rate",
-        "(clause + law hallucinations) / all cited clauses and laws",
+        "(clause + law hallucinations) / all cited clauses and laws.",
     ),
     "task": (
         "task_success_rate",
         "records with the level right AND no clause hallucination AND no law hallucination / "
-        "records",
+        "records.",
     ),
 }
 

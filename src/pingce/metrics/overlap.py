@@ -670,13 +670,13 @@ class RougeLsum(Rouge):
 register_metric(
     "text_rouge_n",
     definition="mean over records of rouge-score's ROUGE-N: clipped n-gram overlap, "
-    "P = overlap/pred n-grams, R = overlap/ref n-grams, F = 2PR/(P+R) (stat f, p or r)",
+    "P = overlap/pred n-grams, R = overlap/ref n-grams, F = 2PR/(P+R) (stat f, p or r).",
     kind="n",
 )(Rouge)
 register_metric(
     "text_rouge_l",
     definition="mean over records of rouge-score's ROUGE-L: P = LCS/pred tokens, "
-    "R = LCS/ref tokens, F = 2PR/(P+R) (stat f, p or r)",
+    "R = LCS/ref tokens, F = 2PR/(P+R) (stat f, p or r).",
     kind="l",
     n=0,
 )(Rouge)
@@ -684,7 +684,7 @@ register_metric(
     "text_rouge_lsum",
     definition="mean over records of rouge-score's ROUGE-Lsum: union LCS of each reference "
     "sentence with the predicted sentences, P = hits/pred tokens, R = hits/ref tokens (stat f, "
-    "p or r)",
+    "p or r).",
     kind="lsum",
     n=0,
 )(RougeLsum)
@@ -700,7 +700,7 @@ class NltkBleu(_NltkArguments, TextMetric):
     definition = (
         "mean over records of nltk sentence_bleu: brevity penalty x weighted geometric mean of "
         "clipped n-gram precisions (weights, default uniform over 1..max_order), "
-        "SmoothingFunction(epsilon, alpha, k) method `smoothing` (0-7)"
+        "SmoothingFunction(epsilon, alpha, k) method `smoothing` (0-7)."
     )
 
     alpha: float = 5.0
@@ -742,7 +742,7 @@ class NltkCorpusBleu(_NltkArguments, TextMetric):
 
     definition = (
         "nltk corpus_bleu (0-1): brevity penalty x weighted geometric mean of n-gram precisions "
-        "from counts summed over records, smoothing (0-4) applied to the corpus precisions"
+        "from counts summed over records, smoothing (0-4) applied to the corpus precisions."
     )
 
     zero_division: ZeroDivision = None
@@ -797,7 +797,7 @@ class CorpusBleu(CorpusMetric):
 
     definition = (
         "sacrebleu corpus BLEU (0-100): brevity penalty x geometric mean of n-gram precisions "
-        "from statistics summed over records; sacrebleu tokenizer and smoothing"
+        "from statistics summed over records; sacrebleu tokenizer and smoothing."
     )
 
     tokenize: str = "zh"
@@ -840,7 +840,7 @@ class Chrf(CorpusMetric):
 
     definition = (
         "sacrebleu corpus chrF (0-100): F-beta of character (and word, chrF++) n-gram precision "
-        "and recall averaged over orders, from statistics summed over records"
+        "and recall averaged over orders, from statistics summed over records."
     )
 
     char_order: int = 6

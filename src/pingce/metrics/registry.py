@@ -128,6 +128,17 @@ def _parameters(cls: type, fixed: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _first_paragraph(text: str) -> str:
+    """A metric's definition: the first paragraph of its text (a docstring), on one line. The
+    first line alone would cut a sentence that goes on to the next one."""
+    lines = []
+    for line in text.strip().splitlines():
+        if not line.strip():
+            break
+        lines.append(line.strip())
+    return " ".join(lines)
+
+
 def _register(
     store: dict[str, MetricInfo], kind: Kind, name: str, definition: str | None, fixed: Any
 ) -> Callable[[C], C]:
@@ -135,8 +146,9 @@ def _register(
         if name in store:
             raise ValueError(f"{kind} {name!r} is registered twice")
         text = definition or getattr(cls, "definition", "") or (cls.__doc__ or "")
-        text = text.strip().splitlines()[0] if text.strip() else ""
-        store[name] = MetricInfo(name, cls, text, _parameters(cls, fixed), dict(fixed), kind)
+        store[name] = MetricInfo(
+            name, cls, _first_paragraph(text), _parameters(cls, fixed), dict(fixed), kind
+        )
         return cls
 
     return decorator

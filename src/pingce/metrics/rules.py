@@ -168,19 +168,19 @@ class RuleMetric(Metric):
 
 
 _DEFINITIONS = {
-    "recall": ("rule_recall", "Σ|retrieved ∩ gold| / Σ|gold| over records with gold rules"),
+    "recall": ("rule_recall", "Σ|retrieved ∩ gold| / Σ|gold| over records with gold rules."),
     "recall_macro": (
         "rule_recall_macro",
-        "mean over records with gold rules of |retrieved ∩ gold| / |gold|",
+        "mean over records with gold rules of |retrieved ∩ gold| / |gold|.",
     ),
-    "precision": ("rule_precision", "Σ|retrieved ∩ gold| / Σ|retrieved|"),
+    "precision": ("rule_precision", "Σ|retrieved ∩ gold| / Σ|retrieved|."),
     "precision_macro": (
         "rule_precision_macro",
-        "mean over records that retrieved rules of |retrieved ∩ gold| / |retrieved|",
+        "mean over records that retrieved rules of |retrieved ∩ gold| / |retrieved|.",
     ),
     "hit_at_k": (
         "rule_hit_at_k",
-        "share of records with gold rules that have one among the first k retrieved (k = 5)",
+        "share of records with gold rules that have one among the first k retrieved (k = 5).",
     ),
 }
 for _kind, (_name, _text) in _DEFINITIONS.items():

@@ -50,7 +50,7 @@ class LatencyStatistic(Statistic):
 class LatencyMean(Metric):
     """Mean latency in seconds over the records that report one."""
 
-    definition = "mean of latency_sec over the records that have one"
+    definition = "mean of latency_sec over the records that have one."
     higher_is_better = False
 
     latency: str = "latency_sec"
@@ -228,7 +228,7 @@ def _lerp(a: float, b: float, t: float) -> float:
 
 register_metric(
     "latency_percentile",
-    definition="the q-th percentile of latency_sec (numpy's linear interpolation)",
+    definition="the q-th percentile of latency_sec (numpy's linear interpolation).",
 )(LatencyPercentile)
 for _q in (50, 95, 99):
     register_metric(
