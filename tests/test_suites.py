@@ -399,3 +399,15 @@ def test_results_json_and_the_metrics_listing_show_the_whole_definition(tmp_path
     for registry in (metric_registry(), table_registry()):
         for name, info in registry.items():
             assert " ".join(shown[name]).split() == info.definition.split(), name
+
+
+def test_a_misspelt_suite_name_gets_a_did_you_mean(tmp_path: Path) -> None:
+    with pytest.raises(SuiteError, match="did you mean 'contract-risk'"):
+        load_suite("contract-risks")
+    done = run_pingce("run", "fuction-call", "--data", "x.jsonl", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "did you mean 'function-call'?" in done.stderr
+    with pytest.raises(SuiteError, match="did you mean 'accuracy'"):
+        path = tmp_path / "s.yaml"
+        path.write_text(BASE + "metrics: {acuracy: {}}\n", encoding="utf-8")
+        load_suite(path)

@@ -21,7 +21,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import SuiteError
+from ..errors import SuiteError, did_you_mean
 from ..labels import LabelScale
 from ..metrics.protocol import Metric, TableMetric
 from ..metrics.registry import (
@@ -94,7 +94,8 @@ def _build(
     if info is None:
         raise SuiteError(
             f"unknown {kind} {given!r}; `pingce metrics` lists them: "
-            + ", ".join(sorted(registry)),
+            + ", ".join(sorted(registry))
+            + did_you_mean(str(given), registry),
             source=source,
             key=key,
         )
@@ -284,4 +285,5 @@ def _read(suite: str | os.PathLike[str]) -> tuple[str, str]:
             ) from None
     raise SuiteError(
         f"no built-in suite or suite file {text_name!r}; built-in suites: {', '.join(builtins)}"
+        + did_you_mean(text_name, builtins)
     )
