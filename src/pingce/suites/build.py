@@ -55,14 +55,14 @@ class BuiltSuite:
 
 def builtin_suites() -> dict[str, str]:
     """Built-in suite names and their one-line descriptions."""
-    import yaml
+    from ._yaml import load_yaml
 
     out = {}
     for entry in sorted(
         resources.files("pingce.suites").iterdir(), key=lambda p: p.name.removesuffix(".yaml")
     ):
         if entry.name.endswith(".yaml"):
-            data = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
+            data = load_yaml(entry.read_text(encoding="utf-8")) or {}
             out[entry.name[: -len(".yaml")]] = str(data.get("description", "")).strip()
     return out
 
@@ -178,9 +178,13 @@ def _parse(suite: str | os.PathLike[str]) -> tuple[SuiteSpec, str]:
     import yaml
     from pydantic import ValidationError
 
+    from ._yaml import YamlProblem, load_yaml
+
     text, source = _read(suite)
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
+    except YamlProblem as exc:
+        raise SuiteError(str(exc), source=source, key=exc.key) from None
     except yaml.YAMLError as exc:
         raise SuiteError(f"not valid YAML: {exc}", source=source) from None
     if not isinstance(data, dict):
