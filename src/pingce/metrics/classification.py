@@ -26,10 +26,11 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 
+from .._constraints import Range
 from ..labels import RISK_LEVELS, LabelScale
 from ..records import FieldSpec, Table
 from ._policy import ZeroDivision, check_zero_division, safe_divide
@@ -433,7 +434,7 @@ class FBeta(PrecisionRecallF1):
     refused_arguments: ClassVar[Mapping[str, str]] = {}
 
     kind: Kind = "fbeta"
-    beta: float = REQUIRED
+    beta: Annotated[float, Range(0, low_open=True)] = REQUIRED
     """The weight of recall: beta > 1 favours recall, beta < 1 precision, 1 is F1."""
 
     def __post_init__(self) -> None:

@@ -24,12 +24,13 @@ import operator
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 import orjson
 
 from .._collector import collector_paused
+from .._constraints import Range
 from ..errors import InputError
 from ..records import FieldSpec, Table, json_equal_key, json_texts
 from ..similarity.base import Pair
@@ -644,8 +645,8 @@ class DialogueMetric(Metric):
     unit: ClassVar[str] = "turns"
 
     polarity_fields: Sequence[str] = ("nature", "deficiency")
-    lock_confidence: float = 0.8
-    lock_turns: int = 2
+    lock_confidence: Annotated[float, Range(0, 1, high_open=True)] = 0.8
+    lock_turns: Annotated[int, Range(1, 1_000_000)] = 2
     zero_division: ZeroDivision = None
     dialogue: str = "dialogue_id"
     turn: str = "turn"

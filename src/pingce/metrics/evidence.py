@@ -34,10 +34,11 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import numpy as np
 
+from .._constraints import Range
 from ..errors import InputError
 from ..labels import RISK_LEVELS, LabelScale
 from ..records import FieldSpec, Table
@@ -452,9 +453,10 @@ class EvidenceMetric(Metric):
     gold: str = "gold"
     pred: str = "pred"
     scale: LabelScale = RISK_LEVELS
-    threshold: float = 0.3
-    top_k: int = 5
-    window: int = 2
+    threshold: Annotated[float, Range(0, 1)] = 0.3
+    top_k: Annotated[int, Range(1, 1_000)] = 5
+    """Candidate sentences per cited clause (an array of records x top_k is kept)."""
+    window: Annotated[int, Range(1, 50)] = 2
     check_details: bool = True
     laws: str | list[str] = "builtin"
     skip_law_check: list[str] = field(default_factory=list)

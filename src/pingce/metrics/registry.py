@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from ..errors import SuiteError
+from ._args import check_arguments
 
 __all__ = [
     "BUILTIN_MODULES",
@@ -216,6 +217,7 @@ def _create(store: dict[str, MetricInfo], kind: Kind, name: str, args: dict[str,
     if missing:
         raise SuiteError(f"{kind} {name!r} needs argument(s) {missing}", key=name)
     try:
+        check_arguments(info.factory, args)
         instance = info.factory(**info.fixed, **args)
     except (ValueError, TypeError) as exc:
         raise SuiteError(f"{kind} {name!r}: {exc}", key=name) from None

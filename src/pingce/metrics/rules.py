@@ -23,10 +23,11 @@ from __future__ import annotations
 import json
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
+from .._constraints import Range
 from ..records import FieldSpec, Table
 from ._policy import ZeroDivision, check_zero_division, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic
@@ -139,7 +140,7 @@ class RuleMetric(Metric):
 
     gold_rules: str = "gold_rules"
     retrieved_rules: str = "retrieved_rules"
-    k: int = 5
+    k: Annotated[int, Range(1, 1_000_000)] = 5
     zero_division: ZeroDivision = None
     kind: Kind = "recall"
 

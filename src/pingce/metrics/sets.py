@@ -28,10 +28,11 @@ from __future__ import annotations
 import json
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
+from .._constraints import Range
 from ..errors import InputError
 from ..records import FieldSpec, ParseFailure, Table
 from ..similarity.base import Pair, SimilarityTable
@@ -362,7 +363,7 @@ class SetMetric(Metric):
     task: str = "task"
     gold: str = "gold_items"
     pred: str = "pred_items"
-    threshold: float = 0.7
+    threshold: Annotated[float, Range(0, 1)] = 0.7
     assignment: SetAssignment = "max"
     zero_division: ZeroDivision = None
     kind: Literal["precision", "recall", "f1"] = "precision"

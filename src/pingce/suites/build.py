@@ -21,8 +21,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .._constraints import ArgumentError
 from ..errors import SuiteError, did_you_mean
 from ..labels import LabelScale
+from ..metrics import check_arguments
 from ..metrics.protocol import Metric, TableMetric
 from ..metrics.registry import (
     create_metric,
@@ -115,14 +117,22 @@ def _build(
         args["scale"] = scale
     defaults = {"zero_division": spec.defaults.zero_division, **(spec.defaults.model_extra or {})}
     takes_default = getattr(info.factory, "takes_default", None)
+    from_defaults = set()
     for param, value in defaults.items():
         reaches = takes_default is None or takes_default(param, {**info.fixed, **args})
         if param in params and param not in args and reaches:
             args[param] = value
+            from_defaults.add(param)
     expand = getattr(info.factory, "expand_arguments", None) if kind == "metric" else None
     variants = expand(args) if expand is not None else None
     items = []
     for suffix, variant in variants or [("", args)]:
+        try:  # the registry checks them too: here the error names where a value came from
+            check_arguments(info.factory, {k: v for k, v in variant.items() if k in params})
+        except ArgumentError as exc:
+            top = exc.name.split(".")[0]
+            where = f"defaults.{top}" if top in from_defaults else key
+            raise SuiteError(f"{kind} {registered!r}: {exc}", source=source, key=where) from None
         try:
             item = (create_metric if kind == "metric" else create_table)(registered, **variant)
         except SuiteError as exc:
@@ -193,6 +203,10 @@ def _parse(suite: str | os.PathLike[str]) -> tuple[SuiteSpec, str]:
         return SuiteSpec.model_validate(data), source
     except ValidationError as exc:
         first = exc.errors()[0]
+        error = first.get("ctx", {}).get("error")
+        if isinstance(error, ArgumentError):  # the one validator's: it names the inner key
+            loc = [str(part) for part in first["loc"]]
+            raise SuiteError(str(error), source=source, key=".".join([*loc, error.name])) from None
         if first["loc"][:2] == ("labels", "values") and isinstance(first.get("input"), bool):
             raise SuiteError(
                 f"a label must be a string or an integer, got {first['input']!r}: YAML reads "
