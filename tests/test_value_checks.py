@@ -1,20 +1,24 @@
 """Issue 28: every boolean and number a suite file or an option gives goes through one check
 (``pingce._constraints.check_value``) and every number has a declared range: quoted booleans,
 numbers out of range and the wrong type in an option block are errors naming the file, the key
-and the value (exit 2), never a silent reading or a traceback."""
+and the value (exit 2), never a silent reading or a traceback; the command line declares the
+same ranges as click ranges."""
 
 from __future__ import annotations
 
+import json
 import types
 import typing
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 
+import pingce
 from pingce._constraints import Range
-from pingce.errors import SuiteError
+from pingce.errors import OptionError, SuiteError
 from pingce.labels import LabelScale
 from pingce.metrics import create_metric, create_table, metric_registry, table_registry
 from pingce.metrics.registry import REQUIRED
@@ -271,3 +275,90 @@ def test_the_similarity_options_cover_every_backend_option() -> None:
                 declared = typing.get_args(hints[name])[0] if _ranges(hints[name]) else hints[name]
                 if typing.get_origin(declared) is not typing.Literal:  # structured: its modes
                     assert declared.__name__ == param.annotation, (cls.__name__, name)
+
+
+# ------------------------------------------------------------------- command-line numbers
+
+
+def _commands(group: click.Group, prefix: str = "") -> list[tuple[str, click.Command]]:
+    out = []
+    for name, command in group.commands.items():
+        out.append((prefix + name, command))
+        if isinstance(command, click.Group):
+            out += _commands(command, prefix + name + " ")
+    return out
+
+
+def test_every_number_option_of_the_command_line_is_a_click_range() -> None:
+    from pingce.cli import cli
+
+    numbers = []
+    for name, command in _commands(cli):
+        for param in command.params:
+            kind = param.type
+            if isinstance(kind, click.types.IntParamType | click.types.FloatParamType):
+                assert isinstance(kind, click.IntRange | click.FloatRange), (name, param.name)
+                numbers.append(f"{name} {param.name}")
+    assert {"run seed", "run bootstrap", "run ci_level", "view port", "runs limit"} <= set(numbers)
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["view", "--port", "99999", "--no-browser"], ["--port", "99999"]),
+        (["view", "--port", "-1", "--no-browser"], ["--port", "-1"]),
+        (["runs", "--limit", "-1"], ["--limit", "-1"]),
+        (["run", "contract-risk", "--data", "x.jsonl", "--ci-level", "1.5"], ["--ci-level"]),
+        (["run", "contract-risk", "--data", "x.jsonl", "--model-concurrency", "0"],
+         ["--model-concurrency"]),
+    ],
+    ids=["port too big", "negative port", "negative limit", "ci-level", "model-concurrency"],
+)  # fmt: skip
+def test_number_options_out_of_range_are_usage_errors(
+    tmp_path: Path, args: list[str], words: list[str]
+) -> None:
+    # before: `view --port 99999` was an OverflowError traceback, `runs --limit -1` said the
+    # store was empty
+    done = run_pingce(*args, cwd=tmp_path)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert "no runs recorded" not in done.stdout
+    for word in words:
+        assert word in done.stderr
+
+
+def test_runs_limit_0_lists_every_run(tmp_path: Path) -> None:
+    store = tmp_path / "runs.db"
+    for i in range(3):
+        done = run_pingce(
+            "run", "contract-risk", "--data", str(EXAMPLES / "contract_risk" / "records.jsonl"),
+            "--bootstrap", "0", "--out", str(tmp_path / f"o{i}"), "--store", str(store),
+            "--quiet", cwd=tmp_path,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    shown = {}
+    for limit in ("0", "2"):
+        done = run_pingce("runs", "--limit", limit, "--json", "--store", str(store), cwd=tmp_path)
+        assert done.returncode == 0, done.stderr
+        shown[limit] = len(json.loads(done.stdout))
+    assert shown == {"0": 3, "2": 2}
+
+
+def test_python_options_out_of_range_are_option_errors() -> None:
+    data = [{"id": "1", "gold_level": "高", "pred_level": "高"}]
+    for options, word in [
+        ({"ci_level": 1.5}, "--ci-level"),
+        ({"seed": 2**70}, "--seed"),
+        ({"bootstrap": 10**9}, "--bootstrap"),
+        ({"sample": 0}, "--sample"),
+        ({"seed": "3"}, "--seed"),
+    ]:
+        with pytest.raises(OptionError, match=word):
+            pingce.evaluate("contract-risk", data, **options)
+
+
+def test_the_viewer_refuses_a_port_out_of_range() -> None:
+    from pingce.report.viewer import make_server
+
+    with pytest.raises(OptionError, match=r"port must be an integer in 0\.\.65535, got 99999"):
+        make_server(None, "127.0.0.1", 99999)
