@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -12,8 +13,11 @@ from sklearn.metrics import accuracy_score, cohen_kappa_score
 import pingce
 from pingce.engine.plan import make_plan
 from pingce.errors import SuiteError
+from pingce.metrics import metric_registry, table_registry
 from pingce.options import RunOptions
 from pingce.suites import builtin_suites, load_suite
+
+from .cli_run import run_pingce
 
 # CONTRACT.md, "contract-risk": the metric and table names scripts rely on.
 CONTRACT_RISK_METRICS = [
@@ -36,6 +40,7 @@ CONTRACT_RISK_METRICS = [
     "rule_recall",
 ]
 CONTRACT_RISK_TABLES = ["confusion_matrix", "per_class"]
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 
 
 def test_builtin_contract_risk_has_the_contract_metrics() -> None:
@@ -354,3 +359,55 @@ def test_zero_division_default_reaches_the_metric(tmp_path: Path) -> None:
         assert result.metrics["precision"].value == expected
         if expected is None:
             assert result.metrics["precision"].undefined_reason
+
+
+# -------------------------------------------------------- definitions, misspelt suite names
+
+
+SENTENCE_END = re.compile(r"[.。!?][)\"'”’`]*$")
+
+
+def test_every_definition_is_whole_sentences() -> None:
+    # before: confusion_matrix's definition was the first line of a two-line docstring
+    for registry in (metric_registry(), table_registry()):
+        for name, info in registry.items():
+            assert info.definition, name
+            assert SENTENCE_END.search(info.definition), (name, info.definition)
+            assert "\n" not in info.definition
+    confusion = table_registry()["confusion_matrix"].definition
+    assert confusion.startswith("Counts of (gold, predicted) pairs; rows gold, columns predicted")
+    assert confusion.endswith("summed weights with ``sample_weight``.")
+
+
+def test_results_json_and_the_metrics_listing_show_the_whole_definition(tmp_path: Path) -> None:
+    out = tmp_path / "o"
+    data = EXAMPLES / "contract_risk" / "records.jsonl"
+    done = run_pingce("run", "contract-risk", "--data", str(data), "--out", str(out),
+                      "--bootstrap", "0", "--no-store", cwd=tmp_path)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    text = json.dumps(results, ensure_ascii=False)
+    assert table_registry()["confusion_matrix"].definition in text
+    listing = run_pingce("metrics", cwd=tmp_path)
+    shown: dict[str, list[str]] = {}  # the definition column of each row of the table
+    name = ""
+    for line in listing.stdout.splitlines():
+        cells = [cell.strip() for cell in line.split("│")]
+        if len(cells) == 6:
+            name = cells[1] or name
+            shown.setdefault(name, []).append(cells[3])
+    for registry in (metric_registry(), table_registry()):
+        for name, info in registry.items():
+            assert " ".join(shown[name]).split() == info.definition.split(), name
+
+
+def test_a_misspelt_suite_name_gets_a_did_you_mean(tmp_path: Path) -> None:
+    with pytest.raises(SuiteError, match="did you mean 'contract-risk'"):
+        load_suite("contract-risks")
+    done = run_pingce("run", "fuction-call", "--data", "x.jsonl", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "did you mean 'function-call'?" in done.stderr
+    with pytest.raises(SuiteError, match="did you mean 'accuracy'"):
+        path = tmp_path / "s.yaml"
+        path.write_text(BASE + "metrics: {acuracy: {}}\n", encoding="utf-8")
+        load_suite(path)

@@ -842,7 +842,7 @@ def test_bad_references_are_input_errors_naming_line_and_field(
         ("text_bleu", {"weights": [0.5, 0.5], "max_order": 1}, "at least the number of weights"),
         ("text_bleu", {"epsilon": 0.2}, "method 1 only"),
         ("text_bleu", {"k": 3, "smoothing": 1}, "method 4 and 7 only"),
-        ("text_bleu", {"alpha": 0, "smoothing": 6}, "alpha must be a number > 0"),
+        ("text_bleu", {"alpha": 0, "smoothing": 6}, "alpha must be a finite number > 0"),
         ("text_bleu", {"auto_reweigh": "yes"}, "auto_reweigh"),
         ("text_nltk_corpus_bleu", {"smoothing": 5}, "not offered at corpus level"),
         ("text_nltk_corpus_bleu", {"smoothing": 6, "max_order": 2}, "not offered"),

@@ -105,7 +105,7 @@ def test_all_missing_is_null_with_reason() -> None:
 def test_latency_percentile_rejects_q_outside_0_100() -> None:
     assert create_metric("latency_percentile", q=37.5).q == 37.5
     for q in (-1.0, 100.5):
-        with pytest.raises(SuiteError, match="q must be within"):
+        with pytest.raises(SuiteError, match="q must be a number within"):
             create_metric("latency_percentile", q=q)
 
 

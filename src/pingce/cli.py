@@ -14,11 +14,11 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO, get_args
 
 import click
 
-from ._defaults import BOOTSTRAP_METHODS, DEFAULT_SIMILARITY
+from ._defaults import BOOTSTRAP_METHODS, DEFAULT_SIMILARITY, OPTION_TYPES
 from ._version import __version__
 
 _STARTED = time.perf_counter()
@@ -37,6 +37,16 @@ EXIT_JUDGE_FAILURES = 3
 EXIT_GATE = 4
 EXIT_INTERRUPTED = 130
 """Ctrl+C (SIGINT): 128 + the signal's number, as shells report it."""
+
+
+def _ranged(name: str) -> click.IntRange | click.FloatRange:
+    """The click type of a number option: its type and range as ``OPTION_TYPES`` declares them
+    (what :meth:`pingce.options.RunOptions.validate` checks for Python callers too)."""
+    base, bounds = get_args(OPTION_TYPES[name])
+    ranged = click.IntRange if base is int else click.FloatRange
+    return ranged(
+        bounds.low, bounds.high, min_open=bounds.low_open, max_open=bounds.high_open, clamp=False
+    )
 
 
 @contextmanager
@@ -385,12 +395,15 @@ def cli() -> None:
 )
 @click.option(
     "--model-concurrency",
-    type=int,
+    type=_ranged("model_concurrency"),
     default=None,
     help="Calls to --model in flight at once [default: the suite's, 16].",
 )
 @click.option(
-    "--sample", type=int, default=None, help="Evaluate N records drawn at random (seeded)."
+    "--sample",
+    type=_ranged("sample"),
+    default=None,
+    help="Evaluate N records drawn at random (seeded).",
 )
 @click.option(
     "--stratify", default=None, help="Draw --sample N with equal numbers per value of this field."
@@ -411,14 +424,14 @@ def cli() -> None:
 )
 @click.option(
     "--seed",
-    type=int,
+    type=_ranged("seed"),
     default=0,
     show_default=True,
     help="Seed of every random choice (sampling, bootstrap).",
 )
 @click.option(
     "--bootstrap",
-    type=int,
+    type=_ranged("bootstrap"),
     default=1000,
     show_default=True,
     help="Bootstrap resamples for intervals; 0 turns them off.",
@@ -433,7 +446,7 @@ def cli() -> None:
 @_bootstrap_method_option
 @click.option(
     "--ci-level",
-    type=float,
+    type=_ranged("ci_level"),
     default=0.95,
     show_default=True,
     help="Confidence level of the intervals.",
@@ -669,10 +682,12 @@ def run(
     help="Similarity backend (the names of run --similarity).",
 )
 @click.option("--base-url", default=None, help="Endpoint of a remote similarity backend.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap.")
+@click.option(
+    "--seed", type=_ranged("seed"), default=0, show_default=True, help="Seed of the bootstrap."
+)
 @click.option(
     "--bootstrap",
-    type=int,
+    type=_ranged("bootstrap"),
     default=1000,
     show_default=True,
     help="Paired bootstrap resamples; 0 gives the differences only.",
@@ -687,7 +702,7 @@ def run(
 @_bootstrap_method_option
 @click.option(
     "--ci-level",
-    type=float,
+    type=_ranged("ci_level"),
     default=0.95,
     show_default=True,
     help="Confidence level; a difference is significant when its Holm-adjusted p < 1 - level.",
@@ -1121,7 +1136,13 @@ def report(run_ref: str, out: str | None, store: str | None) -> None:
 @cli.group(invoke_without_command=True)
 @click.option("--suite", default=None, help="Only the runs of this suite.")
 @click.option("--name", "name", default=None, help="Only runs whose name contains this text.")
-@click.option("--limit", type=int, default=20, show_default=True, help="At most this many runs.")
+@click.option(
+    "--limit",
+    type=_ranged("limit"),
+    default=20,
+    show_default=True,
+    help="At most this many runs (0: all of them).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the runs as JSON.")
 @_store_path_option
 @click.pass_context
@@ -1144,7 +1165,7 @@ def runs(
     from .store import runs as stored_runs
 
     try:
-        found = stored_runs(suite=suite, name=name, limit=limit, store=store)
+        found = stored_runs(suite=suite, name=name, limit=limit or None, store=store)
     except PingceError as exc:
         _fail(str(exc))
         return
@@ -1212,7 +1233,11 @@ def runs_rm(ctx: click.Context, names: tuple[str, ...], store: str | None) -> No
     help="Address to listen on (one that is not a loopback address lets others read the store).",
 )
 @click.option(
-    "--port", type=int, default=0, show_default=True, help="Port to listen on (0: a free one)."
+    "--port",
+    type=_ranged("port"),
+    default=0,
+    show_default=True,
+    help="Port to listen on (0: a free one).",
 )
 @click.option("--no-browser", is_flag=True, help="Only print the address; open no browser.")
 def view(store: str | None, host: str, port: int, no_browser: bool) -> None:

@@ -8,6 +8,7 @@ offending value, so a message always says where to look.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "OutputError",
     "PingceError",
     "SuiteError",
+    "did_you_mean",
     "show_value",
 ]
 
@@ -41,6 +43,15 @@ def show_value(value: Any, limit: int = 80) -> str:
     if len(text) > limit:
         text = text[: limit - 3] + "..."
     return text
+
+
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """``"; did you mean 'accuracy'?"`` for the choice closest to a misspelt ``name`` (difflib's
+    ratio at least 0.6), else ``""``: one wording for every "no such name" message."""
+    import difflib
+
+    close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean {close[0]!r}?" if close else ""
 
 
 class PingceError(Exception):

@@ -9,13 +9,12 @@ lucky. A metric that is null never passes: there is no number to pass with.
 
 from __future__ import annotations
 
-import difflib
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import OptionError
+from .errors import OptionError, did_you_mean
 
 __all__ = [
     "Gate",
@@ -65,11 +64,9 @@ def check_gate_names(gates: Iterable[Gate | RegressionGate], metrics: Iterable[s
     known = list(metrics)
     for gate in gates:
         if gate.metric is not None and gate.metric not in known:
-            close = difflib.get_close_matches(gate.metric, known, n=1, cutoff=0.6)
-            hint = f"; did you mean {close[0]!r}?" if close else ""
             raise OptionError(
                 f"{gate.option}: the suite has no metric {gate.metric!r} (it has "
-                f"{', '.join(known)}){hint}"
+                f"{', '.join(known)}){did_you_mean(gate.metric, known)}"
             )
 
 

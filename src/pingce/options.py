@@ -15,7 +15,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
-from ._defaults import BOOTSTRAP_METHODS, DEFAULT_SIMILARITY
+from ._constraints import check_value
+from ._defaults import BOOTSTRAP_METHODS, DEFAULT_SIMILARITY, OPTION_TYPES
 from ._halves import processes_setting
 from .errors import OptionError
 from .gates import Gate, RegressionGate
@@ -32,10 +33,6 @@ if TYPE_CHECKING:
 __all__ = ["COMPARE_OPTIONS", "RunOptions", "parse_map", "parse_model_params", "run_options"]
 
 JudgeFailure = Literal["null", "skip"]
-
-MAX_BOOTSTRAP = 1_000_000
-"""The most resamples a run may ask for: a bound that keeps a typo (1000000000) from trying to
-allocate tens of gigabytes."""
 
 SUITE: Literal["suite"] = "suite"
 """``zero_division="suite"``: keep the suite's own default."""
@@ -132,33 +129,15 @@ class RunOptions:
             except ValueError as exc:
                 raise OptionError(f"--similarity {exc}") from None
         self._validate_urls(remote)
-        _integer("--seed", self.seed)
-        if self.seed < 0:
-            raise OptionError(f"--seed must be 0 or a positive integer, got {self.seed}")
-        _integer("--bootstrap", self.bootstrap)
+        _number("seed", self.seed)
+        _number("bootstrap", self.bootstrap)
         if self.sample is not None:
-            _integer("--sample", self.sample)
-            if self.sample <= 0:
-                raise OptionError(
-                    f"--sample must be a positive number of records, got {self.sample}"
-                )
+            _number("sample", self.sample)
         if self.stratify is not None and self.sample is None:
             raise OptionError("--stratify needs --sample N (how many records to draw)")
-        if self.bootstrap < 0:
-            raise OptionError(
-                f"--bootstrap must be 0 (off) or a positive count, got {self.bootstrap}"
-            )
         if self.bootstrap == 1:
             raise OptionError("--bootstrap 1 cannot give an interval; use 0 (off) or at least 2")
-        if self.bootstrap > MAX_BOOTSTRAP:
-            raise OptionError(
-                f"--bootstrap {self.bootstrap} is more resamples than an interval needs (at most "
-                f"{MAX_BOOTSTRAP:,}; 1,000-10,000 is usual)"
-            )
-        if isinstance(self.ci_level, bool) or not isinstance(self.ci_level, int | float):
-            raise OptionError(f"--ci-level must be a number between 0 and 1, got {self.ci_level!r}")
-        if not 0.0 < self.ci_level < 1.0:
-            raise OptionError(f"--ci-level must be between 0 and 1, got {self.ci_level}")
+        _number("ci_level", self.ci_level)
         _choice("--ci-method", self.ci_method, ("bca", "percentile", "basic"))
         _choice("--bootstrap-method", self.bootstrap_method, BOOTSTRAP_METHODS)
         _choice("--allocation", self.allocation, ("equal", "proportional"))
@@ -260,11 +239,7 @@ class RunOptions:
         if not isinstance(self.model_params, Mapping):
             raise OptionError(f"--model-param must map names to values, got {self.model_params!r}")
         if self.model_concurrency is not None:
-            _integer("--model-concurrency", self.model_concurrency)
-            if self.model_concurrency < 1:
-                raise OptionError(
-                    f"--model-concurrency must be at least 1, got {self.model_concurrency}"
-                )
+            _number("model_concurrency", self.model_concurrency)
         if self.gold is not None:
             raise OptionError(
                 "--model with --gold: put the gold in the records the model answers (one file "
@@ -308,9 +283,14 @@ def parse_map(values: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def _integer(option: str, value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise OptionError(f"{option} must be an integer, got {value!r}")
+def _number(name: str, value: object) -> None:
+    """A number option checked against its declared type and range (``OPTION_TYPES``, which the
+    command line declares as click ranges): an :class:`OptionError` naming ``--option``."""
+    option = "--" + name.replace("_", "-")
+    try:
+        check_value(option, value, OPTION_TYPES[name])
+    except ValueError as exc:
+        raise OptionError(str(exc)) from None
 
 
 def _choice(option: str, value: object, choices: tuple[str, ...]) -> None:

@@ -9,12 +9,13 @@ by :func:`safe_divide`, nowhere else.
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 
-__all__ = ["ZeroDivision", "check_zero_division", "fill_value", "safe_divide"]
+from .._constraints import Checked
 
-ZeroDivision = float | None
-"""What a ratio whose denominator is 0 becomes: ``None`` (null with a reason), 0.0 or 1.0."""
+__all__ = ["ZeroDivision", "check_zero_division", "fill_value", "safe_divide"]
 
 
 def check_zero_division(value: object) -> ZeroDivision:
@@ -31,6 +32,12 @@ def check_zero_division(value: object) -> ZeroDivision:
     elif isinstance(value, int | float) and not isinstance(value, bool) and value in (0, 1):
         return float(value)
     raise ValueError(f"zero_division must be null, 0 or 1, got {value!r}")
+
+
+ZeroDivision = Annotated[float | None, Checked(check_zero_division, "null, 0 or 1")]
+"""What a ratio whose denominator is 0 becomes: ``None`` (null with a reason), 0.0 or 1.0. As an
+argument's type hint, the value is :func:`check_zero_division`'s to check (it also reads the
+text ``"null"``, ``"0"`` and ``"1"`` that the command line gives)."""
 
 
 def fill_value(zero_division: ZeroDivision) -> float:

@@ -55,11 +55,12 @@ import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
-from typing import Any, Literal
+from typing import Any, Literal, TypedDict
 
 import numpy as np
 
 from .._collector import collector_paused
+from .._constraints import check_value
 from .._halves import in_halves
 from ..records import FieldSpec, ParseFailure, Table
 from ..text.bleu import nltk_bleu, nltk_stats_from_matches
@@ -76,6 +77,7 @@ __all__ = [
     "CallFieldsStatistic",
     "CallMatchStatistic",
     "CallTextStatistic",
+    "NormalizeOptions",
     "Normalizer",
     "parse_calls",
     "serialize_calls",
@@ -396,6 +398,16 @@ def parse_calls(value: Any, *, allow_null: bool = True) -> tuple[Call, ...]:
     return _read_calls(value, allow_null, answer=True)
 
 
+class NormalizeOptions(TypedDict, total=False):
+    """A metric's ``normalize:`` options (each checked by :func:`pingce._constraints.check_value`
+    as the metric's arguments are: ``casefold: "false"`` is an error, not true)."""
+
+    synonyms: Mapping[str, str] | None
+    numeric_strings: bool
+    strip: bool
+    casefold: bool
+
+
 class Normalizer:
     """Argument-value normalisation applied to gold and predicted calls before scoring.
 
@@ -456,14 +468,10 @@ class Normalizer:
 
     @classmethod
     def from_spec(cls, spec: Mapping[str, Any] | None) -> Normalizer:
-        spec = dict(spec or {})
-        unknown = sorted(set(spec) - {"synonyms", "numeric_strings", "strip", "casefold"})
-        if unknown:
-            raise ValueError(
-                f"unknown normalize option(s) {unknown}; use synonyms, numeric_strings, strip, "
-                "casefold"
-            )
-        return cls(**spec)
+        """The normaliser of a metric's ``normalize`` options (an ``ArgumentError``, a
+        ``ValueError``, names an unknown option or a value of the wrong type)."""
+        check_value("normalize", spec, NormalizeOptions | None)
+        return cls(**dict(spec or {}))
 
 
 def _gold_parser(value: Any) -> tuple[Call, ...]:
@@ -870,7 +878,7 @@ class CallMean(Metric):
 
     gold: str = "gold_fn"
     pred: str = "pred_fn"
-    normalize: Mapping[str, Any] | None = None
+    normalize: NormalizeOptions | None = None
     assignment: Assignment = "sorted"
     zero_division: ZeroDivision = None
     column: int = 0
@@ -912,47 +920,47 @@ _column_metric(
     "match",
     0,
     "share of records whose sorted function names equal the gold ones (empty/empty = 1, "
-    "different call counts = 0), as the seed's score_fn",
+    "different call counts = 0), as the seed's score_fn.",
 )
 _column_metric(
     "fn_acc_all",
     "match",
     1,
     "per record: share of paired calls with equal arguments when all names match, else 0 "
-    "(seed's score_fn); mean over records",
+    "(seed's score_fn); mean over records.",
 )
 _column_metric(
     "fn_acc_args",
     "match",
     2,
     "per record: share of gold arguments (a call without arguments counts as one) that the "
-    "optimally paired predicted call has equal; mean over records",
+    "optimally paired predicted call has equal; mean over records.",
 )
 _column_metric(
     "rouge-1",
     "text",
     0,
     "the rouge package's ROUGE-1 F (set unigrams, +1e-8) on the seed's call serialisation in "
-    "jieba words; mean over records",
+    "jieba words; mean over records.",
 )
 _column_metric(
     "rouge-2",
     "text",
     1,
     "the rouge package's ROUGE-2 F (set bigrams, +1e-8) on the seed's call serialisation in "
-    "jieba words; mean over records",
+    "jieba words; mean over records.",
 )
 _column_metric(
     "rouge-l",
     "text",
     2,
     "the rouge package's summary-level ROUGE-L F on the seed's call serialisation in jieba "
-    "words; mean over records",
+    "words; mean over records.",
 )
 _column_metric(
     "bleu-4",
     "text",
     3,
     "nltk sentence_bleu (4-gram, smoothing method 3) on the seed's call serialisation in "
-    "jieba words; mean over records",
+    "jieba words; mean over records.",
 )

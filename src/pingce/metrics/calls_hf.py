@@ -31,10 +31,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
+from .._constraints import Range
+from .._defaults import MAX_BOOTSTRAP
 from ..records import ParseFailure, Table
 from ..text.bleu import bleu_stats_parts, sacrebleu_tokenize_all
 from ..text.hf import ROUGE_TYPES, bootstrap_aggregate, nmt_bleu
@@ -43,7 +45,13 @@ from ..text.rouge_google import prf
 from ..text.tokenize import drops_letters, get_tokenizer, stemmer_available
 from ._args import check_bool, check_int
 from ._policy import ZeroDivision, check_zero_division, fill_value, safe_divide
-from .calls import CallFieldsStatistic, CallPair, Normalizer, serialize_calls
+from .calls import (
+    CallFieldsStatistic,
+    CallPair,
+    NormalizeOptions,
+    Normalizer,
+    serialize_calls,
+)
 from .protocol import Context, Metric, StatBlock, Statistic
 from .registry import register_metric
 
@@ -199,7 +207,7 @@ class CallBleu13aStatistic(CallFieldsStatistic):
 class _HfCallMetric(Metric):
     gold: str = "gold_fn"
     pred: str = "pred_fn"
-    normalize: Mapping[str, Any] | None = None
+    normalize: NormalizeOptions | None = None
 
     def count(self, summed: np.ndarray) -> np.ndarray:
         counted: np.ndarray = np.asarray(summed, dtype=np.float64)[..., -1]
@@ -216,8 +224,9 @@ class HfRouge(_HfCallMetric):
 
     use_stemmer: bool = False
     aggregate: Aggregate = "mean"
-    seed: int = 0
-    n_samples: int = 1000
+    seed: Annotated[int, Range(0, 2**32 - 1)] = 0
+    """numpy's legacy seed (``np.random.seed``), below 2**32."""
+    n_samples: Annotated[int, Range(1, MAX_BOOTSTRAP)] = 1000
     zero_division: ZeroDivision = None
     rouge_type: str = "rouge1"
 
@@ -275,7 +284,7 @@ def _rouge(name: str, rouge_type: str, what: str) -> None:
         name,
         definition=f"rouge-score's {what} F on the seed's call texts (fns2str), rouge-score's "
         "tokeniser (ASCII letters and digits only), as Hugging Face evaluate's rouge; mean over "
-        "records, or with aggregate: bootstrap the BootstrapAggregator's seeded mid",
+        "records, or with aggregate: bootstrap the BootstrapAggregator's seeded mid.",
         rouge_type=rouge_type,
     )(HfRouge)
 
@@ -294,10 +303,10 @@ class HfBleu(_HfCallMetric):
     definition = (
         "corpus BLEU (0-1) of tensorflow/nmt's compute_bleu, as Hugging Face evaluate's bleu: "
         "tokenizer_13a, n-gram precisions 1..4 from summed counts, no smoothing (any zero "
-        "precision gives 0), brevity penalty exp(1 - reference/translation length)"
+        "precision gives 0), brevity penalty exp(1 - reference/translation length)."
     )
 
-    max_order: int = 4
+    max_order: Annotated[int, Range(1, 100)] = 4
     smooth: bool = False
     zero_division: ZeroDivision = None
 

@@ -33,10 +33,11 @@ from __future__ import annotations
 
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 
+from .._constraints import Range
 from ..labels import INVALID, RISK_LEVELS, LabelScale
 from ..records import FieldSpec, Table
 from ._policy import ZeroDivision, check_zero_division, safe_divide
@@ -268,7 +269,7 @@ class ConfusionMetric(Metric):
 class Accuracy(ConfusionMetric):
     """Share of records whose predicted label equals the gold label."""
 
-    definition = "correct / total: share of records whose predicted label equals the gold label"
+    definition = "correct / total: share of records whose predicted label equals the gold label."
     reason = "label"
     refused_arguments: ClassVar[Mapping[str, str]] = {"labels": _NO_LABELS}
 
@@ -284,7 +285,7 @@ class WeightedAccuracy(ConfusionMetric):
 
     definition = (
         "mean of 1 - |gold - pred|/(k - 1) over records (three levels: exact 1, one apart 0.5, "
-        "two apart 0)"
+        "two apart 0)."
     )
     reason = "level"
     refused_arguments: ClassVar[Mapping[str, str]] = {
@@ -460,7 +461,7 @@ class FBeta(PrecisionRecallF1):
     refused_arguments: ClassVar[Mapping[str, str]] = {}
 
     kind: Kind = "fbeta"
-    beta: float = REQUIRED
+    beta: Annotated[float, Range(0, low_open=True)] = REQUIRED
     """The weight of recall: beta > 1 favours recall, beta < 1 precision, 1 is F1."""
 
     def __post_init__(self) -> None:
@@ -493,9 +494,9 @@ _KIND_TEXT = {
     "fbeta": "(1 + beta²)TP / ((1 + beta²)TP + beta²FN + FP)",
 }
 _AVERAGE_TEXT = {
-    "macro": "per class, unweighted mean over the classes where it is defined",
-    "micro": "from TP, FP, FN summed over classes (over the whole scale: accuracy)",
-    "weighted": "per class, mean weighted by gold support",
+    "macro": "per class, unweighted mean over the classes where it is defined.",
+    "micro": "from TP, FP, FN summed over classes (over the whole scale: accuracy).",
+    "weighted": "per class, mean weighted by gold support.",
 }
 
 for _kind in ("precision", "recall", "f1", "fbeta"):
@@ -503,7 +504,7 @@ for _kind in ("precision", "recall", "f1", "fbeta"):
     register_metric(
         _kind,
         definition=f"{_KIND_TEXT[_kind]} with the positive labels as one class (default: every "
-        "label but the last, i.e. 高 and 中), or averaged over classes with `average`",
+        "label but the last, i.e. 高 and 中), or averaged over classes with `average`.",
         kind=_kind,
     )(_class)
     for _average in ("macro", "micro", "weighted"):
@@ -523,7 +524,7 @@ class CohenKappa(ConfusionMetric):
     per_record = False
     definition = (
         "Cohen's kappa: 1 - sum(w*O)/sum(w*E), O observed and E chance confusion; weights none, "
-        "linear |i-j| or quadratic (i-j)^2 over scale positions"
+        "linear |i-j| or quadratic (i-j)^2 over scale positions."
     )
 
     weights: KappaWeights = "none"
@@ -614,13 +615,13 @@ class CohenKappa(ConfusionMetric):
 register_metric("cohen_kappa", zero_division=None)(CohenKappa)
 register_metric(
     "qwk",
-    definition="Quadratic weighted kappa: Cohen's kappa with weights (i-j)^2 over scale positions",
+    definition="Quadratic weighted kappa: Cohen's kappa with weights (i-j)^2 over scale positions.",
     weights="quadratic",
     zero_division=None,
 )(CohenKappa)
 register_metric(
     "linear_kappa",
-    definition="Linear weighted kappa: Cohen's kappa with weights |i-j| over scale positions",
+    definition="Linear weighted kappa: Cohen's kappa with weights |i-j| over scale positions.",
     weights="linear",
     zero_division=None,
 )(CohenKappa)

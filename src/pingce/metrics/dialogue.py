@@ -24,12 +24,13 @@ import operator
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
-from typing import Any, ClassVar
+from typing import Annotated, Any, ClassVar
 
 import numpy as np
 import orjson
 
 from .._collector import collector_paused
+from .._constraints import Range
 from ..errors import InputError
 from ..records import FieldSpec, Table, json_equal_key, json_texts
 from ..similarity.base import Pair
@@ -644,8 +645,8 @@ class DialogueMetric(Metric):
     unit: ClassVar[str] = "turns"
 
     polarity_fields: Sequence[str] = ("nature", "deficiency")
-    lock_confidence: float = 0.8
-    lock_turns: int = 2
+    lock_confidence: Annotated[float, Range(0, 1, high_open=True)] = 0.8
+    lock_turns: Annotated[int, Range(1, 1_000_000)] = 2
     zero_division: ZeroDivision = None
     dialogue: str = "dialogue_id"
     turn: str = "turn"
@@ -720,7 +721,7 @@ class EffectiveRecall(DialogueMetric):
 
     definition = (
         "correct / turns with status DEFINITIVE and a gt_diagnosis (INQUIRY_ONLY and other "
-        "statuses are left out: a delayed decision is not a miss)"
+        "statuses are left out: a delayed decision is not a miss)."
     )
     reason = "effective_recall"
     num, den, over = _EFF_HIT, _EFF_N, "DEFINITIVE turns with a gt_diagnosis"
@@ -731,7 +732,7 @@ class EffectiveRecall(DialogueMetric):
 class RejectionPrecision(DialogueMetric):
     """CASE_REJECTED turns whose case truly conflicts, over all CASE_REJECTED turns."""
 
-    definition = "CASE_REJECTED turns with gt_conflict true / all CASE_REJECTED turns"
+    definition = "CASE_REJECTED turns with gt_conflict true / all CASE_REJECTED turns."
     reason = "rejection"
     num, den, over = _REJ_TRUE, _REJ_N, "CASE_REJECTED turns"
 
@@ -743,7 +744,7 @@ class CriticalConflictRate(DialogueMetric):
 
     definition = (
         "turns where a polarity field (nature, deficiency) differs / turns where one is in both "
-        "feature objects"
+        "feature objects."
     )
     higher_is_better = False
     reason = "conflict"
@@ -757,7 +758,7 @@ class IncrementalHitSlope(DialogueMetric):
 
     definition = (
         "mean over dialogues of >= 2 turns of numpy.polyfit(turn, c, 1)[0], c = confidence on "
-        "correct turns, else 0"
+        "correct turns, else 0."
     )
     per_record = False
     unit = "dialogues"
@@ -773,7 +774,7 @@ class TurnsToStability(DialogueMetric):
     definition = (
         "mean over dialogues of T_lock - T_start; T_lock: first turn of the first run of "
         ">= 2 consecutive turns with the same correct diagnosis and confidence > 0.8; never "
-        "locked: the dialogue's number of turns"
+        "locked: the dialogue's number of turns."
     )
     per_record = False
     higher_is_better = False
@@ -789,7 +790,7 @@ class AmbiguityResolutionRate(DialogueMetric):
 
     definition = (
         "mean over INQUIRY_ONLY turns with ambiguous_terms and a next turn of "
-        "(|terms_t| - |terms_t+1|) / |terms_t|"
+        "(|terms_t| - |terms_t+1|) / |terms_t|."
     )
     reason = "ambiguity"
     sequence = True
@@ -803,7 +804,7 @@ class StructureMatch(DialogueMetric):
 
     definition = (
         "mean over turns with features of |pairs_pred ∩ pairs_gt| / |pairs_pred ∪ pairs_gt| "
-        "(a key-value pair matches when key and JSON value are equal)"
+        "(a key-value pair matches when key and JSON value are equal)."
     )
     reason = "structure"
     num, den, over = _JACCARD, _JACCARD_N, "turns with a non-empty feature object"
@@ -816,7 +817,7 @@ class FunnelAdherence(DialogueMetric):
 
     definition = (
         "1 - illegal / all turns; illegal: gt_is_emergency and status != EMERGENCY_ABORT, or "
-        "risk UNCERTAIN and status DEFINITIVE"
+        "risk UNCERTAIN and status DEFINITIVE."
     )
     reason = "funnel"
     complement = True
@@ -828,7 +829,7 @@ class FunnelAdherence(DialogueMetric):
 class LogicWeightedF1(DialogueMetric):
     """2PR/(P + R) of rejection_precision and effective_recall."""
 
-    definition = "2PR/(P + R), P = rejection_precision, R = effective_recall (0 when P = R = 0)"
+    definition = "2PR/(P + R), P = rejection_precision, R = effective_recall (0 when P = R = 0)."
     per_record = False
     num, den, over = _EFF_HIT, _EFF_N, ""
 
@@ -864,7 +865,7 @@ class HybridSemanticAccuracy(Metric):
     definition = (
         "mean over turns with pred_text and gt_text of max(0, sim(pred_text, gt_text)) x "
         "(1 - penalty); penalty 1 when a lock field (nature, sweat) is in both feature objects "
-        "and differs"
+        "and differs."
     )
     unit = "turns"
     reason = "lock"

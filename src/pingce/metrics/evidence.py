@@ -36,10 +36,11 @@ import unicodedata
 from collections import defaultdict
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 import numpy as np
 
+from .._constraints import Range
 from ..errors import InputError
 from ..labels import RISK_LEVELS, LabelScale
 from ..records import FieldSpec, Table
@@ -504,9 +505,10 @@ class EvidenceMetric(Metric):
     gold: str = "gold"
     pred: str = "pred"
     scale: LabelScale = RISK_LEVELS
-    threshold: float = 0.3
-    top_k: int = 5
-    window: int = 2
+    threshold: Annotated[float, Range(0, 1)] = 0.3
+    top_k: Annotated[int, Range(1, 1_000)] = 5
+    """Candidate sentences per cited clause (an array of records x top_k is kept)."""
+    window: Annotated[int, Range(1, 50)] = 2
     check_details: bool = True
     laws: str | list[str] = "builtin"
     skip_law_check: list[str] = field(default_factory=list)
@@ -602,26 +604,26 @@ _DEFINITIONS: Mapping[Kind, tuple[str, str]] = {
     "clause": (
         "clause_hallucination_rate",
         "hallucinated / cited clauses: best score of the top-k retrieved sentences ≤ threshold "
-        "(0.3), or details altered",
+        "(0.3), or details altered.",
     ),
     "altered": (
         "altered_clause_rate",
         "cited clauses that match a sentence but change its numbers, parties, negation or "
-        "modality / cited clauses",
+        "modality / cited clauses.",
     ),
     "law": (
         "law_hallucination_rate",
         "law citations that are malformed or name an unknown law or article / law citations "
-        "checked",
+        "checked.",
     ),
     "all": (
         "hallucination_rate",
-        "(clause + law hallucinations) / all cited clauses and laws",
+        "(clause + law hallucinations) / all cited clauses and laws.",
     ),
     "task": (
         "task_success_rate",
         "records with the level right AND no clause hallucination AND no law hallucination / "
-        "records",
+        "records.",
     ),
 }
 

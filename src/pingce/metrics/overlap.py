@@ -37,11 +37,12 @@ import weakref
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from itertools import chain
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 import numpy as np
 
 from .._collector import collector_paused
+from .._constraints import Range
 from .._halves import in_halves, two_processes_allowed
 from ..records import FieldSpec, Table
 from ..text.bleu import (
@@ -549,12 +550,12 @@ class _NltkArguments:
     :meth:`_nltk_options`)."""
 
     tokenizer: str = "jieba"
-    smoothing: int = 0
-    max_order: int | None = None
+    smoothing: Annotated[int, Range(0, 7)] = 0
+    max_order: Annotated[int, Range(1, 100)] | None = None
     weights: list[float] | None = None
     auto_reweigh: bool = False
-    epsilon: float = 0.1
-    k: float = 5.0
+    epsilon: Annotated[float, Range(0)] = 0.1
+    k: Annotated[float, Range(0, low_open=True)] = 5.0
 
     @classmethod
     def expand_arguments(cls, args: dict[str, Any]) -> list[tuple[str, dict[str, Any]]] | None:
@@ -617,7 +618,7 @@ class Rouge(TextMetric):
     """Mean over records of a rouge-score precision, recall or F-measure (``kind`` n, l or
     lsum)."""
 
-    n: int = 1
+    n: Annotated[int, Range(1, 100)] = 1
     tokenizer: str = "jieba"
     stat: RougeStat = "f"
     zero_division: ZeroDivision = None
@@ -670,13 +671,13 @@ class RougeLsum(Rouge):
 register_metric(
     "text_rouge_n",
     definition="mean over records of rouge-score's ROUGE-N: clipped n-gram overlap, "
-    "P = overlap/pred n-grams, R = overlap/ref n-grams, F = 2PR/(P+R) (stat f, p or r)",
+    "P = overlap/pred n-grams, R = overlap/ref n-grams, F = 2PR/(P+R) (stat f, p or r).",
     kind="n",
 )(Rouge)
 register_metric(
     "text_rouge_l",
     definition="mean over records of rouge-score's ROUGE-L: P = LCS/pred tokens, "
-    "R = LCS/ref tokens, F = 2PR/(P+R) (stat f, p or r)",
+    "R = LCS/ref tokens, F = 2PR/(P+R) (stat f, p or r).",
     kind="l",
     n=0,
 )(Rouge)
@@ -684,7 +685,7 @@ register_metric(
     "text_rouge_lsum",
     definition="mean over records of rouge-score's ROUGE-Lsum: union LCS of each reference "
     "sentence with the predicted sentences, P = hits/pred tokens, R = hits/ref tokens (stat f, "
-    "p or r)",
+    "p or r).",
     kind="lsum",
     n=0,
 )(RougeLsum)
@@ -700,10 +701,10 @@ class NltkBleu(_NltkArguments, TextMetric):
     definition = (
         "mean over records of nltk sentence_bleu: brevity penalty x weighted geometric mean of "
         "clipped n-gram precisions (weights, default uniform over 1..max_order), "
-        "SmoothingFunction(epsilon, alpha, k) method `smoothing` (0-7)"
+        "SmoothingFunction(epsilon, alpha, k) method `smoothing` (0-7)."
     )
 
-    alpha: float = 5.0
+    alpha: Annotated[float, Range(0, low_open=True)] = 5.0
     zero_division: ZeroDivision = None
 
     def __post_init__(self) -> None:
@@ -742,7 +743,7 @@ class NltkCorpusBleu(_NltkArguments, TextMetric):
 
     definition = (
         "nltk corpus_bleu (0-1): brevity penalty x weighted geometric mean of n-gram precisions "
-        "from counts summed over records, smoothing (0-4) applied to the corpus precisions"
+        "from counts summed over records, smoothing (0-4) applied to the corpus precisions."
     )
 
     zero_division: ZeroDivision = None
@@ -797,15 +798,15 @@ class CorpusBleu(CorpusMetric):
 
     definition = (
         "sacrebleu corpus BLEU (0-100): brevity penalty x geometric mean of n-gram precisions "
-        "from statistics summed over records; sacrebleu tokenizer and smoothing"
+        "from statistics summed over records; sacrebleu tokenizer and smoothing."
     )
 
     tokenize: str = "zh"
     smooth_method: SmoothMethod = "exp"
-    smooth_value: float | None = None
+    smooth_value: Annotated[float, Range(0)] | None = None
     lowercase: bool = False
     effective_order: bool = False
-    max_order: int = 4
+    max_order: Annotated[int, Range(1, 100)] = 4
     zero_division: ZeroDivision = None
 
     def __post_init__(self) -> None:
@@ -840,12 +841,12 @@ class Chrf(CorpusMetric):
 
     definition = (
         "sacrebleu corpus chrF (0-100): F-beta of character (and word, chrF++) n-gram precision "
-        "and recall averaged over orders, from statistics summed over records"
+        "and recall averaged over orders, from statistics summed over records."
     )
 
-    char_order: int = 6
-    word_order: int = 0
-    beta: float = 2.0
+    char_order: Annotated[int, Range(1, 100)] = 6
+    word_order: Annotated[int, Range(0, 100)] = 0
+    beta: Annotated[float, Range(0)] = 2.0
     lowercase: bool = False
     whitespace: bool = False
     eps_smoothing: bool = False

@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from ..errors import SuiteError
+from ._args import check_arguments
 
 __all__ = [
     "BUILTIN_MODULES",
@@ -128,6 +129,17 @@ def _parameters(cls: type, fixed: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _first_paragraph(text: str) -> str:
+    """A metric's definition: the first paragraph of its text (a docstring), on one line. The
+    first line alone would cut a sentence that goes on to the next one."""
+    lines = []
+    for line in text.strip().splitlines():
+        if not line.strip():
+            break
+        lines.append(line.strip())
+    return " ".join(lines)
+
+
 def _register(
     store: dict[str, MetricInfo], kind: Kind, name: str, definition: str | None, fixed: Any
 ) -> Callable[[C], C]:
@@ -135,8 +147,9 @@ def _register(
         if name in store:
             raise ValueError(f"{kind} {name!r} is registered twice")
         text = definition or getattr(cls, "definition", "") or (cls.__doc__ or "")
-        text = text.strip().splitlines()[0] if text.strip() else ""
-        store[name] = MetricInfo(name, cls, text, _parameters(cls, fixed), dict(fixed), kind)
+        store[name] = MetricInfo(
+            name, cls, _first_paragraph(text), _parameters(cls, fixed), dict(fixed), kind
+        )
         return cls
 
     return decorator
@@ -204,6 +217,7 @@ def _create(store: dict[str, MetricInfo], kind: Kind, name: str, args: dict[str,
     if missing:
         raise SuiteError(f"{kind} {name!r} needs argument(s) {missing}", key=name)
     try:
+        check_arguments(info.factory, args)
         instance = info.factory(**info.fixed, **args)
     except (ValueError, TypeError) as exc:
         raise SuiteError(f"{kind} {name!r}: {exc}", key=name) from None

@@ -23,10 +23,11 @@ from __future__ import annotations
 import json
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
+from .._constraints import Range
 from ..records import FieldSpec, Table
 from ._policy import ZeroDivision, check_zero_division, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic
@@ -139,7 +140,7 @@ class RuleMetric(Metric):
 
     gold_rules: str = "gold_rules"
     retrieved_rules: str = "retrieved_rules"
-    k: int = 5
+    k: Annotated[int, Range(1, 1_000_000)] = 5
     zero_division: ZeroDivision = None
     kind: Kind = "recall"
 
@@ -168,19 +169,19 @@ class RuleMetric(Metric):
 
 
 _DEFINITIONS = {
-    "recall": ("rule_recall", "Σ|retrieved ∩ gold| / Σ|gold| over records with gold rules"),
+    "recall": ("rule_recall", "Σ|retrieved ∩ gold| / Σ|gold| over records with gold rules."),
     "recall_macro": (
         "rule_recall_macro",
-        "mean over records with gold rules of |retrieved ∩ gold| / |gold|",
+        "mean over records with gold rules of |retrieved ∩ gold| / |gold|.",
     ),
-    "precision": ("rule_precision", "Σ|retrieved ∩ gold| / Σ|retrieved|"),
+    "precision": ("rule_precision", "Σ|retrieved ∩ gold| / Σ|retrieved|."),
     "precision_macro": (
         "rule_precision_macro",
-        "mean over records that retrieved rules of |retrieved ∩ gold| / |retrieved|",
+        "mean over records that retrieved rules of |retrieved ∩ gold| / |retrieved|.",
     ),
     "hit_at_k": (
         "rule_hit_at_k",
-        "share of records with gold rules that have one among the first k retrieved (k = 5)",
+        "share of records with gold rules that have one among the first k retrieved (k = 5).",
     ),
 }
 for _kind, (_name, _text) in _DEFINITIONS.items():

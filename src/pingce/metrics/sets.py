@@ -29,10 +29,11 @@ from __future__ import annotations
 import json
 from collections.abc import Hashable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 
+from .._constraints import Range
 from ..errors import InputError
 from ..records import FieldSpec, ParseFailure, Table
 from ..similarity.base import Pair, SimilarityTable
@@ -370,7 +371,7 @@ class SetMetric(Metric):
     task: str = "task"
     gold: str = "gold_items"
     pred: str = "pred_items"
-    threshold: float = 0.7
+    threshold: Annotated[float, Range(0, 1)] = 0.7
     assignment: SetAssignment = "max"
     zero_division: ZeroDivision = None
     kind: Literal["precision", "recall", "f1"] = "precision"
@@ -429,25 +430,25 @@ class SetMetric(Metric):
 
 
 _JUDGE_TEXT = {
-    "accuracy": "(TP + TN) / all, over judge records (an unparseable answer is wrong)",
+    "accuracy": "(TP + TN) / all, over judge records (an unparseable answer is wrong).",
     "precision": "TP / (TP + FP), over judge records (positive = Yes; an unparseable answer "
-    "predicted nothing)",
+    "predicted nothing).",
     "recall": "TP / (TP + FN), over judge records (positive = Yes; FN includes unparseable "
-    "answers to gold Yes)",
-    "f1": "2TP / (2TP + FP + FN), over judge records (positive = Yes; FN as in recall)",
+    "answers to gold Yes).",
+    "f1": "2TP / (2TP + FP + FN), over judge records (positive = Yes; FN as in recall).",
 }
 for _kind, _text in _JUDGE_TEXT.items():
     register_metric(f"judge_{_kind}", definition=_text, kind=_kind)(JudgeMetric)
 
 _SET_TEXT = {
-    ("set", "precision"): "Σ|P ∩ T| / Σ|P| over selection records (exact strings)",
-    ("set", "recall"): "Σ|P ∩ T| / Σ|T| over selection records (exact strings)",
-    ("set", "f1"): "2PR/(P + R) of set_precision and set_recall = 2Σ|P ∩ T| / (Σ|P| + Σ|T|)",
+    ("set", "precision"): "Σ|P ∩ T| / Σ|P| over selection records (exact strings).",
+    ("set", "recall"): "Σ|P ∩ T| / Σ|T| over selection records (exact strings).",
+    ("set", "f1"): "2PR/(P + R) of set_precision and set_recall = 2Σ|P ∩ T| / (Σ|P| + Σ|T|).",
     ("sem", "precision"): "ΣScore_fuzzy / Σ|P|: identical = 1, else Sim counts if > τ (0.7); "
-    "seed's sum of best matches, or one-to-one",
+    "seed's sum of best matches, or one-to-one.",
     ("sem", "recall"): "ΣScore_fuzzy / Σ|T| (the seed's formula can exceed 1; use "
-    "assignment: one-to-one)",
-    ("sem", "f1"): "2PR/(P + R) of sem_precision and sem_recall = 2ΣScore / (Σ|P| + Σ|T|)",
+    "assignment: one-to-one).",
+    ("sem", "f1"): "2PR/(P + R) of sem_precision and sem_recall = 2ΣScore / (Σ|P| + Σ|T|).",
 }
 for (_prefix, _kind), _text in _SET_TEXT.items():
     if _prefix == "set":  # exact matching has no threshold or assignment

@@ -87,7 +87,7 @@ class Ter(CorpusMetric):
 
     definition = (
         "sacrebleu TER (lower is better): 100 x (shifts + word insertions, deletions and "
-        "substitutions to the closest reference) / average reference length, summed over records"
+        "substitutions to the closest reference) / average reference length, summed over records."
     )
     higher_is_better = False
 

@@ -11,9 +11,11 @@ import math
 import weakref
 from collections.abc import Hashable
 from dataclasses import dataclass
+from typing import Annotated
 
 import numpy as np
 
+from .._constraints import Range
 from ..records import FieldSpec, Table
 from ._policy import ZeroDivision, check_zero_division, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic
@@ -50,7 +52,7 @@ class LatencyStatistic(Statistic):
 class LatencyMean(Metric):
     """Mean latency in seconds over the records that report one."""
 
-    definition = "mean of latency_sec over the records that have one"
+    definition = "mean of latency_sec over the records that have one."
     higher_is_better = False
 
     latency: str = "latency_sec"
@@ -83,7 +85,7 @@ class LatencyPercentile(Metric):
     higher_is_better = False
 
     latency: str = "latency_sec"
-    q: float = 95.0
+    q: Annotated[float, Range(0, 100)] = 95.0
 
     def __post_init__(self) -> None:
         if isinstance(self.q, bool) or not isinstance(self.q, int | float):
@@ -228,7 +230,7 @@ def _lerp(a: float, b: float, t: float) -> float:
 
 register_metric(
     "latency_percentile",
-    definition="the q-th percentile of latency_sec (numpy's linear interpolation)",
+    definition="the q-th percentile of latency_sec (numpy's linear interpolation).",
 )(LatencyPercentile)
 for _q in (50, 95, 99):
     register_metric(

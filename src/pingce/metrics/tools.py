@@ -828,13 +828,13 @@ class ToolUseMean(_ToolUseArgs, Metric):
 register_metric(
     "tool_call_accuracy",
     definition="share of records whose calls pass BFCL's AST check (right functions, "
-    "parameters, types and acceptable values; no call where none is right)",
+    "parameters, types and acceptable values; no call where none is right).",
     column=0,
 )(ToolUseMean)
 register_metric(
     "tool_name_accuracy",
     definition="share of records whose predicted function names equal the gold names as a "
-    "multiset (no call where none is right)",
+    "multiset (no call where none is right).",
     column=2,
 )(ToolUseMean)
 
@@ -847,7 +847,7 @@ class ToolArgF1(_ToolUseArgs, Metric):
     definition = (
         "micro F1 of arguments, 2TP/(2TP+FP+FN): TP valid predicted arguments on calls paired "
         "with a gold call of their function, FP other predicted arguments, FN gold parameters "
-        'without "" not validly given'
+        'without "" not validly given.'
     )
     zero_division: ZeroDivision = None
 

@@ -45,8 +45,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
+from .._constraints import check_value
+from .._defaults import OPTION_TYPES
 from .._version import __version__
-from ..errors import PingceError
+from ..errors import OptionError, PingceError
 from ..store import MetricRow, RunInfo, default_store_path, run_info, runs
 from .format import fmt_number
 from .html import PAGE_STYLE, axis_range, esc
@@ -947,7 +949,12 @@ def make_server(
     log: Callable[[str], None] | None = None,
 ) -> ViewerServer:
     """A server of the store's pages on ``host``:``port`` (0: a free port; see ``.url``), not yet
-    serving: call ``serve_forever()`` (in a thread, for tests) and ``shutdown()``."""
+    serving: call ``serve_forever()`` (in a thread, for tests) and ``shutdown()``. A port
+    outside 0..65535 is an :class:`OptionError` (the command line's ``--port`` range)."""
+    try:
+        check_value("port", port, OPTION_TYPES["port"])
+    except ValueError as exc:
+        raise OptionError(str(exc)) from None
     return ViewerServer((host, port), Viewer(store), log)
 
 

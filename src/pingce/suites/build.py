@@ -21,8 +21,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from ..errors import SuiteError
+from .._constraints import ArgumentError
+from ..errors import SuiteError, did_you_mean
 from ..labels import LabelScale
+from ..metrics import check_arguments
 from ..metrics.protocol import Metric, TableMetric
 from ..metrics.registry import (
     create_metric,
@@ -55,14 +57,14 @@ class BuiltSuite:
 
 def builtin_suites() -> dict[str, str]:
     """Built-in suite names and their one-line descriptions."""
-    import yaml
+    from ._yaml import load_yaml
 
     out = {}
     for entry in sorted(
         resources.files("pingce.suites").iterdir(), key=lambda p: p.name.removesuffix(".yaml")
     ):
         if entry.name.endswith(".yaml"):
-            data = yaml.safe_load(entry.read_text(encoding="utf-8")) or {}
+            data = load_yaml(entry.read_text(encoding="utf-8")) or {}
             out[entry.name[: -len(".yaml")]] = str(data.get("description", "")).strip()
     return out
 
@@ -94,7 +96,8 @@ def _build(
     if info is None:
         raise SuiteError(
             f"unknown {kind} {given!r}; `pingce metrics` lists them: "
-            + ", ".join(sorted(registry)),
+            + ", ".join(sorted(registry))
+            + did_you_mean(str(given), registry),
             source=source,
             key=key,
         )
@@ -114,14 +117,22 @@ def _build(
         args["scale"] = scale
     defaults = {"zero_division": spec.defaults.zero_division, **(spec.defaults.model_extra or {})}
     takes_default = getattr(info.factory, "takes_default", None)
+    from_defaults = set()
     for param, value in defaults.items():
         reaches = takes_default is None or takes_default(param, {**info.fixed, **args})
         if param in params and param not in args and reaches:
             args[param] = value
+            from_defaults.add(param)
     expand = getattr(info.factory, "expand_arguments", None) if kind == "metric" else None
     variants = expand(args) if expand is not None else None
     items = []
     for suffix, variant in variants or [("", args)]:
+        try:  # the registry checks them too: here the error names where a value came from
+            check_arguments(info.factory, {k: v for k, v in variant.items() if k in params})
+        except ArgumentError as exc:
+            top = exc.name.split(".")[0]
+            where = f"defaults.{top}" if top in from_defaults else key
+            raise SuiteError(f"{kind} {registered!r}: {exc}", source=source, key=where) from None
         try:
             item = (create_metric if kind == "metric" else create_table)(registered, **variant)
         except SuiteError as exc:
@@ -177,9 +188,13 @@ def _parse(suite: str | os.PathLike[str]) -> tuple[SuiteSpec, str]:
     import yaml
     from pydantic import ValidationError
 
+    from ._yaml import YamlProblem, load_yaml
+
     text, source = _read(suite)
     try:
-        data = yaml.safe_load(text)
+        data = load_yaml(text)
+    except YamlProblem as exc:
+        raise SuiteError(str(exc), source=source, key=exc.key) from None
     except yaml.YAMLError as exc:
         raise SuiteError(f"not valid YAML: {exc}", source=source) from None
     if not isinstance(data, dict):
@@ -188,6 +203,10 @@ def _parse(suite: str | os.PathLike[str]) -> tuple[SuiteSpec, str]:
         return SuiteSpec.model_validate(data), source
     except ValidationError as exc:
         first = exc.errors()[0]
+        error = first.get("ctx", {}).get("error")
+        if isinstance(error, ArgumentError):  # the one validator's: it names the inner key
+            loc = [str(part) for part in first["loc"]]
+            raise SuiteError(str(error), source=source, key=".".join([*loc, error.name])) from None
         if first["loc"][:2] == ("labels", "values") and isinstance(first.get("input"), bool):
             raise SuiteError(
                 f"a label must be a string or an integer, got {first['input']!r}: YAML reads "
@@ -284,4 +303,5 @@ def _read(suite: str | os.PathLike[str]) -> tuple[str, str]:
             ) from None
     raise SuiteError(
         f"no built-in suite or suite file {text_name!r}; built-in suites: {', '.join(builtins)}"
+        + did_you_mean(text_name, builtins)
     )

@@ -5,7 +5,7 @@ valid spec into metric objects.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal, TypedDict
 
 from pydantic import (
     BaseModel,
@@ -14,15 +14,67 @@ from pydantic import (
     StrictInt,
     StrictStr,
     field_validator,
+    model_validator,
 )
 
+from .._constraints import Range, check_value, is_scalar, type_hints
+from .._defaults import CONCURRENCY
 from ..metrics import ZeroDivision, check_zero_division
 from ..records import parse_path
 
-__all__ = ["DefaultsSpec", "LabelsSpec", "ModelSpec", "SuiteSpec"]
+__all__ = ["DefaultsSpec", "LabelsSpec", "ModelSpec", "SimilarityOptions", "SuiteSpec"]
+
+Concurrency = Annotated[int, CONCURRENCY]
+Retries = Annotated[int, Range(0, 100)]
+Seconds = Annotated[float, Range(0, 86_400, low_open=True)]
+Price = Annotated[float, Range(0, 1_000_000)]
+"""Per 1k tokens."""
 
 
-class LabelsSpec(BaseModel):
+class SimilarityOptions(TypedDict, total=False):
+    """The options a suite's ``similarity:`` block may set (each backend takes those it has;
+    the endpoint, key and cache come from the command line and the environment), with their
+    types and ranges: ``concurrency: many`` or ``timeout: -1`` is an error naming the option."""
+
+    template: str
+    system: str | None
+    structured: Literal["auto", "json_schema", "json_object", "off"]
+    temperature: Annotated[float, Range(0, 2)]
+    max_tokens: Annotated[int, Range(1, 1_000_000)]
+    concurrency: Concurrency
+    max_retries: Retries
+    timeout: Seconds
+    backoff: Annotated[float, Range(0, 3_600)]
+    max_backoff: Annotated[float, Range(0, 86_400)]
+    max_retry_after: Annotated[float, Range(0, 86_400)]
+    price_prompt: Price
+    price_completion: Price
+    batch_size: Annotated[int, Range(1, 100_000)]
+    normalize: Literal["none", "sigmoid"]
+    device: str
+    threads: Annotated[int, Range(1, 1_024)]
+    min_n: Annotated[int, Range(1, 20)]
+    max_n: Annotated[int, Range(1, 20)]
+
+
+class _Checked(BaseModel):
+    """A block of a suite file whose booleans and numbers go through the one validator,
+    :func:`pingce._constraints.check_value`, before pydantic reads them: pydantic would read the
+    text ``"false"`` as false and ``"8"`` as 8, where YAML written so is a mistake to point out;
+    the ranges are the ``Annotated`` ones of the fields."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _strict_scalars(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            hints = type_hints(cls)
+            for name in cls.model_fields:
+                if name in data and is_scalar(hints[name]):
+                    check_value(name, data[name], hints[name])
+        return data
+
+
+class LabelsSpec(_Checked):
     """The ordered label scale of a suite."""
 
     model_config = ConfigDict(extra="forbid")
@@ -46,7 +98,7 @@ class DefaultsSpec(BaseModel):
         return check_zero_division(value)
 
 
-class ModelSpec(BaseModel):
+class ModelSpec(_Checked):
     """What ``--model`` sends and where the answer goes (the suite's ``model:`` block).
 
     ``prompt``: the field (or the first present of several) holding the text or the messages
@@ -66,11 +118,11 @@ class ModelSpec(BaseModel):
     parameters: dict[str, Any] = {}
     """Request parameters (temperature, max_tokens, tool_choice...); ``--model-param`` is laid
     over them."""
-    concurrency: int = Field(16, ge=1)
-    timeout: float = Field(120.0, gt=0)
-    max_retries: int = Field(5, ge=0)
-    price_prompt: float = Field(0.0, ge=0)
-    price_completion: float = Field(0.0, ge=0)
+    concurrency: Concurrency = 16
+    timeout: Seconds = 120.0
+    max_retries: Retries = 5
+    price_prompt: Price = 0.0
+    price_completion: Price = 0.0
     """Prices per 1k tokens (for ``cost``)."""
 
     @field_validator("prompt", "tools", mode="before")
@@ -93,7 +145,7 @@ class ModelSpec(BaseModel):
         return value
 
 
-class SuiteSpec(BaseModel):
+class SuiteSpec(_Checked):
     """A suite file, validated."""
 
     model_config = ConfigDict(extra="forbid")
@@ -165,6 +217,7 @@ class SuiteSpec(BaseModel):
                 f"unknown similarity option(s) {unknown}; known: {sorted(known)} (the endpoint, "
                 "key and cache are set with --base-url, PINGCE_API_KEY and --cache)"
             )
+        check_value("", value, SimilarityOptions)
         return value
 
     @field_validator("metrics", "tables", mode="before")

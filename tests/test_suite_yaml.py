@@ -1,0 +1,118 @@
+"""Issue 28: a suite file's YAML is read by a safe loader that refuses what PyYAML would take
+silently or fail on with a traceback: a key given twice in one mapping (named with both lines),
+nesting deeper than a sane limit (named with the file), a value inside itself."""
+
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pingce.errors import SuiteError
+from pingce.suites import builtin_suites, load_suite
+
+from .cli_run import run_pingce
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+SUITE_HEAD = "name: t\nlabels: {values: [高, 中, 低]}\ninputs: {gold: g, pred: p}\n"
+
+
+def failed_run(tmp_path: Path, suite: Path, data: Path) -> str:
+    """``pingce run``: exit 2, nothing in --out, no traceback; its stderr."""
+    out = tmp_path / "out"
+    done = run_pingce(
+        "run", str(suite), "--data", str(data), "--out", str(out), "--bootstrap", "0", "--no-store"
+    )
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert not out.exists()
+    return done.stderr
+
+
+def test_a_deeply_nested_suite_file_is_an_error_naming_the_file(tmp_path: Path) -> None:
+    # before: RecursionError (PyYAML composes nodes recursively)
+    path = tmp_path / "deep.yaml"
+    path.write_text(
+        "name: x\nmetrics: {accuracy: {}}\nextra: " + "[" * 50_000 + "]" * 50_000 + "\n",
+        encoding="utf-8",
+    )
+    stderr = failed_run(tmp_path, path, EXAMPLES / "contract_risk" / "records.jsonl")
+    assert stderr.startswith(f"pingce: error: {path}: nested more than 64 levels deep (line 3)")
+
+
+def test_nesting_within_the_limit_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "suite.yaml"
+    deep = "{a: " * 40 + "1" + "}" * 40
+    path.write_text(
+        SUITE_HEAD + f"metrics: {{accuracy: {{}}}}\nmodel: {{prediction: p, parameters: {deep}}}\n",
+        encoding="utf-8",
+    )
+    assert load_suite(path).spec.model is not None
+
+
+DUPLICATES = [
+    # (YAML text, key named, the two lines)
+    (SUITE_HEAD + "metrics: {accuracy: {}}\nmetrics: {qwk: {}}\n", "metrics", (4, 5)),
+    (SUITE_HEAD + "metrics:\n  accuracy: {}\n  qwk: {}\n  accuracy: {zero_division: 1}\n",
+     "metrics.accuracy", (5, 7)),
+    (SUITE_HEAD + "metrics: {f1: {average: macro, average: micro}}\n", "metrics.f1.average",
+     (4, 4)),
+    (SUITE_HEAD.replace("inputs: {gold: g, pred: p}", "inputs: {gold: g, pred: p, gold: h}")
+     + "metrics: {accuracy: {}}\n", "inputs.gold", (3, 3)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "key", "lines"), DUPLICATES, ids=[c[1] for c in DUPLICATES])
+def test_a_key_given_twice_is_an_error_naming_it_and_both_lines(
+    tmp_path: Path, text: str, key: str, lines: tuple[int, int]
+) -> None:
+    # before: YAML kept the second silently
+    path = tmp_path / "suite.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(SuiteError) as info:
+        load_suite(path)
+    message = str(info.value)
+    assert info.value.key == key, message
+    assert message.startswith(f"{path}: key '{key}': ")
+    assert f"given twice in one mapping (lines {lines[0]} and {lines[1]})" in message
+
+
+def test_a_duplicate_key_stops_the_run_with_exit_2(tmp_path: Path) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        "name: t\nlabels: {values: [高, 中, 低]}\ninputs: {gold: gold_level, pred: pred_level}\n"
+        "metrics:\n  accuracy: {}\n  accuracy: {zero_division: 1}\n",
+        encoding="utf-8",
+    )
+    stderr = failed_run(tmp_path, path, EXAMPLES / "contract_risk" / "records.jsonl")
+    assert "key 'metrics.accuracy'" in stderr and "lines 5 and 6" in stderr
+
+
+def test_merge_keys_and_anchors_still_work_and_a_value_inside_itself_is_refused(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "suite.yaml"
+    path.write_text(
+        SUITE_HEAD + "metrics:\n  f1: &b {metric: f1, average: macro}\n"
+        "  f1_micro: {<<: *b, average: micro}\n  f1_again: *b\n",
+        encoding="utf-8",
+    )
+    suite = load_suite(path)  # a merged key overridden is not a duplicate
+    assert [suite.metrics[n].args["average"] for n in ("f1", "f1_micro", "f1_again")] == [
+        "macro",
+        "micro",
+        "macro",
+    ]
+    path.write_text(SUITE_HEAD + "metrics: &m {accuracy: {}, again: *m}\n", encoding="utf-8")
+    with pytest.raises(SuiteError, match="contain itself") as info:
+        load_suite(path)
+    assert info.value.key == "metrics.again"
+
+
+def test_the_builtin_suites_have_no_duplicate_keys() -> None:
+    for name in builtin_suites():
+        assert load_suite(name).spec.name == name
+        text = (resources.files("pingce.suites") / f"{name}.yaml").read_text(encoding="utf-8")
+        assert yaml.safe_load(text)["name"] == name
