@@ -102,6 +102,25 @@ def test_all_missing_is_null_with_reason() -> None:
     assert "latency_sec" in dumped["metrics"]["p95_latency_sec"]["undefined_reason"]
 
 
+def test_a_mean_that_overflows_is_null_with_reason_never_inf() -> None:
+    """Two latencies of 9e307 s add up beyond the largest float: the mean is null with the
+    reason (it was inf in the console and null without a reason in results.json), and so is
+    its interval; the percentiles, which add nothing up, keep numpy's values."""
+    latency = np.array([9e307, 9e307, 1.0])
+    result = pingce.evaluate(SPEC, records_from(latency), bootstrap=50)
+    mean = result.metrics["avg_latency_sec"]
+    assert mean.value is None and mean.n == 3
+    assert mean.undefined_reason is not None and "64-bit float" in mean.undefined_reason
+    assert mean.ci_low is None and mean.ci_high is None
+    with np.errstate(over="ignore"):
+        assert math.isinf(float(np.mean(latency)))  # numpy overflows the same way
+    for name, q in NAMED.items():
+        assert result.metrics[name].value == pytest.approx(float(np.percentile(latency, q)))
+    comparison = pingce.compare(SPEC, records_from(latency), records_from(latency), bootstrap=50)
+    overflowed = comparison.metrics["avg_latency_sec"]
+    assert overflowed.delta is None and overflowed.p_value is None and not overflowed.significant
+
+
 def test_latency_percentile_rejects_q_outside_0_100() -> None:
     assert create_metric("latency_percentile", q=37.5).q == 37.5
     for q in (-1.0, 100.5):

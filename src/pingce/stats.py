@@ -166,6 +166,12 @@ def acceleration_of_moments(moments: np.ndarray) -> float:
     return float(third / (6.0 * second**1.5))
 
 
+_SCALED_ABOVE = 1e100
+"""Jackknife values beyond this size are divided by a power of two before the acceleration
+(which does not change with the scale) so that their cubes stay finite: latencies near 1e308
+gave an overflow."""
+
+
 def _acceleration(values: np.ndarray, counts: np.ndarray) -> float:
     """BCa's acceleration from weighted jackknife values (scipy's formula)."""
     keep = ~np.isnan(values)
@@ -174,6 +180,11 @@ def _acceleration(values: np.ndarray, counts: np.ndarray) -> float:
     n = float(counts.sum())
     if n < 2:
         return math.nan
+    largest = max(float(values.max()), -float(values.min())) if values.size else 0.0
+    if not math.isfinite(largest):
+        return math.nan
+    if largest > _SCALED_ABOVE:  # the cubes would overflow: the same acceleration, scaled
+        values = np.ldexp(values, -np.frexp(largest)[1])
     # scipy's formula with two temporaries of the jackknife's length, reused (a million
     # leave-one-out values: no new peak of memory), every operation the one it writes
     work = np.multiply(values, counts)

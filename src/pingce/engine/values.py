@@ -35,6 +35,13 @@ __all__ = [
 
 Blocks = Mapping[Hashable, StatBlock]
 
+_OVERFLOW = (
+    "not a finite number: the records' values add up beyond the largest 64-bit float (about "
+    "1.8e308)"
+)
+"""Why a value is null when its finaliser gave an infinity: the summed statistics overflowed
+(latencies near 1e308), and an infinity is no more a value than 0/0 is."""
+
 
 def metric_value(metric: Metric, block: StatBlock) -> MetricResult:
     """A metric's value on a block, with n and the reason when undefined, and a note when the
@@ -56,6 +63,8 @@ def metric_value(metric: Metric, block: StatBlock) -> MetricResult:
         value = metric.finalize_rows(block.rows)
         n = metric.count_rows(block.rows)
         reason = metric.undefined_rows_reason(block.rows) if math.isnan(value) else None
+    if math.isinf(value):
+        value, reason = math.nan, _OVERFLOW
     return MetricResult(
         value=None if math.isnan(value) else value,
         n=n,
@@ -73,7 +82,7 @@ def finalised_value(metric: Metric, block: StatBlock, value: float | None) -> fl
         return value
     summed = block.total()
     finalised = float(metric.finalize(summed[None, :])[0])
-    return None if math.isnan(finalised) else finalised
+    return finalised if math.isfinite(finalised) else None
 
 
 def metric_values(plan: Plan, blocks: Blocks) -> dict[str, MetricResult]:

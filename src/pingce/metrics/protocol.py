@@ -93,7 +93,8 @@ class StatBlock:
         if self.codes is not None:
             return np.bincount(self.codes, minlength=self.width).astype(np.float64)
         assert self.rows is not None and self.decomposable
-        return np.asarray(self.rows.sum(axis=0), dtype=np.float64)
+        with np.errstate(over="ignore"):  # an infinite sum: the value's finaliser says so
+            return np.asarray(self.rows.sum(axis=0), dtype=np.float64)
 
     def weighted_total(self, weights: np.ndarray) -> np.ndarray:
         """Sum of the statistics with record ``i`` counted ``weights[i]`` times (a bootstrap
