@@ -656,3 +656,30 @@ def _recorded_bars() -> tuple[dict[str, list[float]], Any]:
         return advance
 
     return bars, hook
+
+
+def test_an_integer_beyond_64_bits_in_a_schema_is_sent_and_cached(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    """A function doc may hold any JSON integer (``"maximum": 2**70``): the request carries it
+    exactly (the standard library writes what orjson cannot), the answer is cached under it,
+    and a rerun asks nothing (was a TypeError from orjson in the cache key)."""
+    big = 2**70
+    function = {**BFCL_FUNCTION, "parameters": {**BFCL_FUNCTION["parameters"], "maximum": big}}
+    records = [
+        {
+            "id": "simple_0",
+            "question": [[{"role": "user", "content": "Area of a triangle with base 10?"}]],
+            "function": [function],
+            "ground_truth": [{"math.triangle_area": {"base": [10.0], "unit": ["cm", ""]}}],
+        }
+    ]
+    cache = tmp_path / "c.sqlite3"
+    options = {"model": "openai:m", "base_url": server.url, "cache": str(cache), "bootstrap": 0}
+    first = pingce.evaluate("tool-use", records, **options)
+    assert server.count() == 1
+    assert json.loads(server.chat()[0].body)["tools"][0]["function"]["parameters"]["maximum"] == big
+    again = pingce.evaluate("tool-use", records, **options)
+    assert server.count() == 1  # the rerun is answered by the cache
+    assert again.metrics["tool_call_accuracy"].value == first.metrics["tool_call_accuracy"].value
+    assert first.metrics["tool_call_accuracy"].value == 1.0

@@ -38,17 +38,16 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
-import json
 import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import orjson
 
 from .._collector import collector_paused
 from .._halves import in_halves
+from .._json import dumps
 from ..errors import InputError
 from ..records import FieldSpec, ParseFailure, Table
 from ._policy import ZeroDivision, check_zero_division, safe_divide
@@ -204,13 +203,8 @@ def parse_functions(value: Any) -> tuple[Function, ...]:
 
 
 def _schema_key(value: Any) -> bytes:
-    """The JSON text of ``value`` as a cache key: orjson's, or (an integer of 2**64 or more,
-    as ``"maximum": 18446744073709551616`` in a schema) the json module's, which writes any
-    integer, behind a prefix that no orjson text starts with."""
-    try:
-        return orjson.dumps(value)
-    except TypeError:
-        return b"json:" + json.dumps(value, ensure_ascii=False, default=repr).encode()
+    """The JSON text of ``value`` as a cache key (any integer written: ``_json.dumps``)."""
+    return dumps(value)
 
 
 _CALL_KEYS = frozenset({"name", "arguments", "function", "type", "input", "id"})

@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from .._json import dumps
 from ..cache import KeyedStore
 
 __all__ = ["AnswerCache", "CachedAnswer", "request_key"]
@@ -40,7 +41,7 @@ def request_key(identity: str, body: dict[str, Any]) -> str:
     digest = hashlib.sha256()
     digest.update(identity.encode("utf-8"))
     digest.update(b"\x00")
-    digest.update(orjson.dumps(body, option=orjson.OPT_SORT_KEYS))
+    digest.update(dumps(body, sort_keys=True))
     return digest.hexdigest()
 
 
@@ -61,7 +62,7 @@ class AnswerCache:
     def put_many(self, items: Iterable[tuple[str, CachedAnswer]]) -> None:
         """Store answers ``(key, (reply, latency_sec, prompt_tokens, completion_tokens))``."""
         self._store.put_many(
-            (key, (orjson.dumps(reply).decode("utf-8"), latency, pt, ct))
+            (key, (dumps(reply).decode("utf-8"), latency, pt, ct))
             for key, (reply, latency, pt, ct) in items
         )
 

@@ -28,6 +28,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from .._json import dumps
 from ..errors import OptionError
 from ..urls import public_url
 from .base import BackendStats
@@ -158,7 +159,7 @@ class Session:
             headers=self.headers,
             timeout=aiohttp.ClientTimeout(total=self.timeout),
             connector=aiohttp.TCPConnector(limit=self.concurrency, limit_per_host=self.concurrency),
-            json_serialize=lambda obj: orjson.dumps(obj).decode(),
+            json_serialize=lambda obj: dumps(obj).decode(),
         )
         return self
 
