@@ -39,7 +39,7 @@ def test_a_deeply_nested_suite_file_is_an_error_naming_the_file(tmp_path: Path) 
         encoding="utf-8",
     )
     stderr = failed_run(tmp_path, path, EXAMPLES / "contract_risk" / "records.jsonl")
-    assert stderr.startswith(f"pingce: error: {path}: nested more than 64 levels deep (line 3)")
+    assert stderr.startswith(f"pingce: error: {path}:3: nested more than 64 levels deep")
 
 
 def test_nesting_within_the_limit_is_read(tmp_path: Path) -> None:
@@ -75,7 +75,7 @@ def test_a_key_given_twice_is_an_error_naming_it_and_both_lines(
         load_suite(path)
     message = str(info.value)
     assert info.value.key == key, message
-    assert message.startswith(f"{path}: key '{key}': ")
+    assert message.startswith(f"{path}:{lines[1]}: key '{key}': ")
     assert f"given twice in one mapping (lines {lines[0]} and {lines[1]})" in message
 
 
@@ -116,3 +116,34 @@ def test_the_builtin_suites_have_no_duplicate_keys() -> None:
         assert load_suite(name).spec.name == name
         text = (resources.files("pingce.suites") / f"{name}.yaml").read_text(encoding="utf-8")
         assert yaml.safe_load(text)["name"] == name
+
+
+@pytest.mark.parametrize(
+    ("body", "line", "key", "said"),
+    [
+        # a metric's argument: the line of its entry
+        ("metrics:\n  accuracy: {}\n  f1:\n    average: macro\n    beta: 2\n", 6, "metrics.f1",
+         "takes no 'beta'"),
+        # a default that no metric takes: the line of that default
+        ("defaults:\n  zero_division: 0\n  strict: false\nmetrics:\n  accuracy: {}\n", 6,
+         "defaults.strict", "would be ignored"),
+        # an unknown metric: the line of its name
+        ("metrics:\n  accuracy: {}\n  acuracy: {}\n", 6, "metrics.acuracy", "did you mean"),
+        # a value the schema refuses: the line of the key
+        ("metrics:\n  accuracy: {}\nbootstrap: many\n", 6, "bootstrap", ""),
+    ],
+)  # fmt: skip
+def test_an_error_about_a_key_names_its_line(
+    tmp_path: Path, body: str, line: int, key: str, said: str
+) -> None:
+    """The file, the line where the file writes the key (or the nearest key around it) and the
+    key: `suite.yaml:6: key 'metrics.f1': ...` (the line was missing but for duplicate keys)."""
+    path = tmp_path / "suite.yaml"
+    path.write_text(SUITE_HEAD + body, encoding="utf-8")
+    with pytest.raises(SuiteError) as caught:
+        load_suite(path)
+    assert (caught.value.line, caught.value.key) == (line, key)
+    assert str(caught.value).startswith(f"{path}:{line}: key '{key}': ")
+    assert said.lower() in str(caught.value).lower()
+    stderr = failed_run(tmp_path, path, EXAMPLES / "contract_risk" / "records.jsonl")
+    assert f"{path}:{line}: key '{key}'" in stderr

@@ -79,13 +79,24 @@ class OutputError(PingceError):
 
 
 class SuiteError(PingceError):
-    """A suite file is invalid; the message names the file and the key."""
+    """A suite file is invalid; the message names the file, the line (where the file has the
+    key) and the key."""
 
-    def __init__(self, message: str, *, source: str | None = None, key: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: str | None = None,
+        key: str | None = None,
+        line: int | None = None,
+    ):
         self.source = source
         self.key = key
+        self.line = line
         self.reason = message
         where = source or "suite"
+        if line is not None:
+            where += f":{line}"
         if key:
             where += f": key '{key}'"
         super().__init__(f"{where}: {message}")

@@ -18,19 +18,23 @@ from typing import Any
 import yaml
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-__all__ = ["MAX_DEPTH", "YamlProblem", "load_yaml"]
+__all__ = ["MAX_DEPTH", "KeyLines", "YamlProblem", "load_yaml"]
 
 MAX_DEPTH = 64
 """The deepest nesting of mappings and lists a suite file may have."""
 
 _MERGE = "tag:yaml.org,2002:merge"
 
+KeyLines = dict[str, int]
+"""The line of each key of a document, by its dotted path (``metrics.accuracy.beta``)."""
+
 
 class YamlProblem(ValueError):
     """What is wrong, the key (a dotted path, None for the whole file) and the line."""
 
-    def __init__(self, message: str, key: str | None = None):
+    def __init__(self, message: str, key: str | None = None, line: int | None = None):
         self.key = key
+        self.line = line
         super().__init__(message)
 
 
@@ -47,8 +51,9 @@ class _SuiteLoader(yaml.SafeLoader):
             if self.depth > MAX_DEPTH:
                 line = self.peek_event().start_mark.line + 1  # type: ignore[no-untyped-call]
                 raise YamlProblem(
-                    f"nested more than {MAX_DEPTH} levels deep (line {line}): a suite file is a "
-                    "few levels of mappings and lists"
+                    f"nested more than {MAX_DEPTH} levels deep: a suite file is a few levels of "
+                    "mappings and lists",
+                    line=line,
                 )
             return super().compose_node(parent, index)
         finally:
@@ -59,8 +64,9 @@ def _path(parent: str, key: Any) -> str:
     return f"{parent}.{key}" if parent else str(key)
 
 
-def _check_nodes(root: Node, loader: _SuiteLoader) -> None:
-    """Every mapping's keys distinct, no node inside itself (walked without recursion)."""
+def _check_nodes(root: Node, loader: _SuiteLoader, lines: KeyLines) -> None:
+    """Every mapping's keys distinct, no node inside itself (walked without recursion); the
+    line of every key into ``lines``."""
     stack: list[tuple[Node, str, frozenset[int]]] = [(root, "", frozenset())]
     done: set[int] = set()
     while stack:
@@ -68,8 +74,9 @@ def _check_nodes(root: Node, loader: _SuiteLoader) -> None:
         if id(node) in above:
             line = node.start_mark.line + 1
             raise YamlProblem(
-                f"an alias inside the value it names (line {line}): the value would contain itself",
+                "an alias inside the value it names: the value would contain itself",
                 path or None,
+                line,
             )
         if id(node) in done:  # an alias of a node already checked
             continue
@@ -87,8 +94,10 @@ def _check_nodes(root: Node, loader: _SuiteLoader) -> None:
                             f"key {key!r} is given twice in one mapping (lines {seen[key]} and "
                             f"{line}); YAML would keep the second silently: remove one",
                             where,
+                            line,
                         )
                     seen[key] = line
+                    lines.setdefault(_path(path, key), line)
                     stack.append((value_node, _path(path, key), inner))
                 else:
                     stack.append((key_node, path, inner))
@@ -97,16 +106,17 @@ def _check_nodes(root: Node, loader: _SuiteLoader) -> None:
             stack.extend((item, f"{path}[{i}]", inner) for i, item in enumerate(node.value))
 
 
-def load_yaml(text: str) -> Any:
+def load_yaml(text: str, lines: KeyLines | None = None) -> Any:
     """The document in ``text``, as ``yaml.safe_load`` reads it; :class:`YamlProblem` for a key
     given twice, nesting deeper than :data:`MAX_DEPTH` or a value inside itself, and
-    ``yaml.YAMLError`` for text that is not YAML."""
+    ``yaml.YAMLError`` for text that is not YAML. The line of each key goes into ``lines``
+    when given (what an error about a key points at)."""
     loader = _SuiteLoader(text)
     try:
         root = loader.get_single_node()
         if root is None:
             return None
-        _check_nodes(root, loader)
+        _check_nodes(root, loader, {} if lines is None else lines)
         return loader.construct_document(root)
     finally:
         loader.dispose()

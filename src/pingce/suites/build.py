@@ -19,7 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._constraints import ArgumentError
 from ..errors import SuiteError, did_you_mean
@@ -34,6 +34,9 @@ from ..metrics.registry import (
     table_registry,
 )
 from .spec import DefaultsSpec, SuiteSpec
+
+if TYPE_CHECKING:
+    from ._yaml import KeyLines
 
 __all__ = ["BuiltSuite", "builtin_suites", "load_suite"]
 
@@ -184,7 +187,8 @@ def _check_used(spec: SuiteSpec, taken: set[str], source: str) -> None:
                 )
 
 
-def _parse(suite: str | os.PathLike[str]) -> tuple[SuiteSpec, str]:
+def _parse(suite: str | os.PathLike[str], lines: KeyLines) -> tuple[SuiteSpec, str]:
+    """The suite file's spec and its name in messages; the line of each key into ``lines``."""
     import yaml
     from pydantic import ValidationError
 
@@ -192,9 +196,9 @@ def _parse(suite: str | os.PathLike[str]) -> tuple[SuiteSpec, str]:
 
     text, source = _read(suite)
     try:
-        data = load_yaml(text)
+        data = load_yaml(text, lines)
     except YamlProblem as exc:
-        raise SuiteError(str(exc), source=source, key=exc.key) from None
+        raise SuiteError(str(exc), source=source, key=exc.key, line=exc.line) from None
     except yaml.YAMLError as exc:
         raise SuiteError(f"not valid YAML: {exc}", source=source) from None
     if not isinstance(data, dict):
@@ -244,7 +248,31 @@ def load_suite(
     elif isinstance(suite, SuiteSpec):
         spec, source = suite, f"<suite {suite.name}>"
     else:
-        spec, source = _parse(suite)
+        lines: KeyLines = {}
+        try:
+            spec, source = _parse(suite, lines)
+            return _built(spec, source, defaults)
+        except SuiteError as exc:
+            raise _with_line(exc, lines) from None
+    return _built(spec, source, defaults)
+
+
+def _with_line(error: SuiteError, lines: KeyLines) -> SuiteError:
+    """``error`` pointing at the line of its key in the file (of the nearest enclosing key the
+    file writes: a default that a metric takes is the line of ``defaults.NAME``)."""
+    if error.line is not None or not error.key or not lines:
+        return error
+    path = error.key
+    while path not in lines and "." in path:
+        path = path.rsplit(".", 1)[0]
+    if path not in lines:
+        return error
+    return SuiteError(error.reason, source=error.source, key=error.key, line=lines[path])
+
+
+def _built(spec: SuiteSpec, source: str, defaults: Mapping[str, Any] | None) -> BuiltSuite:
+    """The suite of ``spec`` with ``defaults`` laid over its own, its metrics and tables made
+    and checked."""
     spec = _overlay(spec, defaults or {})
     scale = None
     if spec.labels is not None:
