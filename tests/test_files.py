@@ -425,6 +425,111 @@ def test_a_jsonl_line_that_is_not_utf8_is_named(tmp_path: Path) -> None:
     assert load_records(path, specs).column("gold_level").tolist() == [0, 0, 0, 2]  # 高 高 高 低
 
 
+# issue 28: a UTF-8 file with a bad byte is not read in another code page; a legacy code page
+# only where the text is plausible in it, and the encoding read is said
+
+
+EXAMPLE_SUITES = {"function-points": "function_points", "tool-use": "tool_use"}
+
+
+@pytest.mark.parametrize("suite", EXAMPLE_SUITES)
+def test_a_utf8_file_with_one_bad_byte_is_an_error_naming_line_and_offset(
+    tmp_path: Path, suite: str
+) -> None:
+    """Was read as ptcp154 / cp1251 (every Chinese string mojibake; exit 0, other numbers)."""
+    data = (EXAMPLES / EXAMPLE_SUITES[suite] / "records.jsonl").read_bytes()
+    lines = data.splitlines(keepends=True)
+    line = next(i for i, text in enumerate(lines) if any(b >= 0x80 for b in text)) + 1
+    offset = sum(map(len, lines[: line - 1])) + lines[line - 1].index(b'"') + 1
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(data[:offset] + b"\xff" + data[offset:])
+    out = tmp_path / "out"
+    done = run_pingce("run", suite, "--data", str(path), "--out", str(out), "--bootstrap", "0")
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and not out.exists()
+    assert f"{path}:{line}: not UTF-8: byte 0xff at byte offset {offset}" in done.stderr
+    assert "--encoding" in done.stderr
+
+
+@pytest.mark.parametrize("level", ["高", "中", "低"])
+def test_a_short_cjk_file_with_a_bad_byte_is_read_in_no_implausible_code_page(
+    tmp_path: Path, level: str
+) -> None:
+    """Three of its four bytes beyond ASCII UTF-8: too few to call it UTF-8, and no code page
+    reads it plausibly (it was read as cp1125, cp775 or cp1250: Cyrillic or accented letters
+    where the Chinese label was, then 'unknown label')."""
+    path = tmp_path / "short.jsonl"
+    line = json.dumps({"id": "r1", "gold_level": level}, ensure_ascii=False)[:-1]
+    path.write_bytes(line.encode("utf-8") + b', "pred_level": "\xff"}\n')
+    offset = path.read_bytes().index(b"\xff")
+    out = tmp_path / "out"
+    done = run_pingce("run", "contract-risk", "--data", str(path), "--out", str(out))
+    assert done.returncode == 2 and not out.exists()
+    assert (
+        f"{path}:1: cannot tell the text encoding: not UTF-8 (byte 0xff at byte offset "
+        f"{offset})" in done.stderr
+    )
+
+
+LEGACY_TEXTS = {
+    "latin-1": "Le patient se plaint de maux de tête et de fièvre; il a été opéré à l'hôpital.",
+    "cp1252": "Der Vertrag enthält eine Kündigungsfrist – „drei Monate“ – und 12 € Gebühr.",
+    "gbk": "甲方应于每月五日前支付租金，逾期按日计息。",
+    "gb18030": "患者自述头痛发热三天，伴有咳嗽、乏力；𠮷字在此。",
+    "utf-16": "合同第三条：乙方不得转租。Clause 3: no subletting.",
+}
+READ_AS = {"latin-1": "cp1252", "cp1252": "cp1252", "gbk": "gb18030", "gb18030": "gb18030",
+           "utf-16": "utf-16"}  # fmt: skip
+
+
+@pytest.mark.parametrize("encoding", LEGACY_TEXTS)
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_files_in_legacy_code_pages_read_right_and_record_the_encoding(
+    tmp_path: Path, encoding: str, suffix: str
+) -> None:
+    """Latin-1 French was read as cp1257 (``tête`` as ``tźte``); each now reads exactly, and
+    the table says in which encoding (and a note, as it is not UTF-8)."""
+    texts = [LEGACY_TEXTS[encoding], LEGACY_TEXTS[encoding][:12], "plain ASCII"]
+    path = tmp_path / f"records{suffix}"
+    if suffix == ".csv":
+        rows = "".join(f'r{i},"{t}"\n' for i, t in enumerate(texts))
+        content = "id,text\n" + rows
+    else:
+        content = "".join(
+            json.dumps({"id": f"r{i}", "text": t}, ensure_ascii=False) + "\n"
+            for i, t in enumerate(texts)
+        )
+    path.write_bytes(content.encode(encoding))
+    table = load_records(path, [FieldSpec("text", "string")])
+    assert table.column("text") == texts
+    assert table.encoding == READ_AS[encoding]
+    assert table.notes == [f"{path}: text read as {READ_AS[encoding]} (detected)"]
+
+
+def test_the_encoding_is_in_results_json_and_said_when_not_utf8(tmp_path: Path) -> None:
+    path, _ = risk_gbk_csv(tmp_path)
+    out = tmp_path / "gbk"
+    done = run_pingce("run", "contract-risk", "--data", str(path), "--out", str(out),
+                      "--bootstrap", "0")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert results(out)["data"]["encoding"] == "gb18030"
+    assert f"{path}: text read as gb18030 (detected)" in done.stdout
+    forced = tmp_path / "forced"
+    done = run_pingce("run", "contract-risk", "--data", str(path), "--out", str(forced),
+                      "--bootstrap", "0", "--encoding", "gbk")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert results(forced)["data"]["encoding"] == "gbk"
+    assert f"{path}: text read as gbk (as --encoding asked)" in done.stdout
+    plain = tmp_path / "plain"
+    done = run_pingce("run", "contract-risk", "--data", str(RISK), "--out", str(plain),
+                      "--bootstrap", "0")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert results(plain)["data"]["encoding"] == "utf-8"
+    assert "text read as" not in done.stdout
+    frame = pingce.evaluate("contract-risk", pd.DataFrame(RISK_RECORDS), bootstrap=0)
+    assert frame.data.encoding is None  # not text
+
+
 # ------------------------------------------------------------------- format-specific behaviour
 
 

@@ -285,7 +285,11 @@ class Table:
     columns: dict[str, Any] = field(default_factory=dict)
     specs: dict[str, FieldSpec] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    """What the reading left to say (records left out of a join under ``--allow-missing``)."""
+    """What the reading left to say (records left out of a join under ``--allow-missing``, a
+    text encoding other than UTF-8)."""
+    encoding: str | None = None
+    """The text encoding the records were read in (:attr:`pingce.readers.Reading.encoding`);
+    None for a source that is not text."""
     _derived: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False)
 
     @property
@@ -318,13 +322,8 @@ class Table:
                 columns[name] = values[index]
             else:
                 columns[name] = [values[i] for i in index]
-        return Table(
-            source=self.source,
-            ids=[self.ids[i] for i in index],
-            lines=self.lines[index],
-            columns=columns,
-            specs=self.specs,
-            notes=self.notes,
+        return dataclasses.replace(
+            self, ids=[self.ids[i] for i in index], lines=self.lines[index], columns=columns
         )
 
 
@@ -668,7 +667,12 @@ def load_records(
                 loader.add(block)
         finally:
             reading.blocks.close()  # the file, at once, when a record stops the reading
-    return loader.table()
+    table = loader.table()
+    table.encoding = reading.encoding
+    note = reading.encoding_note()
+    if note is not None:
+        table.notes.append(note)
+    return table
 
 
 def wanted_fields(specs: Sequence[FieldSpec], id_path: str) -> Wanted:
