@@ -530,6 +530,69 @@ def test_the_encoding_is_in_results_json_and_said_when_not_utf8(tmp_path: Path) 
     assert frame.data.encoding is None  # not text
 
 
+# issue 28: a number field's cell is a number, a boolean field's true/false a boolean, in every
+# suite (tcm-dialogue's turn and confidence are parsed JSON fields)
+
+DIALOGUES = EXAMPLES / "tcm_dialogue" / "records.jsonl"
+
+
+def dialogue_cells(spelling: Callable[[bool], str]) -> tuple[list[str], list[list[str]]]:
+    """The tcm-dialogue example as rows of text cells: lists and objects as JSON text, booleans
+    spelled by ``spelling``, numbers as digits, null as an empty cell."""
+    records = read_jsonl(DIALOGUES)
+    names = columns_of(records)
+
+    def cell(value: Any) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, bool):
+            return spelling(value)
+        if isinstance(value, list | dict):
+            return json.dumps(value, ensure_ascii=False)
+        return str(value)
+
+    return names, [[cell(r.get(name)) for name in names] for r in records]
+
+
+def test_tcm_dialogue_reads_csv_tsv_stdin_and_excel_text_cells(tmp_path: Path) -> None:
+    """Was 'field 'turn': expected an integer turn index (got "1")' for every text source, and
+    an Excel text cell 'true' was not a boolean."""
+    expected = evaluate_to("tcm-dialogue", DIALOGUES, tmp_path / "jsonl")
+    spellings: list[Callable[[bool], str]] = [
+        lambda b: "true" if b else "false",
+        lambda b: "TRUE" if b else "FALSE",  # Excel's CSV
+        str,  # pandas' True / False
+    ]
+    for k, spelling in enumerate(spellings):
+        names, rows = dialogue_cells(spelling)
+        for suffix, delimiter in ((".csv", ","), (".tsv", "\t")):
+            path = tmp_path / f"dialogues{k}{suffix}"
+            with open(path, "w", encoding="utf-8", newline="") as handle:
+                csv.writer(handle, delimiter=delimiter).writerows([names, *rows])
+            got = evaluate_to("tcm-dialogue", path, tmp_path / f"out{k}{suffix}")
+            assert got == expected, (suffix, spelling(True))
+    names, rows = dialogue_cells(lambda b: "true" if b else "false")
+    csv_path = tmp_path / "dialogues0.csv"  # the first spelling's CSV, on standard input
+    out = tmp_path / "stdin"
+    done = subprocess.run(
+        [sys.executable, "-m", "pingce", "run", "tcm-dialogue", "--data", "-", "--out", str(out),
+         "--bootstrap", str(RESAMPLES)],
+        input=csv_path.read_bytes(), capture_output=True, env=ENV, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    assert numbers(out) == expected
+    # an Excel sheet of text cells only (booleans typed as the words true and false)
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(names)
+    for row in rows:
+        sheet.append([c if c else None for c in row])
+    assert sheet.cell(row=2, column=names.index("turn") + 1).data_type == "s"  # text, not number
+    path = tmp_path / "dialogues.xlsx"
+    book.save(path)
+    assert evaluate_to("tcm-dialogue", path, tmp_path / "xlsx") == expected
+
+
 # ------------------------------------------------------------------- format-specific behaviour
 
 

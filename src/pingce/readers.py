@@ -54,6 +54,7 @@ __all__ = [
     "Block",
     "Blocks",
     "Reading",
+    "TextKind",
     "Unit",
     "Wanted",
     "detect_encoding",
@@ -66,7 +67,9 @@ __all__ = [
     "text_cell",
 ]
 
-TextKind = Literal["label", "number", "string", "value", "json"]
+TextKind = Literal["label", "number", "string", "value", "json", "boolean"]
+"""How a cell of text is read (:func:`text_cell`): a field's kind, or for a JSON field whose
+parser takes numbers or booleans, ``number`` or ``boolean``."""
 Unit = Literal["line", "row", "record"]
 
 RECORDS_PER_BLOCK = 16384
@@ -155,8 +158,8 @@ Blocks = Generator[Block, None, None]
 @dataclass(frozen=True)
 class Wanted:
     """What a suite reads from each record: the columns (the first key of each field's path and
-    of the id's path) and the kind of each field read whole from a column (how a cell of text
-    is read)."""
+    of the id's path) and the kind of cell of each field read whole from a column (how a cell
+    of text is read: :func:`text_cell`)."""
 
     columns: frozenset[str]
     kinds: Mapping[str, TextKind]
@@ -644,11 +647,17 @@ def _objects(values: list[Any]) -> bool:
 # ------------------------------------------------------------------------------------ CSV, Excel
 
 
+_BOOLEANS = {"true": True, "false": False}
+
+
 def text_cell(text: str, kind: TextKind | None) -> Any:
-    """A cell of text (CSV, or a text cell of a spreadsheet) as a record's value: an empty cell is
-    missing (None); a ``number`` field's cell is parsed (left as text when it is not a number,
-    so that the error shows it); a JSON field's cell that holds a JSON array or object is that
-    value (a cell has no other way to hold a list); anything else stays text."""
+    """A cell of text (CSV, or a text cell of a spreadsheet) as a record's value, by the kind of
+    cell its field reads (:attr:`Wanted.kinds`; the one rule for every suite): an empty cell is
+    missing (None); a ``number`` cell is parsed (a turn, a confidence, a latency; left as text
+    when it is not a number, so that the error shows it); a ``boolean`` cell's ``true`` or
+    ``false`` (any case: Excel writes ``TRUE``, pandas ``True``) is that boolean; a JSON field's
+    cell that holds a JSON array or object is that value (a cell has no other way to hold a
+    list); anything else stays text."""
     if text == "":
         return None
     if kind == "number":
@@ -656,6 +665,8 @@ def text_cell(text: str, kind: TextKind | None) -> Any:
             return float(text)
         except ValueError:
             return text
+    if kind == "boolean":
+        return _BOOLEANS.get(text.strip().casefold(), text)
     if kind == "json":
         return _json_text(text)
     return text
@@ -729,7 +740,7 @@ def _row_blocks(
 
 def _cells(cells: list[Any], kind: TextKind | None) -> list[Any]:
     types = set(map(type, cells))
-    if types <= {str} and kind not in ("number", "json"):
+    if types <= {str} and kind not in ("number", "json", "boolean"):
         return [text or None for text in cells]
     if types <= {str} and kind == "number":
         try:

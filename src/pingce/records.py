@@ -35,6 +35,7 @@ from .progress import Advance
 from .readers import (
     Block,
     Reading,
+    TextKind,
     Unit,
     Wanted,
     frame_reading,
@@ -123,7 +124,9 @@ class FieldSpec:
     returns unchanged) lets the loader skip the calls for blocks made only of those types (and
     nulls, when the field is optional); a ``parse_block`` attribute (a function of a block's
     list of values, nulls as None, returning the parsed list or None to decline) parses a whole
-    block at once, and must agree with the parser value by value."""
+    block at once, and must agree with the parser value by value. A ``cell`` attribute
+    (``number`` or ``boolean``) says how a cell of text is read for a parser that takes numbers
+    (a turn, a confidence) or booleans (a flag): see :meth:`cell_kind`."""
     lenient: bool = False
     """For ``json`` fields: a value the parser rejects is kept as a :class:`ParseFailure` (a
     prediction that failed to parse is a wrong answer) instead of stopping the load."""
@@ -150,6 +153,14 @@ class FieldSpec:
             name = getattr(self.parser, "__name__", "")
             return f"JSON read by {name}" if name else "any JSON value"
         return {"number": "a number", "string": "text", "value": "a single value"}[self.kind]
+
+    def cell_kind(self) -> TextKind:
+        """How a cell of text (CSV, TSV, a spreadsheet's text cell) of this field is read
+        (:func:`pingce.readers.text_cell`): by the field's kind, or for a ``json`` field by its
+        parser's ``cell`` attribute (a number, a boolean), else as JSON text of an array or
+        object. The one rule for every suite: a cell ``1`` of a turn is the number 1."""
+        cell: TextKind | None = getattr(self.parser, "cell", None)
+        return cell if cell is not None and self.kind == "json" else self.kind
 
     def reads_like(self, other: FieldSpec) -> bool:
         """Whether both read the field the same way (they may differ in being required)."""
@@ -680,7 +691,7 @@ def wanted_fields(specs: Sequence[FieldSpec], id_path: str) -> Wanted:
     and the kind of each."""
     paths = [spec.path for spec in specs] + [id_path]
     columns = frozenset(str(parse_path(path)[0]) for path in paths)
-    return Wanted(columns, {spec.path: spec.kind for spec in specs})
+    return Wanted(columns, {spec.path: spec.cell_kind() for spec in specs})
 
 
 def _row(records: _Rows, position: int, found: Sequence[str] | None) -> dict[str, Any]:
