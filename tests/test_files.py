@@ -732,6 +732,71 @@ def test_spreadsheet_empty_rows_in_csv_are_skipped(tmp_path: Path) -> None:
     assert table.ids == ["a", "b"] and table.lines.tolist() == [2, 4]
 
 
+LEVELS_ONLY = [FieldSpec("gold_level", "label", scale=RISK_LEVELS),
+               FieldSpec("pred_level", "label", scale=RISK_LEVELS)]  # fmt: skip
+
+
+def test_an_unterminated_csv_quote_is_reported_where_it_opens(tmp_path: Path) -> None:
+    """Was reported two lines later (the row that took the rest of the file in one cell) as a
+    missing field or an unknown label."""
+    path = tmp_path / "quote.csv"
+    path.write_text('id,gold_level,pred_level\nr1,"高,中\nr2,低,低\nr3,中,中\n', encoding="utf-8")
+    out = tmp_path / "out"
+    done = run_pingce("run", "contract-risk", "--data", str(path), "--out", str(out))
+    assert done.returncode == 2 and "Traceback" not in done.stderr and not out.exists()
+    assert f"{path}:2: a quoted cell opens here and is never closed (an unterminated quote" in (
+        done.stderr
+    )
+    assert """(got '"高,中')""" in done.stderr
+    # on standard input, in a TSV, and after a cell of several lines: the line of the quote
+    piped = subprocess.run(
+        [sys.executable, "-m", "pingce", "run", "contract-risk", "--data", "-", "--out", str(out)],
+        input=path.read_bytes(), capture_output=True, env=ENV, timeout=300, check=False,
+    )  # fmt: skip
+    assert piped.returncode == 2 and "<stdin>:2: a quoted cell opens here" in piped.stderr.decode()
+    tsv = tmp_path / "quote.tsv"
+    tsv.write_text('id\tgold_level\tpred_level\n"r\n1"\t高\t中\nr2\t低\t"低\n', "utf-8")
+    with pytest.raises(InputError, match="never closed") as info:
+        load_records(tsv, LEVELS_ONLY)
+    assert info.value.line == 4
+    # a quote closed on a later line, then text: at the line it opened, naming where it closed
+    path.write_text('id,gold_level,pred_level\nr1,高,"中\nr2,低,"低"\n', encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_records(path, LEVELS_ONLY)
+    assert info.value.line == 2
+    assert "on line 3, where the quoted cell opened here closes" in str(info.value)
+
+
+def test_an_unterminated_quote_in_a_long_file_stops_at_the_field_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("pingce.readers.CSV_FIELD_LIMIT", 200)
+    rows = [f"r{i},高,中" for i in range(100)]
+    rows[4] = 'r4,高,"中'  # line 6
+    path = tmp_path / "long.csv"
+    path.write_text("id,gold_level,pred_level\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"never closed.*field larger than field limit") as info:
+        load_records(path, LEVELS_ONLY)
+    assert info.value.line == 6
+
+
+def test_a_csv_row_with_more_cells_than_the_header_is_an_error(tmp_path: Path) -> None:
+    """Was read without a word (the extra cell dropped; a delimiter in an unquoted cell moves
+    the cells after it)."""
+    path = tmp_path / "extra.csv"
+    path.write_text("id,gold_level,pred_level\nr1,高,中\nr2,低,低,1.5 s\nr3,中,中\n", "utf-8")
+    out = tmp_path / "out"
+    done = run_pingce("run", "contract-risk", "--data", str(path), "--out", str(out))
+    assert done.returncode == 2 and "Traceback" not in done.stderr and not out.exists()
+    assert f"{path}:3: more cells than the header's 3 columns: cell 4 holds a value" in (
+        done.stderr
+    )
+    assert '(got "1.5 s")' in done.stderr
+    # empty cells after the last column (a spreadsheet's trailing delimiters) are no values
+    path.write_text("id,gold_level,pred_level\nr1,高,中,\nr2,低,低,,\n", "utf-8")
+    assert load_records(path, LEVELS_ONLY).ids == ["r1", "r2"]
+
+
 def test_a_truncated_gz_file_is_an_input_error(tmp_path: Path) -> None:
     whole = jsonl_gz(CALL_RECORDS * 50, tmp_path / "calls")
     cut = tmp_path / "cut.jsonl.gz"

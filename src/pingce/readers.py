@@ -690,43 +690,138 @@ def _csv_blocks(
     if first is None:
         return
     csv.field_size_limit(CSV_FIELD_LIMIT)  # the csv module's default is 131,072 characters
-    reader = csv.reader(chain((first,), lines), delimiter=delimiter or _sniff_delimiter(first))
+    row: list[str] = []
+    text = _kept(chain((first,), lines), row)
+    # strict: a quoted cell that never closes, or text after a closing quote, is an error (the
+    # lenient reader takes the rest of the file into the cell, or joins the text to it)
+    reader = csv.reader(text, delimiter=delimiter or _sniff_delimiter(first), strict=True)
     try:
         header = next(reader, None)
-        if header is None:
-            return
-        rows = _numbered_csv_rows(reader)
-        yield from _row_blocks(header, rows, wanted, tick)
     except csv.Error as exc:
-        raise InputError(f"not valid CSV: {exc}", source=source, line=reader.line_num) from None
+        raise _csv_error(exc, row, reader, source) from None
+    if header is None:
+        return
+    row.clear()
+    yield from _row_blocks(header, _numbered_csv_rows(reader, row, source), wanted, tick, source)
 
 
-def _numbered_csv_rows(reader: Any) -> Iterator[tuple[int, Sequence[Any]]]:
-    """The rows of a CSV reader with the line each ends on; a row whose cells are all empty is
-    skipped, as a blank line is (",,," is what a spreadsheet writes for an empty row)."""
-    for row in reader:
-        if any(row):
-            yield reader.line_num, row
+def _kept(lines: Iterable[str], row: list[str]) -> Iterator[str]:
+    """``lines``, each also put in ``row`` (the CSV reader's row being read: one line, unless a
+    quoted cell holds line breaks; cleared at each row's end), so that an error can find where
+    a quote that never closes opened."""
+    for line in lines:
+        row.append(line)
+        yield line
+
+
+def _numbered_csv_rows(
+    reader: Any, lines: list[str], source: str
+) -> Iterator[tuple[int, Sequence[Any] | InputError]]:
+    """The rows of a CSV reader with the line each ends on, then the error that stopped it (if
+    any) in place of a row; a row whose cells are all empty is skipped, as a blank line is
+    (",,," is what a spreadsheet writes for an empty row). ``lines``: the lines of the row
+    being read (:func:`_kept`)."""
+    clear = lines.clear
+    try:
+        for row in reader:
+            clear()
+            if any(row):
+                yield reader.line_num, row
+    except csv.Error as exc:
+        yield reader.line_num, _csv_error(exc, lines, reader, source)
+
+
+def _csv_error(exc: csv.Error, lines: list[str], reader: Any, source: str) -> InputError:
+    """The error of a CSV reader, at the line where the quoted cell it is about opened (a quote
+    that never closes is found at the end of the file, or of the longest cell read); ``lines``:
+    the lines of the row it stopped in."""
+    first = reader.line_num - len(lines) + 1  # the line the row starts on
+    opened = _quote_opened(lines, reader.dialect.delimiter)
+    if opened is None:
+        return InputError(f"not valid CSV: {exc}", source=source, line=reader.line_num)
+    index, column, still_open = opened
+    cell = lines[index][column:].rstrip("\r\n")
+    line = first + index
+    if still_open:
+        return InputError(
+            "a quoted cell opens here and is never closed (an unterminated quote: the rest of "
+            f"the file would be one cell; {exc})",
+            source=source,
+            line=line,
+            value=cell,
+        )
+    closes = f" on line {reader.line_num}, where the quoted cell opened here closes" * (
+        reader.line_num > line
+    )
+    return InputError(
+        f'not valid CSV: {exc}{closes} (a quote inside a cell is written twice: "")',
+        source=source,
+        line=line,
+        value=cell,
+    )
+
+
+def _quote_opened(lines: Sequence[str], delimiter: str) -> tuple[int, int, bool] | None:
+    """Where the last quoted cell of a row's ``lines`` opens (the line's index and the column of
+    its quote) and whether it is still open at their end; None without a quoted cell."""
+    opened = None
+    quoted = False
+    for index, line in enumerate(lines):
+        start = index == 0 or not quoted  # at the start of a cell
+        i = 0
+        while i < len(line):
+            char = line[i]
+            if quoted:
+                if char == '"':
+                    if line[i + 1 : i + 2] == '"':
+                        i += 2
+                        continue
+                    quoted = False
+            elif char == '"' and start:
+                quoted, opened = True, (index, i)
+            start = not quoted and char in (delimiter, "\r", "\n")
+            i += 1
+    return None if opened is None else (*opened, quoted)
 
 
 def _row_blocks(
     header: Sequence[Any],
-    rows: Iterator[tuple[int, Sequence[Any]]],
+    rows: Iterator[tuple[int, Sequence[Any] | InputError]],
     wanted: Wanted,
     tick: Callable[[], None],
+    source: str | None = None,
 ) -> Blocks:
     """Columnar blocks of the rows (none of them blank) of a table whose first row is
     ``header``: the columns the suite reads, text cells by :func:`text_cell` (the last column of
-    a name wins when two have it)."""
+    a name wins when two have it). An error in place of a row ends the last block. With
+    ``source`` (a CSV file), a row with a value beyond the header's columns is an error naming
+    it: a delimiter in an unquoted cell moves the cells after it, and a value in no column is
+    read by nothing."""
     names = ["" if name is None else str(name) for name in header]
     where = {name: i for i, name in enumerate(names) if name in wanted.columns}
     width = max(where.values(), default=-1) + 1
     while True:
         block = list(islice(rows, RECORDS_PER_BLOCK))
-        if not block:
+        last = block[-1][1] if block else None
+        error = last if isinstance(last, InputError) else None
+        if error is not None:
+            block.pop()
+        if not block and error is None:
             tick()
             return
-        numbers, cells = map(list, zip(*block, strict=True))
+        numbers, cells = (list(part) for part in zip(*block, strict=True)) if block else ([], [])
+        if source is not None and max(map(len, cells), default=0) > len(names):
+            extra = _extra_cell(cells, len(names))
+            if extra is not None:
+                j, k = extra
+                error = InputError(
+                    f"more cells than the header's {len(names)} columns: cell {k + 1} holds a "
+                    "value (a delimiter in a cell that is not quoted?)",
+                    source=source,
+                    line=numbers[j],
+                    value=cells[j][k],
+                )
+                numbers, cells = numbers[:j], cells[:j]
         for j, row in enumerate(cells):
             if len(row) < width:  # a short row: the cells it lacks are empty
                 cells[j] = [*row, *[None] * (width - len(row))]
@@ -735,7 +830,19 @@ def _row_blocks(
             for name, i in where.items()
         }
         tick()
-        yield Block(numbers, [], columns=columns, found=names)
+        yield Block(numbers, [], error=error, columns=columns, found=names)
+        if error is not None:
+            return
+
+
+def _extra_cell(cells: Sequence[Sequence[Any]], width: int) -> tuple[int, int] | None:
+    """(row, cell) of the first value beyond ``width`` cells (an empty cell there is none: a
+    spreadsheet may end its rows with a delimiter)."""
+    for j, row in enumerate(cells):
+        for k in range(width, len(row)):
+            if row[k] not in ("", None):
+                return j, k
+    return None
 
 
 def _cells(cells: list[Any], kind: TextKind | None) -> list[Any]:
