@@ -605,7 +605,15 @@ class _Column:
                     return None, (i, "expected a string", raw)
                 out.append(raw)
             elif isinstance(raw, dict | list):
-                return None, (i, "expected a single value (string, number or boolean)", raw)
+                inside = (
+                    (f".{next(iter(raw))}" if raw else ".KEY") if isinstance(raw, dict) else "[0]"
+                )
+                return None, (
+                    i,
+                    "expected a single value (string, number or boolean); a path reads one "
+                    f"inside it, e.g. {self.spec.path}{inside}",
+                    raw,
+                )
             else:
                 out.append(_scalar_text(raw))
         return out, None
