@@ -4,7 +4,10 @@ named, nothing written) or, where the input is valid, a result."""
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
+
+import pytest
 
 import pingce
 from tests.cli_run import run_pingce
@@ -157,3 +160,55 @@ def test_field_paths_of_slice_and_stratify_are_checked_naming_the_option(tmp_pat
         )
         assert done.returncode == 2 and message in done.stderr, (args, done.stderr)
         assert "Traceback" not in done.stderr and not (tmp_path / "o").exists()
+
+
+def test_a_slice_of_a_list_or_object_field_is_refused_naming_a_value_inside(
+    tmp_path: Path,
+) -> None:
+    """Issue 28: --slice on a list or object field made a slice per distinct value named by its
+    Python repr (ambiguous_terms=('发冷', '身痛'), gt_features={'nature': '寒'}; 35 slices of
+    contract-risk's evidence). A slice is the records of one value: refused, naming the line,
+    the value and a path to a value inside, which slices."""
+    dialogues = EXAMPLE.parents[1] / "tcm_dialogue" / "records.jsonl"
+    cases = [
+        ("tcm-dialogue", dialogues, "ambiguous_terms", "a list", "ambiguous_terms[0]",
+         '(got ["发冷", "身痛", "怕风"])'),
+        ("tcm-dialogue", dialogues, "gt_features", "an object", "gt_features.nature",
+         '(got {"nature": "寒", "sweat": "无汗", "deficiency": "实"})'),
+        ("contract-risk", EXAMPLE, "evidence", "a list", "evidence[0].clause", "(got ["),
+    ]  # fmt: skip
+    for suite, data, field, what, inside, value in cases:
+        out = tmp_path / field
+        done = run_pingce("run", suite, "--data", str(data), "--slice", field, "--out", str(out))
+        assert done.returncode == 2 and "Traceback" not in done.stderr and not out.exists()
+        line = next(
+            i for i, text in enumerate(data.read_text("utf-8").splitlines(), 1) if field in text
+        )
+        assert (
+            f"{data}:{line}: field '{field}': --slice takes one value a record, and this is "
+            f"{what}: --slice a value inside it, e.g. --slice {inside}"
+        ) in done.stderr, done.stderr
+        assert value in done.stderr
+        done = run_pingce("run", suite, "--data", str(data), "--slice", inside,
+                          "--out", str(tmp_path / "inside"), "--bootstrap", "0")  # fmt: skip
+        assert done.returncode == 0, done.stderr
+    # a field the suite does not parse is read as one value: the same advice
+    rows = [{"id": "a", "gold_level": "高", "pred_level": "高", "tags": ["x", "y"]}]
+    with pytest.raises(pingce.InputError, match=r"a path reads one inside it, e.g. tags\[0\]"):
+        pingce.evaluate("contract-risk", rows, bootstrap=0, slices=["tags"])
+
+
+def test_boolean_slices_are_named_as_the_data_has_them() -> None:
+    """A flag the suite parses was named True/False (Python's), one it does not parse
+    true/false: both true/false now."""
+    rows = [
+        json.loads(line)
+        for line in (EXAMPLE.parents[1] / "tcm_dialogue" / "records.jsonl")
+        .read_text("utf-8")
+        .splitlines()
+    ]
+    result = pingce.evaluate("tcm-dialogue", rows, bootstrap=0, slices=["gt_conflict"])
+    assert result.slices is not None
+    assert sorted(result.slices) == [
+        "gt_conflict=(missing)", "gt_conflict=false", "gt_conflict=true"
+    ]  # fmt: skip

@@ -5,6 +5,7 @@ the closest one; a suite id field that no record has is a note, not an error."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +183,94 @@ def test_an_id_field_that_no_record_has_is_a_note(records: list[dict[str, Any]])
     assert any("has the id field 'id'" in note for note in result.notes), result.notes
     with_ids = pingce.evaluate("contract-risk", records, bootstrap=0)
     assert not any("id field" in note for note in with_ids.notes)
+
+
+# issue 28: one message of a missing field in every suite, and the --map it suggests is right
+
+
+def test_a_map_to_a_column_the_data_lacks_suggests_the_suites_name(tmp_path: Path) -> None:
+    """Was '--map no_such_col=COLUMN reads it from another column' (the map the wrong way)."""
+    data = EXAMPLES / "contract_risk" / "records.jsonl"
+    out = tmp_path / "o"
+    done = run_pingce("run", "contract-risk", "--data", str(data), "--out", str(out),
+                      "--map", "pred_level=no_such_col")  # fmt: skip
+    assert done.returncode == 2 and not out.exists()
+    assert f"{data}:1: field 'no_such_col': required field is missing (read for pred_level by " \
+        "--map pred_level=no_such_col; the record has 'id'" in done.stderr  # fmt: skip
+    assert "did you mean 'pred_level'?); --map pred_level=COLUMN reads it from another column" in (
+        done.stderr
+    )
+    assert "--map no_such_col" not in done.stderr
+
+
+def renamed_example(folder: str, old: str, new: str) -> list[dict[str, Any]]:
+    return [
+        {new if key == old else key: value for key, value in record.items()}
+        for record in read_jsonl(EXAMPLES / folder / "records.jsonl")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("suite", "folder", "field", "column", "need"),
+    [
+        ("contract-risk", "contract_risk", "pred_level", "prediction", ""),
+        ("function-points", "function_points", "pred", "prediction",
+         "task 'judge' records need it; "),
+        ("tool-use", "tool_use", "gold", "expected", "a record needs its gold calls"),
+        ("tool-use", "tool_use", "functions", "tools", "every record needs the functions"),
+        ("function-call", "function_call", "gold_fn", "expected", ""),
+        ("tcm-dialogue", "tcm_dialogue", "turn", "turn_index", ""),
+    ],
+)  # fmt: skip
+def test_a_missing_field_has_one_message_in_every_suite(
+    tmp_path: Path, suite: str, folder: str, field: str, column: str, need: str
+) -> None:
+    """The fields the record has, the closest (by spelling, or a word of the same role: gold /
+    expected, functions / tools) and the --map that reads it. function-points said 'required
+    for task 'judge' records: field is missing', tool-use 'no gold calls' (neither listed the
+    fields nor suggested a map)."""
+    rows = renamed_example(folder, field, column)
+    data = write(tmp_path / "d.jsonl", rows)
+    line = next(i for i, row in enumerate(rows, 1) if column in row)
+    out = tmp_path / "o"
+    done = run_pingce("run", suite, "--data", str(data), "--out", str(out), "--bootstrap", "0")
+    assert done.returncode == 2 and "Traceback" not in done.stderr and not out.exists()
+    assert f"{data}:{line}: field '{field}': required field is missing ({need}" in done.stderr
+    assert re.search(r"the records? ha(s|ve) '[^;]*'" + column + "'", done.stderr)
+    assert f"did you mean '{column}'?); --map {field}=COLUMN reads it from another column" in (
+        done.stderr
+    )
+    done = run_pingce("run", suite, "--data", str(data), "--out", str(out), "--bootstrap", "0",
+                      "--map", f"{field}={column}")  # fmt: skip
+    assert done.returncode == 0, done.stderr  # the map it suggests reads it
+
+
+def test_a_gold_that_is_a_whole_assistant_message_suggests_its_tool_calls(
+    tmp_path: Path,
+) -> None:
+    rows = read_jsonl(EXAMPLES / "function_call" / "records.jsonl")
+    for row in rows:
+        row["expected"] = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"type": "function", "function": {"name": call["name"],
+                 "arguments": json.dumps(call["arguments"], ensure_ascii=False)}}
+                for call in row.pop("gold_fn")
+            ],
+        }  # fmt: skip
+    data = write(tmp_path / "messages.jsonl", rows)
+    with pytest.raises(pingce.InputError) as info:
+        pingce.evaluate("function-call", data, bootstrap=0, field_map={"gold_fn": "expected"})
+    assert (info.value.line, info.value.field) == (1, "expected")
+    assert "got a whole assistant message; --map gold_fn=expected.tool_calls reads them" in str(
+        info.value
+    )
+    mapped = pingce.evaluate(
+        "function-call", data, bootstrap=0, field_map={"gold_fn": "expected.tool_calls"}
+    )
+    plain = pingce.evaluate("function-call", EXAMPLES / "function_call" / "records.jsonl",
+                            bootstrap=0)  # fmt: skip
+    assert {k: m.value for k, m in mapped.metrics.items()} == {
+        k: m.value for k, m in plain.metrics.items()
+    }

@@ -425,6 +425,174 @@ def test_a_jsonl_line_that_is_not_utf8_is_named(tmp_path: Path) -> None:
     assert load_records(path, specs).column("gold_level").tolist() == [0, 0, 0, 2]  # 高 高 高 低
 
 
+# issue 28: a UTF-8 file with a bad byte is not read in another code page; a legacy code page
+# only where the text is plausible in it, and the encoding read is said
+
+
+EXAMPLE_SUITES = {"function-points": "function_points", "tool-use": "tool_use"}
+
+
+@pytest.mark.parametrize("suite", EXAMPLE_SUITES)
+def test_a_utf8_file_with_one_bad_byte_is_an_error_naming_line_and_offset(
+    tmp_path: Path, suite: str
+) -> None:
+    """Was read as ptcp154 / cp1251 (every Chinese string mojibake; exit 0, other numbers)."""
+    data = (EXAMPLES / EXAMPLE_SUITES[suite] / "records.jsonl").read_bytes()
+    lines = data.splitlines(keepends=True)
+    line = next(i for i, text in enumerate(lines) if any(b >= 0x80 for b in text)) + 1
+    offset = sum(map(len, lines[: line - 1])) + lines[line - 1].index(b'"') + 1
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(data[:offset] + b"\xff" + data[offset:])
+    out = tmp_path / "out"
+    done = run_pingce("run", suite, "--data", str(path), "--out", str(out), "--bootstrap", "0")
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr and not out.exists()
+    assert f"{path}:{line}: not UTF-8: byte 0xff at byte offset {offset}" in done.stderr
+    assert "--encoding" in done.stderr
+
+
+@pytest.mark.parametrize("level", ["高", "中", "低"])
+def test_a_short_cjk_file_with_a_bad_byte_is_read_in_no_implausible_code_page(
+    tmp_path: Path, level: str
+) -> None:
+    """Three of its four bytes beyond ASCII UTF-8: too few to call it UTF-8, and no code page
+    reads it plausibly (it was read as cp1125, cp775 or cp1250: Cyrillic or accented letters
+    where the Chinese label was, then 'unknown label')."""
+    path = tmp_path / "short.jsonl"
+    line = json.dumps({"id": "r1", "gold_level": level}, ensure_ascii=False)[:-1]
+    path.write_bytes(line.encode("utf-8") + b', "pred_level": "\xff"}\n')
+    offset = path.read_bytes().index(b"\xff")
+    out = tmp_path / "out"
+    done = run_pingce("run", "contract-risk", "--data", str(path), "--out", str(out))
+    assert done.returncode == 2 and not out.exists()
+    assert (
+        f"{path}:1: cannot tell the text encoding: not UTF-8 (byte 0xff at byte offset "
+        f"{offset})" in done.stderr
+    )
+
+
+LEGACY_TEXTS = {
+    "latin-1": "Le patient se plaint de maux de tête et de fièvre; il a été opéré à l'hôpital.",
+    "cp1252": "Der Vertrag enthält eine Kündigungsfrist – „drei Monate“ – und 12 € Gebühr.",
+    "gbk": "甲方应于每月五日前支付租金，逾期按日计息。",
+    "gb18030": "患者自述头痛发热三天，伴有咳嗽、乏力；𠮷字在此。",
+    "utf-16": "合同第三条：乙方不得转租。Clause 3: no subletting.",
+}
+READ_AS = {"latin-1": "cp1252", "cp1252": "cp1252", "gbk": "gb18030", "gb18030": "gb18030",
+           "utf-16": "utf-16"}  # fmt: skip
+
+
+@pytest.mark.parametrize("encoding", LEGACY_TEXTS)
+@pytest.mark.parametrize("suffix", [".jsonl", ".csv"])
+def test_files_in_legacy_code_pages_read_right_and_record_the_encoding(
+    tmp_path: Path, encoding: str, suffix: str
+) -> None:
+    """Latin-1 French was read as cp1257 (``tête`` as ``tźte``); each now reads exactly, and
+    the table says in which encoding (and a note, as it is not UTF-8)."""
+    texts = [LEGACY_TEXTS[encoding], LEGACY_TEXTS[encoding][:12], "plain ASCII"]
+    path = tmp_path / f"records{suffix}"
+    if suffix == ".csv":
+        rows = "".join(f'r{i},"{t}"\n' for i, t in enumerate(texts))
+        content = "id,text\n" + rows
+    else:
+        content = "".join(
+            json.dumps({"id": f"r{i}", "text": t}, ensure_ascii=False) + "\n"
+            for i, t in enumerate(texts)
+        )
+    path.write_bytes(content.encode(encoding))
+    table = load_records(path, [FieldSpec("text", "string")])
+    assert table.column("text") == texts
+    assert table.encoding == READ_AS[encoding]
+    assert table.notes == [f"{path}: text read as {READ_AS[encoding]} (detected)"]
+
+
+def test_the_encoding_is_in_results_json_and_said_when_not_utf8(tmp_path: Path) -> None:
+    path, _ = risk_gbk_csv(tmp_path)
+    out = tmp_path / "gbk"
+    done = run_pingce("run", "contract-risk", "--data", str(path), "--out", str(out),
+                      "--bootstrap", "0")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert results(out)["data"]["encoding"] == "gb18030"
+    assert f"{path}: text read as gb18030 (detected)" in done.stdout
+    forced = tmp_path / "forced"
+    done = run_pingce("run", "contract-risk", "--data", str(path), "--out", str(forced),
+                      "--bootstrap", "0", "--encoding", "gbk")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert results(forced)["data"]["encoding"] == "gbk"
+    assert f"{path}: text read as gbk (as --encoding asked)" in done.stdout
+    plain = tmp_path / "plain"
+    done = run_pingce("run", "contract-risk", "--data", str(RISK), "--out", str(plain),
+                      "--bootstrap", "0")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert results(plain)["data"]["encoding"] == "utf-8"
+    assert "text read as" not in done.stdout
+    frame = pingce.evaluate("contract-risk", pd.DataFrame(RISK_RECORDS), bootstrap=0)
+    assert frame.data.encoding is None  # not text
+
+
+# issue 28: a number field's cell is a number, a boolean field's true/false a boolean, in every
+# suite (tcm-dialogue's turn and confidence are parsed JSON fields)
+
+DIALOGUES = EXAMPLES / "tcm_dialogue" / "records.jsonl"
+
+
+def dialogue_cells(spelling: Callable[[bool], str]) -> tuple[list[str], list[list[str]]]:
+    """The tcm-dialogue example as rows of text cells: lists and objects as JSON text, booleans
+    spelled by ``spelling``, numbers as digits, null as an empty cell."""
+    records = read_jsonl(DIALOGUES)
+    names = columns_of(records)
+
+    def cell(value: Any) -> str:
+        if value is None:
+            return ""
+        if isinstance(value, bool):
+            return spelling(value)
+        if isinstance(value, list | dict):
+            return json.dumps(value, ensure_ascii=False)
+        return str(value)
+
+    return names, [[cell(r.get(name)) for name in names] for r in records]
+
+
+def test_tcm_dialogue_reads_csv_tsv_stdin_and_excel_text_cells(tmp_path: Path) -> None:
+    """Was 'field 'turn': expected an integer turn index (got "1")' for every text source, and
+    an Excel text cell 'true' was not a boolean."""
+    expected = evaluate_to("tcm-dialogue", DIALOGUES, tmp_path / "jsonl")
+    spellings: list[Callable[[bool], str]] = [
+        lambda b: "true" if b else "false",
+        lambda b: "TRUE" if b else "FALSE",  # Excel's CSV
+        str,  # pandas' True / False
+    ]
+    for k, spelling in enumerate(spellings):
+        names, rows = dialogue_cells(spelling)
+        for suffix, delimiter in ((".csv", ","), (".tsv", "\t")):
+            path = tmp_path / f"dialogues{k}{suffix}"
+            with open(path, "w", encoding="utf-8", newline="") as handle:
+                csv.writer(handle, delimiter=delimiter).writerows([names, *rows])
+            got = evaluate_to("tcm-dialogue", path, tmp_path / f"out{k}{suffix}")
+            assert got == expected, (suffix, spelling(True))
+    names, rows = dialogue_cells(lambda b: "true" if b else "false")
+    csv_path = tmp_path / "dialogues0.csv"  # the first spelling's CSV, on standard input
+    out = tmp_path / "stdin"
+    done = subprocess.run(
+        [sys.executable, "-m", "pingce", "run", "tcm-dialogue", "--data", "-", "--out", str(out),
+         "--bootstrap", str(RESAMPLES)],
+        input=csv_path.read_bytes(), capture_output=True, env=ENV, timeout=300, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr.decode()
+    assert numbers(out) == expected
+    # an Excel sheet of text cells only (booleans typed as the words true and false)
+    book = openpyxl.Workbook()
+    sheet = book.active
+    sheet.append(names)
+    for row in rows:
+        sheet.append([c if c else None for c in row])
+    assert sheet.cell(row=2, column=names.index("turn") + 1).data_type == "s"  # text, not number
+    path = tmp_path / "dialogues.xlsx"
+    book.save(path)
+    assert evaluate_to("tcm-dialogue", path, tmp_path / "xlsx") == expected
+
+
 # ------------------------------------------------------------------- format-specific behaviour
 
 
@@ -562,6 +730,71 @@ def test_spreadsheet_empty_rows_in_csv_are_skipped(tmp_path: Path) -> None:
     path.write_text("id,gold_level\na,高\n,\nb,低\n,\n,\n", encoding="utf-8")
     table = load_records(path, [FieldSpec("gold_level", "label", scale=RISK_LEVELS)])
     assert table.ids == ["a", "b"] and table.lines.tolist() == [2, 4]
+
+
+LEVELS_ONLY = [FieldSpec("gold_level", "label", scale=RISK_LEVELS),
+               FieldSpec("pred_level", "label", scale=RISK_LEVELS)]  # fmt: skip
+
+
+def test_an_unterminated_csv_quote_is_reported_where_it_opens(tmp_path: Path) -> None:
+    """Was reported two lines later (the row that took the rest of the file in one cell) as a
+    missing field or an unknown label."""
+    path = tmp_path / "quote.csv"
+    path.write_text('id,gold_level,pred_level\nr1,"高,中\nr2,低,低\nr3,中,中\n', encoding="utf-8")
+    out = tmp_path / "out"
+    done = run_pingce("run", "contract-risk", "--data", str(path), "--out", str(out))
+    assert done.returncode == 2 and "Traceback" not in done.stderr and not out.exists()
+    assert f"{path}:2: a quoted cell opens here and is never closed (an unterminated quote" in (
+        done.stderr
+    )
+    assert """(got '"高,中')""" in done.stderr
+    # on standard input, in a TSV, and after a cell of several lines: the line of the quote
+    piped = subprocess.run(
+        [sys.executable, "-m", "pingce", "run", "contract-risk", "--data", "-", "--out", str(out)],
+        input=path.read_bytes(), capture_output=True, env=ENV, timeout=300, check=False,
+    )  # fmt: skip
+    assert piped.returncode == 2 and "<stdin>:2: a quoted cell opens here" in piped.stderr.decode()
+    tsv = tmp_path / "quote.tsv"
+    tsv.write_text('id\tgold_level\tpred_level\n"r\n1"\t高\t中\nr2\t低\t"低\n', "utf-8")
+    with pytest.raises(InputError, match="never closed") as info:
+        load_records(tsv, LEVELS_ONLY)
+    assert info.value.line == 4
+    # a quote closed on a later line, then text: at the line it opened, naming where it closed
+    path.write_text('id,gold_level,pred_level\nr1,高,"中\nr2,低,"低"\n', encoding="utf-8")
+    with pytest.raises(InputError) as info:
+        load_records(path, LEVELS_ONLY)
+    assert info.value.line == 2
+    assert "on line 3, where the quoted cell opened here closes" in str(info.value)
+
+
+def test_an_unterminated_quote_in_a_long_file_stops_at_the_field_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("pingce.readers.CSV_FIELD_LIMIT", 200)
+    rows = [f"r{i},高,中" for i in range(100)]
+    rows[4] = 'r4,高,"中'  # line 6
+    path = tmp_path / "long.csv"
+    path.write_text("id,gold_level,pred_level\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"never closed.*field larger than field limit") as info:
+        load_records(path, LEVELS_ONLY)
+    assert info.value.line == 6
+
+
+def test_a_csv_row_with_more_cells_than_the_header_is_an_error(tmp_path: Path) -> None:
+    """Was read without a word (the extra cell dropped; a delimiter in an unquoted cell moves
+    the cells after it)."""
+    path = tmp_path / "extra.csv"
+    path.write_text("id,gold_level,pred_level\nr1,高,中\nr2,低,低,1.5 s\nr3,中,中\n", "utf-8")
+    out = tmp_path / "out"
+    done = run_pingce("run", "contract-risk", "--data", str(path), "--out", str(out))
+    assert done.returncode == 2 and "Traceback" not in done.stderr and not out.exists()
+    assert f"{path}:3: more cells than the header's 3 columns: cell 4 holds a value" in (
+        done.stderr
+    )
+    assert '(got "1.5 s")' in done.stderr
+    # empty cells after the last column (a spreadsheet's trailing delimiters) are no values
+    path.write_text("id,gold_level,pred_level\nr1,高,中,\nr2,低,低,,\n", "utf-8")
+    assert load_records(path, LEVELS_ONLY).ids == ["r1", "r2"]
 
 
 def test_a_truncated_gz_file_is_an_input_error(tmp_path: Path) -> None:

@@ -376,7 +376,7 @@ def test_a_record_without_functions_or_gold_is_an_input_error(tmp_path: Path) ->
     assert (info.value.source, info.value.line, info.value.field) == (str(path), 2, "functions")
     lines = [ok, {"id": "b", "functions": [TRIANGLE], "pred": []}]
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
-    with pytest.raises(InputError, match="no gold calls") as info:
+    with pytest.raises(InputError, match="needs its gold calls") as info:
         pingce.evaluate("tool-use", path, bootstrap=0)
     assert (info.value.line, info.value.field) == (2, "gold")
     lines[1]["category"] = "irrelevance"  # right answer: no call

@@ -194,3 +194,6 @@ def _boolean(value: object) -> bool:
     if isinstance(value, bool):
         return value
     raise ValueError("expected true or false")
+
+
+_boolean.cell = "boolean"  # type: ignore[attr-defined]  # a CSV cell true/false (FieldSpec.cell_kind)

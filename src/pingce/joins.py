@@ -32,10 +32,12 @@ class GoldJoin:
     gold_without_prediction: int = 0
     origin: dict[int, tuple[int, frozenset[str]]] = field(default_factory=dict)
     """For each prediction line, the gold line joined to it and the keys that came from it."""
+    encoding: str | None = None
+    """What to say of the gold file's encoding (:meth:`Reading.encoding_note`)."""
 
     def notes(self, predictions: str) -> list[str]:
-        """The counted misses, in words."""
-        out = []
+        """The gold file's encoding when it is not UTF-8, and the counted misses, in words."""
+        out = [] if self.encoding is None else [self.encoding]
         if self.gold_without_prediction:
             out.append(
                 f"{self.gold_without_prediction} record(s) of {self.gold} have no prediction in "
@@ -199,4 +201,8 @@ def joined_reading(
             )
         join.gold_without_prediction = len(missing)
 
-    return Reading(label, blocks(), unit=reading.unit), join
+    joined = Reading(
+        label, blocks(), unit=reading.unit, encoding=reading.encoding, detected=reading.detected
+    )
+    join.encoding = gold_reading.encoding_note()
+    return joined, join

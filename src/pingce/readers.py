@@ -15,8 +15,10 @@ does is turn bytes (or a data frame) into records with their line numbers:
 - standard input (``-``): an array if it starts with ``[``, JSONL with ``{``, else CSV.
 
 Text is UTF-8 unless a byte-order mark says UTF-16/32 or the first 64 KB are not UTF-8, in which
-case charset-normalizer guesses (GB18030 when it reads as well as the guess); ``encoding`` forces
-one. A byte that does not decode is an :class:`InputError` naming the byte offset and the line.
+case charset-normalizer guesses (GB18030 or cp1252 when they read as well as the guess; only a
+code page in which the text is plausible); bytes that are UTF-8 but for a few are UTF-8 with bad
+bytes; ``encoding`` forces one. A byte that does not decode is an :class:`InputError` naming
+the byte offset and the line. A reading records its encoding (:attr:`Reading.encoding`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,10 @@ import io
 import json
 import math
 import os
+import re
 import sys
+import unicodedata
+from collections import Counter
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, islice
@@ -49,6 +54,7 @@ __all__ = [
     "Block",
     "Blocks",
     "Reading",
+    "TextKind",
     "Unit",
     "Wanted",
     "detect_encoding",
@@ -61,7 +67,9 @@ __all__ = [
     "text_cell",
 ]
 
-TextKind = Literal["label", "number", "string", "value", "json"]
+TextKind = Literal["label", "number", "string", "value", "json", "boolean"]
+"""How a cell of text is read (:func:`text_cell`): a field's kind, or for a JSON field whose
+parser takes numbers or booleans, ``number`` or ``boolean``."""
 Unit = Literal["line", "row", "record"]
 
 RECORDS_PER_BLOCK = 16384
@@ -84,13 +92,44 @@ _BOMS = (
     (b"\xff\xfe", "utf-16"),
     (b"\xfe\xff", "utf-16"),
 )
-_GB = {"gb18030", "gbk", "gb2312", "cp936"}
-_GB_AS_GOOD = 0.02
-"""charset-normalizer's guess loses to GB18030 when GB18030 reads the text (every byte a valid
-character) with at most this much more "chaos": with a few Chinese characters among ASCII, or
-a short Chinese file, many code pages read the bytes about as well (cp949, Latin ones), and
-pingce's users write Chinese far more often. Latin text seldom reads as GB18030 at all (an
-accented letter followed by ASCII is not a GB18030 character)."""
+_UTF8_SHARE = 0.8
+"""A text whose bytes beyond ASCII are at least this share in valid UTF-8 sequences is UTF-8
+with a few bad bytes, not another encoding. Text in a legacy code page seldom forms UTF-8
+sequences: Latin-1 or cp1252 almost never (an accented letter is followed by ASCII), GBK for
+about a quarter of its bytes (at most 0.72 over 2,000 random runs of 16 Chinese characters)."""
+_PREFERRED = {
+    "gb18030": frozenset({"gb18030", "gbk", "gb2312", "cp936"}),
+    "cp1252": frozenset({"cp1252"}),
+}
+"""Readings preferred when charset-normalizer finds them about as good as its best (within
+:data:`_AS_GOOD`), with the code pages they stand for: GB18030 (a superset of GBK and GB2312:
+Excel's CSV on a Chinese Windows; rarer characters later in the file still read) and cp1252
+(Excel's on a Western one; French text reads about as well in cp1257 or cp1250, with ``è`` as
+``č``). With a few Chinese characters among ASCII, or a short Chinese file, many code pages
+read the bytes about as well (cp949, Latin ones), and pingce's users write Chinese far more
+often."""
+_AS_GOOD = 0.05
+"""How much more "chaos" (charset-normalizer's measure of unlikely characters) a preferred
+reading may have than the best."""
+_LETTERS = frozenset({"Lu", "Ll", "Lt", "Lo", "Mn", "Mc"})
+"""Letters and their combining marks (not modifier letters such as ``ˇ``, which mojibake in
+Central European pages is full of)."""
+_MOSTLY = 0.8
+"""What "mostly" means in :func:`_plausible`: CJK characters among those beyond ASCII, Latin
+letters within ASCII words among the letters."""
+_CJK_NAMES = ("CJK ", "HIRAGANA", "KATAKANA", "HANGUL", "BOPOMOFO", "IDEOGRAPHIC")
+_TYPOGRAPHIC = frozenset(
+    chr(code)
+    for low, high in ((0xA0, 0xBF), (0xD7, 0xD7), (0xF7, 0xF7), (0x2010, 0x2044),
+                      (0x20A0, 0x20CF), (0x2122, 0x2122))
+    for code in range(low, high + 1)
+)  # fmt: skip
+"""Punctuation and signs people type beyond ASCII: Latin-1's (no-break space, ¡ ¿ « » ° ±
+§ ©, ×, ÷), dashes, quotes, ellipsis and bullets, currency signs (€), ™."""
+_BEYOND_ASCII = re.compile(r"[^\x00-\x7f]")
+_IN_A_WORD = re.compile(r"(?<=[A-Za-z])[^\x00-\x7f]|[^\x00-\x7f](?=[A-Za-z])")
+"""A character beyond ASCII next to an ASCII letter."""
+_ASCII = bytes(range(0x80))
 _DIGITS = b"0123456789"
 _DIGITS_AS_ZEROS = bytes.maketrans(_DIGITS, b"0" * len(_DIGITS))
 _LONG_DIGIT_RUN = b"0" * 19
@@ -119,8 +158,8 @@ Blocks = Generator[Block, None, None]
 @dataclass(frozen=True)
 class Wanted:
     """What a suite reads from each record: the columns (the first key of each field's path and
-    of the id's path) and the kind of each field read whole from a column (how a cell of text
-    is read)."""
+    of the id's path) and the kind of cell of each field read whole from a column (how a cell
+    of text is read: :func:`text_cell`)."""
 
     columns: frozenset[str]
     kinds: Mapping[str, TextKind]
@@ -157,6 +196,19 @@ class Reading:
     own_objects: bool = True
     """Whether every object made while reading is pingce's (the garbage collector may be paused:
     pingce's readers make no reference cycles); False for a caller's iterable."""
+    encoding: str | None = None
+    """The text encoding read (Python's name: ``utf-8``, ``gb18030``, ...); None for a source
+    that is not text (Parquet, Excel, a frame, an iterable)."""
+    detected: bool = True
+    """Whether ``encoding`` was detected (else forced by ``--encoding``)."""
+
+    def encoding_note(self) -> str | None:
+        """What to say of the encoding: nothing for UTF-8, else which one was read (a detected
+        code page may be wrong, and everything read follows from it)."""
+        if self.encoding is None or self.encoding in ("utf-8", "utf-8-sig"):
+            return None
+        how = "detected" if self.detected else "as --encoding asked"
+        return f"{self.label}: text read as {self.encoding} ({how})"
 
 
 # ----------------------------------------------------------------------------------- encodings
@@ -164,8 +216,12 @@ class Reading:
 
 def detect_encoding(prefix: bytes, complete: bool, source: str) -> str:
     """The encoding of a text whose first bytes are ``prefix`` (all of it when ``complete``):
-    the one its byte-order mark names, else UTF-8 when the prefix is UTF-8, else
-    charset-normalizer's guess (GB18030 when it reads about as well)."""
+    the one its byte-order mark names, else UTF-8 when the prefix is UTF-8, else a legacy code
+    page that reads it plausibly (:func:`_guess_encoding`).
+
+    A prefix that is UTF-8 but for a few bytes (:data:`_UTF8_SHARE`) is UTF-8 with bad bytes, an
+    :class:`InputError` naming the first one: another code page would read every byte, and every
+    character beyond ASCII wrongly (Chinese as Cyrillic letters), without an error."""
     for mark, name in _BOMS:
         if prefix.startswith(mark):
             return name
@@ -181,31 +237,105 @@ def detect_encoding(prefix: bytes, complete: bool, source: str) -> str:
     if not complete:
         end = prefix.rfind(b"\n") + 1
         sample = prefix[:end] if end else prefix
+    line = prefix.count(b"\n", 0, not_utf8.start) + 1
+    where = f"byte 0x{prefix[not_utf8.start]:02x} at byte offset {not_utf8.start}"
+    if _mostly_utf8(sample):
+        raise InputError(
+            f"not UTF-8: {where} ({not_utf8.reason}), where the other bytes beyond ASCII of the "
+            "first 64 KB are UTF-8; mend that byte, or pass --encoding NAME if the file is in "
+            "another encoding",
+            source=source,
+            line=line,
+        )
     guess = _guess_encoding(sample)
     if guess is None:
-        line = prefix.count(b"\n", 0, not_utf8.start) + 1
         raise InputError(
-            f"cannot tell the text encoding: not UTF-8 (byte 0x{prefix[not_utf8.start]:02x} at "
-            f"byte offset {not_utf8.start}) and no other encoding reads it; pass --encoding NAME "
-            "(for example gb18030, utf-16) if it is text",
+            f"cannot tell the text encoding: not UTF-8 ({where}) and no other encoding reads it "
+            "plausibly; pass --encoding NAME (for example gb18030, utf-16) if it is text",
             source=source,
             line=line,
         )
     return guess
 
 
+def _mostly_utf8(sample: bytes) -> bool:
+    """Whether at least :data:`_UTF8_SHARE` of the bytes beyond ASCII of ``sample`` are in valid
+    UTF-8 sequences (the bytes a decoding that ignores errors keeps)."""
+    high = len(sample.translate(None, _ASCII))
+    bad = len(sample) - len(sample.decode("utf-8", "ignore").encode("utf-8"))
+    return high > 0 and high - bad >= _UTF8_SHARE * high
+
+
 def _guess_encoding(sample: bytes) -> str | None:
+    """charset-normalizer's reading of ``sample``: among its readings within :data:`_AS_GOOD`
+    of the best, one of :data:`_PREFERRED` first, else the best; and only a reading that is
+    plausible (:func:`_plausible`). None when there is none."""
     from charset_normalizer import from_bytes
 
     matches = list(from_bytes(sample))
     if not matches:
         return None
-    best = matches[0]
+    close = [m for m in matches if m.chaos <= matches[0].chaos + _AS_GOOD]
+    for preferred, family in _PREFERRED.items():
+        for match in close:
+            names = {_codec_name(name) for name in match.could_be_from_charset}
+            if names & family and _plausible(sample, preferred, match.coherence):
+                return preferred
     for match in matches:
-        name = codecs.lookup(match.encoding).name.replace("-", "_")
-        if name in _GB and match.chaos <= best.chaos + _GB_AS_GOOD:
-            return "gb18030"  # a superset of GBK and GB2312: rarer characters later still read
-    return str(best.encoding)
+        if _plausible(sample, match.encoding, match.coherence):
+            return _codec_name(match.encoding)
+    return None
+
+
+def _codec_name(name: str) -> str:
+    return codecs.lookup(name).name
+
+
+def _plausible(sample: bytes, encoding: str, coherence: float) -> bool:
+    """Whether ``sample`` read in ``encoding`` looks like text someone wrote: every byte a
+    character, no control, private or unassigned character beyond ASCII, and those characters
+
+    - mostly CJK (Chinese, Japanese, Korean; charset-normalizer's language model says little
+      of them), or
+    - only typographic punctuation (quotes, dashes, currency signs), or
+    - mostly letters or punctuation, and: Latin letters mostly within words of ASCII letters
+      (``café``, ``Größe``: a wrong code page's mojibake makes runs of accented letters), or
+      letters of another alphabet in a language charset-normalizer recognises (``coherence`` >
+      0: a language's letter frequencies, which mojibake has not)."""
+    try:
+        text = sample.decode(encoding)
+    except (UnicodeDecodeError, LookupError):
+        return False
+    text = text.lstrip("\ufeff")
+    counts = Counter(_BEYOND_ASCII.findall(text))
+    total = sum(counts.values())
+    letters = latin = cjk = typographic = 0
+    for char, count in counts.items():
+        category = unicodedata.category(char)
+        if category in ("Cc", "Co", "Cn", "Cs"):
+            return False
+        if _is_cjk(char):
+            cjk += count
+        elif category in _LETTERS:
+            letters += count
+            latin += count if unicodedata.name(char, "").startswith("LATIN") else 0
+        elif char in _TYPOGRAPHIC:
+            typographic += count
+    if cjk >= _MOSTLY * total or typographic == total:
+        return True
+    if letters + typographic < total / 2:
+        return False
+    if latin == letters:
+        within = sum(1 for char in _IN_A_WORD.findall(text) if char.isalpha())
+        return within >= _MOSTLY * letters
+    return coherence > 0
+
+
+def _is_cjk(char: str) -> bool:
+    code = ord(char)
+    if 0x3000 <= code <= 0x303F or 0xFF00 <= code <= 0xFFEF:  # CJK punctuation, full width
+        return True
+    return unicodedata.name(char, "").startswith(_CJK_NAMES)
 
 
 def _decode_error(
@@ -517,11 +647,17 @@ def _objects(values: list[Any]) -> bool:
 # ------------------------------------------------------------------------------------ CSV, Excel
 
 
+_BOOLEANS = {"true": True, "false": False}
+
+
 def text_cell(text: str, kind: TextKind | None) -> Any:
-    """A cell of text (CSV, or a text cell of a spreadsheet) as a record's value: an empty cell is
-    missing (None); a ``number`` field's cell is parsed (left as text when it is not a number,
-    so that the error shows it); a JSON field's cell that holds a JSON array or object is that
-    value (a cell has no other way to hold a list); anything else stays text."""
+    """A cell of text (CSV, or a text cell of a spreadsheet) as a record's value, by the kind of
+    cell its field reads (:attr:`Wanted.kinds`; the one rule for every suite): an empty cell is
+    missing (None); a ``number`` cell is parsed (a turn, a confidence, a latency; left as text
+    when it is not a number, so that the error shows it); a ``boolean`` cell's ``true`` or
+    ``false`` (any case: Excel writes ``TRUE``, pandas ``True``) is that boolean; a JSON field's
+    cell that holds a JSON array or object is that value (a cell has no other way to hold a
+    list); anything else stays text."""
     if text == "":
         return None
     if kind == "number":
@@ -529,6 +665,8 @@ def text_cell(text: str, kind: TextKind | None) -> Any:
             return float(text)
         except ValueError:
             return text
+    if kind == "boolean":
+        return _BOOLEANS.get(text.strip().casefold(), text)
     if kind == "json":
         return _json_text(text)
     return text
@@ -552,43 +690,138 @@ def _csv_blocks(
     if first is None:
         return
     csv.field_size_limit(CSV_FIELD_LIMIT)  # the csv module's default is 131,072 characters
-    reader = csv.reader(chain((first,), lines), delimiter=delimiter or _sniff_delimiter(first))
+    row: list[str] = []
+    text = _kept(chain((first,), lines), row)
+    # strict: a quoted cell that never closes, or text after a closing quote, is an error (the
+    # lenient reader takes the rest of the file into the cell, or joins the text to it)
+    reader = csv.reader(text, delimiter=delimiter or _sniff_delimiter(first), strict=True)
     try:
         header = next(reader, None)
-        if header is None:
-            return
-        rows = _numbered_csv_rows(reader)
-        yield from _row_blocks(header, rows, wanted, tick)
     except csv.Error as exc:
-        raise InputError(f"not valid CSV: {exc}", source=source, line=reader.line_num) from None
+        raise _csv_error(exc, row, reader, source) from None
+    if header is None:
+        return
+    row.clear()
+    yield from _row_blocks(header, _numbered_csv_rows(reader, row, source), wanted, tick, source)
 
 
-def _numbered_csv_rows(reader: Any) -> Iterator[tuple[int, Sequence[Any]]]:
-    """The rows of a CSV reader with the line each ends on; a row whose cells are all empty is
-    skipped, as a blank line is (",,," is what a spreadsheet writes for an empty row)."""
-    for row in reader:
-        if any(row):
-            yield reader.line_num, row
+def _kept(lines: Iterable[str], row: list[str]) -> Iterator[str]:
+    """``lines``, each also put in ``row`` (the CSV reader's row being read: one line, unless a
+    quoted cell holds line breaks; cleared at each row's end), so that an error can find where
+    a quote that never closes opened."""
+    for line in lines:
+        row.append(line)
+        yield line
+
+
+def _numbered_csv_rows(
+    reader: Any, lines: list[str], source: str
+) -> Iterator[tuple[int, Sequence[Any] | InputError]]:
+    """The rows of a CSV reader with the line each ends on, then the error that stopped it (if
+    any) in place of a row; a row whose cells are all empty is skipped, as a blank line is
+    (",,," is what a spreadsheet writes for an empty row). ``lines``: the lines of the row
+    being read (:func:`_kept`)."""
+    clear = lines.clear
+    try:
+        for row in reader:
+            clear()
+            if any(row):
+                yield reader.line_num, row
+    except csv.Error as exc:
+        yield reader.line_num, _csv_error(exc, lines, reader, source)
+
+
+def _csv_error(exc: csv.Error, lines: list[str], reader: Any, source: str) -> InputError:
+    """The error of a CSV reader, at the line where the quoted cell it is about opened (a quote
+    that never closes is found at the end of the file, or of the longest cell read); ``lines``:
+    the lines of the row it stopped in."""
+    first = reader.line_num - len(lines) + 1  # the line the row starts on
+    opened = _quote_opened(lines, reader.dialect.delimiter)
+    if opened is None:
+        return InputError(f"not valid CSV: {exc}", source=source, line=reader.line_num)
+    index, column, still_open = opened
+    cell = lines[index][column:].rstrip("\r\n")
+    line = first + index
+    if still_open:
+        return InputError(
+            "a quoted cell opens here and is never closed (an unterminated quote: the rest of "
+            f"the file would be one cell; {exc})",
+            source=source,
+            line=line,
+            value=cell,
+        )
+    closes = f" on line {reader.line_num}, where the quoted cell opened here closes" * (
+        reader.line_num > line
+    )
+    return InputError(
+        f'not valid CSV: {exc}{closes} (a quote inside a cell is written twice: "")',
+        source=source,
+        line=line,
+        value=cell,
+    )
+
+
+def _quote_opened(lines: Sequence[str], delimiter: str) -> tuple[int, int, bool] | None:
+    """Where the last quoted cell of a row's ``lines`` opens (the line's index and the column of
+    its quote) and whether it is still open at their end; None without a quoted cell."""
+    opened = None
+    quoted = False
+    for index, line in enumerate(lines):
+        start = index == 0 or not quoted  # at the start of a cell
+        i = 0
+        while i < len(line):
+            char = line[i]
+            if quoted:
+                if char == '"':
+                    if line[i + 1 : i + 2] == '"':
+                        i += 2
+                        continue
+                    quoted = False
+            elif char == '"' and start:
+                quoted, opened = True, (index, i)
+            start = not quoted and char in (delimiter, "\r", "\n")
+            i += 1
+    return None if opened is None else (*opened, quoted)
 
 
 def _row_blocks(
     header: Sequence[Any],
-    rows: Iterator[tuple[int, Sequence[Any]]],
+    rows: Iterator[tuple[int, Sequence[Any] | InputError]],
     wanted: Wanted,
     tick: Callable[[], None],
+    source: str | None = None,
 ) -> Blocks:
     """Columnar blocks of the rows (none of them blank) of a table whose first row is
     ``header``: the columns the suite reads, text cells by :func:`text_cell` (the last column of
-    a name wins when two have it)."""
+    a name wins when two have it). An error in place of a row ends the last block. With
+    ``source`` (a CSV file), a row with a value beyond the header's columns is an error naming
+    it: a delimiter in an unquoted cell moves the cells after it, and a value in no column is
+    read by nothing."""
     names = ["" if name is None else str(name) for name in header]
     where = {name: i for i, name in enumerate(names) if name in wanted.columns}
     width = max(where.values(), default=-1) + 1
     while True:
         block = list(islice(rows, RECORDS_PER_BLOCK))
-        if not block:
+        last = block[-1][1] if block else None
+        error = last if isinstance(last, InputError) else None
+        if error is not None:
+            block.pop()
+        if not block and error is None:
             tick()
             return
-        numbers, cells = map(list, zip(*block, strict=True))
+        numbers, cells = (list(part) for part in zip(*block, strict=True)) if block else ([], [])
+        if source is not None and max(map(len, cells), default=0) > len(names):
+            extra = _extra_cell(cells, len(names))
+            if extra is not None:
+                j, k = extra
+                error = InputError(
+                    f"more cells than the header's {len(names)} columns: cell {k + 1} holds a "
+                    "value (a delimiter in a cell that is not quoted?)",
+                    source=source,
+                    line=numbers[j],
+                    value=cells[j][k],
+                )
+                numbers, cells = numbers[:j], cells[:j]
         for j, row in enumerate(cells):
             if len(row) < width:  # a short row: the cells it lacks are empty
                 cells[j] = [*row, *[None] * (width - len(row))]
@@ -597,12 +830,24 @@ def _row_blocks(
             for name, i in where.items()
         }
         tick()
-        yield Block(numbers, [], columns=columns, found=names)
+        yield Block(numbers, [], error=error, columns=columns, found=names)
+        if error is not None:
+            return
+
+
+def _extra_cell(cells: Sequence[Sequence[Any]], width: int) -> tuple[int, int] | None:
+    """(row, cell) of the first value beyond ``width`` cells (an empty cell there is none: a
+    spreadsheet may end its rows with a delimiter)."""
+    for j, row in enumerate(cells):
+        for k in range(width, len(row)):
+            if row[k] not in ("", None):
+                return j, k
+    return None
 
 
 def _cells(cells: list[Any], kind: TextKind | None) -> list[Any]:
     types = set(map(type, cells))
-    if types <= {str} and kind not in ("number", "json"):
+    if types <= {str} and kind not in ("number", "json", "boolean"):
         return [text or None for text in cells]
     if types <= {str} and kind == "number":
         try:
@@ -1049,8 +1294,24 @@ def _text_reading(
     encoding: str | None,
     detected: str | None = None,
 ) -> Reading:
-    forced = encoding is not None
+    """A reading of a text stream in ``encoding`` (else ``detected``, else as detected here),
+    which it records."""
     name = encoding or detected or detect_encoding(stream.prefix, stream.complete, label)
+    reading = _text_blocks(stream, fmt, part, label, wanted, name, encoding is not None)
+    reading.encoding = _codec_name(name)
+    reading.detected = encoding is None
+    return reading
+
+
+def _text_blocks(
+    stream: _Stream,
+    fmt: str,
+    part: str | None,
+    label: str,
+    wanted: Wanted,
+    name: str,
+    forced: bool,
+) -> Reading:
     if fmt == "jsonl":
         return Reading(label, _jsonl_blocks(_utf8_chunks(stream, name, label, forced), label,
                                             stream.tick))  # fmt: skip

@@ -19,7 +19,7 @@ import operator
 import os
 import re
 from array import array
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping, Sequence
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 from itertools import chain, repeat
@@ -35,6 +35,7 @@ from .progress import Advance
 from .readers import (
     Block,
     Reading,
+    TextKind,
     Unit,
     Wanted,
     frame_reading,
@@ -46,11 +47,13 @@ from .readers import (
 __all__ = [
     "FieldKind",
     "FieldSpec",
+    "InsideError",
     "ParseFailure",
     "Table",
     "json_equal_key",
     "json_texts",
     "load_records",
+    "missing_field",
     "parse_path",
     "wanted_fields",
 ]
@@ -123,7 +126,9 @@ class FieldSpec:
     returns unchanged) lets the loader skip the calls for blocks made only of those types (and
     nulls, when the field is optional); a ``parse_block`` attribute (a function of a block's
     list of values, nulls as None, returning the parsed list or None to decline) parses a whole
-    block at once, and must agree with the parser value by value."""
+    block at once, and must agree with the parser value by value. A ``cell`` attribute
+    (``number`` or ``boolean``) says how a cell of text is read for a parser that takes numbers
+    (a turn, a confidence) or booleans (a flag): see :meth:`cell_kind`."""
     lenient: bool = False
     """A prediction: a model's answer is never bad input. For ``json`` fields a value the parser
     rejects is kept as a :class:`ParseFailure` (a prediction that failed to parse is a wrong
@@ -133,6 +138,9 @@ class FieldSpec:
     an input error where it is required."""
     what: str = field(default="", compare=False)
     """What the field holds, in words, for messages ("a list of function calls")."""
+    name: str | None = field(default=None, compare=False)
+    """The suite's name of the field when the data names it otherwise (``--map``, a suite's
+    ``fields:``), for messages; None when ``path`` is the suite's name."""
     echo: bool = field(default=True, compare=False)
     """Whether records.jsonl and report.html repeat the field's value beside each record's
     values. False for context that is large and mostly the same from record to record (the
@@ -154,6 +162,14 @@ class FieldSpec:
             name = getattr(self.parser, "__name__", "")
             return f"JSON read by {name}" if name else "any JSON value"
         return {"number": "a number", "string": "text", "value": "a single value"}[self.kind]
+
+    def cell_kind(self) -> TextKind:
+        """How a cell of text (CSV, TSV, a spreadsheet's text cell) of this field is read
+        (:func:`pingce.readers.text_cell`): by the field's kind, or for a ``json`` field by its
+        parser's ``cell`` attribute (a number, a boolean), else as JSON text of an array or
+        object. The one rule for every suite: a cell ``1`` of a turn is the number 1."""
+        cell: TextKind | None = getattr(self.parser, "cell", None)
+        return cell if cell is not None and self.kind == "json" else self.kind
 
     def reads_like(self, other: FieldSpec) -> bool:
         """Whether both read the field the same way (they may differ in being required)."""
@@ -267,6 +283,16 @@ def _cut_before(value: Any) -> bytes:
     return _CUT + orjson.dumps(value)
 
 
+class InsideError(ValueError):
+    """A parser's error for a value whose part ``inner`` (a key) holds what the field reads: a
+    whole assistant message where gold calls were expected, its ``tool_calls`` the calls. The
+    loader's message adds the ``--map`` that reads that part."""
+
+    def __init__(self, reason: str, inner: str):
+        super().__init__(reason)
+        self.inner = inner
+
+
 @dataclass(frozen=True)
 class ParseFailure:
     """A lenient field's value that its parser rejected: why, and the raw value."""
@@ -289,7 +315,17 @@ class Table:
     columns: dict[str, Any] = field(default_factory=dict)
     specs: dict[str, FieldSpec] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
-    """What the reading left to say (records left out of a join under ``--allow-missing``)."""
+    """What the reading left to say (records left out of a join under ``--allow-missing``, a
+    text encoding other than UTF-8)."""
+    encoding: str | None = None
+    """The text encoding the records were read in (:attr:`pingce.readers.Reading.encoding`);
+    None for a source that is not text."""
+    found: list[str] = field(default_factory=list)
+    """The data's field names: a columnar source's columns; the keys of the records of the first
+    block and of the first record of each later one (what a missing field's message lists)."""
+    paths: dict[str, str] = field(default_factory=dict)
+    """The data's path of each field read under another name (``--map``; the columns are keyed
+    by the suite's names)."""
     _derived: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False)
 
     @property
@@ -313,6 +349,17 @@ class Table:
             self._derived[key] = make()
         return self._derived[key]
 
+    def missing(self, position: int, name: str, need: str) -> InputError:
+        """The error of record ``position`` lacking field ``name`` (the suite's name), which it
+        ``need`` s (a statistic's check: some records need a field others may leave out): the
+        one message of a missing field (:func:`missing_field`)."""
+        path = self.paths.get(name, name)
+        taken = {self.paths.get(spec, spec) for spec in self.specs}
+        message = missing_field(
+            path, self.found, taken, name=name if path != name else None, need=need, own=False
+        )
+        return InputError(message, source=self.source, line=int(self.lines[position]), field=path)
+
     def take(self, index: np.ndarray) -> Table:
         """The records at ``index`` (a sample or a slice), in that order."""
         index = np.asarray(index, dtype=np.int64)
@@ -322,13 +369,8 @@ class Table:
                 columns[name] = values[index]
             else:
                 columns[name] = [values[i] for i in index]
-        return Table(
-            source=self.source,
-            ids=[self.ids[i] for i in index],
-            lines=self.lines[index],
-            columns=columns,
-            specs=self.specs,
-            notes=self.notes,
+        return dataclasses.replace(
+            self, ids=[self.ids[i] for i in index], lines=self.lines[index], columns=columns
         )
 
 
@@ -521,9 +563,17 @@ class _Column:
                 out.append(parser(raw))
             except ValueError as exc:
                 if not lenient:
-                    return None, (i, str(exc), raw)
+                    return None, (i, self._reason(exc), raw)
                 out.append(ParseFailure(str(exc), raw))
         return out, None
+
+    def _reason(self, error: ValueError) -> str:
+        """A parser's error as the message says it: with the ``--map`` that reads the part of
+        the value that holds the field (:class:`InsideError`)."""
+        if not isinstance(error, InsideError):
+            return str(error)
+        spec = self.spec
+        return f"{error}; --map {spec.name or spec.path}={spec.path}.{error.inner} reads them"
 
     def _texts(self, buffer: list[Any]) -> tuple[Any, tuple[int, str, Any] | None]:
         types, _ = self._present_types(buffer)
@@ -564,7 +614,15 @@ class _Column:
                     return None, (i, "expected a string", raw)
                 out.append(raw)
             elif isinstance(raw, dict | list):
-                return None, (i, "expected a single value (string, number or boolean)", raw)
+                inside = (
+                    (f".{next(iter(raw))}" if raw else ".KEY") if isinstance(raw, dict) else "[0]"
+                )
+                return None, (
+                    i,
+                    "expected a single value (string, number or boolean); a path reads one "
+                    f"inside it, e.g. {self.spec.path}{inside}",
+                    raw,
+                )
             else:
                 out.append(_scalar_text(raw))
         return out, None
@@ -586,17 +644,78 @@ def _canonical_choices(choices: Sequence[str]) -> dict[str, str]:
 
 
 _ABSENT_MESSAGE = "required field is missing"
+_ROLES = (
+    frozenset({"gold", "gt", "truth", "ground", "expected", "reference", "references", "label",
+               "target"}),
+    frozenset({"pred", "prediction", "predicted", "output", "response", "completion",
+               "generated", "hypothesis"}),
+    frozenset({"functions", "function", "tools", "schemas"}),
+)  # fmt: skip
+"""Words that name the same role in a column's name (``gold`` and ``expected``), for the
+did-you-mean of a missing field when no name is close in spelling."""
 
 
-def _closest_columns(path: str, record: dict[str, Any], taken: set[str]) -> str:
-    """What a record that lacks ``path`` has instead: its fields, the closest to ``path`` that
-    no other field reads (``did you mean 'pred_level'?``), and the option that reads a field
-    from another column."""
+def missing_field(
+    path: str,
+    keys: Iterable[str],
+    taken: Collection[str] = (),
+    *,
+    name: str | None = None,
+    need: str = "",
+    own: bool = True,
+) -> str:
+    """The one message of a missing field, whichever check finds it (the loader, or a
+    statistic's check of a field some records need): ``need`` (why this record needs it), the
+    fields the record has (``own``; else those the records have), the closest of them that no
+    other field reads (``taken``: the data paths read), and the ``--map`` that reads it from
+    another column. ``path`` is the field's path in the data; ``name`` the suite's name for it
+    when a map renamed it (the ``--map`` to give is the suite's name's)."""
+    keys = [str(key) for key in keys]
+    parts = parse_path(path)
+    leaf = str(parts[-1])
+    prefix = path[: len(path) - len(leaf)] if len(parts) > 1 else ""
+    free = [key for key in keys if prefix + key not in taken]
+    suite = name or path
+    close = _closest(leaf, free) or (_closest(str(parse_path(suite)[-1]), free) if name else "")
+    said = [need] if need else []
+    if name is not None and name != path:
+        said.append(f"read for {name} by --map {name}={path}")
+    if keys:
+        shown = ", ".join(repr(key) for key in keys[:12]) + (", ..." if len(keys) > 12 else "")
+        said.append(f"the record{' has' if own else 's have'} {shown}")
+    hint = f"; did you mean {close!r}?" if close else ""
+    text = _ABSENT_MESSAGE + (f" ({'; '.join(said)}{hint})" if said else "")
+    return text + f"; --map {suite}=COLUMN reads it from another column"
+
+
+def _closest(leaf: str, keys: Sequence[str]) -> str:
+    """The key most like ``leaf``: close in spelling, one name inside the other (pred_level /
+    level), the same first word (pred_level / prediction), or a word of the same role (gold /
+    expected); else ""."""
     import difflib
 
-    parts = parse_path(path)
+    close = difflib.get_close_matches(leaf, keys, n=1, cutoff=0.6)
+    if not close:
+        close = [key for key in keys if leaf in key or (len(key) > 2 and key in leaf)][:1]
+    stem = re.split(r"[_\-.]", leaf)[0].casefold()
+    if not close and len(stem) >= 3:
+        close = [key for key in keys if key.casefold().startswith(stem)][:1]
+    if not close:
+        words = set(_words(leaf))
+        role = next((role for role in _ROLES if words & role), frozenset())
+        close = [key for key in keys if role & set(_words(key))][:1]
+    return close[0] if close else ""
+
+
+def _words(name: str) -> list[str]:
+    return re.split(r"[_\-.\s]+", name.casefold())
+
+
+def _record_keys(path: str, record: dict[str, Any]) -> list[str]:
+    """The keys of the deepest object on ``path`` that ``record`` has (its own fields for a
+    top-level path)."""
     inner: Any = record
-    for part in parts[:-1]:  # the deepest object on the path that the record has
+    for part in parse_path(path)[:-1]:
         has = (
             part in inner
             if isinstance(part, str) and isinstance(inner, dict)
@@ -605,21 +724,7 @@ def _closest_columns(path: str, record: dict[str, Any], taken: set[str]) -> str:
         if not has:
             break
         inner = inner[part]
-    keys = [str(key) for key in inner] if isinstance(inner, dict) else []
-    if not keys:
-        return ""
-    shown = ", ".join(repr(key) for key in keys[:12]) + (", ..." if len(keys) > 12 else "")
-    leaf = str(parts[-1])
-    prefix = path[: len(path) - len(leaf)] if len(parts) > 1 else ""
-    free = [key for key in keys if prefix + key not in taken]
-    close = difflib.get_close_matches(leaf, free, n=1, cutoff=0.6)
-    if not close:  # pred_level / level, gold / gold_level: a name inside the other
-        close = [key for key in free if leaf in key or (len(key) > 2 and key in leaf)][:1]
-    stem = re.split(r"[_\-.]", leaf)[0].casefold()
-    if not close and len(stem) >= 3:  # pred_level / prediction: the same first word
-        close = [key for key in free if key.casefold().startswith(stem)][:1]
-    hint = f"; did you mean {close[0]!r}?" if close else ""
-    return f" (the record has {shown}{hint}); --map {path}=COLUMN reads it from another column"
+    return [str(key) for key in inner] if isinstance(inner, dict) else []
 
 
 def _none_positions(raw: list[Any], values: np.ndarray) -> np.ndarray:
@@ -677,7 +782,12 @@ def load_records(
                 loader.add(block)
         finally:
             reading.blocks.close()  # the file, at once, when a record stops the reading
-    return loader.table()
+    table = loader.table()
+    table.encoding = reading.encoding
+    note = reading.encoding_note()
+    if note is not None:
+        table.notes.append(note)
+    return table
 
 
 def wanted_fields(specs: Sequence[FieldSpec], id_path: str) -> Wanted:
@@ -685,7 +795,7 @@ def wanted_fields(specs: Sequence[FieldSpec], id_path: str) -> Wanted:
     and the kind of each."""
     paths = [spec.path for spec in specs] + [id_path]
     columns = frozenset(str(parse_path(path)[0]) for path in paths)
-    return Wanted(columns, {spec.path: spec.kind for spec in specs})
+    return Wanted(columns, {spec.path: spec.cell_kind() for spec in specs})
 
 
 def _row(records: _Rows, position: int, found: Sequence[str] | None) -> dict[str, Any]:
@@ -741,6 +851,8 @@ class _Loader:
         self.ids: list[str | None] = []
         self.lines = array("q")  # 8 bytes a record, not a Python int object each
         self.seen_ids: set[str | None] = {None}  # records without an id never clash
+        self.names = {spec.path: spec.name for spec in specs if spec.name is not None}
+        self.found: dict[str, None] = {}  # the data's field names, in order (Table.found)
 
     def add(self, block: Block) -> None:
         """Check a block and keep it; raise the first error in it (the earliest line; on one
@@ -749,8 +861,14 @@ class _Loader:
         if block.columns is not None:
             numbers, error = block.numbers, block.error
             records = _Columns(block.columns, len(numbers))
+            if not self.found:
+                self.found = dict.fromkeys(block.found or block.columns)
         else:
             numbers, records, error = self._objects(block)
+            # every record of the first block, the first of each later one: what a check after
+            # loading lists as the records' fields (all of them would cost a key walk a record)
+            for record in records if not self.found else records[:1]:
+                self.found.update(dict.fromkeys(map(str, record)))
         numbers, records, ids, error = self._ids(numbers, records, error)
         failures = []
         duplicate = self._duplicate(ids, numbers)
@@ -764,7 +882,8 @@ class _Loader:
             position, _, field, message, value = min(failures, key=lambda f: (f[0], f[1]))
             if message == _ABSENT_MESSAGE:
                 taken = {spec.path for spec in self.specs} | {self.id_path}
-                message += _closest_columns(field, _row(records, position, block.found), taken)
+                keys = _record_keys(field, _row(records, position, block.found))
+                message = missing_field(field, keys, taken, name=self.names.get(field))
             raise InputError(
                 message,
                 source=self.source,
@@ -871,4 +990,5 @@ class _Loader:
             lines=np.frombuffer(self.lines, dtype=np.int64).copy(),
             columns={column.spec.path: column.finish() for column in self.columns},
             specs={spec.path: spec for spec in self.specs},
+            found=list(self.found),
         )

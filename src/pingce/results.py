@@ -208,6 +208,9 @@ class DataInfo(BaseModel):
     id_field: str
     field_map: dict[str, str] = {}
     """The data's column for each suite field read from another name (``--map``, ``fields:``)."""
+    encoding: str | None = None
+    """The text encoding the records were read in (``utf-8``, ``gb18030``, ...: detected, or
+    ``--encoding``); None for a source that is not text (Parquet, Excel, a frame)."""
 
 
 @dataclass

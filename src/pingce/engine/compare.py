@@ -207,6 +207,8 @@ def compare_suite(
         slices=slices,
         notes=[
             *plan.suite.notes,
+            *table_c.notes,  # each names its file (an encoding other than UTF-8, a join's)
+            *table_b.notes,
             *(f"candidate: {note}" for note in statistic_notes([blocks_c])),
             *(f"baseline: {note}" for note in statistic_notes([blocks_b])),
         ],

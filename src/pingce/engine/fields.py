@@ -50,7 +50,12 @@ def data_paths(
                 f"--map {name}={target}: the suite reads no field {name!r} (it reads "
                 f"{', '.join(sorted(set(read)))}){hint}"
             )
-    renamed = [dataclasses.replace(spec, path=_mapped(spec.path, mapping)) for spec in specs]
+    renamed = []
+    for spec in specs:  # the suite's name kept for messages (FieldSpec.name)
+        path = _mapped(spec.path, mapping)
+        renamed.append(
+            spec if path == spec.path else dataclasses.replace(spec, path=path, name=spec.path)
+        )
     owners: dict[str, str] = {}
     for spec, new in zip(specs, renamed, strict=True):
         first = owners.setdefault(new.path, spec.path)
@@ -63,9 +68,11 @@ def data_paths(
 
 
 def suite_names(table: Table, specs: Sequence[FieldSpec], renamed: Sequence[FieldSpec]) -> None:
-    """Key ``table``'s columns by the suite's names again (in place)."""
+    """Key ``table``'s columns by the suite's names again (in place), keeping the data's path
+    of each renamed field (:attr:`Table.paths`, for messages)."""
     back = {new.path: old.path for old, new in zip(specs, renamed, strict=True)}
     table.columns = {back.get(path, path): column for path, column in table.columns.items()}
+    table.paths = {name: path for path, name in back.items() if name != path}
     by_name = {spec.path: spec for spec in specs}
     table.specs = {
         back.get(path, path): by_name.get(back.get(path, path), spec)

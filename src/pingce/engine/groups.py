@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable
+from typing import Any
 
 import numpy as np
 
-from ..records import Table, json_equal_key
+from ..records import ParseFailure, Table, json_equal_key
 from ..stats import record_keys
 from .plan import Plan
 
@@ -97,7 +98,8 @@ def unit_sort_keys(table: Table, path: str, units: np.ndarray) -> list[tuple[int
 
 
 def slice_keys(table: Table, path: str, plan: Plan) -> list[str]:
-    """Each record's value of ``path`` as a slice name; ``(missing)`` where it has none."""
+    """Each record's value of ``path`` as a slice name (:func:`_slice_name`); ``(missing)``
+    where it has none."""
     column = table.column(path)
     scale = plan.label_scales.get(path)
     if scale is not None:
@@ -107,7 +109,25 @@ def slice_keys(table: Table, path: str, plan: Plan) -> list[str]:
             "(missing)" if math.isnan(v) else str(int(v)) if float(v).is_integer() else repr(v)
             for v in column.tolist()
         ]
-    return ["(missing)" if v is None else str(v) for v in column]
+    if set(map(type, column)) <= {str, type(None)}:
+        return ["(missing)" if v is None else v for v in column]
+    return [_slice_name(v) for v in column]
+
+
+def _slice_name(value: Any) -> str:
+    """A value as a slice's name: text as it is; a boolean, a number as their JSON text (``true``,
+    ``3``, as the data has them and as a field the suite does not parse is read, not Python's
+    ``True``); ``(did not parse)`` for a value that did not parse. A list or an object is no
+    slice (:func:`pingce.engine.plan.check_records` refuses them)."""
+    if value is None:
+        return "(missing)"
+    if isinstance(value, ParseFailure):
+        return "(did not parse)"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    return str(value)
 
 
 def slice_order(names: list[str], path: str, plan: Plan) -> list[int]:

@@ -455,6 +455,7 @@ def evaluate_suite(
             n_loaded=n_loaded,
             id_field=plan.suite.spec.id_field,
             field_map=field_map(plan.suite.spec.fields, plan.options.field_map),
+            encoding=table.encoding,
         ),
         sampling=sampling,
         definitions={name: item.definition for name, item in plan.suite.items().items()},

@@ -13,14 +13,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
-from ..errors import OptionError, SuiteError
+from ..errors import InputError, OptionError, SuiteError
 from ..labels import LabelScale
 from ..metrics.protocol import Metric, Statistic, TableMetric
 from ..options import RunOptions
-from ..records import FieldSpec, Table
+from ..records import FieldSpec, ParseFailure, Table
 from ..suites.build import BuiltSuite
 
 __all__ = ["Plan", "check_records", "make_plan"]
@@ -136,3 +137,40 @@ def check_records(plan: Plan, table: Table) -> None:
                 f"{option} {path}: no record of {table.source} has the field {path!r} "
                 f"({table.n} records read); check its spelling or its path (a.b[0].c)"
             )
+        if not isinstance(column, np.ndarray):
+            _check_single_values(table, option, path, column)
+
+
+_SCALARS = (str, int, float, ParseFailure)
+
+
+def _check_single_values(table: Table, option: str, path: str, column: list[Any]) -> None:
+    """Refuse a ``--slice`` or ``--stratify`` field whose values are lists or objects (a field
+    the suite parses, such as a list of terms): a slice is the records of one value. One slice
+    per item would put a record in several slices, and one per distinct whole list is as many
+    slices as records, which nobody asks for; a value inside it (``terms[0]``,
+    ``features.nature``) is a slice."""
+    for i, value in enumerate(column):
+        if value is None or isinstance(value, _SCALARS):
+            continue
+        what = "an object" if isinstance(value, dict) else "a list"
+        raise InputError(
+            f"{option} takes one value a record, and this is {what}: {option} a value inside "
+            f"it, e.g. {option} {path}{_inside(value)} (a path: a.b[0].c)",
+            source=table.source,
+            line=int(table.lines[i]),
+            field=path,
+            value=list(value) if isinstance(value, tuple) else value,
+        )
+
+
+def _inside(value: Any) -> str:
+    """The path of a first value inside ``value`` (``.key``, ``[0]``, ``[0].key``)."""
+    if isinstance(value, dict):
+        return f".{next(iter(value))}" if value else ".KEY"
+    first = value[0] if isinstance(value, list | tuple) and value else None
+    if isinstance(first, dict) and first:
+        return f"[0].{next(iter(first))}"
+    if dataclasses.is_dataclass(first):
+        return f"[0].{dataclasses.fields(first)[0].name}"
+    return "[0]"

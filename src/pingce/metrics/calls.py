@@ -62,7 +62,7 @@ import numpy as np
 from .._collector import collector_paused
 from .._constraints import check_value
 from .._halves import in_halves
-from ..records import FieldSpec, ParseFailure, Table
+from ..records import FieldSpec, InsideError, ParseFailure, Table
 from ..text.bleu import nltk_bleu, nltk_stats_from_matches
 from ..text.pairs import clipped_matches
 from ..text.rouge_seed import package_f, rouge_package_batch, rouge_sentences
@@ -79,6 +79,7 @@ __all__ = [
     "CallTextStatistic",
     "NormalizeOptions",
     "Normalizer",
+    "no_whole_message",
     "parse_calls",
     "serialize_calls",
 ]
@@ -474,9 +475,19 @@ class Normalizer:
         return cls(**dict(spec or {}))
 
 
+def no_whole_message(value: Any) -> None:
+    """Raise :class:`InsideError` when gold calls are a whole assistant message (an object whose
+    ``tool_calls`` are the calls): the message names the ``--map`` that reads them."""
+    if isinstance(value, dict) and isinstance(value.get("tool_calls"), list):
+        raise InsideError(
+            "gold calls must be a list of calls, got a whole assistant message", "tool_calls"
+        )
+
+
 def _gold_parser(value: Any) -> tuple[Call, ...]:
     """Gold calls: a JSON list of call items only (no text, no wrapping message or response,
     no text blocks, no ``"arguments": null``); an empty list is a valid gold (no call)."""
+    no_whole_message(value)
     if not isinstance(value, list | tuple):
         raise ValueError(f"gold calls must be a list of calls, got {type(value).__name__}")
     return _read_calls(value, allow_null=False, answer=False)

@@ -168,6 +168,10 @@ def _terms_block(values: list[Any]) -> list[Any] | None:
 _parse_id.identity_types = frozenset({str})  # type: ignore[attr-defined]
 _parse_object.identity_types = frozenset({dict})  # type: ignore[attr-defined]
 _parse_bool.identity_types = frozenset({bool})  # type: ignore[attr-defined]
+# a cell of text (CSV, Excel) of these is read as a number or a boolean (FieldSpec.cell_kind)
+_parse_turn.cell = "number"  # type: ignore[attr-defined]
+_parse_confidence.cell = "number"  # type: ignore[attr-defined]
+_parse_bool.cell = "boolean"  # type: ignore[attr-defined]
 # and these parse a whole block at once (or return None to have it parsed value by value)
 _parse_turn.parse_block = _turns_block  # type: ignore[attr-defined]
 _parse_diagnosis.parse_block = _diagnoses_block  # type: ignore[attr-defined]

@@ -41,7 +41,6 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal
 import numpy as np
 
 from .._constraints import Range
-from ..errors import InputError
 from ..labels import RISK_LEVELS, LabelScale
 from ..records import FieldSpec, Table
 from ..similarity.base import Pair
@@ -268,13 +267,8 @@ class EvidenceStatistic(_LawCheck):
         for i in range(table.n):
             items = evidence[i]
             if items and contracts[i] is None and any(e.clause is not None for e in items):
-                raise InputError(
-                    "a cited clause needs the record's contract to be checked against: field "
-                    "is missing",
-                    source=table.source,
-                    line=int(table.lines[i]),
-                    field=self.contract,
-                )
+                need = "a cited clause needs the record's contract to be checked against"
+                raise table.missing(i, self.contract, need)
         if any(e.law is not None for items in evidence if items for e in items):
             self.book()
 

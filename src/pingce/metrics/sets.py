@@ -34,7 +34,6 @@ from typing import Annotated, Any, Literal
 import numpy as np
 
 from .._constraints import Range
-from ..errors import InputError
 from ..records import FieldSpec, ParseFailure, Table
 from ..similarity.base import Pair, SimilarityTable
 from ._assignment import max_weight_assignment
@@ -101,12 +100,7 @@ def _require(table: Table, mask: np.ndarray, field: str, task: str) -> None:
     column = table.column(field)
     for i in np.flatnonzero(mask):
         if column[i] is None:
-            raise InputError(
-                f"required for task {task!r} records: field is missing",
-                source=table.source,
-                line=int(table.lines[i]),
-                field=field,
-            )
+            raise table.missing(int(i), field, f"task {task!r} records need it")
 
 
 def _yes_no(value: bool) -> str:

@@ -51,7 +51,7 @@ from .._json import dumps
 from ..errors import InputError
 from ..records import FieldSpec, ParseFailure, Table
 from ._policy import ZeroDivision, check_zero_division, safe_divide
-from .calls import Call, parse_calls
+from .calls import Call, no_whole_message, parse_calls
 from .protocol import Context, Metric, StatBlock, Statistic, TableMetric, reason_column
 from .registry import register_metric, register_table
 
@@ -220,6 +220,7 @@ def _is_decoded(item: Any) -> bool:
 
 def parse_gold(value: Any) -> tuple[GoldCall, ...]:
     """Gold calls: BFCL possible answers or plain calls; ``[]`` is "no call"."""
+    no_whole_message(value)
     if not isinstance(value, list):
         raise ValueError(f"gold calls must be a list, got {type(value).__name__}")
     out: list[GoldCall] = []
@@ -709,25 +710,21 @@ class ToolUseStatistic(Statistic):
         for i, fns in enumerate(functions):
             if fns is None:
                 alias = self.aliases.get("functions")
-                said = self.functions + (f" or {alias}" if alias else "")
-                raise InputError(
-                    f"every record needs the functions offered ({said})",
-                    source=source,
-                    line=int(table.lines[i]),
-                    field=self.functions,
-                )
+                said = f", under {self.functions} or BFCL's {alias}" if alias else ""
+                need = f"every record needs the functions offered{said}"
+                raise table.missing(i, self.functions, need)
         for i, calls in enumerate(gold):
             if calls is None:
                 if categories[i] == "irrelevance":
                     gold[i] = ()
                     continue
-                raise InputError(
-                    "no gold calls (a record whose right answer is no call has gold [] or "
-                    "category irrelevance)",
-                    source=source,
-                    line=int(table.lines[i]),
-                    field=self.gold,
+                alias = self.aliases.get("gold")
+                said = f", under {self.gold} or BFCL's {alias}" if alias else ""
+                need = (
+                    f"a record needs its gold calls{said}; one whose right answer is no call has "
+                    "gold [] or category irrelevance"
                 )
+                raise table.missing(i, self.gold, need)
             offered = {f.name for f in functions[i]}
             for call in calls:
                 if call.name not in offered:
