@@ -368,6 +368,11 @@ def evaluate_on_ray(
         context = ray.data.DataContext.get_current()
         context.enable_progress_bars = False
         context.print_on_execution_start = False
+        # the pieces' shards and jackknife moments come back in piece order, whichever actor
+        # finished first, so they are added in one order: the same sums, to the last bit, on
+        # every run (in arrival order a sum could differ by one ulp, and an interval whose
+        # resamples tie with the value could then move)
+        context.execution_options.preserve_order = True
         workers = _workers(ray, len(pieces))
     with timer.phase("load"):
         if any(p.kind == "jsonl" for p in pieces):
