@@ -177,9 +177,11 @@ def _json_text(text: str) -> Any:
     """``text`` as the JSON array or object it holds, else as it is."""
     if text.lstrip()[:1] in ("[", "{"):
         try:
-            return orjson.loads(text)
-        except orjson.JSONDecodeError:
+            return _json_line(text.encode("utf-8"))  # integers beyond 64 bits kept exact
+        except json.JSONDecodeError:  # orjson's error is one too
             pass  # the field's parser says what is wrong with it (or reads it leniently)
+        except RecursionError:  # the json module on text nested too deep for it
+            pass
     return text
 
 
@@ -376,6 +378,14 @@ def _text_chunks(
         except UnicodeDecodeError as exc:
             raise _decode_error(
                 exc, encoding, offset - len(pending), newlines, source, forced
+            ) from None
+        except UnicodeError as exc:  # UTF-16 or UTF-32 without a byte-order mark
+            name = codecs.lookup(encoding).name
+            raise InputError(
+                f"cannot be read as {name}: {exc}; the file has no byte-order mark, so name the "
+                f"byte order: --encoding {name}-le or {name}-be",
+                source=source,
+                line=newlines + 1,
             ) from None
         offset += len(data)
         if first and text:
@@ -579,8 +589,9 @@ def _json_document(
     """The one JSON value of a whole stream, or (None, its UTF-8 text) when the text holds more
     than one value (JSON lines)."""
     text = b"".join(_utf8_chunks(stream, encoding, source, forced))
+    skipped = 0  # bytes of a byte-order mark before the text (for byte offsets in errors)
     if text.startswith(_BOM):
-        text = text[3:]
+        text, skipped = text[3:], 3
     if not text.strip():
         return [], None  # no records (the loader says the input is empty)
     try:
@@ -592,6 +603,14 @@ def _json_document(
             return None, text
         try:
             json.loads(text)
+        except UnicodeDecodeError as err:  # UTF-8 by its byte-order mark, but for a byte
+            line = text.count(b"\n", 0, err.start) + 1
+            raise InputError(
+                f"cannot be read as utf-8: byte 0x{text[err.start]:02x} at byte offset "
+                f"{err.start + skipped} ({err.reason})",
+                source=source,
+                line=line,
+            ) from None
         except json.JSONDecodeError as err:
             raise InputError(
                 f"not valid JSON: {err.msg} at line {err.lineno} column {err.colno}", source=source

@@ -94,6 +94,11 @@ def parse_path(path: str) -> tuple[str | int, ...]:
     return tuple(parts)
 
 
+def _path_text(parts: tuple[str | int, ...]) -> str:
+    """The path of ``parts`` as written (``a.b[0].c``): :func:`parse_path`'s inverse."""
+    return "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in parts).lstrip(".")
+
+
 def _get(obj: Any, parts: tuple[str | int, ...]) -> Any:
     for part in parts:
         if isinstance(part, int):
@@ -236,9 +241,11 @@ def _standard_json(value: Any) -> bytes:
 
 def _as_orjson_would(value: Any) -> Any:
     """What orjson writes for values the standard encoder does not know: a dataclass as an
-    object of its fields, a numpy number as a number; anything else as its text."""
+    object of its fields (but those whose name starts with an underscore, as orjson leaves them
+    out: a call's cached text), a numpy number as a number; anything else as its text."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _finite({f.name: getattr(value, f.name) for f in dataclasses.fields(value)})
+        fields = dataclasses.fields(value)
+        return _finite({f.name: getattr(value, f.name) for f in fields if f.name[0] != "_"})
     if isinstance(value, np.generic):
         return _finite(value.item())
     return str(value)
@@ -794,8 +801,14 @@ def wanted_fields(specs: Sequence[FieldSpec], id_path: str) -> Wanted:
     """What a reader needs to know of the fields: the columns they (and the id) are read from,
     and the kind of each."""
     paths = [spec.path for spec in specs] + [id_path]
-    columns = frozenset(str(parse_path(path)[0]) for path in paths)
-    return Wanted(columns, {spec.path: spec.cell_kind() for spec in specs})
+    columns = {str(parse_path(path)[0]) for path in paths}
+    kinds: dict[str, TextKind] = {spec.path: spec.cell_kind() for spec in specs}
+    for path in paths:  # a field inside a column: a flattened column, or the column's JSON
+        first = parse_path(path)[0]
+        if len(parse_path(path)) > 1 and isinstance(first, str):
+            columns.add(path)  # ``human.rating`` as a column's name (a flattened table)
+            kinds.setdefault(first, "json")  # ``{"rating": 5}`` in a cell of ``human``
+    return Wanted(frozenset(columns), kinds)
 
 
 def _row(records: _Rows, position: int, found: Sequence[str] | None) -> dict[str, Any]:
@@ -818,8 +831,15 @@ class _Columns:
         self.n = n
 
     def values(self, parts: tuple[str | int, ...], nullable: bool) -> list[Any]:
-        """The raw value of a field in each record, as :meth:`_Column.extract` gives them."""
+        """The raw value of a field in each record, as :meth:`_Column.extract` gives them. A
+        field inside a column (``human.rating``) is read from a column of that whole name when
+        the source has one and no column ``human`` (a table flattened as pandas'
+        ``json_normalize`` writes it)."""
         column = self.data.get(parts[0]) if isinstance(parts[0], str) else None
+        if column is None and len(parts) > 1:
+            column = self.data.get(_path_text(parts))
+            if column is not None:
+                return column
         if column is None:
             return [None if nullable else _MISSING] * self.n
         if len(parts) == 1:

@@ -219,8 +219,12 @@ def _parse(suite: str | os.PathLike[str], lines: KeyLines) -> tuple[SuiteSpec, s
                 key=_format_loc(first["loc"][:3]),
             ) from None
         shown = "" if first["loc"][:1] == ("similarity",) else f" (got {first.get('input')!r})"
+        if first["type"] == "value_error":  # a validator's own message, which shows the value
+            message, shown = str(first.get("ctx", {}).get("error", first["msg"])), ""
+        else:
+            message = first["msg"]
         raise SuiteError(  # similarity options are not echoed: they may hold a key
-            f"{first['msg']}{shown}" if first["type"] != "missing" else "required key is missing",
+            f"{message}{shown}" if first["type"] != "missing" else "required key is missing",
             source=source,
             key=_format_loc(first["loc"]),
         ) from None

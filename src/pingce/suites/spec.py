@@ -5,6 +5,7 @@ valid spec into metric objects.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Literal, TypedDict
 
 from pydantic import (
@@ -145,6 +146,11 @@ class ModelSpec(_Checked):
         return value
 
 
+_NAME = re.compile(r"[^\W_][\w.-]*")
+"""A suite's name: a letter or digit (any script), then letters, digits, ``_``, ``.`` or ``-``."""
+_NAME_LENGTH = 100
+
+
 class SuiteSpec(_Checked):
     """A suite file, validated."""
 
@@ -173,6 +179,20 @@ class SuiteSpec(_Checked):
     """Options of the similarity backend: judge ``template``/``system``, ``structured`` (the
     output mode), ``max_tokens``, ``concurrency``, ``max_retries``, ``timeout``,
     ``price_prompt``/``price_completion`` (per 1k tokens)..."""
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, value: str) -> str:
+        """A name that is safe in a folder name and a run's name (the default output folder is
+        ``pingce-out/<name>-<time>``): a letter or digit, then letters, digits, ``-``, ``_`` or
+        ``.``; ``../../up`` would have put the outputs two folders above."""
+        if not _NAME.fullmatch(value) or len(value) > _NAME_LENGTH:
+            raise ValueError(
+                f"a suite's name is a letter or digit followed by letters, digits, '-', '_' or "
+                f"'.' (at most {_NAME_LENGTH} characters), as in my-suite or 合同风险; got "
+                f"{value!r}"
+            )
+        return value
 
     @field_validator("id_field", "unit")
     @classmethod
