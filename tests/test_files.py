@@ -530,6 +530,25 @@ def test_the_encoding_is_in_results_json_and_said_when_not_utf8(tmp_path: Path) 
     assert frame.data.encoding is None  # not text
 
 
+def test_a_utf8_file_forced_into_a_code_page_is_said_to_read_as_utf8_too(tmp_path: Path) -> None:
+    """--encoding latin-1 on a UTF-8 file: every Chinese character becomes two or three Latin
+    ones, and latin-1 reads any byte, so nothing fails. The user asked for it, but the note
+    says the text reads as UTF-8 too (a GBK file forced as GBK gets no such words)."""
+    path = tmp_path / "u8.jsonl"
+    record = {"id": "j1", "task": "selection", "gold_items": ["员工信息表"], "pred_items": ["员工"]}
+    path.write_text(json.dumps(record, ensure_ascii=False) + "\n", "utf-8")
+    done = run_pingce("run", "function-points", "--data", str(path), "--out", str(tmp_path / "o"),
+                      "--bootstrap", "0", "--encoding", "latin-1", "--no-store")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    said = " ".join(done.stdout.split())
+    assert f"{path}: text read as iso8859-1 (as --encoding asked); its characters beyond ASCII " \
+        "read as UTF-8 too" in said  # fmt: skip
+    gbk, _ = risk_gbk_csv(tmp_path)
+    done = run_pingce("run", "contract-risk", "--data", str(gbk), "--out", str(tmp_path / "g"),
+                      "--bootstrap", "0", "--encoding", "gbk", "--no-store")  # fmt: skip
+    assert done.returncode == 0 and "read as UTF-8 too" not in done.stdout, done.stderr
+
+
 # issue 28: a number field's cell is a number, a boolean field's true/false a boolean, in every
 # suite (tcm-dialogue's turn and confidence are parsed JSON fields)
 

@@ -203,6 +203,10 @@ class Reading:
     that is not text (Parquet, Excel, a frame, an iterable)."""
     detected: bool = True
     """Whether ``encoding`` was detected (else forced by ``--encoding``)."""
+    reads_as_utf8: bool = False
+    """Whether the text, read in a forced encoding other than UTF-8, holds characters beyond
+    ASCII that UTF-8 reads as well (its first 64 KB): the usual sign of a UTF-8 file forced into
+    a legacy code page, every such character then changed."""
 
     def encoding_note(self) -> str | None:
         """What to say of the encoding: nothing for UTF-8, else which one was read (a detected
@@ -210,7 +214,13 @@ class Reading:
         if self.encoding is None or self.encoding in ("utf-8", "utf-8-sig"):
             return None
         how = "detected" if self.detected else "as --encoding asked"
-        return f"{self.label}: text read as {self.encoding} ({how})"
+        note = f"{self.label}: text read as {self.encoding} ({how})"
+        if self.reads_as_utf8:
+            note += (
+                "; its characters beyond ASCII read as UTF-8 too, so if the text in the "
+                "outputs looks wrong, leave --encoding out"
+            )
+        return note
 
 
 # ----------------------------------------------------------------------------------- encodings
@@ -1319,7 +1329,22 @@ def _text_reading(
     reading = _text_blocks(stream, fmt, part, label, wanted, name, encoding is not None)
     reading.encoding = _codec_name(name)
     reading.detected = encoding is None
+    if not reading.detected and reading.encoding not in ("utf-8", "utf-8-sig"):
+        reading.reads_as_utf8 = _utf8_beyond_ascii(stream.prefix, stream.complete)
     return reading
+
+
+def _utf8_beyond_ascii(prefix: bytes, complete: bool) -> bool:
+    """Whether ``prefix`` has bytes beyond ASCII and reads as UTF-8 (a character cut by the
+    end of an incomplete prefix aside)."""
+    if prefix.isascii():
+        return False
+    try:
+        prefix.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        cut = exc.reason == "unexpected end of data" and exc.end == len(prefix)
+        return cut and not complete
+    return True
 
 
 def _text_blocks(
