@@ -203,6 +203,34 @@ def test_a_map_to_a_column_the_data_lacks_suggests_the_suites_name(tmp_path: Pat
     assert "--map no_such_col" not in done.stderr
 
 
+@pytest.mark.parametrize(
+    ("target", "hint"),
+    [("latency", "the records have 'latency_sec' itself: leave out --map latency_sec"),
+     ("latencysec", "the records have 'latency_sec' itself")],
+)  # fmt: skip
+def test_a_map_of_an_optional_field_to_a_column_no_record_has_is_an_error(
+    tmp_path: Path, target: str, hint: str
+) -> None:
+    """Was exit 0 with the latency metrics null ("no record has latency_sec") and nothing saying
+    that the map read nothing: an optional field mapped to a typo."""
+    data = EXAMPLES / "contract_risk" / "records.jsonl"
+    out = tmp_path / "o"
+    done = run_pingce("run", "contract-risk", "--data", str(data), "--out", str(out),
+                      "--map", f"latency_sec={target}", "--no-store")  # fmt: skip
+    assert done.returncode == 2 and not out.exists(), done.stderr
+    assert f"--map latency_sec={target}: no record of {data} has a field {target!r} (the " \
+        "records have 'id', 'contract_type'" in done.stderr  # fmt: skip
+    assert hint in done.stderr
+    records = read_jsonl(data)
+    for record in records[1:]:  # a column that some record has is read
+        record["took"] = record.pop("latency_sec", None)
+    sparse = tmp_path / "sparse.jsonl"
+    sparse.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records), "utf-8")
+    done = run_pingce("run", "contract-risk", "--data", str(sparse), "--out", str(tmp_path / "s"),
+                      "--map", "latency_sec=took", "--no-store", "--bootstrap", "0")  # fmt: skip
+    assert done.returncode == 0, done.stderr
+
+
 def renamed_example(folder: str, old: str, new: str) -> list[dict[str, Any]]:
     return [
         {new if key == old else key: value for key, value in record.items()}

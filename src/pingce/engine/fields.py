@@ -11,11 +11,14 @@ from __future__ import annotations
 import dataclasses
 import difflib
 from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
 
 from ..errors import OptionError
 from ..records import FieldSpec, Table
 
-__all__ = ["data_paths", "field_map", "suite_names"]
+__all__ = ["check_maps_read", "data_paths", "field_map", "suite_names"]
 
 
 def field_map(suite_fields: Mapping[str, str], option: Mapping[str, str]) -> dict[str, str]:
@@ -78,3 +81,39 @@ def suite_names(table: Table, specs: Sequence[FieldSpec], renamed: Sequence[Fiel
         back.get(path, path): by_name.get(back.get(path, path), spec)
         for path, spec in table.specs.items()
     }
+
+
+def check_maps_read(table: Table, option: Mapping[str, str]) -> None:
+    """``--map FIELD=COLUMN`` naming a column that no record has is an error: for an optional
+    field a typo (``--map latency_sec=latency``) would leave it empty, its metrics null with "no
+    record has latency_sec", and nothing would say that the map read nothing. ``table`` is
+    keyed by the suite's names again (:func:`suite_names`)."""
+    found = set(table.found)
+    for name, target in option.items():
+        head = target.split(".")[0].split("[")[0]
+        if head in found or target in found:
+            continue
+        read = [
+            column
+            for path, column in table.columns.items()
+            if path == name or path.startswith((f"{name}.", f"{name}["))
+        ]
+        if not read or any(_any_value(column) for column in read):
+            continue
+        close = difflib.get_close_matches(head, sorted(found), n=1, cutoff=0.6)
+        if name in found:
+            hint = f"; the records have {name!r} itself: leave out --map {name}"
+        else:
+            hint = f"; did you mean --map {name}={close[0]}?" if close else ""
+        has = ", ".join(repr(key) for key in table.found[:20])
+        raise OptionError(
+            f"--map {name}={target}: no record of {table.source or 'the data'} has a field "
+            f"{head!r} (the records have {has}){hint}"
+        )
+
+
+def _any_value(column: Any) -> bool:
+    """Whether a loaded column holds any value (numbers: not NaN; others: not None)."""
+    if isinstance(column, np.ndarray) and column.dtype.kind == "f":
+        return bool((~np.isnan(column)).any())
+    return any(value is not None for value in column)

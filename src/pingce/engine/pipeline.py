@@ -40,7 +40,7 @@ from ..sampling import SamplingInfo, sample_indices
 from ..stats import Interval, bootstrap_intervals
 from ..suites.build import BuiltSuite, load_suite
 from ..suites.spec import SuiteSpec
-from .fields import data_paths, field_map, suite_names
+from .fields import check_maps_read, data_paths, field_map, suite_names
 from .groups import bootstrap_keys, slice_keys, slice_order, unit_codes
 from .model import Answered, ask_model, mark_model_failures, model_plan
 from .plan import Plan, check_records, make_plan
@@ -121,6 +121,7 @@ def load(plan: Plan, data: Data, progress: ProgressHook, label: str = "records")
         table.notes.extend(join.notes(str(data)))
     if mapping:
         suite_names(table, plan.fields, specs)
+        check_maps_read(table, options.field_map)
     if not isinstance(data, str | os.PathLike) and label != "records":
         table.source = f"<{label}>"  # two lists of dicts: say which is which
     return table
