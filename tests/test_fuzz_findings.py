@@ -23,7 +23,7 @@ def run(tmp_path: Path, *args: str) -> tuple[int, str, Path]:
     out = tmp_path / "out"
     done = run_pingce("run", *args, "--out", str(out), "--bootstrap", "0", "--no-store")
     assert "Traceback" not in done.stderr, done.stderr
-    return done.returncode, done.stderr, out
+    return done.returncode, done.stderr + done.stdout, out  # notes are on standard output
 
 
 def test_utf16_forced_on_a_file_without_a_byte_order_mark_names_the_byte_orders(
@@ -139,3 +139,66 @@ def test_plain_suite_names_run(tmp_path: Path, name: str) -> None:
     data.write_text('{"item_id": "r1", "human": {"rating": 5}, "model_rating": 4}\n', "utf-8")
     code, stderr, _ = run(tmp_path, str(suite), "--data", str(data))
     assert code == 0, stderr
+
+
+GB_ROWS = [
+    ("seed-01", "打开客厅的灯", "客厅", "打开"),
+    ("seed-02", "关闭卧室空调", "卧室", "关闭"),
+    ("seed-03", "调节书房温度到二十二度", "书房", "调节"),
+]
+
+
+def _gb18030_csv() -> bytes:
+    lines = ["id,query,gold_fn,pred_fn"]
+    for key, query, room, action in GB_ROWS:
+        call = json.dumps(
+            [{"name": "light_control", "arguments": {"room": room, "action": action}}],
+            ensure_ascii=False,
+        ).replace('"', '""')
+        lines.append(f'{key},{query},"{call}","{call}"')
+    return ("\r\n".join(lines) + "\r\n").encode("gb18030")
+
+
+@pytest.mark.parametrize("where", ["before a character", "inside a character", "in ASCII"])
+def test_a_gb18030_file_with_a_bad_byte_is_an_error_not_a_cyrillic_page(
+    tmp_path: Path, where: str
+) -> None:
+    # was: read as iso8859-5 or ptcp154 (charset-normalizer's best for the damaged bytes), every
+    # Chinese string Cyrillic in records.jsonl, exit 0
+    raw = _gb18030_csv()
+    start = raw.index("卧室".encode("gb18030"))
+    at = {"before a character": start, "inside a character": start + 1}.get(
+        where, raw.index(b"seed-03") + 2
+    )
+    data = tmp_path / "gb.csv"
+    data.write_bytes(raw[:at] + b"\xff" + raw[at:])
+    code, stderr, out = run(tmp_path, "function-call", "--data", str(data))
+    assert code == 2 and not out.exists(), stderr
+    line = raw[:at].count(b"\n") + 1
+    assert f"{data}:{line}: not UTF-8, and not GB18030 but for byte 0x" in stderr, stderr
+    assert "--encoding" in stderr
+    data.write_bytes(raw)  # the same file undamaged is read as GB18030, as written
+    code, stderr, out = run(tmp_path, "function-call", "--data", str(data))
+    assert code == 0 and "read as gb18030 (detected)" in stderr, stderr
+    read = [json.loads(line) for line in (out / "records.jsonl").read_text("utf-8").splitlines()]
+    rooms = [r["fields"]["gold_fn"][0]["arguments"]["room"] for r in read]
+    assert rooms == [row[2] for row in GB_ROWS]
+
+
+@pytest.mark.parametrize(
+    ("text", "encoding"),
+    [
+        ("ｺﾝﾆﾁﾊ 半角カナのテキスト、日本語です。ﾃｽﾄ", "cp932"),
+        ("Договор аренды: арендатор обязан платить ежемесячно, я согласен.", "cp1251"),
+        ("계약서 제3조: 을은 전대할 수 없다.", "cp949"),
+    ],
+)
+def test_other_code_pages_that_break_gb18030_pairs_are_still_read(
+    tmp_path: Path, text: str, encoding: str
+) -> None:
+    """Whole text in another code page is not GB18030 with damaged bytes."""
+    data = tmp_path / "other.jsonl"
+    record = {"id": "r1", "gold_level": "high", "pred_level": "high", "clause": text}
+    data.write_bytes((json.dumps(record, ensure_ascii=False) + "\n").encode(encoding))
+    code, stderr, _ = run(tmp_path, "contract-risk", "--data", str(data))
+    assert code == 0 and f"read as {encoding} (detected)" in stderr, stderr

@@ -24,6 +24,7 @@ the byte offset and the line. A reading records its encoding (:attr:`Reading.enc
 from __future__ import annotations
 
 import codecs
+import contextlib
 import csv
 import datetime
 import gzip
@@ -117,6 +118,13 @@ Central European pages is full of)."""
 _MOSTLY = 0.8
 """What "mostly" means in :func:`_plausible`: CJK characters among those beyond ASCII, Latin
 letters within ASCII words among the letters."""
+_OTHER_CJK = ("cp932", "euc_jp", "big5", "cp949")
+"""CJK code pages whose text may break GB18030's byte pairs (Shift-JIS's half-width katakana):
+a text that is whole in one of them is not GB18030 with a damaged byte."""
+_FEW_BAD = 0.01
+"""At most this share of a text's bytes beyond ASCII may be bad (or three, a byte put into a pair
+leaving the pair unread too, when they are at most a tenth) for :func:`_nearly_cjk` to call it
+GB18030 with a damaged byte."""
 _CJK_NAMES = ("CJK ", "HIRAGANA", "KATAKANA", "HANGUL", "BOPOMOFO", "IDEOGRAPHIC")
 _TYPOGRAPHIC = frozenset(
     chr(code)
@@ -259,6 +267,18 @@ def detect_encoding(prefix: bytes, complete: bool, source: str) -> str:
             source=source,
             line=line,
         )
+    nearly = _nearly_cjk(sample)
+    if nearly is not None:
+        encoding, bad = nearly
+        raise InputError(
+            f"not UTF-8, and not {encoding.upper()} but for byte 0x{sample[bad.start]:02x} at "
+            f"byte offset {bad.start} ({bad.reason}): the other bytes read as Chinese text in "
+            f"{encoding.upper()} (a legacy code page would read every byte, and every Chinese "
+            "character wrongly); mend that byte, or pass --encoding NAME if the file is in "
+            "another encoding",
+            source=source,
+            line=sample.count(b"\n", 0, bad.start) + 1,
+        )
     guess = _guess_encoding(sample)
     if guess is None:
         raise InputError(
@@ -276,6 +296,32 @@ def _mostly_utf8(sample: bytes) -> bool:
     high = len(sample.translate(None, _ASCII))
     bad = len(sample) - len(sample.decode("utf-8", "ignore").encode("utf-8"))
     return high > 0 and high - bad >= _UTF8_SHARE * high
+
+
+def _nearly_cjk(sample: bytes) -> tuple[str, UnicodeDecodeError] | None:
+    """GB18030 and its first bad byte when ``sample`` is GB18030 text but for a few bytes (at
+    most :data:`_FEW_BAD` of its bytes beyond ASCII; read without them, mostly CJK characters
+    or letters, the pairs a damaged byte shifts being mostly CJK too): a file with a damaged
+    byte, which a single-byte code page would read without an error and every character
+    wrongly. Text in another code page breaks GB18030's byte pairs far more often (a Cyrillic
+    word ending before a space, ``я`` as 0xff)."""
+    high = len(sample.translate(None, _ASCII))
+    try:
+        sample.decode("gb18030")
+        return None
+    except UnicodeDecodeError as exc:
+        first = exc
+    for other in _OTHER_CJK:
+        with contextlib.suppress(UnicodeDecodeError):
+            sample.decode(other)
+            return None  # whole in another CJK code page: charset-normalizer tells which
+    kept = sample.decode("gb18030", "ignore")
+    bad = len(sample) - len(kept.encode("gb18030"))
+    if not high or bad > max(_FEW_BAD * high, min(3.0, high / 10)):
+        return None
+    beyond = _BEYOND_ASCII.findall(kept)
+    words = sum(_is_cjk(char) or unicodedata.category(char) in _LETTERS for char in beyond)
+    return ("gb18030", first) if beyond and words >= _MOSTLY * len(beyond) else None
 
 
 def _guess_encoding(sample: bytes) -> str | None:
