@@ -520,25 +520,10 @@ def _ranges(value: Any) -> tuple[tuple[int, int], ...]:
         raise ValueError("expected article ranges like 1-98")
     if isinstance(value, int):
         value = [value]
-    ranges: list[tuple[int, int]] = []
     if isinstance(value, str):
-        for part in _LIST_SPLIT.split(unicodedata.normalize("NFKC", value)):
-            part = part.strip()
-            if not part:
-                continue
-            match = _RANGE.fullmatch(part)
-            if match is None:
-                raise ValueError(f"{part!r} is not an article number or range (like 1-98)")
-            low = int(match.group(1))
-            ranges.append((low, low if match.group(2) is None else int(match.group(2))))
+        ranges = _text_ranges(value)
     elif isinstance(value, list):
-        for item in value:
-            if _is_int(item):
-                ranges.append((item, item))
-            elif isinstance(item, list) and len(item) == 2 and all(_is_int(n) for n in item):
-                ranges.append((item[0], item[1]))
-            else:
-                raise ValueError(f"{item!r} is not an article number or a [low, high] pair")
+        ranges = [_listed_range(item) for item in value]
     else:
         raise ValueError("expected article ranges like 1-98 (or [[1, 98]] or [1, 2, 3])")
     if not ranges:
@@ -549,6 +534,30 @@ def _ranges(value: Any) -> tuple[tuple[int, int], ...]:
         if high < low:
             raise ValueError(f"range {low}-{high} runs backwards")
     return tuple(ranges)
+
+
+def _text_ranges(value: str) -> list[tuple[int, int]]:
+    """The ranges of ``"1-10;12-20"`` (full-width digits and separators read as ASCII)."""
+    ranges = []
+    for part in _LIST_SPLIT.split(unicodedata.normalize("NFKC", value)):
+        part = part.strip()
+        if not part:
+            continue
+        match = _RANGE.fullmatch(part)
+        if match is None:
+            raise ValueError(f"{part!r} is not an article number or range (like 1-98)")
+        low = int(match.group(1))
+        ranges.append((low, low if match.group(2) is None else int(match.group(2))))
+    return ranges
+
+
+def _listed_range(item: Any) -> tuple[int, int]:
+    """One item of a YAML list of articles: a number or a ``[low, high]`` pair."""
+    if _is_int(item):
+        return (item, item)
+    if isinstance(item, list) and len(item) == 2 and all(_is_int(n) for n in item):
+        return (item[0], item[1])
+    raise ValueError(f"{item!r} is not an article number or a [low, high] pair")
 
 
 def _sub_articles(value: Any) -> frozenset[tuple[int, int]]:

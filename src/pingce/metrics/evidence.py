@@ -43,7 +43,7 @@ import numpy as np
 from .._constraints import Range
 from ..labels import RISK_LEVELS, LabelScale
 from ..records import FieldSpec, Table
-from ..similarity.base import Pair
+from ..similarity.base import Pair, SimilarityTable
 from ..text.sentences import join_sentences, split_sentences
 from ._policy import ZeroDivision, check_zero_division, safe_divide
 from .protocol import LEFT_OUT, Context, Metric, StatBlock, Statistic
@@ -327,6 +327,32 @@ class EvidenceStatistic(_LawCheck):
                 if first[c, j] >= 0:
                     yield (clause, found.text(int(first[c, j]), int(length[c, j])))
 
+    def _closest(
+        self, found: _Retrieval, c: int, clause: str, similarity: SimilarityTable | None
+    ) -> tuple[str, float, int, list[str]]:
+        """Clause ``c``'s closest candidate sentence and its score (-1 and ``""`` when it has
+        none), the pairs whose similarity failed, and the sentences above the threshold."""
+        best_text, best, failed = "", -1.0, 0
+        above: list[str] = []
+        candidates = found.candidates
+        if candidates is None:
+            return best_text, best, failed, above
+        for j in range(candidates.first.shape[1]):
+            start = int(candidates.first[c, j])
+            if start < 0:
+                continue
+            assert similarity is not None, "the engine scored no pairs"
+            text = found.text(start, int(candidates.length[c, j]))
+            score = similarity.get(clause, text)
+            if np.isnan(score):
+                failed += 1
+                continue
+            if score > self.threshold:
+                above.append(text)
+            if score > best:
+                best, best_text = score, text
+        return best_text, best, failed, above
+
     def compute(self, table: Table, context: Context) -> StatBlock:
         from ..grounding.details import altered_details
 
@@ -343,24 +369,7 @@ class EvidenceStatistic(_LawCheck):
             rows[i, CLAUSES] += 1
             if found.verbatim[c]:
                 continue
-            best_text, best, failed = "", -1.0, 0
-            above: list[str] = []
-            candidates = found.candidates
-            for j in range(0 if candidates is None else candidates.first.shape[1]):
-                assert candidates is not None
-                start = int(candidates.first[c, j])
-                if start < 0:
-                    continue
-                assert similarity is not None, "the engine scored no pairs"
-                text = found.text(start, int(candidates.length[c, j]))
-                score = similarity.get(clause, text)
-                if np.isnan(score):
-                    failed += 1
-                    continue
-                if score > self.threshold:
-                    above.append(text)
-                if score > best:
-                    best, best_text = score, text
+            best_text, best, failed, above = self._closest(found, c, clause, similarity)
             if failed:
                 failed_pairs[i] += failed
                 continue

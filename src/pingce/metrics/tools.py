@@ -392,6 +392,35 @@ class _Rules:
 
     # -- a pair -----------------------------------------------------------------------------
 
+    def _argument_error(
+        self, param: str, p: Param, value: Any, options: list[Any]
+    ) -> tuple[int, str] | None:
+        """None when ``value`` of parameter ``param`` is one the gold accepts, else BFCL's error
+        code and the reason (a type error before a wrong value)."""
+        kind: type = p._type
+        if not self.strict and type(value) is int and kind is float:
+            value = float(value)
+        ok: bool | None = None
+        if type(value) is kind and p._items is None and options:
+            first = options[0]  # the common case: a scalar of the gold's declared type
+            if type(first) is kind and not (kind is str and first == ""):
+                if kind is str:
+                    ok = self.std(str(value)) in self.strings(options)
+                elif kind is dict:
+                    ok = self.dict_ok(value, options)
+                else:
+                    ok = value in options
+        if ok is None:
+            code, why = self.type_error(param, p, value, options)
+            if code > 0 or (code == 0 and why):
+                return code, why
+            ok = (value in options) if code == -1 else self.value_ok(p, value, options)
+        if ok:
+            return None
+        return _ERROR[
+            "wrong_value"
+        ], f"param '{param}': value {_show(value)} not in {_shown_list(options)}"
+
     def check(self, fn: Function, gold: GoldCall, pred: Call) -> tuple[int, str, int, int]:
         """``(error code or -1, reason, valid arguments, valid arguments the gold needs)`` of
         one pair, the error the first in BFCL's order: name, required, then each given argument
@@ -408,7 +437,6 @@ class _Rules:
                 error, reason = _ERROR["missing_required"], f"param '{param}': required, missing"
                 break
         valid = needed = 0
-        strict = self.strict
         for param, value in args.items():
             p = fn.params.get(param)
             options = answers.get(param)
@@ -418,33 +446,13 @@ class _Rules:
                     error = _ERROR["unexpected_param"]
                     reason = f"param '{param}': not a parameter of {where}"
                 continue
-            kind: type = p._type
-            if not strict and type(value) is int and kind is float:
-                value = float(value)
-            ok: bool | None = None
-            if type(value) is kind and p._items is None and options:
-                first = options[0]  # the common case: a scalar of the gold's declared type
-                if type(first) is kind and not (kind is str and first == ""):
-                    if kind is str:
-                        ok = self.std(str(value)) in self.strings(options)
-                    elif kind is dict:
-                        ok = self.dict_ok(value, options)
-                    else:
-                        ok = value in options
-            if ok is None:
-                code, why = self.type_error(param, p, value, options)
-                if code > 0 or (code == 0 and why):
-                    if error < 0:
-                        error, reason = code, why
-                    continue
-                ok = (value in options) if code == -1 else self.value_ok(p, value, options)
-            if ok:
+            failure = self._argument_error(param, p, value, options)
+            if failure is None:
                 valid += 1
                 if "" not in options:
                     needed += 1
             elif error < 0:
-                error = _ERROR["wrong_value"]
-                reason = f"param '{param}': value {_show(value)} not in {_shown_list(options)}"
+                error, reason = failure
         if error < 0:
             for param, options in answers.items():
                 if param not in args and "" not in options:
