@@ -1,10 +1,10 @@
 """Choosing the similarity threshold τ from human-labelled pairs (``pingce calibrate``).
 
-The seed chose τ = 0.7 "by a parameter search on a validation set". Given pairs labelled by people
-(``{"a": ..., "b": ..., "match": true}``), this scores them with a backend and, for every candidate
-threshold, counts the pairs the rule ``Sim > τ`` (identical strings always match) gets right:
-precision, recall, F1 and Cohen's kappa with the labels. The best τ maximises F1 (ties: higher
-kappa, then the higher τ). The ROC AUC of the scores against the labels (the chance that a
+The reference chose τ = 0.7 "by a parameter search on a validation set". Given pairs labelled by
+people (``{"a": ..., "b": ..., "match": true}``), this scores them with a backend and, for every
+candidate threshold, counts the pairs the rule ``Sim > τ`` (identical strings always match) gets
+right: precision, recall, F1 and Cohen's kappa with the labels. The best τ maximises F1 (ties:
+higher kappa, then the higher τ). The ROC AUC of the scores against the labels (the chance that a
 matching pair scores above a non-matching one, ties counting half) compares backends whatever
 τ each needs. A pair the backend could not score (NaN) is left out of both and counted.
 """

@@ -1,4 +1,4 @@
-"""Function-call metrics (seeds/function-call-metrics.md), seed-exact by default.
+"""Function-call metrics (seeds/function-call-metrics.md), reference-exact by default.
 
 Records carry the gold calls and the model's answer. Gold is a required JSON list of calls
 ``{"name", "arguments"}`` (``arguments`` an object or JSON text; an item may also be an OpenAI
@@ -22,7 +22,7 @@ key; if one does not, the prediction is a wrong answer counted in ``failures.par
 reason. Any other text is prose, which calls nothing: braces in prose (``{1, 2}``, ``{name}``,
 ``{"city": "北京"}``) and a bare JSON number or string do not make a call.
 
-Per record, as the seed's ``score_fn`` and ``compute_rouge_bleu``:
+Per record, as the reference's ``score_fn`` and ``compute_rouge_bleu``:
 
 * ``fn_acc_name``: both lists empty -> 1; different lengths -> 0; else calls of both sides sorted
   by their serialisation ``name + json.dumps(arguments, sort_keys=True, ensure_ascii=False)`` and
@@ -30,19 +30,19 @@ Per record, as the seed's ``score_fn`` and ``compute_rouge_bleu``:
 * ``fn_acc_all``: 1 for two empty lists, 0 for different lengths or names; else the share of
   sorted pairs whose argument objects are equal (as Python compares them).
 * ``rouge-1``, ``rouge-2``, ``rouge-l``, ``bleu-4``: on the serialisations joined by ``;`` (sorted),
-  jieba words, the ``rouge`` package's F-measures (:mod:`pingce.text.rouge_seed`) and nltk's
+  jieba words, the ``rouge`` package's F-measures (:mod:`pingce.text.rouge_reference`) and nltk's
   sentence BLEU with smoothing 3 (:func:`pingce.text.bleu.nltk_bleu` of clipped n-gram matches,
   :func:`pingce.text.pairs.clipped_matches`); where the ``rouge`` package raises (an empty text)
-  the seed scores 0, and so does pingce, counting it in ``failures.empty_text``.
+  the reference scores 0, and so does pingce, counting it in ``failures.empty_text``.
 
 Speed (the same numbers): a distinct (prediction, gold) text pair is scored once, a prediction
 whose text equals the gold text from its length alone, the others in batch, each counted only
 around where its texts differ; large runs use a second process (:mod:`pingce._halves`).
 
-Corpus values are means over records. Beyond the seed: ``fn_acc_args`` (share of gold arguments
+Corpus values are means over records. Beyond the reference: ``fn_acc_args`` (share of gold arguments
 that the paired predicted call has equal), ``assignment: optimal`` (pair calls by an optimal
-assignment, scipy's ``linear_sum_assignment``, instead of the seed's sort order, which mis-pairs
-parallel calls), and value normalisers.
+assignment, scipy's ``linear_sum_assignment``, instead of the reference's sort order, which
+mis-pairs parallel calls), and value normalisers.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ from .._halves import in_halves
 from ..records import FieldSpec, InsideError, ParseFailure, Table
 from ..text.bleu import nltk_bleu, nltk_stats_from_matches
 from ..text.pairs import clipped_matches
-from ..text.rouge_seed import package_f, rouge_package_batch, rouge_sentences
+from ..text.rouge_reference import package_f, rouge_package_batch, rouge_sentences
 from ..text.tokenize import jieba_words, load_jieba
 from ._assignment import max_weight_assignment
 from ._policy import ZeroDivision, check_zero_division, safe_divide
@@ -123,24 +123,24 @@ class Call:
 
     name: str
     arguments: Mapping[str, Any] | None
-    """None only for a prediction whose arguments were JSON null (the seed keeps it as is)."""
+    """None only for a prediction whose arguments were JSON null (the reference keeps it as is)."""
     _text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def text(self) -> str:
-        """The seed's ``fn2str``: name + JSON of the arguments with sorted keys (made once)."""
+        """The reference's ``fn2str``: name + JSON of the arguments with sorted keys (made once)."""
         text = self._text
         if text is None:
             text = self._text = self.name + _dumps(self.arguments)
         return text
 
     def serialize(self) -> str:
-        """The seed's ``fn2str``: name + JSON of the arguments with sorted keys."""
+        """The reference's ``fn2str``: name + JSON of the arguments with sorted keys."""
         return self.text
 
 
 def serialize_calls(calls: Sequence[Call]) -> str:
-    """The seed's ``fns2str``: serialised calls, sorted, joined by ``;``."""
+    """The reference's ``fns2str``: serialised calls, sorted, joined by ``;``."""
     if len(calls) == 1:
         return calls[0].text
     return ";".join(sorted(call.text for call in calls))
@@ -391,8 +391,8 @@ def parse_calls(value: Any, *, allow_null: bool = True) -> tuple[Call, ...]:
     answer that calls nothing is ``()``. Raises ``ValueError`` saying what is wrong with an
     answer that tries to call and cannot be read.
 
-    ``"arguments": null`` is kept as None (the seed serialises it as ``null`` and it equals no
-    object) unless ``allow_null`` is False; a missing value (None) is no calls, as in the seed.
+    ``"arguments": null`` is kept as None (the reference serialises it as ``null`` and it equals no
+    object) unless ``allow_null`` is False; a missing value (None) is no calls, as in the reference.
     """
     if type(value) is not list:
         value = _answer_items(value)
@@ -644,7 +644,8 @@ class CallFieldsStatistic(Statistic):
     def fields(self) -> list[FieldSpec]:
         return [
             # gold is required: a missing or null gold_fn is an input error naming the line (the
-            # seed's item.get("gold_fn", []) would score it as "no call"); [] is a valid gold
+            # reference's item.get("gold_fn", []) would score it as "no call"); [] is a valid
+            # gold
             FieldSpec(self.gold, "json", parser=_gold_parser, what="function calls"),
             FieldSpec(
                 self.pred,
@@ -661,7 +662,7 @@ class CallFieldsStatistic(Statistic):
         golds = table.column(self.gold)
         preds = table.column(self.pred)
         if not norm.active:
-            # a missing prediction is no calls, as the seed's item.get("pred_fn", [])
+            # a missing prediction is no calls, as the reference's item.get("pred_fn", [])
             return [(g, () if p is None else p) for g, p in zip(golds, preds, strict=True)]
         out: list[CallPair] = []
         for gold, pred in zip(golds, preds, strict=True):
@@ -713,8 +714,9 @@ _TEXT_WIDTH = 6  # rouge-1, rouge-2, rouge-l, bleu-4, 1, empty
 
 
 class CallTextStatistic(CallFieldsStatistic):
-    """Per record ``[rouge-1, rouge-2, rouge-l, bleu-4, 1, empty]`` on the seed's serialisation,
-    jieba words; ``empty`` is 1 where the ``rouge`` package would raise (scored 0, as the seed).
+    """Per record ``[rouge-1, rouge-2, rouge-l, bleu-4, 1, empty]`` on the reference's
+    serialisation, jieba words; ``empty`` is 1 where the ``rouge`` package would raise (scored 0,
+    as the reference).
     A prediction that does not parse scores 0 throughout."""
 
     @property
@@ -742,7 +744,7 @@ def _text_rows(records: Sequence[CallPair]) -> np.ndarray:
 
 
 class _TextPairs:
-    """The distinct (prediction, gold) text pairs of a run and the seed's scores of each
+    """The distinct (prediction, gold) text pairs of a run and the reference's scores of each
     (``compute_rouge_bleu(fns2str(gold), fns2str(pred))``), with what repeats done once.
 
     A record's text is its calls' serialisations, sorted, joined by ``";"``. jieba segments a
@@ -845,7 +847,7 @@ _SAME = package_f(1, 1, 1)  # the package's F when every n-gram matches: 2 / (2 
 
 
 def _same_scores(texts: list[list[str]]) -> tuple[np.ndarray, np.ndarray]:
-    """The seed's scores of predictions whose text equals the gold text: every n-gram and LCS
+    """The reference's scores of predictions whose text equals the gold text: every n-gram and LCS
     word matches, so ROUGE is F(c, c, c) for c distinct n-grams (0 when there is none) and the
     package raises only on a text without words; every BLEU n-gram up to the length matches.
     Returns ROUGE rows ``[rouge-1, rouge-2, rouge-l, empty]`` and BLEU counts."""
@@ -931,7 +933,7 @@ _column_metric(
     "match",
     0,
     "share of records whose sorted function names equal the gold ones (empty/empty = 1, "
-    "different call counts = 0), as the seed's score_fn.",
+    "different call counts = 0), as the reference's score_fn.",
 )
 _column_metric(
     "fn_acc_all",
@@ -951,27 +953,27 @@ _column_metric(
     "rouge-1",
     "text",
     0,
-    "the rouge package's ROUGE-1 F (set unigrams, +1e-8) on the seed's call serialisation in "
+    "the rouge package's ROUGE-1 F (set unigrams, +1e-8) on the reference's call serialisation in "
     "jieba words; mean over records.",
 )
 _column_metric(
     "rouge-2",
     "text",
     1,
-    "the rouge package's ROUGE-2 F (set bigrams, +1e-8) on the seed's call serialisation in "
+    "the rouge package's ROUGE-2 F (set bigrams, +1e-8) on the reference's call serialisation in "
     "jieba words; mean over records.",
 )
 _column_metric(
     "rouge-l",
     "text",
     2,
-    "the rouge package's summary-level ROUGE-L F on the seed's call serialisation in jieba "
+    "the rouge package's summary-level ROUGE-L F on the reference's call serialisation in jieba "
     "words; mean over records.",
 )
 _column_metric(
     "bleu-4",
     "text",
     3,
-    "nltk sentence_bleu (4-gram, smoothing method 3) on the seed's call serialisation in "
+    "nltk sentence_bleu (4-gram, smoothing method 3) on the reference's call serialisation in "
     "jieba words; mean over records.",
 )

@@ -1,9 +1,9 @@
-"""The seed's second function-call computation, ``hf_fc_score`` (Hugging Face ``evaluate``).
+"""The reference's second function-call computation, ``hf_fc_score`` (Hugging Face ``evaluate``).
 
 The records, their validation and the call statistics are :mod:`.calls`' (``fn_acc_name`` and
 ``fn_acc_all`` are the same metrics: ``evaluate``'s accuracy of "name score is 1" against 1 is
 the mean of ``fn_acc_name``, and ``fn_acc_all`` is ``np.mean`` of the records' argument
-scores). The text metrics read the same texts, the seed's ``fns2str`` of the gold and predicted
+scores). The text metrics read the same texts, the reference's ``fns2str`` of the gold and predicted
 calls (:func:`pingce.metrics.calls.serialize_calls`), and compute what ``evaluate`` computes
 (:mod:`pingce.text.hf`):
 
@@ -15,7 +15,7 @@ calls (:func:`pingce.metrics.calls.serialize_calls`), and compute what ``evaluat
   the mid of rouge-score's ``BootstrapAggregator``, a median of 1000 bootstrap means drawn
   with a numpy seed that, unless given, changes from run to run: ``aggregate: bootstrap`` reports
   that mid as ``evaluate.load("rouge", seed=seed)`` computes it (the draws of ``rouge1``, then
-  ``rouge2``, then ``rougeL``; the same as ``np.random.seed(seed)`` just before the seed's
+  ``rouge2``, then ``rougeL``; the same as ``np.random.seed(seed)`` just before the reference's
   ``hf_fc_score``), with a note giving the exact mean and the difference.
 * ``hf_bleu-4``: nmt's corpus BLEU (0-1) on ``tokenizer_13a`` tokens, max order 4, no
   smoothing, from statistics summed over records. Unsmoothed, one n-gram order without a match
@@ -69,7 +69,7 @@ _ROUGE_WIDTH = 10  # [P, R, F] of rouge1, rouge2, rougeL, then 1
 
 
 def call_texts(records: Sequence[CallPair]) -> tuple[list[str], list[str]]:
-    """The seed's ``fns2str`` of each record's predicted and gold calls; a prediction that did
+    """The reference's ``fns2str`` of each record's predicted and gold calls; a prediction that did
     not parse is the empty text (no call)."""
     preds = ["" if isinstance(p, ParseFailure) else serialize_calls(p) for _, p in records]
     golds = [serialize_calls(g) for g, _ in records]
@@ -121,8 +121,8 @@ def _encoded(
 
 
 class CallRougeScoreStatistic(CallFieldsStatistic):
-    """Per record ``[P, R, F]`` of rouge-score's ROUGE-1, ROUGE-2 and ROUGE-L on the seed's call
-    texts (rouge-score's tokeniser), then a 1; notes how many records lose letters to it."""
+    """Per record ``[P, R, F]`` of rouge-score's ROUGE-1, ROUGE-2 and ROUGE-L on the reference's
+    call texts (rouge-score's tokeniser), then a 1; notes how many records lose letters to it."""
 
     def __init__(
         self, gold: str, pred: str, normalize: Mapping[str, Any] | None, use_stemmer: bool
@@ -174,7 +174,8 @@ class CallRougeScoreStatistic(CallFieldsStatistic):
 
 class CallBleu13aStatistic(CallFieldsStatistic):
     """Per record nmt's BLEU statistics ``[translation_length, reference_length,
-    matches_1..N, possible_1..N]`` on the seed's call texts in ``tokenizer_13a`` tokens, then 1.
+    matches_1..N, possible_1..N]`` on the reference's call texts in ``tokenizer_13a`` tokens,
+    then 1.
 
     ``tokenizer_13a`` is sacrebleu's 13a (:func:`pingce.text.bleu.sacrebleu_tokenize_all`),
     which strips trailing whitespace first, as ``evaluate``'s copy does not; a call text ends in
@@ -220,7 +221,7 @@ class _HfCallMetric(Metric):
 @dataclass(eq=False)
 class HfRouge(_HfCallMetric):
     """Mean over records (or ``evaluate``'s bootstrap mid) of rouge-score's ROUGE F-measure on
-    the seed's call texts, rouge-score's tokeniser."""
+    the reference's call texts, rouge-score's tokeniser."""
 
     use_stemmer: bool = False
     aggregate: Aggregate = "mean"
@@ -282,7 +283,7 @@ class HfRouge(_HfCallMetric):
 def _rouge(name: str, rouge_type: str, what: str) -> None:
     register_metric(
         name,
-        definition=f"rouge-score's {what} F on the seed's call texts (fns2str), rouge-score's "
+        definition=f"rouge-score's {what} F on the reference's call texts (fns2str), rouge-score's "
         "tokeniser (ASCII letters and digits only), as Hugging Face evaluate's rouge; mean over "
         "records, or with aggregate: bootstrap the BootstrapAggregator's seeded mid.",
         rouge_type=rouge_type,
@@ -297,7 +298,7 @@ _rouge("hf_rouge-l", "rougeL", "ROUGE-L (LCS)")
 @register_metric("hf_bleu-4")
 @dataclass(eq=False)
 class HfBleu(_HfCallMetric):
-    """nmt's corpus BLEU (0-1) on the seed's call texts in ``tokenizer_13a`` tokens, as Hugging
+    """nmt's corpus BLEU (0-1) on the reference's call texts in ``tokenizer_13a`` tokens, as Hugging
     Face ``evaluate``'s bleu (``max_order`` 4, no smoothing), from summed statistics."""
 
     definition = (
@@ -342,7 +343,7 @@ class HfBleu(_HfCallMetric):
         if absent:
             note += f" (the predictions have no {_orders(absent)})"
         note += (
-            "; the seed's BLEU (nmt's, as Hugging Face evaluate's bleu) is unsmoothed, so an "
+            "; the reference's BLEU (nmt's, as Hugging Face evaluate's bleu) is unsmoothed, so an "
             "n-gram order without a match makes it 0"
         )
         return value, note

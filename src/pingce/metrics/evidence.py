@@ -6,7 +6,7 @@ Record fields (names set by the suite's ``inputs``): ``contract`` (the source te
 ``evidence`` (a list of ``{"clause"?: str, "law"?: str}``; other keys are kept out of the way),
 and the gold and predicted levels.
 
-* A cited clause is checked in two stages, as the seed's BGE-M3 + reranker: its ``top_k``
+* A cited clause is checked in two stages, as the reference's BGE-M3 + reranker: its ``top_k``
   closest sentences or windows of up to ``window`` adjacent sentences of its own record are
   found by character-bigram retrieval (:mod:`pingce.grounding.retrieval`, no all-pairs loop);
   those candidates are scored by the run's similarity backend (``--similarity``: lexical,
@@ -15,11 +15,11 @@ and the gold and predicted levels.
   white-space normalisation, end punctuation ignored) is grounded without a model call.
 * ``check_details``: a grounded clause whose numbers, parties, negation or modality contradict
   its best sentence (:mod:`pingce.grounding.details`) is *altered*: counted as hallucinated and,
-  apart, in ``altered_clause_rate``. Off gives the seed's numbers exactly.
+  apart, in ``altered_clause_rate``. Off gives the reference's numbers exactly.
 * A cited law must parse as law + article and exist in the law list
   (:mod:`pingce.grounding.laws`; ``laws``: ``builtin`` and/or files). Records whose gold level
-  is in ``skip_law_check`` (the seed: 低) are not checked; their law citations still count as
-  evidence in ``hallucination_rate`` (the seed's 总证据数).
+  is in ``skip_law_check`` (the reference: 低) are not checked; their law citations still count as
+  evidence in ``hallucination_rate`` (the reference's 总证据数).
 
 Per record ``[clauses, clause_hallucinated, clause_altered, laws_checked, law_hallucinated,
 law_malformed, laws_skipped, task_success, records, failed]``. A record with a failed similarity

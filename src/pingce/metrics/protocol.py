@@ -68,7 +68,7 @@ class StatBlock:
     rows: np.ndarray | None = None
     decomposable: bool = True
     counts: dict[str, int] = field(default_factory=dict)
-    """Events to report in ``failures`` (e.g. texts the seed's library scores 0)."""
+    """Events to report in ``failures`` (e.g. texts the reference's library scores 0)."""
     reasons: dict[str, np.ndarray] = field(default_factory=dict)
     scope: np.ndarray | None = None
     """Which records the statistic covers (a boolean mask; None: all of them). Records outside

@@ -73,7 +73,7 @@ DEPRECATED: dict[str, str] = {
     "chrf": "text_chrf",
 }
 """Old metric names and the names that replaced them (the generic text family was renamed so
-that it no longer sits one character from the function-call seed's ``rouge-l``/``bleu-4``)."""
+that it no longer sits one character from the function-call reference's ``rouge-l``/``bleu-4``)."""
 
 
 class _Required:

@@ -10,7 +10,7 @@ Records of both tasks share a file; ``task`` says which (``judge`` or ``selectio
   leaves it out); an absent one on a judge record is an input error, as an unreadable gold.
 * Selection: ``gold_items`` and ``pred_items`` are lists of strings (duplicates ignored). Exact
   set metrics sum ``|P ∩ T|``, ``|P|``, ``|T|`` over records (micro average). Semantic metrics sum
-  the seed's fuzzy score ``Σ_p max_t I(p, t)·Sim(p, t)`` where ``I = 1`` for identical strings
+  the reference's fuzzy score ``Σ_p max_t I(p, t)·Sim(p, t)`` where ``I = 1`` for identical strings
   (similarity 1, no model call) or ``Sim > τ`` (τ = 0.7); ``P_sem = ΣScore/Σ|P|``,
   ``R_sem = ΣScore/Σ|T|``. With ``assignment: one-to-one`` each truth is matched at most once, by
   an optimal assignment (scipy ``linear_sum_assignment``), so recall cannot exceed 1.
@@ -156,11 +156,12 @@ class JudgeStatistic(Statistic):
 class SelectionStatistic(Statistic):
     """Per record ``[score, |P|, |T|, failed]`` of the selection task.
 
-    ``matcher`` ``exact`` scores ``|P ∩ T|``; ``semantic`` scores the seed's fuzzy score from the
-    similarity table (``assignment`` ``max``: the seed's sum of best matches; ``one-to-one``:
-    optimal assignment). ``failed`` is 1 for a record with a pair whose similarity failed; such
-    records are left out of the semantic sums (never scored 0). Reasons: ``set`` (exact: missed
-    and extra items) or ``sem`` (each prediction's best match and whether it counted)."""
+    ``matcher`` ``exact`` scores ``|P ∩ T|``; ``semantic`` scores the reference's fuzzy score from
+    the similarity table (``assignment`` ``max``: the reference's sum of best matches;
+    ``one-to-one``: optimal assignment). ``failed`` is 1 for a record with a pair whose similarity
+    failed; such records are left out of the semantic sums (never scored 0). Reasons: ``set``
+    (exact: missed and extra items) or ``sem`` (each prediction's best match and whether it
+    counted)."""
 
     def __init__(
         self,
@@ -439,8 +440,8 @@ _SET_TEXT = {
     ("set", "recall"): "Σ|P ∩ T| / Σ|T| over selection records (exact strings).",
     ("set", "f1"): "2PR/(P + R) of set_precision and set_recall = 2Σ|P ∩ T| / (Σ|P| + Σ|T|).",
     ("sem", "precision"): "ΣScore_fuzzy / Σ|P|: identical = 1, else Sim counts if > τ (0.7); "
-    "seed's sum of best matches, or one-to-one.",
-    ("sem", "recall"): "ΣScore_fuzzy / Σ|T| (the seed's formula can exceed 1; use "
+    "reference's sum of best matches, or one-to-one.",
+    ("sem", "recall"): "ΣScore_fuzzy / Σ|T| (the reference's formula can exceed 1; use "
     "assignment: one-to-one).",
     ("sem", "f1"): "2PR/(P + R) of sem_precision and sem_recall = 2ΣScore / (Σ|P| + Σ|T|).",
 }

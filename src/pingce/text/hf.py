@@ -10,8 +10,8 @@ then the 2.5th, 50th and 97.5th percentiles of those means (low, mid, high). ``e
 the metric under ``np.random.seed(module.seed)``, where ``module.seed`` is the ``seed`` given to
 ``evaluate.load`` or, by default, a word of numpy's global random state when the metric was
 loaded: random from one process to the next, unless the caller seeds numpy before loading (the
-seed's ``hf_fc_score`` loads its metrics inside, so ``np.random.seed(s)`` just before calling it
-fixes ``module.seed`` to ``s``). :func:`bootstrap_aggregate` reproduces the aggregator exactly
+reference's ``hf_fc_score`` loads its metrics inside, so ``np.random.seed(s)`` just before calling
+it fixes ``module.seed`` to ``s``). :func:`bootstrap_aggregate` reproduces the aggregator exactly
 for a given seed, with the draws of the types before it (``skip``), from a private
 ``numpy.random.RandomState`` (numpy's global state is left alone).
 

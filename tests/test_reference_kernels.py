@@ -1,4 +1,5 @@
-"""The kernels behind the function-call suite's text scores, against the libraries the seed uses.
+"""The kernels behind the function-call suite's text scores, against the libraries its reference
+implementation uses.
 
 Expected values come from the ``rouge`` package (pltrdy, 1.0.1: ``Rouge().get_scores``, its
 ``_recon_lcs`` traceback and ``rouge_l_summary_level``), nltk (``modified_precision``,
@@ -35,7 +36,7 @@ from pingce.metrics.calls import _dumps, _max_matching, parse_calls
 from pingce.metrics.calls import _TextPairs as TextPairs
 from pingce.text.bleu import nltk_bleu, nltk_stats_from_matches
 from pingce.text.pairs import clipped_matches, common_ends
-from pingce.text.rouge_seed import (
+from pingce.text.rouge_reference import (
     SeedEmptyText,
     rouge_package_batch,
     rouge_package_scores,
@@ -274,7 +275,7 @@ def test_the_package_raises_where_pingce_counts_an_empty_text() -> None:
 
 
 def test_rouge_on_long_texts_beyond_the_package_recursion_limit() -> None:
-    """One sentence of 1,500 words: the package needs a raised recursion limit (the seed,
+    """One sentence of 1,500 words: the package needs a raised recursion limit (the reference,
     without one, scores 0); pingce gives the package's value without it."""
     rng = random.Random(7)
     hyp, ref = similar_pair(rng, [w for w in WORDS if "." not in w], 1500, 1500)
@@ -302,7 +303,7 @@ def test_rouge_sentences_equal_the_package_split() -> None:
 
 def test_record_words_equal_jieba_cut_of_the_joined_text() -> None:
     """pingce segments each distinct piece of a serialisation (between ", ") once and joins the
-    words with [",", " "], and the serialisations' words with ";"; the seed segments the whole
+    words with [",", " "], and the serialisations' words with ";"; the reference segments the whole
     record text: equal for every serialisation the generators make, and odd ones."""
     records = random_records(1500, seed=9) + special_records() + realistic_records(300, seed=9)
     odd = [

@@ -1,13 +1,14 @@
-"""The ROUGE of seeds/function-call-metrics.md, exactly: the ``rouge`` package's F-measures.
+"""The ROUGE of the function-call protocol's reference implementation, exactly: the ``rouge``
+package's F-measures.
 
-The seed scores a record with ``Rouge().get_scores(" ".join(hyp_words), " ".join(ref_words))``
+The reference scores a record with ``Rouge().get_scores(" ".join(hyp_words), " ".join(ref_words))``
 from the ``rouge`` package (pltrdy, 1.0.1). This module computes the same numbers with its own
 code (its BLEU, nltk's ``sentence_bleu`` with smoothing 3, is :func:`pingce.text.bleu.nltk_bleu`
 of the statistics of :func:`pingce.text.pairs.clipped_matches`):
 
 * The joined text is split into sentences on ``"."`` (empty parts dropped, whitespace in each
   part collapsed), words are ``sentence.split(" ")`` over all sentences (:func:`rouge_sentences`).
-  An empty hypothesis or reference raises in the package; the seed then scores 0
+  An empty hypothesis or reference raises in the package; the reference then scores 0
   (:class:`SeedEmptyText`).
 * ROUGE-N counts *sets* of n-grams over the words of all sentences (each distinct n-gram once,
   bigrams across a sentence end included): :func:`rouge_counts`.
@@ -18,8 +19,8 @@ of the statistics of :func:`pingce.text.pairs.clipped_matches`):
 * F = 2·P·R/(P + R + 1e-8), with P or R 0 when its count is 0 (:func:`package_f`).
 
 The package's traceback is recursive and raises ``RecursionError`` on a sentence pair of many
-hundreds of words (the seed then scores 0); this module computes the value the package would give
-without the limit.
+hundreds of words (the reference then scores 0); this module computes the value the package would
+give without the limit.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ __all__ = [
 
 
 class SeedEmptyText(ValueError):
-    """The ``rouge`` package raises on an empty hypothesis or reference; the seed scores 0."""
+    """The ``rouge`` package raises on an empty hypothesis or reference; the reference scores 0."""
 
 
 def rouge_sentences(text: str) -> list[list[str]]:
