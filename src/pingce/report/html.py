@@ -12,8 +12,10 @@ Vega-Lite) to 3.5 MB (plotly) of JavaScript per page, run on every open before a
 shows, for three chart types that are a few rectangles, lines and labels each. The SVG is a
 few kilobytes, needs no dependency, draws before any script runs (and without scripts), prints
 sharply, and its text is escaped by the same :func:`html.escape` as the rest of the page. The
-drill-down alone needs a script: a small inline vanilla one that renders a page of records at a
-time with DOM APIs (``textContent``, never ``innerHTML`` of data).
+drill-down alone needs a script: a small vanilla one (``report/assets/report.js``, embedded in
+the page with the style sheet ``report/assets/report.css``: :mod:`pingce.report.page`) that
+renders a page of records at a time with DOM APIs (``textContent``, never ``innerHTML`` of
+data).
 
 Untrusted text (ids, fields, reasons, labels, metric names) is escaped on the server with
 :func:`html.escape`; the records are embedded once as JSON in a
@@ -32,9 +34,6 @@ A comparison gets a page of its own, :func:`render_comparison_html` (comparison.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import html
 import math
 import operator
 import os
@@ -54,10 +53,10 @@ from ..results import (
     RecordRows,
 )
 from .format import fmt_interval, fmt_number, fmt_p, fmt_value
+from .page import asset, esc, head, script, script_hash, style
 
 __all__ = [
     "FIELD_CHARS",
-    "PAGE_STYLE",
     "axis_range",
     "esc",
     "render_comparison_html",
@@ -70,17 +69,11 @@ FIELD_CHARS = 120
 has them whole)."""
 DIGITS = 4
 """Decimals of the per-record values in the page (records.jsonl has them at full precision)."""
-
-FONTS = (
-    'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, "Noto Sans CJK SC", '
-    '"Source Han Sans SC", "PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", '
-    '"WenQuanYi Micro Hei", "WenQuanYi Zen Hei", sans-serif'
-)
-
-
-def esc(value: object) -> str:
-    """Text for HTML (element content and quoted attributes alike)."""
-    return html.escape(str(value), quote=True)
+STYLE = "report.css"
+"""The pages' style sheet (report/assets/; also under the viewer's pages, so that they look
+alike)."""
+SCRIPT = "report.js"
+"""The script of report.html's record list (report/assets/)."""
 
 
 def render_html(result: EvaluationResult, rows: RecordRows | None = None) -> str:
@@ -101,17 +94,13 @@ def write_html(
 
 def _page(result: EvaluationResult, rows: RecordRows | None) -> Iterator[bytes]:
     rows = result.records if rows is None else rows
-    digest = base64.b64encode(hashlib.sha256(_SCRIPT.encode("utf-8")).digest()).decode("ascii")
     csp = (
         "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
-        f"script-src 'sha256-{digest}'"
+        f"script-src {script_hash(SCRIPT)}"
     )
     title = f"pingce report: {result.suite}"
     parts = [
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
-        f'<meta http-equiv="Content-Security-Policy" content="{esc(csp)}">\n',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
-        f"<title>{esc(title)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n",
+        head(title, csp, style(asset(STYLE))),
         _header(result, title),
         _metrics_section(result),
         _tables_section(result),
@@ -131,7 +120,7 @@ def _page(result: EvaluationResult, rows: RecordRows | None) -> Iterator[bytes]:
     yield "".join(parts).encode("utf-8")
     for chunk in _records_json(result, rows):
         yield _escaped(chunk)
-    yield f"</script>\n<script>{_SCRIPT}</script>\n</body>\n</html>\n".encode()
+    yield f"</script>\n<script>{script(SCRIPT)}</script>\n</body>\n</html>\n".encode()
 
 
 # --- the sections drawn on the server -----------------------------------------------------------
@@ -749,259 +738,6 @@ def script_json(data: bytes) -> str:
     return _escaped(data).decode("utf-8")
 
 
-# --- style and script ---------------------------------------------------------------------------
-
-_STYLE = (
-    """
-:root { color-scheme: light; --ink: #1b1f24; --muted: #5b6470; --line: #d8dde3; --accent: #1f5fa8;
-  --bad: #b42318; --bg: #ffffff; --band: #f5f7fa; }
-* { box-sizing: border-box; }
-body { font-family: FONTS; color: var(--ink); background: var(--bg); margin: 0 auto;
-  padding: 16px 24px 48px; max-width: 1400px; font-size: 14px; line-height: 1.45; }
-h1 { font-size: 22px; margin: 0 0 6px; } h2 { font-size: 18px; margin: 28px 0 8px;
-  border-bottom: 1px solid var(--line); padding-bottom: 4px; }
-h3 { font-size: 15px; margin: 16px 0 4px; }
-code, pre { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, "DejaVu Sans Mono",
-  "WenQuanYi Micro Hei Mono", monospace; font-size: 12.5px; }
-ul.facts { margin: 0; padding-left: 18px; color: var(--muted); } li.note { color: var(--bad); }
-nav { margin-top: 8px; } a { color: var(--accent); }
-table { border-collapse: collapse; } th, td { padding: 3px 8px; text-align: left;
-  vertical-align: middle; border-bottom: 1px solid var(--line); }
-thead th { background: var(--band); font-weight: 600; vertical-align: bottom; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-td.plot { white-space: nowrap; } td.verdict { min-width: 12em; }
-small.dir { display: block; color: var(--muted); font-weight: normal; }
-.mnote { color: var(--muted); font-size: 12px; }
-.wide { max-width: 100%; overflow-x: auto; }
-.scale { color: var(--muted); font-size: 11px; margin-left: 4px; }
-svg text { font-family: inherit; font-size: 11px; fill: var(--ink); }
-svg.axis text { fill: var(--muted); }
-svg.forest { vertical-align: middle; } .grid { stroke: #e8ebef; stroke-width: 1; }
-.ci { stroke: var(--accent); stroke-width: 2; } .pt { fill: var(--accent); }
-.ref { stroke: var(--bad); stroke-dasharray: 3 2; stroke-width: 1; } text.null { fill: var(--bad); }
-.hint { color: var(--muted); font-size: 12.5px; margin: 4px 0 8px; }
-.row { display: flex; flex-wrap: wrap; gap: 24px; align-items: flex-start; }
-figure { margin: 0; } figcaption { font-weight: 600; margin-bottom: 6px; }
-.heat .cell text { font-size: 13px; } .heat text.on-dark { fill: #fff; }
-.heat .diag rect { stroke: var(--ink); stroke-width: 1.5; }
-.heat text.lab { fill: var(--muted); }
-table.small td, table.small th { padding: 2px 8px; }
-.multiples { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr));
-  gap: 10px; }
-.panel { border: 1px solid var(--line); border-radius: 6px; padding: 6px 8px; break-inside: avoid; }
-.ptitle { margin-bottom: 4px; } .mrow { display: flex; align-items: center; height: 18px; }
-.mlab { width: 110px; overflow: hidden; white-space: nowrap; font-size: 12px; }
-.mval { width: 50px; text-align: right; font-size: 12px; font-variant-numeric: tabular-nums; }
-pre.sig { background: var(--band); padding: 8px 12px; border-radius: 6px; margin: 0;
-  max-width: 100%; overflow: auto; }
-.controls, .pager { display: flex; flex-wrap: wrap; gap: 8px 16px; align-items: center;
-  margin: 8px 0; } .controls input[type=search] { width: 220px; }
-#p-info { min-width: 220px; text-align: center; color: var(--muted); }
-table.records { width: 100%; table-layout: fixed; }
-table.records th:nth-child(1) { width: 64px; } table.records th:nth-child(2) { width: 150px; }
-table.records th:nth-child(3) { width: 26%; } table.records th:nth-child(4) { width: 26%; }
-table.records td { vertical-align: top; overflow-wrap: anywhere; font-size: 12.5px; }
-table.records tr.miss td:first-child { border-left: 3px solid var(--bad); }
-.kv { display: inline-block; margin-right: 10px; } .k { color: var(--muted); }
-.v.low { color: var(--bad); font-weight: 600; } .reason { margin-bottom: 2px; }
-.reason .k { font-family: ui-monospace, monospace; }
-.empty { color: var(--muted); padding: 12px; }
-footer { margin-top: 32px; color: var(--muted); font-size: 12px; }
-@media print { .controls, .pager, nav { display: none; } body { max-width: none; } }
-"""
-).replace("FONTS", FONTS)
-
-PAGE_STYLE = _STYLE
-"""The pages' style sheet (also the viewer's, ``pingce view``, so that its pages and the reports
-look alike)."""
-
-_SCRIPT = r"""
-(function () {
-  "use strict";
-  var D = JSON.parse(document.getElementById("pingce-data").textContent);
-  var N = D.n, metrics = D.metrics, reasons = D.reasons;
-  var fieldNames = Object.keys(D.fields);
-  var miss = {};
-  var anyMiss = new Uint8Array(N);
-  metrics.forEach(function (name) {
-    var codes = new Int32Array(N).fill(-1);
-    var m = D.misses[name];
-    if (m) {
-      for (var k = 0; k < m[0].length; k++) { codes[m[0][k]] = m[1][k]; anyMiss[m[0][k]] = 1; }
-    }
-    miss[name] = codes;
-  });
-  var $ = function (id) { return document.getElementById(id); };
-  function el(tag, cls, text) {
-    var e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined) e.textContent = text;
-    return e;
-  }
-  var metricSelect = $("f-metric");
-  metrics.forEach(function (name) { metricSelect.appendChild(el("option", "", name)); });
-  var list = $("reasons");
-  D.frequent.forEach(function (k) {
-    var o = el("option");
-    o.value = reasons[k];
-    list.appendChild(o);
-  });
-
-  var state = { page: 0, size: 50, rows: null };
-  var haystack = null;
-  function whole(v) { return typeof v === "object" ? JSON.stringify(v) : String(v); }
-  function shown(v) {
-    var t = whole(v);
-    return t.length > D.field_chars ? t.slice(0, D.field_chars - 1) + "\u2026" : t;
-  }
-  function fmt(v) {
-    if (v === null || v === undefined) return "null";
-    if (typeof v === "number") return String(Math.round(v * 1e4) / 1e4);
-    return shown(v);
-  }
-  function searchText(i) {
-    var parts = [D.ids[i] === null ? "" : D.ids[i], String(D.lines[i])];
-    fieldNames.forEach(function (f) {
-      var v = D.fields[f][i];
-      if (v !== null) parts.push(whole(v));
-    });
-    metrics.forEach(function (m) { var c = miss[m][i]; if (c >= 0) parts.push(reasons[c]); });
-    return parts.join("\u0001").toLowerCase();
-  }
-  function filter() {
-    var metric = metricSelect.value;
-    var missesOnly = $("f-misses").checked;
-    var reason = $("f-reason").value.trim().toLowerCase();
-    var query = $("f-search").value.trim().toLowerCase();
-    var sliceSel = $("f-slice") ? $("f-slice").value : "";
-    var sliceCodes = null, sliceCode = -1;
-    if (sliceSel) {
-      var at = sliceSel.split(":");
-      sliceCodes = D.slices[parseInt(at[0], 10)] || new Int32Array(0);
-      sliceCode = parseInt(at[1], 10);
-    }
-    var names = metric ? [metric] : metrics;
-    var reasonHit = null;
-    if (reason) {
-      reasonHit = new Uint8Array(reasons.length);
-      for (var r = 0; r < reasons.length; r++) {
-        if (reasons[r].toLowerCase().indexOf(reason) >= 0) reasonHit[r] = 1;
-      }
-    }
-    if (query && haystack === null) {
-      haystack = new Array(N);
-      for (var h = 0; h < N; h++) haystack[h] = searchText(h);
-    }
-    var out = new Int32Array(N), n = 0;
-    for (var i = 0; i < N; i++) {
-      if (sliceCodes && sliceCodes[i] !== sliceCode) continue;
-      if (missesOnly || reasonHit) {
-        var ok = false;
-        for (var j = 0; j < names.length && !ok; j++) {
-          var c = miss[names[j]][i];
-          if (c >= 0 && (!reasonHit || reasonHit[c])) ok = true;
-        }
-        if (!ok) continue;
-      }
-      if (query && haystack[i].indexOf(query) < 0) continue;
-      out[n++] = i;
-    }
-    state.rows = out.subarray(0, n);
-    state.page = 0;
-    render();
-  }
-  function render() {
-    var body = $("r-body");
-    var rows = state.rows, size = state.size;
-    var pages = Math.max(1, Math.ceil(rows.length / size));
-    if (state.page >= pages) state.page = pages - 1;
-    var start = state.page * size, stop = Math.min(rows.length, start + size);
-    var metric = metricSelect.value;
-    var names = metric ? [metric] : metrics;
-    var frag = document.createDocumentFragment();
-    for (var p = start; p < stop; p++) {
-      var i = rows[p];
-      var tr = el("tr");
-      tr.dataset.index = String(i);
-      tr.appendChild(el("td", "num", String(D.lines[i])));
-      tr.appendChild(el("td", "id", D.ids[i] === null ? "" : D.ids[i]));
-      var ftd = el("td", "fields");
-      fieldNames.forEach(function (f) {
-        var s = el("span", "kv");
-        s.appendChild(el("span", "k", f + " "));
-        s.appendChild(el("span", "v", fmt(D.fields[f][i])));
-        ftd.appendChild(s);
-      });
-      tr.appendChild(ftd);
-      var vtd = el("td", "values"), mtd = el("td", "misses");
-      var groups = [], byReason = {};
-      names.forEach(function (m) {
-        var col = D.values[m], c = miss[m][i];
-        if (col) {
-          var s = el("span", "kv");
-          s.appendChild(el("span", "k", m + " "));
-          s.appendChild(el("span", c >= 0 ? "v low" : "v", fmt(col[i])));
-          vtd.appendChild(s);
-        }
-        if (c >= 0) {
-          if (byReason[c] === undefined) { byReason[c] = groups.length; groups.push([c, []]); }
-          groups[byReason[c]][1].push(m);
-        }
-      });
-      groups.forEach(function (g) {
-        var d = el("div", "reason");
-        d.appendChild(el("span", "k", g[1].join(", ") + ": "));
-        d.appendChild(el("span", "why", reasons[g[0]]));
-        mtd.appendChild(d);
-      });
-      if (groups.length) tr.className = "miss";
-      tr.appendChild(vtd);
-      tr.appendChild(mtd);
-      frag.appendChild(tr);
-    }
-    if (!rows.length) {
-      var none = el("tr"), td = el("td", "empty", "No record matches these filters.");
-      td.colSpan = 5;
-      none.appendChild(td);
-      frag.appendChild(none);
-    }
-    body.replaceChildren(frag);
-    var count = function (x) { return x.toLocaleString("en"); };
-    var of = rows.length < N ? " (filtered from " + count(N) + ")" : "";
-    $("p-info").textContent = rows.length
-      ? "records " + count(start + 1) + "–" + count(stop) + " of " + count(rows.length) + of +
-        " · page " + (state.page + 1) + " of " + pages
-      : "0 of " + count(N) + " records";
-    $("p-prev").disabled = $("p-first").disabled = state.page === 0;
-    $("p-next").disabled = $("p-last").disabled = state.page >= pages - 1;
-  }
-  var timer = null;
-  function later() { clearTimeout(timer); timer = setTimeout(filter, 150); }
-  ["f-metric", "f-misses", "f-slice"].forEach(function (id) {
-    if ($(id)) $(id).addEventListener("change", filter);
-  });
-  ["f-reason", "f-search"].forEach(function (id) {
-    $(id).addEventListener("input", later);
-    $(id).addEventListener("change", function () { clearTimeout(timer); filter(); });
-  });
-  $("p-size").addEventListener("change", function () {
-    state.size = parseInt(this.value, 10);
-    state.page = 0;
-    render();
-  });
-  $("p-first").addEventListener("click", function () { state.page = 0; render(); });
-  $("p-prev").addEventListener("click", function () {
-    state.page = Math.max(0, state.page - 1);
-    render();
-  });
-  $("p-next").addEventListener("click", function () { state.page += 1; render(); });
-  $("p-last").addEventListener("click", function () { state.page = 1e9; render(); });
-  filter();
-  document.documentElement.dataset.ready = "1";
-})();
-"""
-
-
 # --- the page of a comparison -------------------------------------------------------------------
 
 FLIPS_SHOWN = 200
@@ -1210,10 +946,7 @@ def render_comparison_html(
     notes = "".join(f'<li class="note">{esc(note)}</li>' for note in result.notes)
     return "".join(
         [
-            '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n',
-            f'<meta http-equiv="Content-Security-Policy" content="{esc(csp)}">\n',
-            '<meta name="viewport" content="width=device-width, initial-scale=1">\n',
-            f"<title>{esc(title)}</title>\n<style>{_STYLE}</style>\n</head>\n<body>\n",
+            head(title, csp, style(asset(STYLE))),
             f'<header><h1>{esc(title)}</h1><ul class="facts">'
             f"<li>candidate <code>{esc(result.candidate)}</code></li>"
             f"<li>baseline <code>{esc(result.baseline)}</code></li>"

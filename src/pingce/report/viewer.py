@@ -51,7 +51,8 @@ from .._version import __version__
 from ..errors import OptionError, PingceError
 from ..store import MetricRow, RunInfo, default_store_path, run_info, runs
 from .format import fmt_number
-from .html import PAGE_STYLE, axis_range, esc
+from .html import STYLE, axis_range
+from .page import asset, esc, head, style
 
 __all__ = [
     "HEADLINE",
@@ -78,29 +79,6 @@ REPORT_CSP = (
 """A served report.html: its own meta policy (only its script, by hash) narrows this further."""
 
 LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-
-VIEWER_STYLE = """
-.bar { display: flex; gap: 16px; align-items: baseline; border-bottom: 1px solid var(--line);
-  padding-bottom: 6px; margin-bottom: 12px; flex-wrap: wrap; }
-.bar .home { font-weight: 600; } .bar .store { color: var(--muted); margin-left: auto;
-  font-size: 12px; }
-form.pick { display: flex; flex-wrap: wrap; gap: 8px 14px; align-items: center;
-  margin: 8px 0 12px; }
-form.pick select { max-width: 360px; }
-table.runs td { vertical-align: top; } table.runs td.pick { text-align: center; }
-.m { display: inline-block; margin-right: 12px; white-space: nowrap; }
-.m .k { color: var(--muted); } .gone { color: var(--bad); }
-.trend-wrap { overflow-x: auto; border: 1px solid var(--line); border-radius: 6px; padding: 4px; }
-svg.trend .bar-ci { stroke: var(--accent); stroke-width: 2; }
-svg.trend .pt { fill: var(--accent); } svg.trend a.point:hover .hit { fill: #f1f5fa; }
-svg.trend .path { stroke: #9db7d5; fill: none;
-  stroke-width: 1.2; } svg.trend text.run { font-size: 11px; } svg.trend .null { fill: var(--bad); }
-svg.two .a { stroke: var(--accent); fill: var(--accent); stroke-width: 2; }
-svg.two .b { stroke: #b54708; fill: #b54708; stroke-width: 2; }
-td.side-a { border-left: 3px solid var(--accent); } td.side-b { border-left: 3px solid #b54708; }
-.message { background: var(--band); border-left: 3px solid var(--bad); padding: 8px 12px;
-  margin: 8px 0 16px; }
-"""
 
 
 # --- responses ----------------------------------------------------------------------------------
@@ -133,12 +111,8 @@ def _html(status: int, title: str, content: str, store: Path) -> Response:
 
 def _page(title: str, content: str, store: Path) -> str:
     return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        '<meta name="referrer" content="no-referrer">\n'
-        f"<title>{esc(title)}</title>\n<style>{PAGE_STYLE}{VIEWER_STYLE}</style>\n</head>\n"
-        '<body>\n<nav class="bar"><a class="home" href="/">pingce runs</a>'
+        head(title, CSP, style(asset(STYLE), asset("viewer.css")), no_referrer=True)
+        + '<nav class="bar"><a class="home" href="/">pingce runs</a>'
         '<a href="/compare">compare two runs</a><a href="/trend">trend of a metric</a>'
         f'<span class="store">run store <code>{esc(store)}</code></span></nav>\n'
         f"<main>\n<h1>{esc(title)}</h1>\n{content}</main>\n"
