@@ -220,7 +220,7 @@ def test_a_latency_near_the_largest_float_gives_a_page_with_a_sensible_axis(
 ) -> None:
     """Issue 28: a latency of 1e308 or more made the axis's round number beyond the floats (a
     traceback after the work, an empty --out). The axis ends at the value itself."""
-    from pingce.report.html import axis_range
+    from pingce.report.charts import axis_range
 
     assert axis_range([1.5e308]) == (0.0, 1.5e308)
     assert axis_range([1e308]) == (0.0, 1e308)

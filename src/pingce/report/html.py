@@ -37,9 +37,9 @@ from __future__ import annotations
 import math
 import operator
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from itertools import repeat
-from typing import Any, TypeGuard
+from typing import Any
 
 import numpy as np
 import orjson
@@ -52,13 +52,12 @@ from ..results import (
     MetricResult,
     RecordRows,
 )
+from .charts import axis_labels, forest, heat_map, is_finite, nice_ceiling, tick, value_range
 from .format import fmt_interval, fmt_number, fmt_p, fmt_value
-from .page import asset, esc, head, script, script_hash, style
+from .page import asset, esc, head, script, script_hash, short, style
 
 __all__ = [
     "FIELD_CHARS",
-    "axis_range",
-    "esc",
     "render_comparison_html",
     "render_html",
     "write_html",
@@ -167,132 +166,18 @@ def _header(result: EvaluationResult, title: str) -> str:
     )
 
 
-def _axis(entries: Iterable[MetricResult]) -> tuple[float, float]:
-    """The x range of a forest plot of ``entries`` (:func:`axis_range` of their values and
-    interval ends)."""
-    return axis_range(x for m in entries for x in (m.value, m.ci_low, m.ci_high))
-
-
-def axis_range(points: Iterable[float | None]) -> tuple[float, float]:
-    """The axis of some values and interval ends: [0, 1] when every one is in it, [-1, 1] when
-    in that (kappas), else from 0 (or a round number below) to a round number above (0 when
-    none is above). The one axis rule of report.html, comparison.html and ``pingce view``."""
-    ends = [x for x in points if x is not None and math.isfinite(x)]
-    if not ends:
-        return 0.0, 1.0
-    low, high = min(ends), max(ends)
-    if low >= 0 and high <= 1:
-        return 0.0, 1.0
-    if low >= -1 and high <= 1:
-        return -1.0, 1.0
-    return _nice_floor(min(low, 0.0)), _nice_ceiling(max(high, 0.0))
-
-
-def _nice_ceiling(x: float) -> float:
-    """The round number (1, 2, 2.5 or 5 times a power of ten) at or above ``x``; ``x`` itself
-    when that number is beyond the largest float (a latency of 1.5e308 s: its axis ends at
-    1.5e308). ``x`` is finite."""
-    if x <= 0:
-        return 0.0 if x == 0 else -_nice_floor(-x)
-    power = 10 ** math.floor(math.log10(x))
-    for step in (1, 2, 2.5, 5, 10):
-        if x <= step * power:
-            try:
-                nice = float(step * power)
-            except OverflowError:  # an integer power of ten beyond the floats
-                return x
-            return nice if math.isfinite(nice) else x
-    return x  # pragma: no cover
-
-
-def _nice_floor(x: float) -> float:
-    return 0.0 if x >= 0 else -_nice_ceiling(-x)
-
-
-def _forest(
-    m: MetricResult | None,
-    low: float,
-    high: float,
-    width: int,
-    height: int = 18,
-    reference: float | None = None,
-) -> str:
-    """One row of a forest plot: faint grid, the interval as a line, the value as a point, and a
-    dashed ``reference`` line (the overall value, on a slice's row)."""
-
-    def x(v: float) -> float:
-        return round(4 + (width - 8) * _fraction(v, low, high), 2)
-
-    mid = height / 2
-    out = [f'<svg class="forest" width="{width}" height="{height}" role="img">']
-    grid = [_between(low, high, k / 4) for k in range(5)]
-    out += [f'<line class="grid" x1="{x(g)}" x2="{x(g)}" y1="0" y2="{height}"/>' for g in grid]
-    if reference is not None and math.isfinite(reference):
-        out.append(
-            f'<line class="ref" x1="{x(reference)}" x2="{x(reference)}" y1="0" y2="{height}"/>'
-        )
-    if m is not None and _is_finite(m.ci_low) and _is_finite(m.ci_high):
-        out.append(
-            f'<line class="ci" x1="{x(m.ci_low)}" x2="{x(m.ci_high)}" y1="{mid}" y2="{mid}"/>'
-            f'<line class="ci" x1="{x(m.ci_low)}" x2="{x(m.ci_low)}" y1="{mid - 4}" '
-            f'y2="{mid + 4}"/><line class="ci" x1="{x(m.ci_high)}" x2="{x(m.ci_high)}" '
-            f'y1="{mid - 4}" y2="{mid + 4}"/>'
-        )
-    if m is not None and m.value is not None and math.isfinite(m.value):
-        out.append(f'<circle class="pt" cx="{x(m.value)}" cy="{mid}" r="4"/>')
-    elif m is not None:
-        out.append(f'<text class="null" x="4" y="{mid + 4}">null</text>')
-    out.append("</svg>")
-    return "".join(out)
-
-
-def _fraction(v: float, low: float, high: float) -> float:
-    """Where ``v`` lies on the axis from ``low`` to ``high``, from 0 to 1 (clamped), computed
-    in halves so that an axis wider than the largest float (-1e308 to 1e308) has no infinite
-    span."""
-    if high <= low:
-        return 0.0
-    at = min(max(v, low), high)
-    return (at / 2 - low / 2) / (high / 2 - low / 2)
-
-
-def _between(low: float, high: float, fraction: float) -> float:
-    """The value at ``fraction`` of the axis from ``low`` to ``high`` (finite for finite ends)."""
-    return low * (1 - fraction) + high * fraction
-
-
-def _is_finite(v: float | None) -> TypeGuard[float]:
-    return v is not None and math.isfinite(v)
-
-
-def _axis_labels(low: float, high: float, width: int) -> str:
-    """The tick labels of a forest plot column (the top of the column)."""
-    out = [f'<svg class="axis" width="{width}" height="16">']
-    for k in range(5):
-        v = _between(low, high, k / 4)
-        xpos = 4 + (width - 8) * k / 4
-        anchor = "start" if k == 0 else "end" if k == 4 else "middle"
-        out.append(f'<text x="{xpos:.1f}" y="12" text-anchor="{anchor}">{_tick(v)}</text>')
-    out.append("</svg>")
-    return "".join(out)
-
-
-def _tick(v: float) -> str:
-    return f"{v:g}" if abs(v) >= 1e-9 else "0"
-
-
 PLOT_WIDTH = 260
 
 
 def _metrics_section(result: EvaluationResult) -> str:
     sig = result.signature
-    unit = [m for m in result.metrics.values() if _axis([m]) == (0.0, 1.0)]
-    shared = _axis(unit) if unit else (0.0, 1.0)
+    unit = [m for m in result.metrics.values() if value_range([m]) == (0.0, 1.0)]
+    shared = value_range(unit) if unit else (0.0, 1.0)
     rows = []
     for name, m in result.metrics.items():
-        low, high = _axis([m])
+        low, high = value_range([m])
         own = (low, high) != shared
-        scale = f'<span class="scale">{_tick(low)} – {_tick(high)}</span>' if own else ""
+        scale = f'<span class="scale">{tick(low)} – {tick(high)}</span>' if own else ""
         definition = result.definitions.get(name)
         label = (
             f'<code title="{esc(definition)}">{esc(name)}</code>'
@@ -304,81 +189,18 @@ def _metrics_section(result: EvaluationResult) -> str:
             f'<tr><th scope="row">{label}</th><td class="num">{esc(fmt_value(m))}</td>'
             f'<td class="num">{esc(fmt_interval(m))}</td><td class="num">{m.n:,}'
             + (f" <small>({esc(scored)} scored)</small>" if scored else "")
-            + f'</td><td class="plot">{_forest(m, low, high, PLOT_WIDTH)}{scale}</td>'
+            + f'</td><td class="plot">{forest(m, low, high, PLOT_WIDTH)}{scale}</td>'
             f"<td>{esc(m.note())}</td></tr>"
         )
     ci_head = f"{sig.ci_level:.0%} interval" if sig.bootstrap else "interval"
     return (
         '<section id="metrics"><h2>Metrics</h2>'
         '<table class="metrics"><thead><tr><th>metric</th><th>value</th>'
-        f"<th>{esc(ci_head)}</th><th>n</th><th>{_axis_labels(*shared, PLOT_WIDTH)}</th>"
+        f"<th>{esc(ci_head)}</th><th>n</th><th>{axis_labels(*shared, PLOT_WIDTH)}</th>"
         "<th>note</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
         '<p class="hint">The dot is the value, the bar its interval. Rows whose values lie outside '
         "the shared axis have their own range, printed beside them.</p></section>\n"
     )
-
-
-def _blue(share: float) -> str:
-    """A colour from white to dark blue for a share in [0, 1]."""
-    share = min(max(share, 0.0), 1.0)
-    start, end = (247, 251, 255), (8, 48, 107)
-    r, g, b = (round(s + (e - s) * share) for s, e in zip(start, end, strict=True))
-    return f"#{r:02x}{g:02x}{b:02x}"
-
-
-def _cell_count(value: float) -> str:
-    """A cell of a confusion matrix: a count, or a sum of sample weights (``sample_weight``)."""
-    return f"{int(value):,}" if float(value).is_integer() else f"{value:,.4g}"
-
-
-def _heat_map(name: str, table: dict[str, Any]) -> str:
-    labels = [str(label) for label in table["labels"]]
-    # the predicted labels: one more, (invalid), when some prediction is off the scale
-    columns = [str(label) for label in table.get("columns", labels)]
-    matrix = [[float(v) for v in row] for row in table["matrix"]]
-    cell, left, top = 56, 96, 40
-    k = len(columns)
-    width, height = left + cell * k + 70, top + cell * len(labels) + 8
-    out = [
-        f'<figure class="heat"><figcaption>{esc(name)}: rows gold, columns predicted; shade = '
-        "share of the gold row</figcaption>"
-        f'<svg width="{width}" height="{height}" role="img" aria-label="{esc(name)}">',
-        f'<text class="lab" x="{left + cell * k / 2}" y="12" text-anchor="middle">predicted</text>',
-        f'<text class="lab" x="{left + cell * k + 8}" y="{top - 6}">total</text>',
-        f'<text class="lab" x="14" y="{top + cell * len(labels) / 2}" text-anchor="middle" '
-        f'transform="rotate(-90 14 {top + cell * len(labels) / 2})">gold</text>',
-    ]
-    for j, label in enumerate(columns):
-        out.append(
-            f'<text class="lab" x="{left + cell * j + cell / 2}" y="{top - 6}" '
-            f'text-anchor="middle">{esc(_short(label, 8))}<title>{esc(label)}</title></text>'
-        )
-    for i, (label, row) in enumerate(zip(labels, matrix, strict=True)):
-        total = sum(row)
-        y = top + cell * i
-        out.append(
-            f'<text class="lab" x="{left - 6}" y="{y + cell / 2 + 4}" text-anchor="end">'
-            f"{esc(_short(label, 10))}<title>gold {esc(label)}</title></text>"
-        )
-        for j, count in enumerate(row):
-            share = count / total if total else 0.0
-            fill = _blue(share)
-            ink = ' class="on-dark"' if share > 0.5 else ""
-            cls = "cell diag" if i == j else "cell"
-            out.append(
-                f'<g class="{cls}" data-gold="{esc(label)}" data-predicted="{esc(columns[j])}">'
-                f'<rect x="{left + cell * j}" y="{y}" width="{cell - 2}" height="{cell - 2}" '
-                f'fill="{fill}"><title>gold {esc(label)}, predicted {esc(columns[j])}: '
-                f"{_cell_count(count)} ({share:.1%} of the row)</title></rect>"
-                f'<text x="{left + cell * j + cell / 2 - 1}" y="{y + cell / 2 + 4}" '
-                f'text-anchor="middle"{ink}>{_cell_count(count)}</text></g>'
-            )
-        out.append(
-            f'<text class="lab" x="{left + cell * k + 8}" y="{y + cell / 2 + 4}">'
-            f"{_cell_count(total)}</text>"
-        )
-    out.append("</svg></figure>")
-    return "".join(out)
 
 
 def _plain_table(name: str, table: dict[str, Any]) -> str:
@@ -405,7 +227,7 @@ def _tables_section(result: EvaluationResult) -> str:
     parts = []
     for name, table in result.tables.items():
         if "matrix" in table and "labels" in table:
-            parts.append(_heat_map(name, table))
+            parts.append(heat_map(name, table))
         elif "labels" in table:
             parts.append(_plain_table(name, table))
         else:
@@ -416,10 +238,6 @@ def _tables_section(result: EvaluationResult) -> str:
         + "".join(parts)
         + ("</div></section>\n")
     )
-
-
-def _short(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _slice_groups(result: EvaluationResult) -> dict[str, list[tuple[str, str]]]:
@@ -444,20 +262,20 @@ def _slices_section(result: EvaluationResult) -> str:
         )
         for name, overall in result.metrics.items():
             entries = [result.slices[key].metrics.get(name) for _, key in members]
-            low, high = _axis([overall, *(e for e in entries if e is not None)])
+            low, high = value_range([overall, *entries])
             rows = []
             for (value, key), entry in zip(members, entries, strict=True):
                 n = result.slices[key].n_records
                 shown = "—" if entry is None else fmt_value(entry, 3)
                 rows.append(
                     f'<div class="mrow"><span class="mlab" title="{esc(value)} ({n:,} records)">'
-                    f"{esc(_short(value, 14))}</span>"
-                    f"{_forest(entry, low, high, width - left - 50, row, overall.value)}"
+                    f"{esc(short(value, 14))}</span>"
+                    f"{forest(entry, low, high, width - left - 50, row, overall.value)}"
                     f'<span class="mval">{esc(shown)}</span></div>'
                 )
             parts.append(
                 f'<div class="panel"><div class="ptitle"><code>{esc(name)}</code> '
-                f'<span class="scale">{_tick(low)} – {_tick(high)}</span></div>'
+                f'<span class="scale">{tick(low)} – {tick(high)}</span></div>'
                 + "".join(rows)
                 + "</div>"
             )
@@ -901,13 +719,13 @@ def render_comparison_html(
         ),
         default=0.0,
     )
-    shared = _nice_ceiling(reach) if reach > 0 else 0.1
+    shared = nice_ceiling(reach) if reach > 0 else 0.1
     rows = []
     for (name, m), d in zip(result.metrics.items(), deltas, strict=True):
-        ends = [abs(x) for x in (d.value, d.ci_low, d.ci_high) if _is_finite(x)]
+        ends = [abs(x) for x in (d.value, d.ci_low, d.ci_high) if is_finite(x)]
         own = max(ends, default=0.0) > 1
-        limit = _nice_ceiling(max(ends)) if own else shared
-        scale = f'<span class="scale">±{_tick(limit)}</span>' if own else ""
+        limit = nice_ceiling(max(ends)) if own else shared
+        scale = f'<span class="scale">±{tick(limit)}</span>' if own else ""
         interval = (
             f"[{fmt_number(m.ci_low)}, {fmt_number(m.ci_high)}]"
             if m.ci_low is not None and m.ci_high is not None
@@ -923,7 +741,7 @@ def render_comparison_html(
             f'<td class="num">{esc(fmt_number(m.candidate))}</td>'
             f'<td class="num">{esc(fmt_number(m.baseline))}</td>'
             f'<td class="num">{esc(fmt_number(m.delta))}</td><td class="num">{esc(interval)}</td>'
-            f'<td class="plot">{_forest(d, -limit, limit, PLOT_WIDTH, reference=0.0)}{scale}</td>'
+            f'<td class="plot">{forest(d, -limit, limit, PLOT_WIDTH, reference=0.0)}{scale}</td>'
             f'<td class="num">{esc(fmt_p(m.p_value))}</td>'
             f'<td class="num">{esc(fmt_p(m.p_holm))}</td>'
             f'<td class="verdict">{esc(_verdict(m))}{note}</td>'
@@ -956,7 +774,7 @@ def render_comparison_html(
             '<div class="wide"><table class="metrics compare"><thead><tr><th>metric</th>'
             "<th>candidate</th>"
             "<th>baseline</th><th>delta</th><th>interval of delta</th>"
-            f"<th>{_axis_labels(-shared, shared, PLOT_WIDTH)}</th><th>p</th><th>p Holm</th>"
+            f"<th>{axis_labels(-shared, shared, PLOT_WIDTH)}</th><th>p</th><th>p Holm</th>"
             "<th>verdict</th>"
             "<th>flipped: fixed / broken</th></tr></thead><tbody>",
             "".join(rows),

@@ -16,12 +16,17 @@ import html
 from functools import cache
 from importlib.resources import files
 
-__all__ = ["asset", "esc", "head", "script", "script_hash", "style"]
+__all__ = ["asset", "esc", "head", "script", "script_hash", "short", "style"]
 
 
 def esc(value: object) -> str:
     """Text for HTML (element content and quoted attributes alike)."""
     return html.escape(str(value), quote=True)
+
+
+def short(text: str, limit: int) -> str:
+    """``text``, or its first ``limit - 1`` characters and an ellipsis."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 @cache

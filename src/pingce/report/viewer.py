@@ -50,8 +50,18 @@ from .._defaults import OPTION_TYPES
 from .._version import __version__
 from ..errors import OptionError, PingceError
 from ..store import MetricRow, RunInfo, default_store_path, run_info, runs
+from .charts import (
+    TWO_LEFT,
+    TWO_RIGHT,
+    TrendPoint,
+    axis_labels,
+    tick,
+    trend,
+    two_intervals,
+    value_range,
+)
 from .format import fmt_number
-from .html import STYLE, axis_range
+from .html import STYLE
 from .page import asset, esc, head, style
 
 __all__ = [
@@ -150,84 +160,17 @@ def _value(row: MetricRow | None) -> str:
     return "null" if row.value is None else fmt_number(row.value)
 
 
-def _finite(x: float | None) -> bool:
-    return x is not None and math.isfinite(x)
-
-
-def value_range(rows: Iterable[MetricRow | None]) -> tuple[float, float]:
-    """The axis of some stored values and their intervals (:func:`html.axis_range`)."""
-    return axis_range(x for r in rows if r is not None for x in (r.value, r.ci_low, r.ci_high))
-
-
-def _tick(v: float) -> str:
-    return f"{v:g}" if abs(v) >= 1e-9 else "0"
-
-
 PLOT_WIDTH = 280
-
-
-def _two_intervals(
-    a: MetricRow | None, b: MetricRow | None, low: float, high: float, single: bool = False
-) -> str:
-    """One row of the comparison chart: run A's value and interval above run B's, on one axis
-    (A a circle, B a square, each labelled: never told apart by colour alone); ``single``: A's
-    alone, unlabelled (a run's own page)."""
-    width, height = PLOT_WIDTH, 18 if single else 30
-
-    def x(v: float) -> float:
-        span = high - low or 1.0
-        return round(14 + (width - 20) * (min(max(v, low), high) - low) / span, 2)
-
-    out = [f'<svg class="two" width="{width}" height="{height}" role="img">']
-    for k in range(5):
-        g = x(low + (high - low) * k / 4)
-        out.append(f'<line class="grid" x1="{g}" x2="{g}" y1="0" y2="{height}"/>')
-    sides = (("a", a, 9),) if single else (("a", a, 8), ("b", b, 22))
-    for side, row, y in sides:
-        if not single:
-            out.append(f'<text x="0" y="{y + 4}" class="lab">{side.upper()}</text>')
-        if row is None:
-            continue
-        if _finite(row.ci_low) and _finite(row.ci_high):
-            lo, hi = x(row.ci_low or 0.0), x(row.ci_high or 0.0)
-            out.append(
-                f'<line class="{side}" x1="{lo}" x2="{hi}" y1="{y}" y2="{y}"/>'
-                f'<line class="{side}" x1="{lo}" x2="{lo}" y1="{y - 3}" y2="{y + 3}"/>'
-                f'<line class="{side}" x1="{hi}" x2="{hi}" y1="{y - 3}" y2="{y + 3}"/>'
-            )
-        if _finite(row.value):
-            v = x(row.value or 0.0)
-            mark = (
-                f'<circle class="a" cx="{v}" cy="{y}" r="4"/>'
-                if side == "a"
-                else f'<rect class="b" x="{v - 3.5}" y="{y - 3.5}" width="7" height="7"/>'
-            )
-            out.append(mark)
-        else:
-            out.append(f'<text class="null" x="16" y="{y + 4}">null</text>')
-    out.append("</svg>")
-    return "".join(out)
+AXIS_LABELS = axis_labels(0.0, 1.0, PLOT_WIDTH, TWO_LEFT, TWO_RIGHT)
 
 
 def _plot_cell(a: MetricRow | None, b: MetricRow | None, single: bool = False) -> str:
-    """A table cell with :func:`_two_intervals` on the shared axis 0 to 1, or on the rows' own
+    """A table cell with :func:`charts.two_intervals` on the shared axis 0 to 1, or on the rows' own
     range (printed beside it) when their values or intervals leave it."""
     low, high = value_range([a, b])
     own = (low, high) != (0.0, 1.0)
-    scale = f'<span class="scale">{_tick(low)} – {_tick(high)}</span>' if own else ""
-    return f'<td class="plot">{_two_intervals(a, b, low, high, single)}{scale}</td>'
-
-
-def _axis_labels(low: float = 0.0, high: float = 1.0) -> str:
-    width = PLOT_WIDTH
-    out = [f'<svg class="axis" width="{width}" height="16">']
-    for k in range(5):
-        xpos = 14 + (width - 20) * k / 4
-        anchor = "start" if k == 0 else "end" if k == 4 else "middle"
-        label = _tick(low + (high - low) * k / 4)
-        out.append(f'<text x="{xpos:.1f}" y="12" text-anchor="{anchor}">{label}</text>')
-    out.append("</svg>")
-    return "".join(out)
+    scale = f'<span class="scale">{tick(low)} – {tick(high)}</span>' if own else ""
+    return f'<td class="plot">{two_intervals(a, b, low, high, PLOT_WIDTH, single)}{scale}</td>'
 
 
 def _options(values: Iterable[tuple[str, str]], chosen: str | None) -> str:
@@ -462,7 +405,7 @@ class Viewer:
             parts.append(f"<h2>{'All records' if where is None else 'Slice ' + esc(where)}</h2>")
             parts.append(
                 '<table class="metrics"><thead><tr><th>metric</th><th>value</th>'
-                f"<th>interval</th><th>n</th><th>{_axis_labels()}</th></tr></thead><tbody>"
+                f"<th>interval</th><th>n</th><th>{AXIS_LABELS}</th></tr></thead><tbody>"
             )
             for row in rows:
                 parts.append(
@@ -733,7 +676,7 @@ def _compare_table(a: RunInfo, b: RunInfo, where: str | None) -> str:
         f'<h2>{esc(title)}</h2><table class="metrics compare"><thead><tr><th>metric</th>'
         '<th class="side-a">A value</th><th>A interval</th><th class="side-b">B value</th>'
         "<th>B interval</th><th>B − A</th><th>n (A / B)</th>"
-        f"<th>{_axis_labels()}</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f"<th>{AXIS_LABELS}</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
 
@@ -742,60 +685,18 @@ def _n(row: MetricRow | None) -> str:
 
 
 def _trend_svg(metric: str, points: Sequence[tuple[RunInfo, MetricRow | None]]) -> str:
-    """Each run a point with its interval bar, oldest on the left, the runs' names below."""
-    n = max(len(points), 1)
-    step = max(30.0, min(160.0, 1000.0 / n))
-    left, top, plot_h, label_h = 56, 14, 260, 130
-    width = int(left + step * n + 24)
-    height = top + plot_h + label_h
-    low, high = value_range(row for _, row in points)
-
-    def y(v: float) -> float:
-        span = high - low or 1.0
-        return round(top + plot_h * (1 - (min(max(v, low), high) - low) / span), 2)
-
-    grid = []
-    for k in range(5):
-        v = low + (high - low) * k / 4
-        grid.append(
-            f'<line class="grid" x1="{left}" x2="{width - 8}" y1="{y(v)}" y2="{y(v)}"/>'
-            f'<text x="{left - 6}" y="{y(v) + 4}" text-anchor="end">{_tick(v)}</text>'
-        )
-    line, out = [], []
-    for i, (run, row) in enumerate(points):
-        x = round(left + step * (i + 0.5), 2)
-        label = run.name if len(run.name) <= 28 else run.name[:27] + "…"
-        base = top + plot_h + 10
-        tip = f"{run.name} ({_when(run.created)}): {_value(row)} {_interval(row)}"
-        mark: list[str] = []
-        if row is not None and _finite(row.ci_low) and _finite(row.ci_high):
-            lo, hi = y(row.ci_low or 0.0), y(row.ci_high or 0.0)
-            mark.append(
-                f'<line class="bar-ci" x1="{x}" x2="{x}" y1="{lo}" y2="{hi}"/>'
-                f'<line class="bar-ci" x1="{x - 4}" x2="{x + 4}" y1="{lo}" y2="{lo}"/>'
-                f'<line class="bar-ci" x1="{x - 4}" x2="{x + 4}" y1="{hi}" y2="{hi}"/>'
+    """Each run a point with its interval bar, oldest on the left (:func:`charts.trend`)."""
+    return trend(
+        metric,
+        [
+            TrendPoint(
+                run.name,
+                run_href(run.name),
+                f"{run.name} ({_when(run.created)}): {_value(row)} {_interval(row)}",
+                row,
             )
-        if row is not None and _finite(row.value):
-            yv = y(row.value or 0.0)
-            line.append(f"{x},{yv}")
-            mark.append(f'<circle class="pt" cx="{x}" cy="{yv}" r="4"/>')
-        else:
-            what = "no value" if row is None else "null"
-            mark.append(
-                f'<text class="null" x="{x}" y="{top + plot_h - 4}" text-anchor="middle">'
-                f"{what}</text>"
-            )
-        out.append(
-            f'<a href="{esc(run_href(run.name))}" class="point" data-run="{esc(run.name)}">'
-            f'<title>{esc(tip)}</title><rect class="hit" x="{x - step / 2}" y="{top}" '
-            f'width="{step}" height="{plot_h + label_h - 8}" fill="transparent"/>{"".join(mark)}'
-            f'<text class="run" x="{x}" y="{base}" text-anchor="end" '
-            f'transform="rotate(-45 {x} {base})">{esc(label)}</text></a>'
-        )
-    path = f'<polyline class="path" points="{" ".join(line)}"/>' if len(line) > 1 else ""
-    return (
-        f'<svg class="trend" width="{width}" height="{height}" role="img" '
-        f'aria-label="{esc(metric)} across runs">{"".join(grid)}{path}{"".join(out)}</svg>'
+            for run, row in points
+        ],
     )
 
 
