@@ -19,6 +19,7 @@ from typing import Any, Protocol, TypeGuard
 from .page import esc, short
 
 __all__ = [
+    "PLOT_WIDTH",
     "Estimate",
     "TrendPoint",
     "axis_labels",
@@ -138,6 +139,9 @@ def axis_labels(low: float, high: float, width: int, left: int = 4, right: int =
 
 
 # --- report.html and comparison.html ------------------------------------------------------------
+
+PLOT_WIDTH = 260
+"""The width of a forest plot's column on report.html and comparison.html."""
 
 
 def forest(

@@ -6,11 +6,11 @@ forest plot, each confusion matrix as a heat map, the slice values as small mult
 similarity accounting, the run's signature, and a drill-down of every record (its values and the
 reason it missed each metric), filterable and paged.
 
-Charts: hand-written inline SVG, made here in Python. A chart library (Vega-Lite through
-altair, plotly) would have to be inlined to keep the page offline: about 0.8 MB (Vega with
-Vega-Lite) to 3.5 MB (plotly) of JavaScript per page, run on every open before anything
-shows, for three chart types that are a few rectangles, lines and labels each. The SVG is a
-few kilobytes, needs no dependency, draws before any script runs (and without scripts), prints
+Charts: hand-written inline SVG, made in Python (:mod:`pingce.report.charts`). A chart library
+(Vega-Lite through altair, plotly) would have to be inlined to keep the page offline: about 0.8 MB
+(Vega with Vega-Lite) to 3.5 MB (plotly) of JavaScript per page, run on every open before
+anything shows, for three chart types that are a few rectangles, lines and labels each. The SVG is
+a few kilobytes, needs no dependency, draws before any script runs (and without scripts), prints
 sharply, and its text is escaped by the same :func:`html.escape` as the rest of the page. The
 drill-down alone needs a script: a small vanilla one (``report/assets/report.js``, embedded in
 the page with the style sheet ``report/assets/report.css``: :mod:`pingce.report.page`) that
@@ -27,50 +27,28 @@ could not run a script or fetch anything.
 Writing is fast: the records go into the JSON by column (one orjson call per column, values
 rounded to the four decimals the page shows, repeated reasons written once and referred to by
 number, misses stored sparsely), and :func:`write_html` writes them a column at a time, never
-holding the page whole: 100,000 records take about 0.2 s, a million about 2 s.
+holding the page whole: 100,000 records take about 0.2 s, a million about 2 s. The records' JSON
+is written by :mod:`pingce.report.records_json`.
 
-A comparison gets a page of its own, :func:`render_comparison_html` (comparison.html, no script).
+A comparison gets a page of its own (:mod:`pingce.report.comparison_html`, no script).
 """
 
 from __future__ import annotations
 
-import math
-import operator
 import os
 from collections.abc import Iterator
-from itertools import repeat
 from typing import Any
 
-import numpy as np
 import orjson
 
-from ..records import json_texts
-from ..results import (
-    ComparisonResult,
-    EvaluationResult,
-    MetricComparison,
-    MetricResult,
-    RecordRows,
-)
-from .charts import axis_labels, forest, heat_map, is_finite, nice_ceiling, tick, value_range
-from .format import fmt_interval, fmt_number, fmt_p, fmt_value
-from .page import asset, esc, head, script, script_hash, short, style
+from ..results import EvaluationResult, RecordRows
+from .charts import PLOT_WIDTH, axis_labels, forest, heat_map, tick, value_range
+from .format import fmt_interval, fmt_number, fmt_value
+from .page import STYLE, asset, esc, head, script, script_hash, short, style
+from .records_json import DIGITS, FIELD_CHARS, escaped, records_json, slice_groups
 
-__all__ = [
-    "FIELD_CHARS",
-    "render_comparison_html",
-    "render_html",
-    "write_html",
-]
+__all__ = ["PLOT_WIDTH", "SCRIPT", "render_html", "write_html"]
 
-FIELD_CHARS = 120
-"""Characters of a field's value kept in the page (longer values end in an ellipsis; records.jsonl
-has them whole)."""
-DIGITS = 4
-"""Decimals of the per-record values in the page (records.jsonl has them at full precision)."""
-STYLE = "report.css"
-"""The pages' style sheet (report/assets/; also under the viewer's pages, so that they look
-alike)."""
 SCRIPT = "report.js"
 """The script of report.html's record list (report/assets/)."""
 
@@ -117,8 +95,8 @@ def _page(result: EvaluationResult, rows: RecordRows | None) -> Iterator[bytes]:
         return
     parts.append('<script type="application/json" id="pingce-data">')
     yield "".join(parts).encode("utf-8")
-    for chunk in _records_json(result, rows):
-        yield _escaped(chunk)
+    for chunk in records_json(result, rows):
+        yield escaped(chunk)
     yield f"</script>\n<script>{script(SCRIPT)}</script>\n</body>\n</html>\n".encode()
 
 
@@ -164,9 +142,6 @@ def _header(result: EvaluationResult, title: str) -> str:
         f'<header><h1>{esc(title)}</h1><ul class="facts">{items}{notes}</ul>'
         f"<nav>{nav}</nav></header>\n"
     )
-
-
-PLOT_WIDTH = 260
 
 
 def _metrics_section(result: EvaluationResult) -> str:
@@ -240,21 +215,12 @@ def _tables_section(result: EvaluationResult) -> str:
     )
 
 
-def _slice_groups(result: EvaluationResult) -> dict[str, list[tuple[str, str]]]:
-    """Slice keys by field: ``{field: [(value, key), ...]}`` in results.json's order."""
-    groups: dict[str, list[tuple[str, str]]] = {}
-    for key in result.slices:
-        field, _, value = key.partition("=")
-        groups.setdefault(field, []).append((value, key))
-    return groups
-
-
 def _slices_section(result: EvaluationResult) -> str:
     if not result.slices:
         return ""
     parts = ['<section id="slices"><h2>Slices</h2>']
     width, row, left = 300, 18, 110
-    for field, members in _slice_groups(result).items():
+    for field, members in slice_groups(result).items():
         parts.append(
             f'<h3>by <code>{esc(field)}</code></h3><p class="hint">One panel per metric, one '
             "row per value; the dashed line is the value over all records.</p>"
@@ -369,7 +335,7 @@ def _records_section(result: EvaluationResult, rows: RecordRows | None) -> str:
     slice_select = ""
     if result.slices:
         options = ['<option value="">all slices</option>']
-        for g, (field, members) in enumerate(_slice_groups(result).items()):
+        for g, (field, members) in enumerate(slice_groups(result).items()):
             options.append(f'<optgroup label="{esc(field)}">')
             options += [
                 f'<option value="{g}:{k}">{esc(value)}</option>'
@@ -400,396 +366,4 @@ def _records_section(result: EvaluationResult, rows: RecordRows | None) -> str:
         '<table class="records"><thead><tr><th>line</th><th>id</th><th>fields</th>'
         '<th>values</th><th>missed because</th></tr></thead><tbody id="r-body"></tbody></table>'
         "</section>\n"
-    )
-
-
-# --- the records, as JSON -----------------------------------------------------------------------
-
-
-def _rounded(column: np.ndarray) -> bytes:
-    """A float or integer column as a JSON array (floats to DIGITS decimals, NaN as null)."""
-    if column.dtype.kind == "f":
-        column = np.round(column.astype(np.float64), DIGITS)
-        column[column == 0] = 0.0  # no -0.0
-    return orjson.dumps(column, option=orjson.OPT_SERIALIZE_NUMPY)
-
-
-_SCALARS = (str, int, float, bool)
-
-
-def _field_texts(column: Any) -> bytes:
-    """A field as a JSON array. When the whole column's JSON fits the page's budget (on average
-    FIELD_CHARS a record) it is that JSON, values as they are (the page's script shows an object
-    as its JSON text and cuts long texts); otherwise numbers stay numbers and every other value
-    is its JSON text cut at FIELD_CHARS. None, NaN and infinities are null."""
-    if isinstance(column, np.ndarray) and column.dtype.kind in "fiub":
-        return _rounded(column.astype(np.float64) if column.dtype.kind == "b" else column)
-    values = column.tolist() if isinstance(column, np.ndarray) else list(column)
-    try:
-        whole = orjson.dumps(values)
-    except TypeError:  # an integer beyond 64 bits, or a value orjson cannot write
-        whole = b""
-    if whole and len(whole) <= 2 + FIELD_CHARS * len(values):
-        return whole
-    others = [i for i, v in enumerate(values) if not (v is None or type(v) in _SCALARS)]
-    texts = json_texts([values[i] for i in others]) if others else []
-    out: list[Any] = values
-    for i, text in zip(others, texts, strict=True):
-        out[i] = text.decode("utf-8")
-    for i, v in enumerate(out):
-        if type(v) is str and len(v) > FIELD_CHARS:
-            out[i] = _cut(v)
-        elif type(v) is float and not math.isfinite(v):
-            out[i] = None
-        elif type(v) is int and not -(2**63) <= v < 2**64:
-            out[i] = json_texts([v])[0].decode("utf-8")
-    return orjson.dumps(out)
-
-
-def _cut(text: str) -> str:
-    return text[: FIELD_CHARS - 1] + "…"
-
-
-def _slice_codes(result: EvaluationResult, rows: RecordRows) -> list[np.ndarray | None]:
-    """For each slice field (in :func:`_slice_groups`' order), each record's position among that
-    field's slice values in results.json (-1 when its value is not among them; the values named
-    as the engine names slices), or None when the rows do not hold the field."""
-    out: list[np.ndarray | None] = []
-    for field, members in _slice_groups(result).items():
-        column = rows.fields.get(field)
-        if column is None:
-            out.append(None)
-            continue
-        if isinstance(column, np.ndarray) and column.dtype.kind == "f":
-            names = [
-                "(missing)" if math.isnan(v) else str(int(v)) if float(v).is_integer() else repr(v)
-                for v in column.tolist()
-            ]
-        else:
-            names = ["(missing)" if v is None else str(v) for v in column]
-        index = {value: k for k, (value, _) in enumerate(members)}
-        out.append(np.fromiter((index.get(name, -1) for name in names), np.int32, len(names)))
-    return out
-
-
-def _records_json(result: EvaluationResult, rows: RecordRows) -> Iterator[bytes]:
-    """The records as the JSON the page's script reads, a column at a time (not yet escaped
-    for a script element): ids, lines, the metrics' names, ``values`` (a column per metric),
-    ``fields`` (a column per field), ``misses`` (per metric that missed somewhere: the rows that
-    missed and each one's reason as a number), ``slices`` (per slice field, each record's slice
-    value as a number), ``reasons`` (the distinct reasons, by number) and ``frequent`` (the
-    numbers of the most frequent reasons, most frequent first)."""
-    numpy_option = orjson.OPT_SERIALIZE_NUMPY
-    metrics = list(dict.fromkeys([*rows.values, *rows.misses]))
-    yield b'{"n":' + str(rows.n).encode() + b',"field_chars":' + str(FIELD_CHARS).encode()
-    yield b',"ids":'
-    yield orjson.dumps([None if i is None else str(i) for i in rows.ids])
-    yield b',"lines":' + orjson.dumps(np.asarray(rows.lines, dtype=np.int64), option=numpy_option)
-    yield b',"metrics":' + orjson.dumps(metrics) + b',"values":{'
-    for k, (name, column) in enumerate(rows.values.items()):
-        yield (b"," if k else b"") + orjson.dumps(name) + b":" + _rounded(np.asarray(column))
-    yield b'},"fields":{'
-    for k, (name, column) in enumerate(rows.fields.items()):
-        yield (b"," if k else b"") + orjson.dumps(name) + b":" + _field_texts(column)
-    yield b'},"misses":{'
-    code: dict[str, int] = {}
-    tallies: list[np.ndarray] = []
-    first = True
-    for name, given in rows.misses.items():
-        column = np.asarray(given, dtype=object)
-        n = len(column)
-        missed = np.flatnonzero(np.fromiter(map(operator.is_not, column, repeat(None)), bool, n))
-        if not len(missed):
-            continue
-        reasons = column[missed].tolist()
-        codes = np.fromiter(
-            (code.setdefault(str(r), len(code)) for r in reasons), np.int64, len(reasons)
-        )
-        tallies.append(np.bincount(codes))
-        yield (
-            (b"" if first else b",")
-            + orjson.dumps(name)
-            + b":["
-            + orjson.dumps(missed.astype(np.int64), option=numpy_option)
-            + b","
-            + orjson.dumps(codes, option=numpy_option)
-            + b"]"
-        )
-        first = False
-    yield b'},"slices":['
-    for k, positions in enumerate(_slice_codes(result, rows)):
-        yield (b"," if k else b"") + (
-            b"null" if positions is None else orjson.dumps(positions, option=numpy_option)
-        )
-    counts = np.zeros(len(code), dtype=np.int64)
-    for tally in tallies:
-        counts[: len(tally)] += tally
-    frequent = np.argsort(-counts, kind="stable")[:FREQUENT]
-    yield b'],"reasons":' + orjson.dumps(list(code))
-    yield b',"frequent":' + orjson.dumps(frequent.astype(np.int64), option=numpy_option) + b"}"
-
-
-FREQUENT = 200
-"""Reasons offered in the reason filter's list (the most frequent)."""
-
-
-_ESCAPES = (
-    (b"&", b"\\u0026"),
-    (b"<", b"\\u003c"),
-    (b">", b"\\u003e"),
-    ("\u2028".encode(), b"\\u2028"),
-    ("\u2029".encode(), b"\\u2029"),
-)
-
-
-def _escaped(data: bytes) -> bytes:
-    """JSON text safe inside a ``<script>`` element: ``<``, ``>``, ``&`` and the line and
-    paragraph separators (which occur only inside strings) as ``\\uXXXX`` escapes."""
-    for raw, escaped in _ESCAPES:
-        if raw in data:
-            data = data.replace(raw, escaped)
-    return data
-
-
-def script_json(data: bytes) -> str:
-    """:func:`_escaped` as text: JSON that no string in it can end a ``<script>`` element."""
-    return _escaped(data).decode("utf-8")
-
-
-# --- the page of a comparison -------------------------------------------------------------------
-
-FLIPS_SHOWN = 200
-"""Flipped records listed per metric and direction (the counts are always complete)."""
-
-
-def _verdict(m: MetricComparison) -> str:
-    """The engine's verdict in words (Holm included: one home for that policy); what to say
-    when it has none."""
-    if m.verdict:
-        return m.verdict
-    return "undefined" if m.delta is None else "not tested"
-
-
-def _aligned(candidate: RecordRows, baseline: RecordRows) -> np.ndarray | None:
-    """For each candidate record, the position of the same record among the baseline's: by id
-    when every record of both has one, else by position when both have as many records."""
-    ids_c, ids_b = candidate.ids, baseline.ids
-    if None not in ids_c and None not in ids_b:
-        index = {key: i for i, key in enumerate(ids_b)}
-        if len(index) == len(ids_b) and all(key in index for key in ids_c):
-            return np.fromiter((index[key] for key in ids_c), np.int64, len(ids_c))
-    if candidate.n == baseline.n:
-        return np.arange(candidate.n, dtype=np.int64)
-    return None
-
-
-def _missed(rows: RecordRows, name: str) -> np.ndarray | None:
-    column = rows.misses.get(name)
-    if column is None:
-        return None
-    return np.fromiter(map(operator.is_not, column, repeat(None)), bool, rows.n)
-
-
-def _flips(
-    candidate: RecordRows, baseline: RecordRows, order: np.ndarray, name: str
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """Candidate positions of the records that the candidate got right and the baseline missed
-    (fixed), and the reverse (broken), by the metric's per-record miss reasons."""
-    missed_c = _missed(candidate, name)
-    missed_b = _missed(baseline, name)
-    if missed_c is None and missed_b is None:
-        return None
-    none = np.zeros(candidate.n, dtype=bool)
-    c = none if missed_c is None else missed_c
-    b = none if missed_b is None else missed_b[order]
-    return np.flatnonzero(b & ~c), np.flatnonzero(c & ~b)
-
-
-def _flip_rows(
-    candidate: RecordRows,
-    baseline: RecordRows,
-    order: np.ndarray,
-    name: str,
-    positions: np.ndarray,
-) -> str:
-    values_c = candidate.values.get(name)
-    values_b = baseline.values.get(name)
-    misses_c = candidate.misses.get(name)
-    misses_b = baseline.misses.get(name)
-    out = []
-    for i in positions[:FLIPS_SHOWN].tolist():
-        j = int(order[i])
-        key = candidate.ids[i]
-        reason = (misses_c[i] if misses_c is not None else None) or (
-            misses_b[j] if misses_b is not None else None
-        )
-        vc = "—" if values_c is None else fmt_number(_finite(values_c[i]))
-        vb = "—" if values_b is None else fmt_number(_finite(values_b[j]))
-        out.append(
-            f'<tr><td class="num">{int(candidate.lines[i])}</td>'
-            f"<td>{esc('' if key is None else key)}</td>"
-            f'<td class="num">{esc(vb)}</td><td class="num">{esc(vc)}</td>'
-            f"<td>{esc(reason or '')}</td></tr>"
-        )
-    more = len(positions) - FLIPS_SHOWN
-    if more > 0:
-        out.append(f'<tr><td colspan="5" class="empty">… and {more:,} more</td></tr>')
-    return "".join(out)
-
-
-def _finite(value: Any) -> float | None:
-    number = float(value)
-    return number if math.isfinite(number) else None
-
-
-def _flipped_section(
-    result: ComparisonResult, candidate: RecordRows | None, baseline: RecordRows | None
-) -> tuple[str, dict[str, tuple[int, int]]]:
-    head = '<section id="flipped"><h2>Records that flipped</h2>'
-    if candidate is None or baseline is None:
-        return (
-            head + "<p>This comparison holds no per-record rows, so the records that flipped "
-            "cannot be listed.</p></section>\n",
-            {},
-        )
-    order = _aligned(candidate, baseline)
-    if order is None:
-        return (
-            head + "<p>The two sides' records could not be matched (ids missing or different, "
-            "and different counts).</p></section>\n",
-            {},
-        )
-    counts: dict[str, tuple[int, int]] = {}
-    parts = [
-        head,
-        '<p class="hint">A record flips on a metric when one system missed it and the other did '
-        f"not (by the per-record miss reasons); at most {FLIPS_SHOWN} are listed per metric and "
-        "direction.</p>",
-    ]
-    for name in result.metrics:
-        found = _flips(candidate, baseline, order, name)
-        if found is None:
-            continue
-        fixed, broken = found
-        counts[name] = (len(fixed), len(broken))
-        if not len(fixed) and not len(broken):
-            continue
-        parts.append(
-            f"<details><summary><code>{esc(name)}</code>: {len(fixed):,} fixed by the candidate, "
-            f"{len(broken):,} broken</summary>"
-        )
-        for label, positions in (("fixed (baseline missed)", fixed), ("broken", broken)):
-            if not len(positions):
-                continue
-            parts.append(
-                f'<h3>{esc(label)}: {len(positions):,}</h3><table class="small flips">'
-                "<thead><tr><th>line</th><th>id</th><th>baseline</th><th>candidate</th>"
-                "<th>missed because</th></tr></thead><tbody>"
-                + _flip_rows(candidate, baseline, order, name, positions)
-                + "</tbody></table>"
-            )
-        parts.append("</details>")
-    parts.append("</section>\n")
-    return "".join(parts), counts
-
-
-def render_comparison_html(
-    result: ComparisonResult,
-    candidate: RecordRows | None = None,
-    baseline: RecordRows | None = None,
-) -> str:
-    """The page of a comparison: each metric's two values, their difference with its paired
-    interval drawn as a forest plot around 0, the p-value and the verdict in words; failures per
-    side; the records that flipped (when both sides' per-record rows are given: ``candidate``
-    and ``baseline``, as :attr:`EvaluationResult.records` of each); the signature."""
-    sig = result.signature
-    flipped, counts = _flipped_section(result, candidate, baseline)
-    title = f"pingce comparison: {result.suite}"
-    csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'none'"
-    deltas = [
-        MetricResult(value=m.delta, ci_low=m.ci_low, ci_high=m.ci_high, n=m.n)
-        for m in result.metrics.values()
-    ]
-    reach = max(
-        (
-            abs(x)
-            for d in deltas
-            for x in (d.value, d.ci_low, d.ci_high)
-            if x is not None and math.isfinite(x) and abs(x) <= 1
-        ),
-        default=0.0,
-    )
-    shared = nice_ceiling(reach) if reach > 0 else 0.1
-    rows = []
-    for (name, m), d in zip(result.metrics.items(), deltas, strict=True):
-        ends = [abs(x) for x in (d.value, d.ci_low, d.ci_high) if is_finite(x)]
-        own = max(ends, default=0.0) > 1
-        limit = nice_ceiling(max(ends)) if own else shared
-        scale = f'<span class="scale">±{tick(limit)}</span>' if own else ""
-        interval = (
-            f"[{fmt_number(m.ci_low)}, {fmt_number(m.ci_high)}]"
-            if m.ci_low is not None and m.ci_high is not None
-            else "—"
-        )
-        flips = counts.get(name)
-        flip_text = "" if flips is None else f"{flips[0]:,} / {flips[1]:,}"
-        better = "higher" if m.higher_is_better else "lower"
-        note = f'<div class="mnote">{esc(m.note)}</div>' if m.note else ""
-        rows.append(
-            f'<tr><th scope="row"><code>{esc(name)}</code>'
-            f'<small class="dir">{better} is better</small></th>'
-            f'<td class="num">{esc(fmt_number(m.candidate))}</td>'
-            f'<td class="num">{esc(fmt_number(m.baseline))}</td>'
-            f'<td class="num">{esc(fmt_number(m.delta))}</td><td class="num">{esc(interval)}</td>'
-            f'<td class="plot">{forest(d, -limit, limit, PLOT_WIDTH, reference=0.0)}{scale}</td>'
-            f'<td class="num">{esc(fmt_p(m.p_value))}</td>'
-            f'<td class="num">{esc(fmt_p(m.p_holm))}</td>'
-            f'<td class="verdict">{esc(_verdict(m))}{note}</td>'
-            f'<td class="num">{esc(flip_text)}</td></tr>'
-        )
-    method = (
-        f"{sig.ci_level:.0%} paired {esc(sig.ci_method)} "
-        f"{'Poisson bootstrap' if sig.bootstrap_method == 'poisson' else 'bootstrap'}, "
-        f"{sig.bootstrap:,} resamples, "
-        f"seed {sig.seed}" + (f", resampling whole units of {esc(sig.unit)}" if sig.unit else "")
-        if sig.bootstrap
-        else "intervals off (--bootstrap 0)"
-    )
-    failures = "".join(
-        f"<li>{esc(side)}: "
-        + ", ".join(f"{esc(k)} {esc(v)}" for k, v in failed.model_dump().items())
-        + "</li>"
-        for side, failed in result.failures.items()
-    )
-    notes = "".join(f'<li class="note">{esc(note)}</li>' for note in result.notes)
-    return "".join(
-        [
-            head(title, csp, style(asset(STYLE))),
-            f'<header><h1>{esc(title)}</h1><ul class="facts">'
-            f"<li>candidate <code>{esc(result.candidate)}</code></li>"
-            f"<li>baseline <code>{esc(result.baseline)}</code></li>"
-            f"<li>{result.n_records:,} records, matched; {method}</li>"
-            f"{failures}{notes}</ul></header>\n",
-            '<section id="metrics"><h2>Differences (candidate − baseline)</h2>'
-            '<div class="wide"><table class="metrics compare"><thead><tr><th>metric</th>'
-            "<th>candidate</th>"
-            "<th>baseline</th><th>delta</th><th>interval of delta</th>"
-            f"<th>{axis_labels(-shared, shared, PLOT_WIDTH)}</th><th>p</th><th>p Holm</th>"
-            "<th>verdict</th>"
-            "<th>flipped: fixed / broken</th></tr></thead><tbody>",
-            "".join(rows),
-            '</tbody></table></div><p class="hint">The dot is the difference, the bar its paired '
-            "interval, the dashed line 0. p comes from the same resamples as the interval (it "
-            "is below 1 − the interval's level exactly when the interval excludes 0); p Holm "
-            "adjusts it for the number of metrics compared. The verdict says which system is "
-            "better when p is below 1 − the level, and whether that holds after Holm.</p>"
-            "</section>\n",
-            flipped,
-            '<section id="signature"><h2>Signature</h2>'
-            f'<pre class="sig">{esc(sig.model_dump_json(indent=2))}</pre></section>\n',
-            "<footer>Written by pingce ",
-            esc(result.pingce_version),
-            ". Everything on this page is in this one file; it makes no network request."
-            "</footer>\n</body>\n</html>\n",
-        ]
     )

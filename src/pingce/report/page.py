@@ -16,7 +16,11 @@ import html
 from functools import cache
 from importlib.resources import files
 
-__all__ = ["asset", "esc", "head", "script", "script_hash", "short", "style"]
+__all__ = ["STYLE", "asset", "esc", "head", "script", "script_hash", "short", "style"]
+
+STYLE = "report.css"
+"""The pages' style sheet (report/assets/; also under the viewer's pages, so that they look
+alike)."""
 
 
 def esc(value: object) -> str:

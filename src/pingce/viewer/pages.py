@@ -1,56 +1,23 @@
-"""``pingce view``: the run store served on this machine, read-only, as server-rendered pages.
-
-Four routes, nothing else (any other path is a 404, any method but GET and HEAD a 501):
-
-- ``/``: the stored runs, newest first, filtered by suite (and by a part of the name): name,
-  suite, created, records, the first metrics with their intervals; two radio buttons per run
-  pick the two runs to compare;
-- ``/run/NAME``: the run's report.html from its output folder, with a bar linking back; when the
-  folder is gone, holds no report, or now holds another run's outputs (a later run written over
-  the same ``--out``), a page saying so and showing what the store kept (every metric with its
-  interval, over all records and each slice);
-- ``/compare?a=NAME&b=NAME``: two runs side by side from their stored values and intervals (both
-  intervals drawn on one axis), and where they came from (data hash, commit, signature);
-- ``/trend?suite=S&metric=M[&slice=K]``: one metric of a suite across its runs in time order, each
-  run a point with its interval bar, as an inline SVG drawn here, and the same as a table.
-
-Safety: the server binds to 127.0.0.1 unless told otherwise and answers only requests whose
-``Host`` is a loopback name (no DNS rebinding) when it does; names in URLs are looked up in the
-store and never used as paths (the only file served is ``report.html`` of a folder the store
-recorded); every name, suite, metric, slice and value is escaped with :func:`html.escape`; the
-pages carry a Content-Security-Policy (as a header and in the page) that allows no script and no
-network; forms are plain GET forms.
-
-:class:`Viewer` answers a request target with a :class:`Response` without any socket (the pages
-are plain functions of the store); :func:`make_server` puts it behind a
-:class:`~http.server.ThreadingHTTPServer`, :func:`serve` runs that until interrupted.
-"""
+"""The pages of ``pingce view`` (:mod:`pingce.viewer`): :class:`Viewer` answers a request target
+with a :class:`Response`, reading the run store (:mod:`pingce.store`) and a run's folder, pairing
+two runs through :func:`pingce.compare_runs`, and drawing with report/'s renderers (the style
+sheet, :mod:`pingce.report.charts`, comparison.html)."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import ipaddress
 import json
 import math
 import os
-import socket
-import sys
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
-from .._constraints import check_value
-from .._defaults import OPTION_TYPES
+from .. import compare_runs
 from .._version import __version__
-from ..errors import OptionError, PingceError
-from ..store import MetricRow, RunInfo, default_store_path, run_info, runs
-from .charts import (
+from ..errors import PingceError
+from ..report.charts import (
     TWO_LEFT,
     TWO_RIGHT,
     TrendPoint,
@@ -60,16 +27,19 @@ from .charts import (
     two_intervals,
     value_range,
 )
-from .format import fmt_number
-from .html import STYLE
-from .page import asset, esc, head, style
+from ..report.comparison_html import render_comparison_html
+from ..report.format import fmt_number
+from ..report.page import STYLE, asset, esc, head, style
+from ..store import MetricRow, RunInfo, default_store_path, run_info, runs
 
 __all__ = [
+    "CSP",
     "HEADLINE",
+    "REPORT_CSP",
+    "NotFound",
     "Response",
     "Viewer",
-    "make_server",
-    "serve",
+    "run_href",
 ]
 
 HEADLINE = 4
@@ -87,8 +57,6 @@ REPORT_CSP = (
     "form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
 )
 """A served report.html: its own meta policy (only its script, by hash) narrows this further."""
-
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
 
 
 # --- responses ----------------------------------------------------------------------------------
@@ -121,7 +89,7 @@ def _html(status: int, title: str, content: str, store: Path) -> Response:
 
 def _page(title: str, content: str, store: Path) -> str:
     return (
-        head(title, CSP, style(asset(STYLE), asset("viewer.css")), no_referrer=True)
+        head(title, CSP, style(asset(STYLE), asset("viewer.css", __package__)), no_referrer=True)
         + '<nav class="bar"><a class="home" href="/">pingce runs</a>'
         '<a href="/compare">compare two runs</a><a href="/trend">trend of a metric</a>'
         f'<span class="store">run store <code>{esc(store)}</code></span></nav>\n'
@@ -456,16 +424,12 @@ class Viewer:
         """``pingce compare A B`` of two stored runs (``a`` the candidate): their records paired
         from stats.npz, the paired bootstrap, McNemar, approximate randomisation and Holm, as
         comparison.html (with the records that flipped); nothing evaluated again."""
-        from ..options import RunOptions
-        from ..stored import compare_stored
-        from .html import render_comparison_html
-
         a_name, b_name = query.get("a") or None, query.get("b") or None
         if a_name is None or b_name is None:
             raise NotFound("/paired needs two runs: /paired?a=CANDIDATE&b=BASELINE")
         a, b = self._info(a_name), self._info(b_name)
         try:
-            result = compare_stored(a.name, b.name, RunOptions(), store=self.store)
+            result = compare_runs(a.name, b.name, store=self.store)
         except PingceError as exc:  # no stats.npz, another suite, a folder gone...
             text = f"These two runs cannot be paired: {exc}"
             return _html(200, f"{a.name} against {b.name}", f'<p class="message">{esc(text)}</p>',
@@ -698,181 +662,3 @@ def _trend_svg(metric: str, points: Sequence[tuple[RunInfo, MetricRow | None]]) 
             for run, row in points
         ],
     )
-
-
-# --- the server ---------------------------------------------------------------------------------
-
-
-def _loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: ViewerServer
-    server_version = "pingce-view"
-    sys_version = ""
-
-    def do_GET(self) -> None:
-        self._answer(send_body=True)
-
-    def do_HEAD(self) -> None:
-        self._answer(send_body=False)
-
-    def _answer(self, send_body: bool) -> None:
-        if not self._host_allowed():
-            response = Response(
-                HTTPStatus.FORBIDDEN,
-                b"pingce view answers only requests to localhost\n",
-                "text/plain; charset=utf-8",
-            )
-        else:
-            try:
-                response = self.server.viewer.respond(self.path)
-            except Exception as exc:  # a page that failed: said, and the server goes on
-                self.log_error("%s failed: %r", self.path, exc)
-                response = Response(
-                    HTTPStatus.INTERNAL_SERVER_ERROR,
-                    f"pingce view could not make this page: {exc!r}\n".encode(),
-                    "text/plain; charset=utf-8",
-                )
-        self.send_response(response.status)
-        self.send_header("Content-Type", response.content_type)
-        self.send_header("Content-Length", str(response.length))
-        self.send_header("Content-Security-Policy", response.csp)
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
-        self.send_header("X-Frame-Options", "DENY")
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        if not send_body:
-            return
-        try:
-            self.wfile.write(response.body)
-            if response.file is not None:
-                _copy(response.file, response.skip, response.end, self.wfile)
-        except (BrokenPipeError, ConnectionResetError):  # the browser went elsewhere
-            self.close_connection = True
-
-    def _host_allowed(self) -> bool:
-        """On a loopback address, only a loopback ``Host`` (a page of another site that a DNS
-        name was pointed at 127.0.0.1 for cannot read the store)."""
-        if not self.server.loopback_only:
-            return True
-        host = self.headers.get("Host", "").strip().lower()
-        # "[::1]:8000" or "localhost:8000"
-        name = host[1:].partition("]")[0] if host.startswith("[") else host.partition(":")[0]
-        return _loopback(name)
-
-    def log_error(self, format: str, *args: Any) -> None:
-        sys.stderr.write(f"pingce view: {format % args}\n")
-
-    def log_message(self, format: str, *args: Any) -> None:
-        if self.server.log is not None:
-            self.server.log(f"{self.address_string()} {format % args}")
-
-
-def _copy(path: Path, start: int, end: int, out: io.BufferedIOBase) -> None:
-    """Bytes ``start`` to ``end`` of ``path`` into ``out``, a megabyte at a time (spaces for any
-    that a file cut short meanwhile no longer has: the length was promised)."""
-    left = end - start
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        while left > 0:
-            chunk = handle.read(min(left, 1 << 20))
-            if not chunk:
-                chunk = b" " * min(left, 1 << 20)
-            out.write(chunk)
-            left -= len(chunk)
-
-
-class ViewerServer(ThreadingHTTPServer):
-    """The HTTP server of :class:`Viewer` (a thread per request)."""
-
-    daemon_threads = True
-
-    def __init__(
-        self,
-        address: tuple[str, int],
-        viewer: Viewer,
-        log: Callable[[str], None] | None = None,
-    ) -> None:
-        host = address[0]
-        if ":" in host:
-            self.address_family = socket.AF_INET6
-        super().__init__(address, _Handler)
-        self.viewer = viewer
-        self.log = log
-        self.loopback_only = _loopback(host)
-
-    @property
-    def url(self) -> str:
-        host, port = self.server_address[:2]
-        name = host.decode() if isinstance(host, bytes) else str(host)
-        shown = f"[{name}]" if ":" in name else name
-        return f"http://{shown}:{port}/"
-
-
-def make_server(
-    store: str | os.PathLike[str] | None = None,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    log: Callable[[str], None] | None = None,
-) -> ViewerServer:
-    """A server of the store's pages on ``host``:``port`` (0: a free port; see ``.url``), not yet
-    serving: call ``serve_forever()`` (in a thread, for tests) and ``shutdown()``. A port
-    outside 0..65535 is an :class:`OptionError` (the command line's ``--port`` range)."""
-    try:
-        check_value("port", port, OPTION_TYPES["port"])
-    except ValueError as exc:
-        raise OptionError(str(exc)) from None
-    return ViewerServer((host, port), Viewer(store), log)
-
-
-def serve(
-    store: str | os.PathLike[str] | None = None,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    open_browser: bool = True,
-    echo: Callable[[str], None] = print,
-    warn: Callable[[str], None] | None = None,
-) -> None:
-    """Serve the store's pages until interrupted (Ctrl+C), opening the list in a browser;
-    ``echo`` says where, ``warn`` (default: standard error) warns of a non-loopback address."""
-    server = make_server(store, host, port)
-    with server:
-        echo(f"pingce view: the run store {server.viewer.store} at {server.url} (Ctrl+C stops)")
-        if not server.loopback_only:
-            (warn or _stderr)(
-                f"warning: serving on {host}, not only on this machine: anyone who can reach it "
-                "can read the run store"
-            )
-        if open_browser and _has_browser():
-            threading.Thread(target=_open, args=(server.url,), daemon=True).start()
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            echo("pingce view: stopped")
-
-
-def _stderr(text: str) -> None:
-    print(text, file=sys.stderr)
-
-
-def _has_browser() -> bool:
-    """A graphical browser can be opened: on Linux and the BSDs only with a display (else
-    :mod:`webbrowser` would start a text browser in this terminal)."""
-    if sys.platform.startswith(("win", "darwin")):
-        return True
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-
-
-def _open(url: str) -> None:
-    import webbrowser
-
-    with contextlib.suppress(Exception):  # no browser is not an error: the URL was printed
-        webbrowser.open(url)
