@@ -19,7 +19,8 @@ import pytest
 
 import pingce
 from pingce.report import render_html, write_outputs
-from pingce.report.html import PLOT_WIDTH, script_json
+from pingce.report.charts import PLOT_WIDTH
+from pingce.report.records_json import script_json
 from pingce.results import EvaluationResult
 
 from ._browser import MISSING, browser_available
@@ -220,7 +221,7 @@ def test_a_latency_near_the_largest_float_gives_a_page_with_a_sensible_axis(
 ) -> None:
     """Issue 28: a latency of 1e308 or more made the axis's round number beyond the floats (a
     traceback after the work, an empty --out). The axis ends at the value itself."""
-    from pingce.report.html import axis_range
+    from pingce.report.charts import axis_range
 
     assert axis_range([1.5e308]) == (0.0, 1.5e308)
     assert axis_range([1e308]) == (0.0, 1e308)
@@ -573,7 +574,7 @@ def test_comparison_page_in_the_browser(
 def test_a_field_column_within_the_budget_is_its_json_and_beyond_it_cut_texts() -> None:
     """A column whose JSON fits FIELD_CHARS a record on average goes in as it is (the page shows
     objects as JSON text and cuts long ones); a longer column as texts cut at FIELD_CHARS."""
-    from pingce.report.html import FIELD_CHARS, _field_texts
+    from pingce.report.records_json import FIELD_CHARS, _field_texts
 
     small = [{"nature": "寒"}, None, [1, 2.5], "x", float("nan")]
     assert json.loads(_field_texts(small)) == [{"nature": "寒"}, None, [1, 2.5], "x", None]
@@ -602,7 +603,7 @@ def test_object_fields_show_as_json_text_and_are_searched_so(browser: Any, tmp_p
     assert "[object Object]" not in shown
     assert 'gold [{"name":"calculate_triangle_area","answers":{"base":[10]' in shown
     values = p.eval_on_selector_all("#r-body td.fields span.v", "s => s.map(x => x.textContent)")
-    from pingce.report.html import FIELD_CHARS
+    from pingce.report.records_json import FIELD_CHARS
 
     assert max(map(len, values)) == FIELD_CHARS  # long ones cut, ending in an ellipsis
     assert all(v.endswith("…") for v in values if len(v) == FIELD_CHARS)

@@ -362,7 +362,7 @@ def test_python_options_out_of_range_are_option_errors() -> None:
 
 
 def test_the_viewer_refuses_a_port_out_of_range() -> None:
-    from pingce.report.viewer import make_server
+    from pingce.viewer import make_server
 
     with pytest.raises(OptionError, match=r"port must be an integer in 0\.\.65535, got 99999"):
         make_server(None, "127.0.0.1", 99999)

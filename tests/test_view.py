@@ -29,16 +29,10 @@ import numpy as np
 import pytest
 
 import pingce
+from pingce.report.charts import value_range
 from pingce.report.format import fmt_number
-from pingce.report.viewer import (
-    REPORT_CSP,
-    Viewer,
-    ViewerServer,
-    make_server,
-    run_href,
-    value_range,
-)
 from pingce.store import MetricRow, RunInfo, record_run, run_info, runs
+from pingce.viewer import REPORT_CSP, Viewer, ViewerServer, make_server, run_href
 
 from .cli_run import ENV
 

@@ -1243,7 +1243,7 @@ def runs_rm(ctx: click.Context, names: tuple[str, ...], store: str | None) -> No
 def view(store: str | None, host: str, port: int, no_browser: bool) -> None:
     """Serve the run store on this machine: the runs, each run's report, two runs compared, and
     a metric's trend across the runs of a suite (Ctrl+C stops)."""
-    from .report.viewer import serve
+    from .viewer import serve
 
     try:
         serve(

@@ -13,7 +13,8 @@ from .._halves import in_halves
 from .._outputs import output_place, staged
 from ..records import json_texts
 from ..results import ComparisonResult, EvaluationResult, RecordRows
-from .html import render_comparison_html, write_html
+from .comparison_html import render_comparison_html
+from .html import write_html
 from .markdown import render_comparison_markdown, render_markdown
 
 __all__ = ["OUTPUT_FILES", "write_comparison", "write_outputs", "write_records"]

@@ -90,7 +90,7 @@ def rewrite_comparison(
     comparison.json) into ``out`` (default: the folder itself); the paths written. The page
     lists no flipped records: comparison.json holds no per-record rows."""
     from ..results import ComparisonResult
-    from .html import render_comparison_html
+    from .comparison_html import render_comparison_html
     from .markdown import render_comparison_markdown
 
     source = Path(folder) / "comparison.json"

@@ -1,64 +1,45 @@
-"""``pingce view``: the run store served on this machine, read-only, as server-rendered pages.
-
-Four routes, nothing else (any other path is a 404, any method but GET and HEAD a 501):
-
-- ``/``: the stored runs, newest first, filtered by suite (and by a part of the name): name,
-  suite, created, records, the first metrics with their intervals; two radio buttons per run
-  pick the two runs to compare;
-- ``/run/NAME``: the run's report.html from its output folder, with a bar linking back; when the
-  folder is gone, holds no report, or now holds another run's outputs (a later run written over
-  the same ``--out``), a page saying so and showing what the store kept (every metric with its
-  interval, over all records and each slice);
-- ``/compare?a=NAME&b=NAME``: two runs side by side from their stored values and intervals (both
-  intervals drawn on one axis), and where they came from (data hash, commit, signature);
-- ``/trend?suite=S&metric=M[&slice=K]``: one metric of a suite across its runs in time order, each
-  run a point with its interval bar, as an inline SVG drawn here, and the same as a table.
-
-Safety: the server binds to 127.0.0.1 unless told otherwise and answers only requests whose
-``Host`` is a loopback name (no DNS rebinding) when it does; names in URLs are looked up in the
-store and never used as paths (the only file served is ``report.html`` of a folder the store
-recorded); every name, suite, metric, slice and value is escaped with :func:`html.escape`; the
-pages carry a Content-Security-Policy (as a header and in the page) that allows no script and no
-network; forms are plain GET forms.
-
-:class:`Viewer` answers a request target with a :class:`Response` without any socket (the pages
-are plain functions of the store); :func:`make_server` puts it behind a
-:class:`~http.server.ThreadingHTTPServer`, :func:`serve` runs that until interrupted.
-"""
+"""The pages of ``pingce view`` (:mod:`pingce.viewer`): :class:`Viewer` answers a request target
+with a :class:`Response`, reading the run store (:mod:`pingce.store`) and a run's folder, pairing
+two runs through :func:`pingce.compare_runs`, and drawing with report/'s renderers (the style
+sheet, :mod:`pingce.report.charts`, comparison.html)."""
 
 from __future__ import annotations
 
-import contextlib
-import io
-import ipaddress
 import json
 import math
 import os
-import socket
-import sys
-import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
-from .._constraints import check_value
-from .._defaults import OPTION_TYPES
+from .. import compare_runs
 from .._version import __version__
-from ..errors import OptionError, PingceError
+from ..errors import PingceError
+from ..report.charts import (
+    TWO_LEFT,
+    TWO_RIGHT,
+    TrendPoint,
+    axis_labels,
+    tick,
+    trend,
+    two_intervals,
+    value_range,
+)
+from ..report.comparison_html import render_comparison_html
+from ..report.format import fmt_number
+from ..report.page import STYLE, asset, esc, head, style
 from ..store import MetricRow, RunInfo, default_store_path, run_info, runs
-from .format import fmt_number
-from .html import PAGE_STYLE, axis_range, esc
 
 __all__ = [
+    "CSP",
     "HEADLINE",
+    "REPORT_CSP",
+    "NotFound",
     "Response",
     "Viewer",
-    "make_server",
-    "serve",
+    "run_href",
 ]
 
 HEADLINE = 4
@@ -76,31 +57,6 @@ REPORT_CSP = (
     "form-action 'none'; base-uri 'none'; frame-ancestors 'none'"
 )
 """A served report.html: its own meta policy (only its script, by hash) narrows this further."""
-
-LOOPBACK_NAMES = frozenset({"localhost", "127.0.0.1", "::1"})
-
-VIEWER_STYLE = """
-.bar { display: flex; gap: 16px; align-items: baseline; border-bottom: 1px solid var(--line);
-  padding-bottom: 6px; margin-bottom: 12px; flex-wrap: wrap; }
-.bar .home { font-weight: 600; } .bar .store { color: var(--muted); margin-left: auto;
-  font-size: 12px; }
-form.pick { display: flex; flex-wrap: wrap; gap: 8px 14px; align-items: center;
-  margin: 8px 0 12px; }
-form.pick select { max-width: 360px; }
-table.runs td { vertical-align: top; } table.runs td.pick { text-align: center; }
-.m { display: inline-block; margin-right: 12px; white-space: nowrap; }
-.m .k { color: var(--muted); } .gone { color: var(--bad); }
-.trend-wrap { overflow-x: auto; border: 1px solid var(--line); border-radius: 6px; padding: 4px; }
-svg.trend .bar-ci { stroke: var(--accent); stroke-width: 2; }
-svg.trend .pt { fill: var(--accent); } svg.trend a.point:hover .hit { fill: #f1f5fa; }
-svg.trend .path { stroke: #9db7d5; fill: none;
-  stroke-width: 1.2; } svg.trend text.run { font-size: 11px; } svg.trend .null { fill: var(--bad); }
-svg.two .a { stroke: var(--accent); fill: var(--accent); stroke-width: 2; }
-svg.two .b { stroke: #b54708; fill: #b54708; stroke-width: 2; }
-td.side-a { border-left: 3px solid var(--accent); } td.side-b { border-left: 3px solid #b54708; }
-.message { background: var(--band); border-left: 3px solid var(--bad); padding: 8px 12px;
-  margin: 8px 0 16px; }
-"""
 
 
 # --- responses ----------------------------------------------------------------------------------
@@ -133,12 +89,8 @@ def _html(status: int, title: str, content: str, store: Path) -> Response:
 
 def _page(title: str, content: str, store: Path) -> str:
     return (
-        '<!DOCTYPE html>\n<html lang="en">\n<head>\n<meta charset="utf-8">\n'
-        f'<meta http-equiv="Content-Security-Policy" content="{esc(CSP)}">\n'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        '<meta name="referrer" content="no-referrer">\n'
-        f"<title>{esc(title)}</title>\n<style>{PAGE_STYLE}{VIEWER_STYLE}</style>\n</head>\n"
-        '<body>\n<nav class="bar"><a class="home" href="/">pingce runs</a>'
+        head(title, CSP, style(asset(STYLE), asset("viewer.css", __package__)), no_referrer=True)
+        + '<nav class="bar"><a class="home" href="/">pingce runs</a>'
         '<a href="/compare">compare two runs</a><a href="/trend">trend of a metric</a>'
         f'<span class="store">run store <code>{esc(store)}</code></span></nav>\n'
         f"<main>\n<h1>{esc(title)}</h1>\n{content}</main>\n"
@@ -176,84 +128,17 @@ def _value(row: MetricRow | None) -> str:
     return "null" if row.value is None else fmt_number(row.value)
 
 
-def _finite(x: float | None) -> bool:
-    return x is not None and math.isfinite(x)
-
-
-def value_range(rows: Iterable[MetricRow | None]) -> tuple[float, float]:
-    """The axis of some stored values and their intervals (:func:`html.axis_range`)."""
-    return axis_range(x for r in rows if r is not None for x in (r.value, r.ci_low, r.ci_high))
-
-
-def _tick(v: float) -> str:
-    return f"{v:g}" if abs(v) >= 1e-9 else "0"
-
-
 PLOT_WIDTH = 280
-
-
-def _two_intervals(
-    a: MetricRow | None, b: MetricRow | None, low: float, high: float, single: bool = False
-) -> str:
-    """One row of the comparison chart: run A's value and interval above run B's, on one axis
-    (A a circle, B a square, each labelled: never told apart by colour alone); ``single``: A's
-    alone, unlabelled (a run's own page)."""
-    width, height = PLOT_WIDTH, 18 if single else 30
-
-    def x(v: float) -> float:
-        span = high - low or 1.0
-        return round(14 + (width - 20) * (min(max(v, low), high) - low) / span, 2)
-
-    out = [f'<svg class="two" width="{width}" height="{height}" role="img">']
-    for k in range(5):
-        g = x(low + (high - low) * k / 4)
-        out.append(f'<line class="grid" x1="{g}" x2="{g}" y1="0" y2="{height}"/>')
-    sides = (("a", a, 9),) if single else (("a", a, 8), ("b", b, 22))
-    for side, row, y in sides:
-        if not single:
-            out.append(f'<text x="0" y="{y + 4}" class="lab">{side.upper()}</text>')
-        if row is None:
-            continue
-        if _finite(row.ci_low) and _finite(row.ci_high):
-            lo, hi = x(row.ci_low or 0.0), x(row.ci_high or 0.0)
-            out.append(
-                f'<line class="{side}" x1="{lo}" x2="{hi}" y1="{y}" y2="{y}"/>'
-                f'<line class="{side}" x1="{lo}" x2="{lo}" y1="{y - 3}" y2="{y + 3}"/>'
-                f'<line class="{side}" x1="{hi}" x2="{hi}" y1="{y - 3}" y2="{y + 3}"/>'
-            )
-        if _finite(row.value):
-            v = x(row.value or 0.0)
-            mark = (
-                f'<circle class="a" cx="{v}" cy="{y}" r="4"/>'
-                if side == "a"
-                else f'<rect class="b" x="{v - 3.5}" y="{y - 3.5}" width="7" height="7"/>'
-            )
-            out.append(mark)
-        else:
-            out.append(f'<text class="null" x="16" y="{y + 4}">null</text>')
-    out.append("</svg>")
-    return "".join(out)
+AXIS_LABELS = axis_labels(0.0, 1.0, PLOT_WIDTH, TWO_LEFT, TWO_RIGHT)
 
 
 def _plot_cell(a: MetricRow | None, b: MetricRow | None, single: bool = False) -> str:
-    """A table cell with :func:`_two_intervals` on the shared axis 0 to 1, or on the rows' own
+    """A table cell with :func:`charts.two_intervals` on the shared axis 0 to 1, or on the rows' own
     range (printed beside it) when their values or intervals leave it."""
     low, high = value_range([a, b])
     own = (low, high) != (0.0, 1.0)
-    scale = f'<span class="scale">{_tick(low)} – {_tick(high)}</span>' if own else ""
-    return f'<td class="plot">{_two_intervals(a, b, low, high, single)}{scale}</td>'
-
-
-def _axis_labels(low: float = 0.0, high: float = 1.0) -> str:
-    width = PLOT_WIDTH
-    out = [f'<svg class="axis" width="{width}" height="16">']
-    for k in range(5):
-        xpos = 14 + (width - 20) * k / 4
-        anchor = "start" if k == 0 else "end" if k == 4 else "middle"
-        label = _tick(low + (high - low) * k / 4)
-        out.append(f'<text x="{xpos:.1f}" y="12" text-anchor="{anchor}">{label}</text>')
-    out.append("</svg>")
-    return "".join(out)
+    scale = f'<span class="scale">{tick(low)} – {tick(high)}</span>' if own else ""
+    return f'<td class="plot">{two_intervals(a, b, low, high, PLOT_WIDTH, single)}{scale}</td>'
 
 
 def _options(values: Iterable[tuple[str, str]], chosen: str | None) -> str:
@@ -488,7 +373,7 @@ class Viewer:
             parts.append(f"<h2>{'All records' if where is None else 'Slice ' + esc(where)}</h2>")
             parts.append(
                 '<table class="metrics"><thead><tr><th>metric</th><th>value</th>'
-                f"<th>interval</th><th>n</th><th>{_axis_labels()}</th></tr></thead><tbody>"
+                f"<th>interval</th><th>n</th><th>{AXIS_LABELS}</th></tr></thead><tbody>"
             )
             for row in rows:
                 parts.append(
@@ -539,16 +424,12 @@ class Viewer:
         """``pingce compare A B`` of two stored runs (``a`` the candidate): their records paired
         from stats.npz, the paired bootstrap, McNemar, approximate randomisation and Holm, as
         comparison.html (with the records that flipped); nothing evaluated again."""
-        from ..options import RunOptions
-        from ..stored import compare_stored
-        from .html import render_comparison_html
-
         a_name, b_name = query.get("a") or None, query.get("b") or None
         if a_name is None or b_name is None:
             raise NotFound("/paired needs two runs: /paired?a=CANDIDATE&b=BASELINE")
         a, b = self._info(a_name), self._info(b_name)
         try:
-            result = compare_stored(a.name, b.name, RunOptions(), store=self.store)
+            result = compare_runs(a.name, b.name, store=self.store)
         except PingceError as exc:  # no stats.npz, another suite, a folder gone...
             text = f"These two runs cannot be paired: {exc}"
             return _html(200, f"{a.name} against {b.name}", f'<p class="message">{esc(text)}</p>',
@@ -759,7 +640,7 @@ def _compare_table(a: RunInfo, b: RunInfo, where: str | None) -> str:
         f'<h2>{esc(title)}</h2><table class="metrics compare"><thead><tr><th>metric</th>'
         '<th class="side-a">A value</th><th>A interval</th><th class="side-b">B value</th>'
         "<th>B interval</th><th>B − A</th><th>n (A / B)</th>"
-        f"<th>{_axis_labels()}</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f"<th>{AXIS_LABELS}</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
     )
 
 
@@ -768,236 +649,16 @@ def _n(row: MetricRow | None) -> str:
 
 
 def _trend_svg(metric: str, points: Sequence[tuple[RunInfo, MetricRow | None]]) -> str:
-    """Each run a point with its interval bar, oldest on the left, the runs' names below."""
-    n = max(len(points), 1)
-    step = max(30.0, min(160.0, 1000.0 / n))
-    left, top, plot_h, label_h = 56, 14, 260, 130
-    width = int(left + step * n + 24)
-    height = top + plot_h + label_h
-    low, high = value_range(row for _, row in points)
-
-    def y(v: float) -> float:
-        span = high - low or 1.0
-        return round(top + plot_h * (1 - (min(max(v, low), high) - low) / span), 2)
-
-    grid = []
-    for k in range(5):
-        v = low + (high - low) * k / 4
-        grid.append(
-            f'<line class="grid" x1="{left}" x2="{width - 8}" y1="{y(v)}" y2="{y(v)}"/>'
-            f'<text x="{left - 6}" y="{y(v) + 4}" text-anchor="end">{_tick(v)}</text>'
-        )
-    line, out = [], []
-    for i, (run, row) in enumerate(points):
-        x = round(left + step * (i + 0.5), 2)
-        label = run.name if len(run.name) <= 28 else run.name[:27] + "…"
-        base = top + plot_h + 10
-        tip = f"{run.name} ({_when(run.created)}): {_value(row)} {_interval(row)}"
-        mark: list[str] = []
-        if row is not None and _finite(row.ci_low) and _finite(row.ci_high):
-            lo, hi = y(row.ci_low or 0.0), y(row.ci_high or 0.0)
-            mark.append(
-                f'<line class="bar-ci" x1="{x}" x2="{x}" y1="{lo}" y2="{hi}"/>'
-                f'<line class="bar-ci" x1="{x - 4}" x2="{x + 4}" y1="{lo}" y2="{lo}"/>'
-                f'<line class="bar-ci" x1="{x - 4}" x2="{x + 4}" y1="{hi}" y2="{hi}"/>'
+    """Each run a point with its interval bar, oldest on the left (:func:`charts.trend`)."""
+    return trend(
+        metric,
+        [
+            TrendPoint(
+                run.name,
+                run_href(run.name),
+                f"{run.name} ({_when(run.created)}): {_value(row)} {_interval(row)}",
+                row,
             )
-        if row is not None and _finite(row.value):
-            yv = y(row.value or 0.0)
-            line.append(f"{x},{yv}")
-            mark.append(f'<circle class="pt" cx="{x}" cy="{yv}" r="4"/>')
-        else:
-            what = "no value" if row is None else "null"
-            mark.append(
-                f'<text class="null" x="{x}" y="{top + plot_h - 4}" text-anchor="middle">'
-                f"{what}</text>"
-            )
-        out.append(
-            f'<a href="{esc(run_href(run.name))}" class="point" data-run="{esc(run.name)}">'
-            f'<title>{esc(tip)}</title><rect class="hit" x="{x - step / 2}" y="{top}" '
-            f'width="{step}" height="{plot_h + label_h - 8}" fill="transparent"/>{"".join(mark)}'
-            f'<text class="run" x="{x}" y="{base}" text-anchor="end" '
-            f'transform="rotate(-45 {x} {base})">{esc(label)}</text></a>'
-        )
-    path = f'<polyline class="path" points="{" ".join(line)}"/>' if len(line) > 1 else ""
-    return (
-        f'<svg class="trend" width="{width}" height="{height}" role="img" '
-        f'aria-label="{esc(metric)} across runs">{"".join(grid)}{path}{"".join(out)}</svg>'
+            for run, row in points
+        ],
     )
-
-
-# --- the server ---------------------------------------------------------------------------------
-
-
-def _loopback(host: str) -> bool:
-    if host in LOOPBACK_NAMES:
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-class _Handler(BaseHTTPRequestHandler):
-    server: ViewerServer
-    server_version = "pingce-view"
-    sys_version = ""
-
-    def do_GET(self) -> None:
-        self._answer(send_body=True)
-
-    def do_HEAD(self) -> None:
-        self._answer(send_body=False)
-
-    def _answer(self, send_body: bool) -> None:
-        if not self._host_allowed():
-            response = Response(
-                HTTPStatus.FORBIDDEN,
-                b"pingce view answers only requests to localhost\n",
-                "text/plain; charset=utf-8",
-            )
-        else:
-            try:
-                response = self.server.viewer.respond(self.path)
-            except Exception as exc:  # a page that failed: said, and the server goes on
-                self.log_error("%s failed: %r", self.path, exc)
-                response = Response(
-                    HTTPStatus.INTERNAL_SERVER_ERROR,
-                    f"pingce view could not make this page: {exc!r}\n".encode(),
-                    "text/plain; charset=utf-8",
-                )
-        self.send_response(response.status)
-        self.send_header("Content-Type", response.content_type)
-        self.send_header("Content-Length", str(response.length))
-        self.send_header("Content-Security-Policy", response.csp)
-        self.send_header("X-Content-Type-Options", "nosniff")
-        self.send_header("Referrer-Policy", "no-referrer")
-        self.send_header("X-Frame-Options", "DENY")
-        self.send_header("Cache-Control", "no-store")
-        self.end_headers()
-        if not send_body:
-            return
-        try:
-            self.wfile.write(response.body)
-            if response.file is not None:
-                _copy(response.file, response.skip, response.end, self.wfile)
-        except (BrokenPipeError, ConnectionResetError):  # the browser went elsewhere
-            self.close_connection = True
-
-    def _host_allowed(self) -> bool:
-        """On a loopback address, only a loopback ``Host`` (a page of another site that a DNS
-        name was pointed at 127.0.0.1 for cannot read the store)."""
-        if not self.server.loopback_only:
-            return True
-        host = self.headers.get("Host", "").strip().lower()
-        # "[::1]:8000" or "localhost:8000"
-        name = host[1:].partition("]")[0] if host.startswith("[") else host.partition(":")[0]
-        return _loopback(name)
-
-    def log_error(self, format: str, *args: Any) -> None:
-        sys.stderr.write(f"pingce view: {format % args}\n")
-
-    def log_message(self, format: str, *args: Any) -> None:
-        if self.server.log is not None:
-            self.server.log(f"{self.address_string()} {format % args}")
-
-
-def _copy(path: Path, start: int, end: int, out: io.BufferedIOBase) -> None:
-    """Bytes ``start`` to ``end`` of ``path`` into ``out``, a megabyte at a time (spaces for any
-    that a file cut short meanwhile no longer has: the length was promised)."""
-    left = end - start
-    with open(path, "rb") as handle:
-        handle.seek(start)
-        while left > 0:
-            chunk = handle.read(min(left, 1 << 20))
-            if not chunk:
-                chunk = b" " * min(left, 1 << 20)
-            out.write(chunk)
-            left -= len(chunk)
-
-
-class ViewerServer(ThreadingHTTPServer):
-    """The HTTP server of :class:`Viewer` (a thread per request)."""
-
-    daemon_threads = True
-
-    def __init__(
-        self,
-        address: tuple[str, int],
-        viewer: Viewer,
-        log: Callable[[str], None] | None = None,
-    ) -> None:
-        host = address[0]
-        if ":" in host:
-            self.address_family = socket.AF_INET6
-        super().__init__(address, _Handler)
-        self.viewer = viewer
-        self.log = log
-        self.loopback_only = _loopback(host)
-
-    @property
-    def url(self) -> str:
-        host, port = self.server_address[:2]
-        name = host.decode() if isinstance(host, bytes) else str(host)
-        shown = f"[{name}]" if ":" in name else name
-        return f"http://{shown}:{port}/"
-
-
-def make_server(
-    store: str | os.PathLike[str] | None = None,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    log: Callable[[str], None] | None = None,
-) -> ViewerServer:
-    """A server of the store's pages on ``host``:``port`` (0: a free port; see ``.url``), not yet
-    serving: call ``serve_forever()`` (in a thread, for tests) and ``shutdown()``. A port
-    outside 0..65535 is an :class:`OptionError` (the command line's ``--port`` range)."""
-    try:
-        check_value("port", port, OPTION_TYPES["port"])
-    except ValueError as exc:
-        raise OptionError(str(exc)) from None
-    return ViewerServer((host, port), Viewer(store), log)
-
-
-def serve(
-    store: str | os.PathLike[str] | None = None,
-    host: str = "127.0.0.1",
-    port: int = 0,
-    open_browser: bool = True,
-    echo: Callable[[str], None] = print,
-    warn: Callable[[str], None] | None = None,
-) -> None:
-    """Serve the store's pages until interrupted (Ctrl+C), opening the list in a browser;
-    ``echo`` says where, ``warn`` (default: standard error) warns of a non-loopback address."""
-    server = make_server(store, host, port)
-    with server:
-        echo(f"pingce view: the run store {server.viewer.store} at {server.url} (Ctrl+C stops)")
-        if not server.loopback_only:
-            (warn or _stderr)(
-                f"warning: serving on {host}, not only on this machine: anyone who can reach it "
-                "can read the run store"
-            )
-        if open_browser and _has_browser():
-            threading.Thread(target=_open, args=(server.url,), daemon=True).start()
-        try:
-            server.serve_forever()
-        except KeyboardInterrupt:
-            echo("pingce view: stopped")
-
-
-def _stderr(text: str) -> None:
-    print(text, file=sys.stderr)
-
-
-def _has_browser() -> bool:
-    """A graphical browser can be opened: on Linux and the BSDs only with a display (else
-    :mod:`webbrowser` would start a text browser in this terminal)."""
-    if sys.platform.startswith(("win", "darwin")):
-        return True
-    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-
-
-def _open(url: str) -> None:
-    import webbrowser
-
-    with contextlib.suppress(Exception):  # no browser is not an error: the URL was printed
-        webbrowser.open(url)
