@@ -11,15 +11,16 @@ import signal
 import sys
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO, get_args
 
 import click
 
-from ._defaults import BOOTSTRAP_METHODS, DEFAULT_SIMILARITY, OPTION_TYPES
+from ._defaults import OPTION_TYPES
 from ._version import __version__
+from .option_table import OPTIONS, Option
 
 _STARTED = time.perf_counter()
 """When this module was imported: ``--profile``'s start-up phase runs from here to the engine."""
@@ -158,65 +159,48 @@ def _imports_done() -> None:
     _imported = time.perf_counter()
 
 
-def _policy_options(command: Any) -> Any:
-    """The options that run and compare share beyond the similarity backend: what a failed
-    judge call does to a metric (``--on-judge-failure``) and the law list (``--laws``)."""
-    command = click.option(
-        "--map",
-        "field_map",
-        multiple=True,
-        metavar="FIELD=COLUMN",
-        help="Read the suite's FIELD from the data's COLUMN (a path such as output.level); "
-        "repeatable, e.g. --map pred_level=answer.",
-    )(command)
-    command = click.option(
-        "--laws",
-        default=None,
-        help="Law list for law citations: a CSV, JSONL or SQLite file, or 'builtin' [default: "
-        "the suite's, the packaged list].",
-    )(command)
-    return click.option(
-        "--on-judge-failure",
-        type=click.Choice(["null", "skip"]),
-        default="null",
-        show_default=True,
-        help="A metric that needs records whose judge (or embedding, reranker) calls failed: "
-        "null with the count, or computed over the other records with a note.",
-    )(command)
+def _click_option(option: Option, command: str) -> Callable[[Any], Any]:
+    """The click option of a declared option (:mod:`pingce.option_table`) in a command."""
+    kwargs: dict[str, Any] = {"help": option.help_for(command)}
+    ranged = option.number_range()
+    if option.type is bool:
+        kwargs["is_flag"] = True
+    elif option.choices() is not None:
+        kwargs["type"] = click.Choice(option.choices() or ())
+    elif ranged is not None:
+        base, bounds = ranged
+        kind: Any = click.IntRange if base is int else click.FloatRange
+        kwargs["type"] = kind(
+            bounds.low, bounds.high, min_open=bounds.low_open, max_open=bounds.high_open
+        )
+    elif option.path:
+        kwargs["type"] = click.Path(dir_okay=False)
+    if option.type is not bool and not option.multiple:
+        kwargs["default"] = option.default
+    extras = {"multiple": option.multiple, "show_default": option.show_default}
+    kwargs.update({key: True for key, value in extras.items() if value})
+    if option.metavar is not None:
+        kwargs["metavar"] = option.metavar
+    return click.option(option.option or "", option.name, **kwargs)
 
 
-def _bootstrap_method_option(command: Any) -> Any:
-    """``--bootstrap-method`` of run and compare."""
-    return click.option(
-        "--bootstrap-method",
-        type=click.Choice(BOOTSTRAP_METHODS),
-        default=BOOTSTRAP_METHODS[0],
-        show_default=True,
-        help="multinomial: n records drawn with replacement; poisson: a Poisson(1) weight per "
-        "record keyed on its id (the same in every slice and shard, and on both sides of a "
-        "comparison).",
-    )(command)
+def table_options(
+    command: str, first: str | None = None, last: str | None = None
+) -> Callable[[Any], Any]:
+    """The click options of a command, as the table declares them (those from ``first`` to
+    ``last`` in the table's order, when given: a command may list its own options between)."""
+    names = [o.name for o in OPTIONS]
+    start = names.index(first) if first else 0
+    stop = names.index(last) + 1 if last else len(names)
+    reads = {"compare", "compare-runs"} if command == "compare" else {command}
+    chosen = [o for o in OPTIONS[start:stop] if o.commands & reads and o.option is not None]
 
+    def decorate(function: Any) -> Any:
+        for option in reversed(chosen):
+            function = _click_option(option, command)(function)
+        return function
 
-def _encoding_option(command: Any) -> Any:
-    """``--encoding``, ``--gold`` and ``--allow-missing``, shared by run and compare: how the
-    record files are read."""
-    command = click.option(
-        "--allow-missing",
-        is_flag=True,
-        help="With --gold: leave out (and count) records on one side only instead of stopping.",
-    )(command)
-    command = click.option(
-        "--gold",
-        default=None,
-        type=click.Path(dir_okay=False),
-        help="Gold records in a file of their own, joined to --data by id.",
-    )(command)
-    return click.option(
-        "--encoding",
-        default=None,
-        help="Encoding of text record files (utf-8, gb18030, utf-16, ...) [default: detected].",
-    )(command)
+    return decorate
 
 
 def _store_path_option(command: Any) -> Any:
@@ -304,12 +288,10 @@ def _record(
 ) -> str | None:
     """Record the run in the store; the name it got, or None (one warning line on stderr: a
     store that cannot be written never fails the run)."""
-    import dataclasses
-
     from .errors import PingceError
     from .store import default_store_path, record_run
 
-    kept = {"suite": suite, **dataclasses.asdict(options)}
+    kept = {"suite": suite, **options.recorded()}
     try:
         return record_run(
             result,
@@ -349,268 +331,32 @@ def cli() -> None:
     type=click.Path(file_okay=False),
     help="Output folder [default: pingce-out/<suite>-<time>].",
 )
-@click.option(
-    "--similarity",
-    default=DEFAULT_SIMILARITY,
-    show_default=True,
-    help=(
-        "Similarity backend for semantic metrics: exact, levenshtein, lexical, embedding "
-        "(multilingual Universal Sentence Encoder, offline), embedding:<sentence-transformers "
-        "model or path>, embedding-api:<model>, rerank:<model>, openai:<model>."
-    ),
-)
-@click.option(
-    "--base-url",
-    default=None,
-    help="Endpoint for openai:/embedding-api:/rerank: backends (or PINGCE_BASE_URL).",
-)
-@click.option(
-    "--model",
-    "model",
-    default=None,
-    metavar="openai:NAME",
-    help="Run the model under test: send each record's prompt (and tools) to NAME at an "
-    "OpenAI-compatible /v1/chat/completions and score its answers (the suite's model: block "
-    "names the fields); predictions.jsonl is written beside results.json.",
-)
-@click.option(
-    "--model-base-url",
-    default=None,
-    help="Endpoint of --model [default: --base-url, PINGCE_BASE_URL, OPENAI_BASE_URL].",
-)
-@click.option(
-    "--api-key-env",
-    default=None,
-    metavar="VAR",
-    help="Environment variable holding the key of --model [default: PINGCE_API_KEY, then "
-    "OPENAI_API_KEY].",
-)
-@click.option(
-    "--model-param",
-    "model_param",
-    multiple=True,
-    metavar="KEY=VALUE",
-    help="A request parameter of --model (VALUE read as JSON, else text), e.g. "
-    "temperature=0.2, max_tokens=512, tool_choice=auto; repeatable [default: temperature=0].",
-)
-@click.option(
-    "--model-concurrency",
-    type=_ranged("model_concurrency"),
-    default=None,
-    help="Calls to --model in flight at once [default: the suite's, 16].",
-)
-@click.option(
-    "--sample",
-    type=_ranged("sample"),
-    default=None,
-    help="Evaluate N records drawn at random (seeded).",
-)
-@click.option(
-    "--stratify", default=None, help="Draw --sample N with equal numbers per value of this field."
-)
-@click.option(
-    "--allocation",
-    type=click.Choice(["equal", "proportional"]),
-    default="equal",
-    show_default=True,
-    help="How --stratify splits N over strata.",
-)
-@click.option(
-    "--short-strata",
-    type=click.Choice(["error", "take-all"]),
-    default="error",
-    show_default=True,
-    help="A stratum with fewer records than its quota: stop, or take all it has.",
-)
-@click.option(
-    "--seed",
-    type=_ranged("seed"),
-    default=0,
-    show_default=True,
-    help="Seed of every random choice (sampling, bootstrap).",
-)
-@click.option(
-    "--bootstrap",
-    type=_ranged("bootstrap"),
-    default=1000,
-    show_default=True,
-    help="Bootstrap resamples for intervals; 0 turns them off.",
-)
-@click.option(
-    "--ci-method",
-    type=click.Choice(["bca", "percentile", "basic"]),
-    default="bca",
-    show_default=True,
-    help="Bootstrap interval method.",
-)
-@_bootstrap_method_option
-@click.option(
-    "--ci-level",
-    type=_ranged("ci_level"),
-    default=0.95,
-    show_default=True,
-    help="Confidence level of the intervals.",
-)
-@click.option(
-    "--slice",
-    "slices",
-    multiple=True,
-    help="Also report metrics per value of this field (repeatable).",
-)
-@click.option(
-    "--zero-division",
-    type=click.Choice(["null", "0", "1"]),
-    default=None,
-    help="Value of 0/0 ratios [default: the suite's, null].",
-)
-@_policy_options
-@_encoding_option
-@click.option(
-    "--fail-under",
-    "fail_under",
-    multiple=True,
-    metavar="METRIC=X",
-    help="Exit 4 when METRIC is below X (repeatable), e.g. --fail-under accuracy=0.8.",
-)
-@click.option(
-    "--fail-over",
-    "fail_over",
-    multiple=True,
-    metavar="METRIC=X",
-    help="Exit 4 when METRIC is above X (repeatable), e.g. --fail-over hallucination_rate=0.1.",
-)
-@click.option(
-    "--gate-on-interval",
-    is_flag=True,
-    help="Gates read the pessimistic end of the bootstrap interval instead of the value.",
-)
-@click.option(
-    "--cache",
-    "cache",
-    default=None,
-    type=click.Path(dir_okay=False),
-    help="Similarity cache file [default: $PINGCE_CACHE_DIR or ~/.cache/pingce/].",
-)
-@click.option(
-    "--no-cache",
-    is_flag=True,
-    help="Do not read or write the cache (similarity scores and the model's answers).",
-)
-@click.option("--quiet", is_flag=True, help="Print only where the outputs are.")
-@click.option("--no-progress", is_flag=True, help="Never show progress bars.")
-@click.option(
-    "--profile", "profile", is_flag=True, help="Show the time spent in each phase of the run."
-)
-@click.option(
-    "--engine",
-    type=click.Choice(["local", "ray"]),
-    default="local",
-    show_default=True,
-    help="ray: shards of --data (files or a glob such as 'shards/*.jsonl') on Ray Data, with "
-    "the Poisson bootstrap (pip install 'pingce[ray]').",
-)
-@click.option(
-    "--ray-address",
-    default=None,
-    metavar="ADDRESS",
-    help="With --engine ray: the cluster to join (auto, ray://HOST:PORT) [default: a local one].",
-)
-@click.option(
-    "--ray-scratch",
-    default=None,
-    metavar="DIR",
-    help="With --engine ray: where the workers write their per-record shards until the outputs "
-    "are written; on several machines, a folder they all share [default: a temporary folder].",
-)
+@table_options("run")
 @_store_options
 def run(
     suite: str,
     data: str,
     out: str | None,
-    similarity: str,
-    base_url: str | None,
-    model: str | None,
-    model_base_url: str | None,
-    api_key_env: str | None,
-    model_param: tuple[str, ...],
-    model_concurrency: int | None,
-    sample: int | None,
-    stratify: str | None,
-    allocation: Any,
-    short_strata: Any,
-    seed: int,
-    bootstrap: int,
-    ci_method: Any,
-    bootstrap_method: Any,
-    ci_level: float,
-    slices: tuple[str, ...],
-    zero_division: str | None,
-    on_judge_failure: Any,
-    laws: str | None,
-    field_map: tuple[str, ...],
-    encoding: str | None,
-    gold: str | None,
-    allow_missing: bool,
-    fail_under: tuple[str, ...],
-    fail_over: tuple[str, ...],
-    gate_on_interval: bool,
-    cache: str | None,
-    no_cache: bool,
-    quiet: bool,
-    no_progress: bool,
-    profile: bool,
-    engine: Any,
-    ray_address: str | None,
-    ray_scratch: str | None,
     name: str | None,
     store: str | None,
     no_store: bool,
+    **values: Any,
 ) -> None:
     """Evaluate the records in --data with SUITE (a built-in name or a suite YAML file)."""
     from .engine import evaluate_suite
     from .errors import PingceError
-    from .gates import failed_gates, parse_gates
-    from .options import RunOptions, parse_map, parse_model_params
+    from .gates import failed_gates
+    from .options import command_line_options
     from .report import print_result, write_outputs
 
+    quiet, no_progress = values["quiet"], values["no_progress"]
     console, err_console = _consoles()
-    timer = _profiler(profile)
+    timer = _profiler(values["profile"])
     _imports_done()
     started = time.time()
     with _name_reserved(None if no_store else name, store), _out_checked(out or _DEFAULT_OUT):
         try:
-            options = RunOptions(
-                similarity=similarity,
-                sample=sample,
-                stratify=stratify,
-                allocation=allocation,
-                short_strata=short_strata,
-                seed=seed,
-                bootstrap=bootstrap,
-                ci_method=ci_method,
-                bootstrap_method=bootstrap_method,
-                ci_level=ci_level,
-                slices=slices,
-                zero_division="suite" if zero_division is None else zero_division,
-                laws=laws,
-                on_judge_failure=on_judge_failure,
-                field_map=parse_map(field_map),
-                base_url=base_url,
-                cache=False if no_cache else cache,
-                encoding=encoding,
-                gold=gold,
-                allow_missing=allow_missing,
-                gates=parse_gates(fail_under, fail_over),
-                gate_on_interval=gate_on_interval,
-                model=model,
-                model_base_url=model_base_url,
-                api_key_env=api_key_env,
-                model_params=parse_model_params(model_param),
-                model_concurrency=model_concurrency,
-                engine=engine,
-                ray_address=ray_address,
-                ray_scratch=ray_scratch,
-            )
+            options = command_line_options("run", values)
             with _progress(
                 err_console, enabled=not (quiet or no_progress) and err_console.is_terminal
             ) as hook:
@@ -675,64 +421,10 @@ def run(
     help="Write comparison.json and comparison.html here.",
 )
 @_store_path_option
-@click.option(
-    "--similarity",
-    default=DEFAULT_SIMILARITY,
-    show_default=True,
-    help="Similarity backend (the names of run --similarity).",
-)
-@click.option("--base-url", default=None, help="Endpoint of a remote similarity backend.")
-@click.option(
-    "--seed", type=_ranged("seed"), default=0, show_default=True, help="Seed of the bootstrap."
-)
-@click.option(
-    "--bootstrap",
-    type=_ranged("bootstrap"),
-    default=1000,
-    show_default=True,
-    help="Paired bootstrap resamples; 0 gives the differences only.",
-)
-@click.option(
-    "--ci-method",
-    type=click.Choice(["bca", "percentile", "basic"]),
-    default="bca",
-    show_default=True,
-    help="Interval method for the differences.",
-)
-@_bootstrap_method_option
-@click.option(
-    "--ci-level",
-    type=_ranged("ci_level"),
-    default=0.95,
-    show_default=True,
-    help="Confidence level; a difference is significant when its Holm-adjusted p < 1 - level.",
-)
-@click.option(
-    "--zero-division",
-    type=click.Choice(["null", "0", "1"]),
-    default=None,
-    help="Value of 0/0 ratios [default: the suite's, null].",
-)
-@click.option(
-    "--slice",
-    "slices",
-    multiple=True,
-    help="Compare within each value of this field too (repeatable); both sides must agree on it.",
-)
-@_policy_options
-@_encoding_option
-@click.option(
-    "--fail-on-regression",
-    "fail_on_regression",
-    multiple=True,
-    metavar="METRIC[:MARGIN]",
-    help="Exit 4 when METRIC (or 'all') is significantly worse after Holm; with a margin, when "
-    "the paired interval does not exclude a drop larger than MARGIN. Repeatable.",
-)
-@click.option("--cache", "cache", default=None, type=click.Path(dir_okay=False), help="Cache file.")
-@click.option("--no-cache", is_flag=True, help="Do not read or write the similarity cache.")
-@click.option("--no-progress", is_flag=True, help="Never show progress bars.")
-@click.option("--profile", "profile", is_flag=True, help="Show the time spent in each phase.")
+@table_options("compare", last="ci_level")
+@table_options("compare", first="zero_division", last="zero_division")
+@table_options("compare", first="slices", last="slices")
+@table_options("compare", first="on_judge_failure")
 def compare(
     refs: tuple[str, ...],
     data: str | None,
@@ -740,26 +432,7 @@ def compare(
     suite_file: str | None,
     out: str | None,
     store: str | None,
-    similarity: str,
-    base_url: str | None,
-    seed: int,
-    bootstrap: int,
-    ci_method: Any,
-    bootstrap_method: Any,
-    ci_level: float,
-    zero_division: str | None,
-    slices: tuple[str, ...],
-    on_judge_failure: Any,
-    laws: str | None,
-    field_map: tuple[str, ...],
-    encoding: str | None,
-    gold: str | None,
-    allow_missing: bool,
-    fail_on_regression: tuple[str, ...],
-    cache: str | None,
-    no_cache: bool,
-    no_progress: bool,
-    profile: bool,
+    **values: Any,
 ) -> None:
     """Compare two systems: both values of every metric, their difference, a paired bootstrap
     interval of the difference and the tests of "no difference" (the bootstrap p-value that
@@ -776,12 +449,12 @@ def compare(
     """
     from .engine import compare_suite
     from .errors import PingceError
-    from .gates import parse_regression_gates, regressions
-    from .options import RunOptions, parse_map
+    from .gates import regressions
+    from .options import command_line_options
     from .report import print_comparison, write_comparison
 
     console, err_console = _consoles()
-    timer = _profiler(profile)
+    timer = _profiler(values["profile"])
     _imports_done()
     by_runs = data is None and baseline is None and len(refs) == 2
     if not by_runs:
@@ -796,26 +469,8 @@ def compare(
             return
     with _out_checked(out):  # before any work
         try:
-            options = RunOptions(
-                similarity=similarity,
-                seed=seed,
-                bootstrap=bootstrap,
-                ci_method=ci_method,
-                bootstrap_method=bootstrap_method,
-                ci_level=ci_level,
-                zero_division="suite" if zero_division is None else zero_division,
-                laws=laws,
-                on_judge_failure=on_judge_failure,
-                field_map=parse_map(field_map),
-                base_url=base_url,
-                cache=False if no_cache else cache,
-                encoding=encoding,
-                regression_gates=parse_regression_gates(fail_on_regression),
-                gold=gold,
-                allow_missing=allow_missing,
-                slices=slices,
-            )
-            enabled = not no_progress and err_console.is_terminal
+            options = command_line_options("compare", values)
+            enabled = not values["no_progress"] and err_console.is_terminal
             with _progress(err_console, enabled=enabled) as hook:
                 if by_runs:
                     result = _compare_runs(refs, suite_file, store, options, hook, timer)
@@ -846,22 +501,6 @@ def compare(
         sys.exit(EXIT_JUDGE_FAILURES)
 
 
-_FILE_ONLY = {
-    "field_map": "--map",
-    "encoding": "--encoding",
-    "gold": "--gold",
-    "allow_missing": "--allow-missing",
-}
-"""Options of compare that read record files: they do not apply to two stored runs."""
-_SCORING = {
-    "similarity": "--similarity",
-    "base_url": "--base-url",
-    "cache": "--cache",
-    "no_cache": "--no-cache",
-}
-"""Options of compare that score similarities: two stored runs were scored already."""
-
-
 def _compare_runs(
     refs: tuple[str, ...],
     suite_file: str | None,
@@ -875,6 +514,7 @@ def _compare_runs(
     from click.core import ParameterSource
 
     from .errors import OptionError
+    from .option_table import options_of, stored_run_refusal
     from .stored import compare_stored
 
     context = click.get_current_context()
@@ -885,15 +525,20 @@ def _compare_runs(
             ParameterSource.ENVIRONMENT,
         )
 
-    for name, option in _FILE_ONLY.items():
-        if given(name):
-            raise OptionError(
-                f"{option} reads record files: it does not apply to comparing two stored runs"
-            )
+    refused: dict[str, list[str]] = {"error": [], "note": []}
+    for option in options_of("compare"):
+        why = stored_run_refusal(option.name)
+        if why is not None and option.option is not None and given(option.name):
+            refused[why].append(option.option)
+    if refused["error"]:
+        raise OptionError(
+            f"{refused['error'][0]} reads record files: it does not apply to comparing two "
+            "stored runs"
+        )
     result = compare_stored(
         refs[0], refs[1], options, suite=suite_file, store=store, progress=hook, profile=timer
     )
-    scoring = [option for name, option in _SCORING.items() if given(name)]
+    scoring = refused["note"]
     if scoring:
         result.notes.append(
             f"{', '.join(scoring)} not used: the runs' similarities were scored when they ran "
@@ -910,12 +555,7 @@ def _compare_runs(
     type=click.Path(dir_okay=False),
     help='JSONL of {"a", "b", "match": bool} labelled by people.',
 )
-@click.option(
-    "--similarity",
-    default=DEFAULT_SIMILARITY,
-    show_default=True,
-    help="Backend to calibrate (names as for run: lexical, embedding, openai:<model>, ...).",
-)
+@table_options("calibrate", last="similarity")
 @click.option(
     "--out",
     "out",
@@ -923,14 +563,7 @@ def _compare_runs(
     type=click.Path(dir_okay=False),
     help="Also write the result as JSON (signature, n_pairs, failures, auc, best, curve) here.",
 )
-@click.option(
-    "--base-url", default=None, help="Endpoint for openai:/embedding-api:/rerank: backends."
-)
-@click.option(
-    "--cache", default=None, type=click.Path(dir_okay=False), help="Similarity cache file."
-)
-@click.option("--no-cache", is_flag=True, help="Do not read or write the similarity cache.")
-@click.option("--no-progress", is_flag=True, help="Never show progress bars.")
+@table_options("calibrate", first="base_url")
 def calibrate(
     pairs: str,
     similarity: str,

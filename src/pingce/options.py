@@ -21,6 +21,7 @@ from ._halves import processes_setting
 from .errors import OptionError
 from .gates import Gate, RegressionGate
 from .metrics import ZeroDivision, check_zero_division
+from .option_table import keywords
 from .records import parse_path
 from .sampling import Allocation, Shortfall
 from .similarity.names import parse_backend_name
@@ -30,7 +31,13 @@ if TYPE_CHECKING:
     from .similarity.base import SimilarityBackend
     from .stats import BootstrapMethod, CIMethod
 
-__all__ = ["COMPARE_OPTIONS", "RunOptions", "parse_map", "parse_model_params", "run_options"]
+__all__ = [
+    "RunOptions",
+    "command_line_options",
+    "parse_map",
+    "parse_model_params",
+    "run_options",
+]
 
 JudgeFailure = Literal["null", "skip"]
 
@@ -106,6 +113,21 @@ class RunOptions:
     """``--engine ray``: the folder the workers write their per-record shards into until the
     outputs are written (on a cluster of several machines, a folder all of them share; None:
     the system's temporary folder)."""
+
+    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """Options the table declares (:mod:`pingce.option_table`) that have no field here yet."""
+
+    def given(self) -> dict[str, Any]:
+        """Every option by its name (the declared ones without a field too)."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        del fields["extra"]
+        return {**fields, **self.extra}
+
+    def recorded(self) -> dict[str, Any]:
+        """The options as the run store records them (plain data)."""
+        kept = dataclasses.asdict(self)
+        del kept["extra"]
+        return {**kept, **self.extra}
 
     def suite_defaults(self) -> dict[str, Any]:
         """The suite defaults these options replace (each one alone, never the block)."""
@@ -300,45 +322,52 @@ def _choice(option: str, value: object, choices: tuple[str, ...]) -> None:
         )
 
 
-COMPARE_OPTIONS = (
-    "similarity",
-    "bootstrap",
-    "seed",
-    "ci_method",
-    "bootstrap_method",
-    "ci_level",
-    "zero_division",
-    "laws",
-    "on_judge_failure",
-    "field_map",
-    "base_url",
-    "cache",
-    "encoding",
-    "gold",
-    "allow_missing",
-    "regression_gates",
-    "slices",
-)
-"""The options that apply to a comparison (sampling does not)."""
-
-
-def run_options(options: Mapping[str, Any], allowed: Iterable[str] | None = None) -> RunOptions:
-    """:class:`RunOptions` from the keyword arguments of :func:`pingce.evaluate` (``slice`` or
-    ``slices`` as a name or a list of names); unknown names are an :class:`OptionError`."""
+def run_options(options: Mapping[str, Any], command: str = "run") -> RunOptions:
+    """:class:`RunOptions` from the keyword arguments of :func:`pingce.evaluate` (``command``
+    ``run``), :func:`pingce.compare` (``compare``) or :func:`pingce.compare_runs`
+    (``compare-runs``): ``slice`` or ``slices`` as a name or a list of names; a name the table
+    (:mod:`pingce.option_table`) does not give the command is an :class:`OptionError`."""
     given = dict(options)
     if "slice" in given:
-        value = given.pop("slice")
-        given["slices"] = (value,) if isinstance(value, str) else tuple(value)
-    elif isinstance(given.get("slices"), str):
+        given["slices"] = given.pop("slice")
+    if isinstance(given.get("slices"), str):
         given["slices"] = (given["slices"],)
     elif "slices" in given:
         given["slices"] = tuple(given["slices"])
-    known = (
-        set(allowed) if allowed is not None else {f.name for f in dataclasses.fields(RunOptions)}
-    )
+    known = set(keywords(command))
     unknown = sorted(set(given) - known)
     if unknown:
         raise OptionError(f"unknown option(s) {unknown}; known: {sorted(known)}")
-    result = RunOptions(**given)
+    result = _options(given)
     result.validate()
     return result
+
+
+def command_line_options(command: str, values: Mapping[str, Any]) -> RunOptions:
+    """:class:`RunOptions` from a command's click parameters (named as the table names them):
+    ``--map`` and ``--model-param`` read, the gates parsed, ``--no-cache`` and an unset
+    ``--zero-division`` made what the Python API takes."""
+    from .gates import parse_gates, parse_regression_gates
+
+    given = {name: values[name] for name in keywords(command) if name in values}
+    if "field_map" in given:
+        given["field_map"] = parse_map(given["field_map"])
+    if "fail_under" in values:
+        given["gates"] = parse_gates(values["fail_under"], values["fail_over"])
+    if "model_params" in given:
+        given["model_params"] = parse_model_params(given["model_params"])
+    if "fail_on_regression" in values:
+        given["regression_gates"] = parse_regression_gates(values["fail_on_regression"])
+    if values.get("no_cache"):
+        given["cache"] = False
+    if given.get("zero_division", SUITE) is None:
+        given["zero_division"] = SUITE
+    return _options(given)
+
+
+def _options(given: Mapping[str, Any]) -> RunOptions:
+    """The options of the dataclass's fields, and the declared options it has no field for
+    (``RunOptions.extra``)."""
+    fields = {f.name for f in dataclasses.fields(RunOptions)}
+    extra = {name: value for name, value in given.items() if name not in fields}
+    return RunOptions(**{k: v for k, v in given.items() if k in fields}, extra=extra)
