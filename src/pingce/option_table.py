@@ -5,7 +5,7 @@ its constraint (``Literal`` choices, ``Annotated[int, Range(...)]`` ranges, ``bo
 default, its help (per command where the commands read it differently), the commands it applies
 to, the group it belongs to and whether ``--engine ray`` honours it. From this table alone come:
 
-- the click options of every command (``pingce.cli.options.table_options``);
+- the click options of every command (``pingce.cli.table.table_options``);
 - the keywords that :func:`pingce.evaluate`, :func:`pingce.compare` and
   :func:`pingce.compare_runs` accept (:func:`keywords`, :func:`typed_dict`; the checks in
   :func:`pingce.options.run_options`);
@@ -706,6 +706,12 @@ if TYPE_CHECKING:
         laws: str | None
         regression_gates: Sequence[RegressionGate]
 else:
-    EvaluateOptions = typed_dict("run")
-    CompareOptions = typed_dict("compare")
-    CompareRunsOptions = typed_dict("compare-runs")
+
+    def __getattr__(name: str) -> Any:
+        """``EvaluateOptions``, ``CompareOptions``, ``CompareRunsOptions`` at run time: derived
+        from the table when first asked for (``import pingce`` stays fast)."""
+        commands = {"EvaluateOptions": "run", "CompareOptions": "compare"}
+        command = commands.get(name, "compare-runs" if name == "CompareRunsOptions" else None)
+        if command is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        return typed_dict(command)
