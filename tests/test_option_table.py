@@ -196,7 +196,7 @@ def test_what_two_stored_runs_refuse_or_leave_unused() -> None:
 
 def test_what_the_ray_engine_refuses() -> None:
     assert ray_refused(RunOptions().given()) == []
-    given = RunOptions(sample=5, gold="g.jsonl", model="openai:m").given()
+    given = {**RunOptions().given(), "sample": 5, "gold": "g.jsonl", "model": "openai:m"}
     assert sorted(ray_refused(given)) == ["--gold", "--model", "--sample"]
 
 
@@ -207,3 +207,22 @@ def test_every_option_has_help_for_each_of_its_commands() -> None:
             assert option.help_for(command).strip(), (option.name, command)
         if option.python is None:
             assert option.option is not None, option.name  # command line only: has a flag
+
+
+def test_options_are_parsed_once_and_checking_them_changes_nothing() -> None:
+    import dataclasses
+
+    from pingce.options import KEEP_SUITE
+
+    unset = run_options({"zero_division": "suite"})
+    assert unset.zero_division is KEEP_SUITE and unset.suite_defaults() == {}
+    assert unset.recorded()["zero_division"] == "suite"  # what the run store has always had
+    parsed = run_options({"zero_division": "0", "slice": "meta.source"})
+    assert parsed.zero_division == 0.0 and parsed.slices == ("meta.source",)
+    before = dataclasses.asdict(parsed)
+    parsed.validate()
+    assert dataclasses.asdict(parsed) == before
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        parsed.seed = 3  # type: ignore[misc]
+    with pytest.raises(OptionError, match="--ci-method must be bca, percentile or basic"):
+        RunOptions(ci_method="nope")  # type: ignore[arg-type]
