@@ -9,6 +9,7 @@ policy in :mod:`pingce.metrics._policy`; both are only *called* from here.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import dataclasses
 import enum
 import os
@@ -22,7 +23,7 @@ from ._halves import processes_setting
 from .errors import OptionError
 from .gates import Gate, RegressionGate
 from .metrics import ZeroDivision, check_zero_division
-from .option_table import find, keywords
+from .option_table import find, keywords, options_of
 from .records import parse_path
 from .sampling import Allocation, Shortfall
 from .similarity.names import parse_backend_name
@@ -381,8 +382,10 @@ def run_options(options: Mapping[str, Any], command: str = "run") -> RunOptions:
     (``compare-runs``): ``slice`` or ``slices`` as a name or a list of names; a name the table
     (:mod:`pingce.option_table`) does not give the command is an :class:`OptionError`."""
     given = dict(options)
-    if "slice" in given:
-        given["slices"] = given.pop("slice")
+    for option in options_of(command):
+        for alias in option.aliases:
+            if alias in given:
+                given[option.name] = given.pop(alias)
     if isinstance(given.get("slices"), str):
         given["slices"] = (given["slices"],)
     elif "slices" in given:
@@ -418,12 +421,14 @@ def command_line_options(command: str, values: Mapping[str, Any]) -> RunOptions:
 
 def _options(given: Mapping[str, Any]) -> RunOptions:
     """The options of the dataclass's fields, and the declared options it has no field for
-    (``RunOptions.extra``); the zero-division policy parsed (``"suite"``: unset)."""
+    (``RunOptions.extra``); the zero-division policy parsed (``"suite"`` or none given: unset)."""
     given = dict(given)
-    if "zero_division" in given:
-        value = given["zero_division"]
-        keep = value is KEEP_SUITE or value == KEEP_SUITE.value
-        given["zero_division"] = KEEP_SUITE if keep else _zero_division(value)
+    value = given.get("zero_division", KEEP_SUITE)
+    if value is KEEP_SUITE or value == KEEP_SUITE.value:
+        given["zero_division"] = KEEP_SUITE
+    else:  # a value the policy refuses stays as given: RunOptions refuses it, in its turn
+        with contextlib.suppress(ValueError):
+            given["zero_division"] = check_zero_division(value)
     fields = {f.name for f in dataclasses.fields(RunOptions)}
     extra = {name: value for name, value in given.items() if name not in fields}
     return RunOptions(**{k: v for k, v in given.items() if k in fields}, extra=extra)
