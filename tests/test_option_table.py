@@ -226,3 +226,34 @@ def test_options_are_parsed_once_and_checking_them_changes_nothing() -> None:
         parsed.seed = 3  # type: ignore[misc]
     with pytest.raises(OptionError, match="--ci-method must be bca, percentile or basic"):
         RunOptions(ci_method="nope")  # type: ignore[arg-type]
+
+
+def test_each_command_is_imported_only_when_it_is_asked_for() -> None:
+    """The command line is a lazy group: `pingce run` imports cli/run.py, not the other commands;
+    `pingce --help` lists every command without importing numpy, pydantic or rich."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, click\n"
+        "from pingce.cli import cli\n"
+        "before = sorted(m for m in sys.modules if m.startswith('pingce.cli.'))\n"
+        "cli.get_command(click.Context(cli), 'run')\n"
+        "after = sorted(m for m in sys.modules if m.startswith('pingce.cli.'))\n"
+        "print(before, after)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == [
+        "['pingce.cli.common']",
+        "['pingce.cli.common',",
+        "'pingce.cli.run',",
+        "'pingce.cli.table']",
+    ]
+    code = (
+        "import sys\nfrom pingce.cli import cli\n"
+        "try:\n    cli(['--help'])\nexcept SystemExit:\n    pass\n"
+        "print([m for m in ('numpy', 'pydantic', 'rich') if m in sys.modules])\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().endswith("[]")
+    assert "calibrate" in done.stdout and "suites" in done.stdout
