@@ -315,7 +315,7 @@ def test_the_command_line_bar_shows_a_note_beside_its_description() -> None:
 
     from rich.console import Console
 
-    from pingce.cli import _progress
+    from pingce.cli.common import progress as _progress
 
     buffer = io.StringIO()
     console = Console(file=buffer, force_terminal=True, width=160)

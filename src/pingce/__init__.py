@@ -15,13 +15,14 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from ._version import __version__
 
 if TYPE_CHECKING:
     from .errors import InputError, OptionError, PingceError, SuiteError
     from .labels import LabelScale
+    from .option_table import CompareOptions, CompareRunsOptions, EvaluateOptions
     from .results import ComparisonResult, EvaluationResult, MetricComparison, MetricResult
     from .store import RunInfo, remove_run, run_info, runs
 
@@ -76,7 +77,7 @@ def evaluate(
     records: str | os.PathLike[str] | Iterable[Mapping[str, Any]] | Any,
     *,
     out: str | os.PathLike[str] | None = None,
-    **options: Any,
+    **options: Unpack[EvaluateOptions],
 ) -> EvaluationResult:
     """Evaluate ``records`` with ``suite`` and return the result that results.json serialises.
 
@@ -113,7 +114,7 @@ def compare(
     baseline: str | os.PathLike[str] | Iterable[Mapping[str, Any]] | Any,
     *,
     out: str | os.PathLike[str] | None = None,
-    **options: Any,
+    **options: Unpack[CompareOptions],
 ) -> ComparisonResult:
     """Compare two systems' outputs over the same records (matched by id) on ``suite``.
 
@@ -125,11 +126,11 @@ def compare(
     """
     from ._outputs import checked_out
     from .engine import compare_suite
-    from .options import COMPARE_OPTIONS, run_options
+    from .options import run_options
     from .report.files import write_comparison
 
     with checked_out(out):  # before any work
-        result = compare_suite(suite, candidate, baseline, run_options(options, COMPARE_OPTIONS))
+        result = compare_suite(suite, candidate, baseline, run_options(options, "compare"))
         if out is not None:
             write_comparison(result, out)
     return result
@@ -142,7 +143,7 @@ def compare_runs(
     suite: str | os.PathLike[str] | None = None,
     store: str | os.PathLike[str] | None = None,
     out: str | os.PathLike[str] | None = None,
-    **options: Any,
+    **options: Unpack[CompareRunsOptions],
 ) -> ComparisonResult:
     """Compare two runs of one suite from their saved per-record statistics (stats.npz): run
     names in the run store, run output folders, or results of :func:`evaluate`. Records pair
@@ -160,21 +161,9 @@ def compare_runs(
     from .report.files import write_comparison
     from .stored import compare_stored
 
-    allowed = (
-        "bootstrap",
-        "seed",
-        "ci_method",
-        "bootstrap_method",
-        "ci_level",
-        "on_judge_failure",
-        "slices",
-        "zero_division",
-        "laws",
-        "regression_gates",
-    )
     with checked_out(out):  # before any work
         result = compare_stored(
-            candidate, baseline, run_options(options, allowed), suite=suite, store=store
+            candidate, baseline, run_options(options, "compare-runs"), suite=suite, store=store
         )
         if out is not None:
             write_comparison(result, out)

@@ -42,6 +42,7 @@ OPTION_TYPES: dict[str, Any] = {
     "port": Annotated[int, Range(0, 65535)],
 }
 """Every number a command-line option takes, with its range: the command line declares them as
-click's ``IntRange``/``FloatRange`` (``pingce.cli``), :meth:`pingce.options.RunOptions.validate`
-checks the same (``pingce.evaluate(seed=-1)``) with :func:`pingce._constraints.check_value`.
+click's ``IntRange``/``FloatRange`` (``pingce.cli.table``),
+:meth:`pingce.options.RunOptions.validate` checks the same (``pingce.evaluate(seed=-1)``) with
+:func:`pingce._constraints.check_value`.
 The seed is stored in the run store's SQLite integer (64 bits); ``limit`` 0 lists every run."""

@@ -9,18 +9,21 @@ policy in :mod:`pingce.metrics._policy`; both are only *called* from here.
 from __future__ import annotations
 
 import codecs
+import contextlib
 import dataclasses
+import enum
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._constraints import check_value
-from ._defaults import BOOTSTRAP_METHODS, DEFAULT_SIMILARITY, OPTION_TYPES
+from ._defaults import DEFAULT_SIMILARITY, OPTION_TYPES
 from ._halves import processes_setting
 from .errors import OptionError
 from .gates import Gate, RegressionGate
 from .metrics import ZeroDivision, check_zero_division
+from .option_table import find, keywords, options_of
 from .records import parse_path
 from .sampling import Allocation, Shortfall
 from .similarity.names import parse_backend_name
@@ -30,17 +33,37 @@ if TYPE_CHECKING:
     from .similarity.base import SimilarityBackend
     from .stats import BootstrapMethod, CIMethod
 
-__all__ = ["COMPARE_OPTIONS", "RunOptions", "parse_map", "parse_model_params", "run_options"]
+__all__ = [
+    "KEEP_SUITE",
+    "KeepSuite",
+    "RunOptions",
+    "command_line_options",
+    "parse_map",
+    "parse_model_params",
+    "run_options",
+]
 
 JudgeFailure = Literal["null", "skip"]
 
-SUITE: Literal["suite"] = "suite"
-"""``zero_division="suite"``: keep the suite's own default."""
+
+class KeepSuite(enum.Enum):
+    """An option left unset: the suite's own default stays (``zero_division``)."""
+
+    KEEP = "suite"
+
+    def __repr__(self) -> str:
+        return "KEEP_SUITE"
 
 
-@dataclass
+KEEP_SUITE = KeepSuite.KEEP
+"""``zero_division`` unset: the suite's own default stays (``"suite"`` in the Python API)."""
+
+
+@dataclass(frozen=True)
 class RunOptions:
-    """Options of a run (the command line's, with the same defaults)."""
+    """Options of a run (the command line's, with the same defaults), parsed
+    (:func:`run_options`, :func:`command_line_options`) and checked when they are made: a
+    :class:`RunOptions` that exists is valid, and nothing changes it."""
 
     similarity: str | SimilarityBackend = DEFAULT_SIMILARITY
     """A backend name (``--similarity``) or, from Python, a backend instance (the caller keeps
@@ -58,9 +81,9 @@ class RunOptions:
     unit) and the resample, so that its weights are the same in any slice or shard."""
     ci_level: float = 0.95
     slices: tuple[str, ...] = ()
-    zero_division: ZeroDivision | str = SUITE
-    """0/0 ratios: ``"suite"`` keeps the suite's default; None (null), 0 or 1 (or their text,
-    ``"null"``, ``"0"``, ``"1"``) replace it."""
+    zero_division: ZeroDivision | KeepSuite | str = KEEP_SUITE
+    """0/0 ratios: :data:`KEEP_SUITE` keeps the suite's default; None (null), 0 or 1 replace it
+    (:func:`run_options` parses ``"suite"``, ``"null"``, ``"0"``, ``"1"``)."""
     on_judge_failure: JudgeFailure = "null"
     """A metric that needs a record whose similarity calls failed: ``null`` (its value is null
     with the count in words) or ``skip`` (computed over the other records, with a note)."""
@@ -107,10 +130,31 @@ class RunOptions:
     outputs are written (on a cluster of several machines, a folder all of them share; None:
     the system's temporary folder)."""
 
+    extra: Mapping[str, Any] = dataclasses.field(default_factory=dict)
+    """Options the table declares (:mod:`pingce.option_table`) that have no field here yet."""
+
+    def given(self) -> dict[str, Any]:
+        """Every option by its name (the declared ones without a field too)."""
+        fields = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        del fields["extra"]
+        return {**fields, **self.extra}
+
+    def __post_init__(self) -> None:
+        self.validate()
+
+    def recorded(self) -> dict[str, Any]:
+        """The options as the run store records them (plain data; ``zero_division`` unset is
+        ``"suite"``)."""
+        kept = dataclasses.asdict(self)
+        del kept["extra"]
+        if self.zero_division is KEEP_SUITE:
+            kept["zero_division"] = KEEP_SUITE.value
+        return {**kept, **self.extra}
+
     def suite_defaults(self) -> dict[str, Any]:
         """The suite defaults these options replace (each one alone, never the block)."""
         out: dict[str, Any] = {}
-        if self.zero_division != SUITE:
+        if self.zero_division is not KEEP_SUITE:
             out["zero_division"] = self.zero_division
         if self.laws is not None:
             out["laws"] = self.laws
@@ -118,7 +162,18 @@ class RunOptions:
 
     def validate(self) -> None:
         """Reject invalid options with a message naming the option (and the environment
-        variable that sets the number of processes)."""
+        variable that sets the number of processes); changes nothing. The checks run in this
+        order (the first error found is the one reported)."""
+        self._validate_backend()
+        self._validate_numbers()
+        self._validate_choices()
+        self._validate_inputs()
+        self._validate_model()
+        self._validate_files()
+        self._validate_paths()
+
+    def _validate_backend(self) -> None:
+        """The processes setting, the similarity name's grammar and the base URLs."""
         from .similarity.base import SimilarityBackend
 
         processes_setting()
@@ -129,6 +184,9 @@ class RunOptions:
             except ValueError as exc:
                 raise OptionError(f"--similarity {exc}") from None
         self._validate_urls(remote)
+
+    def _validate_numbers(self) -> None:
+        """Numbers in their ranges (``OPTION_TYPES``) and the ones that need another."""
         _number("seed", self.seed)
         _number("bootstrap", self.bootstrap)
         if self.sample is not None:
@@ -138,12 +196,19 @@ class RunOptions:
         if self.bootstrap == 1:
             raise OptionError("--bootstrap 1 cannot give an interval; use 0 (off) or at least 2")
         _number("ci_level", self.ci_level)
-        _choice("--ci-method", self.ci_method, ("bca", "percentile", "basic"))
-        _choice("--bootstrap-method", self.bootstrap_method, BOOTSTRAP_METHODS)
-        _choice("--allocation", self.allocation, ("equal", "proportional"))
-        _choice("--short-strata", self.short_strata, ("error", "take-all"))
-        _choice("--on-judge-failure", self.on_judge_failure, ("null", "skip"))
-        _choice("--engine", self.engine, ("local", "ray"))
+
+    def _validate_choices(self) -> None:
+        """Every choice among its values (as the table declares them), and the ray options."""
+        for name in (
+            "ci_method",
+            "bootstrap_method",
+            "allocation",
+            "short_strata",
+            "on_judge_failure",
+            "engine",
+        ):
+            option = find(name)
+            _choice(option.option or name, getattr(self, name), option.choices() or ())
         if self.ray_address is not None and self.engine != "ray":
             raise OptionError("--ray-address needs --engine ray")
         if self.ray_scratch is not None:
@@ -151,13 +216,11 @@ class RunOptions:
                 raise OptionError("--ray-scratch needs --engine ray")
             if not os.path.isdir(self.ray_scratch):
                 raise OptionError(f"--ray-scratch {self.ray_scratch}: no such folder")
-        if self.zero_division != SUITE:
-            try:
-                self.zero_division = check_zero_division(self.zero_division)
-            except ValueError:
-                raise OptionError(
-                    f"--zero-division must be null, 0 or 1, got {self.zero_division!r}"
-                ) from None
+
+    def _validate_inputs(self) -> None:
+        """The zero-division policy, the gold file and the options that need another."""
+        if self.zero_division is not KEEP_SUITE:
+            _zero_division(self.zero_division)
         if self.gold is not None and not (
             isinstance(self.gold, str | os.PathLike) and os.path.isfile(self.gold)
         ):
@@ -166,7 +229,9 @@ class RunOptions:
             raise OptionError("--gate-on-interval reads the intervals: it needs --bootstrap > 0")
         if self.allow_missing and self.gold is None:
             raise OptionError("--allow-missing needs --gold FILE (the records to join by id)")
-        self._validate_model()
+
+    def _validate_files(self) -> None:
+        """The text encoding and the law list."""
         if self.encoding is not None:
             try:
                 codecs.lookup(self.encoding)
@@ -179,6 +244,9 @@ class RunOptions:
             isinstance(self.laws, str) and os.path.isfile(self.laws)
         ):
             raise OptionError(f"--laws {self.laws!r}: no such file")
+
+    def _validate_paths(self) -> None:
+        """``--map``, ``--slice`` and ``--stratify``: field paths."""
         if not isinstance(self.field_map, Mapping):
             raise OptionError(f"--map must map field names to columns, got {self.field_map!r}")
         for suite_field, column in self.field_map.items():
@@ -293,6 +361,14 @@ def _number(name: str, value: object) -> None:
         raise OptionError(str(exc)) from None
 
 
+def _zero_division(value: object) -> ZeroDivision:
+    """The zero-division policy from a value of the Python API or the command line."""
+    try:
+        return check_zero_division(value)
+    except ValueError:
+        raise OptionError(f"--zero-division must be null, 0 or 1, got {value!r}") from None
+
+
 def _choice(option: str, value: object, choices: tuple[str, ...]) -> None:
     if value not in choices:
         raise OptionError(
@@ -300,45 +376,59 @@ def _choice(option: str, value: object, choices: tuple[str, ...]) -> None:
         )
 
 
-COMPARE_OPTIONS = (
-    "similarity",
-    "bootstrap",
-    "seed",
-    "ci_method",
-    "bootstrap_method",
-    "ci_level",
-    "zero_division",
-    "laws",
-    "on_judge_failure",
-    "field_map",
-    "base_url",
-    "cache",
-    "encoding",
-    "gold",
-    "allow_missing",
-    "regression_gates",
-    "slices",
-)
-"""The options that apply to a comparison (sampling does not)."""
-
-
-def run_options(options: Mapping[str, Any], allowed: Iterable[str] | None = None) -> RunOptions:
-    """:class:`RunOptions` from the keyword arguments of :func:`pingce.evaluate` (``slice`` or
-    ``slices`` as a name or a list of names); unknown names are an :class:`OptionError`."""
+def run_options(options: Mapping[str, Any], command: str = "run") -> RunOptions:
+    """:class:`RunOptions` from the keyword arguments of :func:`pingce.evaluate` (``command``
+    ``run``), :func:`pingce.compare` (``compare``) or :func:`pingce.compare_runs`
+    (``compare-runs``): ``slice`` or ``slices`` as a name or a list of names; a name the table
+    (:mod:`pingce.option_table`) does not give the command is an :class:`OptionError`."""
     given = dict(options)
-    if "slice" in given:
-        value = given.pop("slice")
-        given["slices"] = (value,) if isinstance(value, str) else tuple(value)
-    elif isinstance(given.get("slices"), str):
+    for option in options_of(command):
+        for alias in option.aliases:
+            if alias in given:
+                given[option.name] = given.pop(alias)
+    if isinstance(given.get("slices"), str):
         given["slices"] = (given["slices"],)
     elif "slices" in given:
         given["slices"] = tuple(given["slices"])
-    known = (
-        set(allowed) if allowed is not None else {f.name for f in dataclasses.fields(RunOptions)}
-    )
+    known = set(keywords(command))
     unknown = sorted(set(given) - known)
     if unknown:
         raise OptionError(f"unknown option(s) {unknown}; known: {sorted(known)}")
-    result = RunOptions(**given)
-    result.validate()
-    return result
+    return _options(given)
+
+
+def command_line_options(command: str, values: Mapping[str, Any]) -> RunOptions:
+    """:class:`RunOptions` from a command's click parameters (named as the table names them):
+    ``--map`` and ``--model-param`` read, the gates parsed, ``--no-cache`` and an unset
+    ``--zero-division`` made what the Python API takes."""
+    from .gates import parse_gates, parse_regression_gates
+
+    given = {name: values[name] for name in keywords(command) if name in values}
+    if "field_map" in given:
+        given["field_map"] = parse_map(given["field_map"])
+    if "fail_under" in values:
+        given["gates"] = parse_gates(values["fail_under"], values["fail_over"])
+    if "model_params" in given:
+        given["model_params"] = parse_model_params(given["model_params"])
+    if "fail_on_regression" in values:
+        given["regression_gates"] = parse_regression_gates(values["fail_on_regression"])
+    if values.get("no_cache"):
+        given["cache"] = False
+    if given.get("zero_division", KEEP_SUITE) is None:
+        given["zero_division"] = KEEP_SUITE
+    return _options(given)
+
+
+def _options(given: Mapping[str, Any]) -> RunOptions:
+    """The options of the dataclass's fields, and the declared options it has no field for
+    (``RunOptions.extra``); the zero-division policy parsed (``"suite"`` or none given: unset)."""
+    given = dict(given)
+    value = given.get("zero_division", KEEP_SUITE)
+    if value is KEEP_SUITE or value == KEEP_SUITE.value:
+        given["zero_division"] = KEEP_SUITE
+    else:  # a value the policy refuses stays as given: RunOptions refuses it, in its turn
+        with contextlib.suppress(ValueError):
+            given["zero_division"] = check_zero_division(value)
+    fields = {f.name for f in dataclasses.fields(RunOptions)}
+    extra = {name: value for name, value in given.items() if name not in fields}
+    return RunOptions(**{k: v for k, v in given.items() if k in fields}, extra=extra)

@@ -30,6 +30,7 @@ import numpy as np
 
 from .._version import __version__
 from ..errors import EmptyInputError, InputError, OptionError
+from ..option_table import ray_refused
 from ..options import RunOptions
 from ..progress import ProgressHook, no_progress
 from ..record_shards import records_in_memory
@@ -84,14 +85,8 @@ def check_ray_options(options: RunOptions, plan: Plan | None = None) -> list[str
             f"--encoding {options.encoding}: the ray engine reads UTF-8 files; convert them "
             "(iconv -f ENCODING -t UTF-8) or run them with the local engine"
         )
-    refused = {
-        "--sample": options.sample is not None,
-        "--gold": options.gold is not None,
-        "--model": options.model is not None,
-    }
-    for name, given in refused.items():
-        if given:
-            raise OptionError(f"{name} is not available with --engine ray yet; run it locally")
+    for name in ray_refused(options.given()):
+        raise OptionError(f"{name} is not available with --engine ray yet; run it locally")
     if isinstance(options.similarity, SimilarityBackend):
         raise OptionError(
             "--engine ray builds its similarity backend in every worker: give it by name "

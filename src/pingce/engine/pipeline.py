@@ -75,7 +75,6 @@ def plan_run(
 ) -> Plan:
     """Validate the options, load the suite with them laid over its defaults, and plan (for a
     comparison, the suite's ``match_by`` fields are read too)."""
-    options.validate()
     built = load_suite(suite, defaults=options.suite_defaults())
     identify = built.spec.match_by or [] if comparison else []
     plan = make_plan(built, options, identify=identify)
@@ -399,7 +398,6 @@ def evaluate_suite(
     if options.engine == "ray":
         from .distributed import evaluate_on_ray
 
-        options.validate()
         return evaluate_on_ray(
             suite,
             data,

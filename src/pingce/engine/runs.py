@@ -23,7 +23,7 @@ import orjson
 
 from .._version import __version__
 from ..errors import OptionError, SuiteError
-from ..options import SUITE, RunOptions
+from ..options import KEEP_SUITE, RunOptions
 from ..progress import ProgressHook, no_progress
 from ..results import ComparisonResult, EvaluationResult, SavedStats
 from ..suites.build import BuiltSuite
@@ -218,7 +218,7 @@ def _plan(
     options: RunOptions,
     labels: Sequence[str],
 ) -> Plan:
-    if options.zero_division == SUITE:  # the runs' own, which their metrics were defined with
+    if options.zero_division is KEEP_SUITE:  # the runs' own, which their metrics were defined with
         options = dataclasses.replace(options, zero_division=candidate.signature.zero_division)
     try:
         plan = plan_run(candidate.suite if suite is None else suite, options)

@@ -3,13 +3,28 @@ confusion matrix, slices, failures, notes and the time per phase."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING
+
 from rich.console import Console
 from rich.table import Table
 
 from ..results import ComparisonResult, EvaluationResult, MetricComparison
 from .format import fmt_interval, fmt_number, fmt_p, fmt_value, model_line, similarity_line
 
-__all__ = ["print_comparison", "print_notes", "print_profile", "print_result", "print_slices"]
+if TYPE_CHECKING:
+    from ..calibrate import CalibrationResult
+
+__all__ = [
+    "print_calibration",
+    "print_comparison",
+    "print_metric_list",
+    "print_notes",
+    "print_profile",
+    "print_result",
+    "print_slices",
+    "print_suite_list",
+]
 
 
 def print_notes(notes: list[str], console: Console) -> None:
@@ -248,3 +263,65 @@ def _print_verdicts(
         if others:
             line += f" ({'; '.join(others)})"
         console.print(line, markup=False, highlight=False, emoji=False)
+
+
+def print_calibration(result: CalibrationResult, console: Console) -> None:
+    """``pingce calibrate``: the threshold curve (at most 25 rows, the best in bold), the best
+    threshold and the ROC AUC."""
+    table = Table(title=f"{result.signature}: {result.n_pairs} pairs", title_justify="left")
+    for column in ("τ (Sim > τ)", "precision", "recall", "F1", "kappa", "TP", "FP", "FN", "TN"):
+        table.add_column(column, justify="right")
+    points = result.curve
+    if len(points) > 25:
+        step = len(points) / 25
+        keep = {int(i * step) for i in range(25)} | {points.index(result.best)}
+        points = [p for i, p in enumerate(points) if i in keep]
+    for p in points:
+        style = "bold green" if p == result.best else None
+        table.add_row(
+            f"{p.threshold:.4f}",
+            fmt_number(p.precision),
+            fmt_number(p.recall),
+            fmt_number(p.f1),
+            fmt_number(p.kappa),
+            str(p.tp),
+            str(p.fp),
+            str(p.fn),
+            str(p.tn),
+            style=style,
+        )
+    console.print(table)
+    best = result.best
+    console.print(
+        f"best τ = {best.threshold:.4f}: F1 {fmt_number(best.f1)}, Cohen's kappa with the labels "
+        f"{fmt_number(best.kappa)} (precision {fmt_number(best.precision)}, recall "
+        f"{fmt_number(best.recall)})"
+    )
+    console.print(f"ROC AUC {fmt_number(result.auc)} (0.5 is chance, 1 a perfect ranking)")
+
+
+def print_metric_list(
+    rows: Iterable[tuple[str, str, str, str]], renamed: Mapping[str, str], console: Console
+) -> None:
+    """``pingce metrics``: every metric (name, kind, definition, parameters) and the deprecated
+    names with what replaces them."""
+    table = Table(title="metrics", title_justify="left")
+    table.add_column("name", style="bold", no_wrap=True)
+    table.add_column("kind")
+    table.add_column("definition", overflow="fold")
+    table.add_column("parameters", overflow="fold")
+    for row in rows:
+        table.add_row(*row)
+    console.print(table)
+    names = ", ".join(f"{old} -> {new}" for old, new in renamed.items())
+    console.print(f"deprecated names (still accepted in suite files): {names}", highlight=False)
+
+
+def print_suite_list(suites: Mapping[str, str], console: Console) -> None:
+    """``pingce suites``: the built-in suites and their descriptions."""
+    table = Table(title="built-in suites", title_justify="left")
+    table.add_column("suite", style="bold")
+    table.add_column("description", overflow="fold")
+    for name, description in suites.items():
+        table.add_row(name, description)
+    console.print(table)

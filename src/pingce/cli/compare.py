@@ -1,0 +1,184 @@
+"""``pingce compare``: two record files, or two stored runs, compared."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from .common import (
+    EXIT_GATE,
+    EXIT_JUDGE_FAILURES,
+    consoles,
+    fail,
+    imports_done,
+    out_checked,
+    profiler,
+    progress,
+    show_profile,
+    store_path_option,
+)
+from .table import table_options
+
+if TYPE_CHECKING:
+    from ..engine.profile import Profile
+    from ..progress import ProgressHook
+
+__all__ = ["compare"]
+
+
+@click.command(context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("refs", nargs=-1, metavar="SUITE --data FILE --baseline FILE | RUN_A RUN_B")
+@click.option(
+    "--data",
+    "data",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="The candidate system's records (the formats of run --data).",
+)
+@click.option(
+    "--baseline",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="The baseline system's records over the same ids.",
+)
+@click.option(
+    "--suite",
+    "suite_file",
+    default=None,
+    help="RUN_A RUN_B: the runs' suite, when it is not built in [default: the suite the run "
+    "store recorded for RUN_A, else the built-in suite of the runs' suite name].",
+)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(file_okay=False),
+    help="Write comparison.json and comparison.html here.",
+)
+@store_path_option
+@table_options("compare", last="ci_level")
+@table_options("compare", first="zero_division", last="zero_division")
+@table_options("compare", first="slices", last="slices")
+@table_options("compare", first="on_judge_failure")
+def compare(
+    refs: tuple[str, ...],
+    data: str | None,
+    baseline: str | None,
+    suite_file: str | None,
+    out: str | None,
+    store: str | None,
+    **values: Any,
+) -> None:
+    """Compare two systems: both values of every metric, their difference, a paired bootstrap
+    interval of the difference and the tests of "no difference" (the bootstrap p-value that
+    inverts the interval, exact McNemar for accuracy-type metrics, approximate randomisation;
+    Holm across the metrics), in words.
+
+    \b
+    pingce compare SUITE --data CANDIDATE --baseline BASELINE
+        evaluates both record files with SUITE (records match by id).
+    pingce compare RUN_A RUN_B
+        compares two stored runs of one suite, RUN_A the candidate: run names (pingce runs) or
+        run output folders. Their saved per-record statistics (stats.npz) are paired by record
+        id: nothing is evaluated again and no model is called.
+    """
+    from ..engine import compare_suite
+    from ..errors import PingceError
+    from ..gates import regressions
+    from ..options import command_line_options
+    from ..report import print_comparison, write_comparison
+
+    console, err_console = consoles()
+    timer = profiler(values["profile"])
+    imports_done()
+    by_runs = data is None and baseline is None and len(refs) == 2
+    if not by_runs:
+        if len(refs) != 1 or data is None or baseline is None:
+            fail(
+                "pingce compare takes SUITE --data CANDIDATE --baseline BASELINE (two record "
+                "files), or RUN_A RUN_B (two stored runs: names or output folders)"
+            )
+            return
+        if suite_file is not None:
+            fail("--suite is for RUN_A RUN_B; with --data and --baseline the suite is SUITE")
+            return
+    with out_checked(out):  # before any work
+        try:
+            options = command_line_options("compare", values)
+            enabled = not values["no_progress"] and err_console.is_terminal
+            with progress(err_console, enabled=enabled) as hook:
+                if by_runs:
+                    result = _compare_runs(refs, suite_file, store, options, hook, timer)
+                else:
+                    assert data is not None and baseline is not None
+                    result = compare_suite(
+                        refs[0], data, baseline, options, progress=hook, profile=timer
+                    )
+            start = time.perf_counter()
+            path = write_comparison(result, out) if out else None
+            written = time.perf_counter() - start
+        except PingceError as exc:
+            fail(exc)
+            return
+    start = time.perf_counter()
+    print_comparison(result, console)
+    if path is not None:
+        console.print(f"output: {path}")
+    show_profile(timer, written, start, err_console)
+    failed = regressions(result.metrics, options.regression_gates)
+    for line in failed:
+        err_console.print(f"gate failed: {line}", markup=False, highlight=False, soft_wrap=True)
+    if failed:
+        sys.exit(EXIT_GATE)
+    if options.regression_gates:
+        console.print(f"no regression: {len(options.regression_gates)} gate(s) passed")
+    if any(side.judge for side in result.failures.values()):
+        sys.exit(EXIT_JUDGE_FAILURES)
+
+
+def _compare_runs(
+    refs: tuple[str, ...],
+    suite_file: str | None,
+    store: str | None,
+    options: Any,
+    hook: ProgressHook,
+    timer: Profile | None,
+) -> Any:
+    """``pingce compare RUN_A RUN_B``: both runs read back from their folders (results.json,
+    records.jsonl, stats.npz) and compared from their saved per-record statistics."""
+    from click.core import ParameterSource
+
+    from ..errors import OptionError
+    from ..option_table import options_of, stored_run_refusal
+    from ..stored import compare_stored
+
+    context = click.get_current_context()
+
+    def given(name: str) -> bool:
+        return context.get_parameter_source(name) in (
+            ParameterSource.COMMANDLINE,
+            ParameterSource.ENVIRONMENT,
+        )
+
+    refused: dict[str, list[str]] = {"error": [], "note": []}
+    for option in options_of("compare"):
+        why = stored_run_refusal(option.name)
+        if why is not None and option.option is not None and given(option.name):
+            refused[why].append(option.option)
+    if refused["error"]:
+        raise OptionError(
+            f"{refused['error'][0]} reads record files: it does not apply to comparing two "
+            "stored runs"
+        )
+    result = compare_stored(
+        refs[0], refs[1], options, suite=suite_file, store=store, progress=hook, profile=timer
+    )
+    scoring = refused["note"]
+    if scoring:
+        result.notes.append(
+            f"{', '.join(scoring)} not used: the runs' similarities were scored when they ran "
+            f"({result.signature.similarity or 'no metric needed any'})"
+        )
+    return result

@@ -1,0 +1,62 @@
+"""``pingce demo``: every built-in suite on its bundled example records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .common import fail, out_checked
+
+__all__ = ["demo"]
+
+
+@click.command()
+@click.option(
+    "--examples",
+    "examples",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Folder with <suite>/records.jsonl examples [default: the ones installed with pingce].",
+)
+@click.option(
+    "--out",
+    "out",
+    default="demo-out",
+    show_default=True,
+    type=click.Path(file_okay=False),
+    help="Where the outputs go.",
+)
+def demo(examples: str | None, out: str) -> None:
+    """Run every built-in suite on its bundled example records (from any folder: the examples
+    are installed with pingce)."""
+    from rich.console import Console
+
+    from ..engine import evaluate_suite
+    from ..errors import PingceError
+    from ..options import RunOptions
+    from ..report import print_result, write_outputs
+    from ..suites import builtin_suites
+
+    if examples is None:
+        examples = str(Path(__file__).resolve().parents[1] / "examples")
+    console = Console()
+    ran = 0
+    with out_checked(out):  # before any work
+        for name in builtin_suites():
+            data = Path(examples) / name.replace("-", "_") / "records.jsonl"
+            if not data.is_file():
+                continue
+            console.rule(f"[bold]{name}[/bold]: {data}")
+            try:
+                result = evaluate_suite(name, data, RunOptions())
+                paths = write_outputs(result, Path(out) / name)
+            except PingceError as exc:
+                fail(exc)
+                return
+            print_result(result, console)
+            console.print(f"outputs: {Path(out) / name}/ ({', '.join(paths)})\n")
+            ran += 1
+        if not ran:
+            fail(f"no example records found under {examples}/<suite>/records.jsonl")
+    console.print(f"ran {ran} example suite(s); outputs under {out}/")

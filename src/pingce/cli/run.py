@@ -1,0 +1,194 @@
+"""``pingce run``: evaluate records with a suite."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from .common import (
+    EXIT_GATE,
+    EXIT_JUDGE_FAILURES,
+    consoles,
+    fail,
+    imports_done,
+    keep,
+    out_checked,
+    profiler,
+    progress,
+    show_profile,
+    store_path_option,
+)
+from .table import table_options
+
+__all__ = ["run"]
+
+
+_DEFAULT_OUT = Path("pingce-out")
+"""Where a run without --out writes (a folder of its own in it, :func:`_default_out`)."""
+
+
+def _default_out(suite: str) -> Path:
+    name = Path(suite).stem if suite.endswith((".yaml", ".yml")) else suite
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    out = _DEFAULT_OUT / f"{name}-{stamp}"
+    suffix = 1
+    while out.exists():
+        suffix += 1
+        out = _DEFAULT_OUT / f"{name}-{stamp}-{suffix}"
+    return out
+
+
+def _store_options(command: Any) -> Any:
+    """``--name``, ``--store`` and ``--no-store`` of run: where the run is recorded."""
+    command = click.option(
+        "--no-store", is_flag=True, help="Do not record this run in the run store."
+    )(command)
+    command = store_path_option(command)
+    return click.option(
+        "--name",
+        "name",
+        default=None,
+        help="Name of the run in the run store (unique) [default: <suite>-<time>].",
+    )(command)
+
+
+@contextmanager
+def _name_reserved(name: str | None, store: str | None) -> Iterator[None]:
+    """Before any work: a --name already in the store, or reserved by a run of that name in
+    progress (or blank), stops the run; else the name is reserved for this run (in the store,
+    :func:`pingce.store.reserve_name`) until the block ends, when recording the run has taken
+    the reservation back, or the run failed and it is released."""
+    if name is None:
+        yield
+        return
+    from ..errors import PingceError
+    from ..store import reserve_name
+
+    if not name.strip():
+        fail("--name: a run name cannot be empty")
+    try:
+        reservation = reserve_name(name, store)
+    except PingceError as exc:
+        fail(str(exc))
+        return
+    try:
+        yield
+    finally:
+        if reservation is not None:
+            reservation.release()
+
+
+def _record(
+    result: Any,
+    name: str | None,
+    store: str | None,
+    data: str,
+    out: Path,
+    options: Any,
+    suite: str,
+    started: float,
+) -> str | None:
+    """Record the run in the store; the name it got, or None (one warning line on stderr: a
+    store that cannot be written never fails the run)."""
+    from ..errors import PingceError
+    from ..store import default_store_path, record_run
+
+    kept = {"suite": suite, **options.recorded()}
+    try:
+        return record_run(
+            result,
+            name=name,
+            store=store,
+            data=data,
+            out=out,
+            options=kept,
+            started=started,
+        ).name
+    except (PingceError, OSError) as exc:
+        path = store if store is not None else default_store_path()
+        reason = str(exc) if isinstance(exc, PingceError) else f"run store {path}: {exc}"
+        click.echo(f"pingce: warning: run not recorded: {reason}", err=True)
+        return None
+
+
+@click.command()
+@click.argument("suite")
+@click.option(
+    "--data",
+    "data",
+    required=True,
+    type=click.Path(),  # a folder or a pattern is told what reads it (pingce.readers)
+    help="Records: .jsonl, .json, .csv, .tsv (also .gz), .parquet, .xlsx, or - for stdin; "
+    "with --engine ray, files or a glob ('shards/*.jsonl').",
+)
+@click.option(
+    "--out",
+    "out",
+    type=click.Path(file_okay=False),
+    help="Output folder [default: pingce-out/<suite>-<time>].",
+)
+@table_options("run")
+@_store_options
+def run(
+    suite: str,
+    data: str,
+    out: str | None,
+    name: str | None,
+    store: str | None,
+    no_store: bool,
+    **values: Any,
+) -> None:
+    """Evaluate the records in --data with SUITE (a built-in name or a suite YAML file)."""
+    from ..engine import evaluate_suite
+    from ..errors import PingceError
+    from ..gates import failed_gates
+    from ..options import command_line_options
+    from ..report import print_result, write_outputs
+
+    quiet, no_progress = values["quiet"], values["no_progress"]
+    console, err_console = consoles()
+    timer = profiler(values["profile"])
+    imports_done()
+    started = time.time()
+    with _name_reserved(None if no_store else name, store), out_checked(out or _DEFAULT_OUT):
+        try:
+            options = command_line_options("run", values)
+            with progress(
+                err_console, enabled=not (quiet or no_progress) and err_console.is_terminal
+            ) as hook:
+                result = evaluate_suite(suite, data, options, progress=hook, profile=timer)
+            target = Path(out) if out else _default_out(result.suite)
+            start = time.perf_counter()
+            try:
+                paths = write_outputs(result, target)
+            finally:  # --engine ray: the workers' shards, linked into the outputs by now
+                result.release_shards()  # (the process ends at once: no finaliser would run)
+            written = time.perf_counter() - start
+        except PingceError as exc:
+            fail(exc)
+            return
+        start = time.perf_counter()
+        if not quiet:
+            print_result(result, console)
+        if not no_store:  # the outputs line stays the last one printed
+            recorded = _record(result, name, store, data, target, options, suite, started)
+            if recorded and not quiet:
+                console.print(f"run: {recorded}", highlight=False)
+        console.print(f"outputs: {target}/ ({', '.join(paths)})")
+        show_profile(timer, written, start, err_console)
+        keep(result)
+        failed = failed_gates(result.metrics, options.gates, on_interval=options.gate_on_interval)
+        for line in failed:
+            err_console.print(f"gate failed: {line}", markup=False, highlight=False, soft_wrap=True)
+        if failed:
+            sys.exit(EXIT_GATE)
+        if options.gates and not quiet:
+            console.print(f"gates passed: {len(options.gates)}")
+        if result.failures.judge or getattr(result.failures, "model", 0):
+            sys.exit(EXIT_JUDGE_FAILURES)
