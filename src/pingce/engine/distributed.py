@@ -34,6 +34,7 @@ from ..options import RunOptions
 from ..progress import ProgressHook, no_progress
 from ..record_shards import records_in_memory
 from ..results import DataInfo, EvaluationResult, ShardFolder
+from ..runfolder.layout import RECORD_SHARDS, STAT_SHARDS, part_file
 from .fields import field_map
 from .merge import (
     Merger,
@@ -150,8 +151,8 @@ class _Pieces:
 
     def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
         piece = Piece(**pickle.loads(row["piece"]))
-        rows_to = os.path.join(self.shards_to, "records", f"part-{row['i']:05d}.parquet")
-        stats_to = os.path.join(self.shards_to, "stats", f"part-{row['i']:05d}.npz")
+        rows_to = part_file(os.path.join(self.shards_to, RECORD_SHARDS), row["i"], ".parquet")
+        stats_to = part_file(os.path.join(self.shards_to, STAT_SHARDS), row["i"], ".npz")
         reading = open_piece(self.plan, piece)
         try:
             shard, blocks = run_shard(self.plan, reading, rows_to, stats_to, file=piece.file)
@@ -387,7 +388,7 @@ def evaluate_on_ray(
     # this folder on a file system they share: --ray-scratch)
     shards_to = os.path.abspath(tempfile.mkdtemp(prefix="pingce-shards-", dir=options.ray_scratch))
     try:
-        for folder in ("records", "stats"):
+        for folder in (RECORD_SHARDS, STAT_SHARDS):
             os.mkdir(os.path.join(shards_to, folder))
         result = _run(
             ray,
@@ -505,9 +506,9 @@ def _run(
     )
     if merged.similarity is not None:
         result.similarity = merged.similarity
-    rows_to = os.path.join(shards_to, "records")
+    rows_to = os.path.join(shards_to, RECORD_SHARDS)
     result.attach_record_shards(rows_to)
-    result.attach_stat_shards(os.path.join(shards_to, "stats"))  # joined when a comparison asks
+    result.attach_stat_shards(os.path.join(shards_to, STAT_SHARDS))  # joined when a comparison asks
     rows = records_in_memory(rows_to, merged.n)  # the report's per-record drill-down
     if rows is not None:
         result.attach_records(rows)

@@ -10,15 +10,14 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .._halves import in_halves
-from .._outputs import output_place, staged
 from ..records import json_texts
 from ..results import ComparisonResult, EvaluationResult, RecordRows
+from ..runfolder import layout
+from ..runfolder.atomic import Staging, atomic_files
 from .html import render_comparison_html, write_html
 from .markdown import render_comparison_markdown, render_markdown
 
-__all__ = ["OUTPUT_FILES", "write_comparison", "write_outputs", "write_records"]
-
-OUTPUT_FILES = ("results.json", "records.jsonl", "report.md", "report.html", "stats.npz")
+__all__ = ["write_comparison", "write_outputs", "write_records"]
 
 
 def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict[str, Path]:
@@ -28,65 +27,32 @@ def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict
     all of them are complete, so an interrupted run never leaves half a result behind; a folder
     that cannot be written, or a failure while writing (a full disk), is an
     :class:`~pingce.errors.OutputError` with the path and the reason, and leaves nothing
-    (:mod:`pingce._outputs`)."""
-    target = Path(out)
-    with output_place(target), staged(target) as staging:
-        return _write_outputs(result, target, staging)
+    (:mod:`pingce.runfolder.atomic`)."""
+    with atomic_files(out) as staging:
+        _write_outputs(result, staging)
+    return staging.placed()
 
 
-def _write_outputs(result: EvaluationResult, target: Path, staging: Path) -> dict[str, Path]:
-    (staging / "results.json").write_text(result.to_json() + "\n", encoding="utf-8")
-    written = list(OUTPUT_FILES)
+def _write_outputs(result: EvaluationResult, staging: Staging) -> None:
+    staging.write_text(layout.RESULTS, result.to_json() + "\n")
+    staging.replaces(*layout.ROWS)  # never another run's rows or statistics
     shards = result.record_shards
     if shards is None:
-        write_records(result.records, staging / "records.jsonl")
-    else:  # --engine ray: the workers' Parquet shards, moved in with the other outputs
-        written.remove("records.jsonl")
-        _link_tree(shards, staging / "records")
-        written.append("records")
-    (staging / "report.md").write_text(render_markdown(result), encoding="utf-8")
-    write_html(result, staging / "report.html")
+        write_records(result.records, staging.path(layout.RECORDS))
+    staging.write_text(layout.REPORT_MD, render_markdown(result))
+    write_html(result, staging.path(layout.REPORT_HTML))
+    if shards is not None:  # --engine ray: the workers' Parquet shards
+        staging.link_tree(layout.RECORD_SHARDS, shards)
     if result.stat_shards is not None:  # --engine ray: the workers' stats shards
-        written.remove("stats.npz")
-        _link_tree(result.stat_shards, staging / "stats")
-        written.append("stats")
-    elif result.stats is not None:
-        result.stats.save(staging / "stats.npz")
-    else:  # a result read from results.json: no blocks to keep
-        written.remove("stats.npz")
+        staging.link_tree(layout.STAT_SHARDS, result.stat_shards)
+    elif result.stats is not None:  # (a result read from results.json alone has no blocks)
+        result.stats.save(staging.path(layout.STATS))
     if result.predictions is not None:
         records = result.predictions
-        with open(staging / "predictions.jsonl", "wb") as handle:
+        with open(staging.path(layout.PREDICTIONS), "wb") as handle:
             for start in range(0, len(records), 4096):  # integers beyond 64 bits too
                 lines = json_texts(records[start : start + 4096])
                 handle.writelines(line + b"\n" for line in lines)
-        written.append("predictions.jsonl")
-    paths = {}
-    # never another run's rows or statistics
-    for stale in {"records.jsonl", "records", "stats.npz", "stats"} - set(written):
-        if (target / stale).is_dir():
-            shutil.rmtree(target / stale)
-        else:
-            (target / stale).unlink(missing_ok=True)
-    for name in written:
-        if (target / name).is_dir():
-            shutil.rmtree(target / name)
-        os.replace(staging / name, target / name)
-        paths[name] = target / name
-    return paths
-
-
-def _link_tree(source: str | os.PathLike[str], target: Path) -> None:
-    """``source``'s files in a new folder ``target``: hard links where both are on one file
-    system (no bytes copied: ten million records' shards are gigabytes), copies elsewhere."""
-
-    def link(src: str, dst: str) -> None:
-        try:
-            os.link(src, dst)
-        except OSError:  # another file system, or one without hard links
-            shutil.copy2(src, dst)
-
-    shutil.copytree(source, target, copy_function=link)
 
 
 def write_records(rows: RecordRows | None, path: Path) -> None:
@@ -152,12 +118,10 @@ def write_comparison(
     attached to the result: :attr:`ComparisonResult.records`)."""
     if candidate is None and baseline is None and result.records is not None:
         candidate, baseline = result.records
-    target = Path(out)
-    with output_place(target), staged(target) as staging:
-        (staging / "comparison.json").write_text(result.to_json() + "\n", encoding="utf-8")
-        page = render_comparison_html(result, candidate, baseline)
-        (staging / "comparison.html").write_bytes(page.encode("utf-8"))
-        (staging / "comparison.md").write_text(render_comparison_markdown(result), encoding="utf-8")
-        for name in ("comparison.json", "comparison.html", "comparison.md"):
-            os.replace(staging / name, target / name)
-    return target / "comparison.json"
+    with atomic_files(out) as staging:
+        staging.write_text(layout.COMPARISON_JSON, result.to_json() + "\n")
+        staging.write_text(
+            layout.COMPARISON_HTML, render_comparison_html(result, candidate, baseline)
+        )
+        staging.write_text(layout.COMPARISON_MD, render_comparison_markdown(result))
+    return staging.target / layout.COMPARISON_JSON

@@ -9,9 +9,10 @@ import zipfile
 from functools import partial
 from pathlib import Path
 
-from .._outputs import output_place, staged
 from ..errors import InputError
 from ..results import EvaluationResult, RecordRows, SavedStats
+from ..runfolder import layout
+from ..runfolder.atomic import atomic_files
 from .html import write_html
 from .markdown import render_markdown
 
@@ -74,13 +75,10 @@ def rewrite_reports(
     """Write report.html and report.md of the run in ``folder`` into ``out`` (default: the
     folder itself); the paths written."""
     result = read_run(folder)
-    target = Path(out) if out is not None else Path(folder)
-    with output_place(target), staged(target) as staging:
-        write_html(result, staging / "report.html")
-        (staging / "report.md").write_text(render_markdown(result), encoding="utf-8")
-        for name in ("report.html", "report.md"):
-            os.replace(staging / name, target / name)
-    return [target / "report.html", target / "report.md"]
+    with atomic_files(Path(out) if out is not None else Path(folder)) as staging:
+        write_html(result, staging.path(layout.REPORT_HTML))
+        staging.write_text(layout.REPORT_MD, render_markdown(result))
+    return list(staging.placed().values())
 
 
 def rewrite_comparison(
@@ -98,11 +96,8 @@ def rewrite_comparison(
         result = ComparisonResult.model_validate_json(source.read_bytes())
     except ValueError as exc:
         raise InputError(f"comparison.json cannot be read: {exc}", source=str(source)) from None
-    target = Path(out) if out is not None else Path(folder)
-    with output_place(target), staged(target) as staging:
+    with atomic_files(Path(out) if out is not None else Path(folder)) as staging:
         page = render_comparison_html(result, None, None)
-        (staging / "comparison.html").write_text(page, encoding="utf-8")
-        (staging / "comparison.md").write_text(render_comparison_markdown(result), encoding="utf-8")
-        for name in ("comparison.html", "comparison.md"):
-            os.replace(staging / name, target / name)
-    return [target / "comparison.html", target / "comparison.md"]
+        staging.write_text(layout.COMPARISON_HTML, page)
+        staging.write_text(layout.COMPARISON_MD, render_comparison_markdown(result))
+    return list(staging.placed().values())

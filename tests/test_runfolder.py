@@ -1,0 +1,92 @@
+"""The run-folder package (issue 29, point 2): one layout, one atomic writer, one JSON policy,
+the records and stats codecs and the reader of every layout variant."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pingce._outputs import STAGING_PREFIX
+from pingce.errors import OutputError
+from pingce.runfolder import layout
+from pingce.runfolder.atomic import atomic_files
+
+
+def _names(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir()}
+
+
+def test_the_atomic_writer_puts_every_file_in_place_and_removes_replaced_variants(
+    tmp_path: Path,
+) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / layout.RECORDS).write_text("old rows\n")
+    (out / layout.STAT_SHARDS).mkdir()
+    (out / layout.STAT_SHARDS / "part-00000.npz").write_bytes(b"old")
+    (out / "notes.txt").write_text("mine")
+    shards = tmp_path / "shards"
+    shards.mkdir()
+    (shards / "part-00000.parquet").write_bytes(b"parquet")
+    with atomic_files(out) as staging:
+        staging.write_text(layout.RESULTS, "{}\n")
+        staging.replaces(*layout.ROWS)
+        staging.link_tree(layout.RECORD_SHARDS, shards)
+        staging.write_bytes(layout.STATS, b"npz")
+    assert list(staging.placed()) == [layout.RESULTS, layout.RECORD_SHARDS, layout.STATS]
+    assert _names(out) == {layout.RESULTS, layout.RECORD_SHARDS, layout.STATS, "notes.txt"}
+    assert (out / layout.RECORD_SHARDS / "part-00000.parquet").read_bytes() == b"parquet"
+
+
+@pytest.mark.parametrize("fresh", [True, False])
+def test_the_atomic_writer_leaves_nothing_when_a_file_fails(tmp_path: Path, fresh: bool) -> None:
+    """A failure while the files are made (here: after two of them) leaves the folder as it
+    was: no file of this write, no staging folder, and a folder made for it removed again."""
+    out = tmp_path / "new" / "out"
+    if not fresh:
+        out.mkdir(parents=True)
+        (out / layout.RESULTS).write_text("earlier\n")
+        (out / layout.RECORDS).write_text("earlier rows\n")
+    before = {p.name: p.read_bytes() for p in out.iterdir()} if not fresh else None
+    with pytest.raises(RuntimeError, match="stop"), atomic_files(out) as staging:
+        staging.write_text(layout.RESULTS, "{}\n")
+        staging.replaces(*layout.ROWS)
+        staging.write_text(layout.REPORT_MD, "# report\n")
+        raise RuntimeError("stop")
+    if fresh:
+        assert not (tmp_path / "new").exists()
+    else:
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_an_os_error_while_writing_is_an_output_error_naming_the_file(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    with pytest.raises(OutputError, match=r"report\.html"), atomic_files(out) as staging:
+        staging.write_text(layout.RESULTS, "{}\n")
+        raise OSError(28, os.strerror(28), str(staging.path(layout.REPORT_HTML)))
+    assert not out.exists()
+
+
+def test_the_atomic_writer_writes_one_file(tmp_path: Path) -> None:
+    target = tmp_path / "calibration.json"
+    target.write_text("old\n")
+    with atomic_files(target, file=True) as staging:
+        staging.write_text(target.name, "new\n")
+    assert target.read_text() == "new\n"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(STAGING_PREFIX)]
+    with pytest.raises(RuntimeError), atomic_files(target, file=True) as staging:
+        staging.write_text(target.name, "newer\n")
+        raise RuntimeError("stop")
+    assert _names(tmp_path) == {target.name} and target.read_text() == "new\n"
+
+
+def test_shards_are_listed_in_the_order_of_their_pieces(tmp_path: Path) -> None:
+    for k in (100000, 2, 99999):
+        Path(layout.part_file(tmp_path, k, ".npz")).write_bytes(b"")
+    assert [p.name for p in layout.part_files(tmp_path, ".npz")] == [
+        "part-00002.npz",
+        "part-99999.npz",
+        "part-100000.npz",
+    ]
