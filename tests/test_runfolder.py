@@ -3,6 +3,7 @@ the records and stats codecs and the reader of every layout variant."""
 
 from __future__ import annotations
 
+import ast
 import os
 from pathlib import Path
 
@@ -90,3 +91,49 @@ def test_shards_are_listed_in_the_order_of_their_pieces(tmp_path: Path) -> None:
         "part-99999.npz",
         "part-100000.npz",
     ]
+
+
+# ------------------------------------------------------------------------ one JSON policy
+
+
+def test_every_json_encoder_writes_a_non_finite_number_as_null() -> None:
+    """One NaN policy (:data:`pingce._json.NON_FINITE`): orjson's text, the standard library's
+    fallback (an integer of 2**64 or more), the indented text, the column texts and the result
+    models all write NaN and infinities as null."""
+    import math
+
+    from pingce._json import NON_FINITE, dumps, dumps_indented, json_texts
+    from pingce.results import MetricResult, SliceResult
+
+    nan, inf = math.nan, math.inf
+    assert NON_FINITE == "null"
+    assert dumps({"a": nan, "b": [inf]}) == b'{"a":null,"b":[null]}'
+    big = 2**70
+    assert dumps({"a": nan, "b": [-inf], "n": big}) == f'{{"a":null,"b":[null],"n":{big}}}'.encode()
+    assert dumps_indented({"a": nan, "b": "中"}) == '{\n  "a": null,\n  "b": "中"\n}'
+    assert json_texts([nan, inf, 1.5, big], b"x") == [b"xnull", b"xnull", b"x1.5", b"x%d" % big]
+    entry = MetricResult(value=nan, ci_low=-inf, ci_high=inf, n=1)
+    assert entry.model_dump_json() == '{"value":null,"ci_low":null,"ci_high":null,"n":1}'
+    part = SliceResult(n_records=1, metrics={"m": entry}, tables={"t": {"x": nan}})
+    assert '"x":null' in part.model_dump_json()
+
+
+def test_the_run_folder_writers_use_the_one_json_policy() -> None:
+    """No writer of a run folder (or of a comparison, a report written again, a calibration
+    file) encodes JSON but through :mod:`pingce._json` or the result models."""
+    src = Path(__file__).resolve().parents[1] / "src" / "pingce"
+    writers = [
+        *sorted((src / "runfolder").glob("*.py")),
+        src / "report" / "files.py",
+        src / "report" / "rewrite.py",
+        src / "calibrate.py",
+    ]
+    for path in writers:
+        tree = ast.parse(path.read_text("utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+                owner = node.func.value
+                if isinstance(owner, ast.Name) and owner.id in ("json", "orjson"):
+                    assert node.func.attr not in ("dumps", "dump"), (path.name, node.lineno)
+            if isinstance(node, ast.keyword):
+                assert node.arg != "allow_nan", (path.name, node.lineno)

@@ -12,7 +12,6 @@ matching pair scores above a non-matching one, ties counting half) compares back
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._defaults import DEFAULT_SIMILARITY
+from ._json import dumps_indented
 from .engine.similarities import BackendChoice, score_pairs
 from .errors import InputError
 from .progress import ProgressHook, no_progress
@@ -178,7 +178,7 @@ def write_calibration(result: CalibrationResult, path: str | os.PathLike[str]) -
     leaves the old file, or none; a path that cannot be written is an
     :class:`~pingce.errors.OutputError` (path, reason)."""
     target = Path(path)
-    text = json.dumps(result.to_dict(), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
+    text = dumps_indented(result.to_dict()) + "\n"
     with atomic_files(target, file=True) as staging:
         staging.write_text(target.name, text)
     return target

@@ -33,7 +33,7 @@ from pydantic import (
 )
 
 from ._collector import collector_paused
-from .records import json_texts
+from ._json import NON_FINITE, json_texts
 from .sampling import SamplingInfo
 
 if TYPE_CHECKING:
@@ -72,9 +72,14 @@ class ShardFolder:
         return self  # a copy of a result shares its folder on disk
 
 
+_JSON = ConfigDict(ser_json_inf_nan=NON_FINITE)
+"""The JSON policy of results.json and comparison.json (:mod:`pingce._json`): NaN is null."""
+
+
 class _Plain(BaseModel):
     """A result model whose keys in ``OMIT_WHEN_NONE`` are left out of its JSON when None."""
 
+    model_config = _JSON
     OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ()
 
     @model_serializer(mode="wrap")
@@ -158,6 +163,8 @@ class MetricResult(_Plain):
 class SliceResult(BaseModel):
     """Metrics (and tables) over the records whose slice field has one value."""
 
+    model_config = _JSON
+
     n_records: int
     metrics: dict[str, MetricResult]
     tables: dict[str, dict[str, Any]] = {}
@@ -173,7 +180,7 @@ class Failures(BaseModel):
     off the scale, blank or null (scored as wrong; left out of the kappas, with a note).
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", ser_json_inf_nan=NON_FINITE)
 
     judge: int = 0
     parse: int = 0
@@ -182,7 +189,7 @@ class Failures(BaseModel):
 class Signature(BaseModel):
     """Everything needed to reproduce the numbers."""
 
-    model_config = ConfigDict(extra="allow")
+    model_config = ConfigDict(extra="allow", ser_json_inf_nan=NON_FINITE)
 
     seed: int
     bootstrap: int
@@ -202,6 +209,8 @@ class Signature(BaseModel):
 
 class DataInfo(BaseModel):
     """Where the records came from."""
+
+    model_config = _JSON
 
     source: str
     n_loaded: int
@@ -591,7 +600,7 @@ _JSON_SCALARS = {str, int, bool, type(None)}
 def _json_data(values: list[Any]) -> list[Any]:
     """A column of field values as the plain JSON data a records.jsonl line holds: a value of
     another type (an evidence item, a tuple, a float, a numpy number) written as the line
-    writes it (:func:`pingce.records.json_texts`) and read back by the standard library
+    writes it (:func:`pingce._json.json_texts`) and read back by the standard library
     (which, unlike orjson, reads an integer beyond 64 bits as that integer)."""
     if set(map(type, values)) <= _JSON_SCALARS:
         return values
@@ -852,6 +861,8 @@ class MetricComparison(_Plain):
 
 class ComparisonSlice(BaseModel):
     """The comparison over the records whose slice field has one value."""
+
+    model_config = _JSON
 
     n_records: int
     metrics: dict[str, MetricComparison]

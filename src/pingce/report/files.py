@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from .._halves import in_halves
-from ..records import json_texts
+from .._json import json_texts
 from ..results import ComparisonResult, EvaluationResult, RecordRows
 from ..runfolder import layout
 from ..runfolder.atomic import Staging, atomic_files

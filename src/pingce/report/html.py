@@ -45,7 +45,7 @@ from typing import Any, TypeGuard
 import numpy as np
 import orjson
 
-from ..records import json_texts
+from .._json import json_texts
 from ..results import (
     ComparisonResult,
     EvaluationResult,
