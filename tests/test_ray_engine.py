@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 import pingce
-import pingce.record_shards as record_shards
 import pingce.report
+import pingce.runfolder.records as record_shards
 from pingce.engine.merge import (
     finish,
     jackknife_pass,
@@ -32,6 +32,7 @@ from pingce.engine.pipeline import plan_run
 from pingce.engine.shards import count_lines, expand_paths, number_pieces, open_piece, plan_pieces
 from pingce.errors import InputError, OptionError
 from pingce.options import RunOptions
+from pingce.runfolder.layout import part_files
 
 from .cli_run import run_pingce
 
@@ -280,7 +281,7 @@ def test_stats_shards_join_into_the_local_runs_saved_statistics(suite: str, tmp_
     each unit whole; and a comparison of the two is exactly 0."""
     from pingce.engine.runs import compare_runs, pair_records
     from pingce.engine.saved import saved_blocks
-    from pingce.stat_shards import read_stat_shards
+    from pingce.runfolder.stats import read_stat_shards
 
     data, extra = SUITES[suite]
     slices = ("contract_type",) if suite == "contract-risk" else ()
@@ -354,7 +355,7 @@ def test_shards_are_read_in_piece_order_past_five_digits(tmp_path: Path) -> None
     for i in (3, 100001, 99999, 100000, 10001):
         (tmp_path / f"part-{i:05d}.npz").write_bytes(b"")
     (tmp_path / "part-00007.parquet").write_bytes(b"")
-    names = [p.name for p in record_shards.part_files(tmp_path, ".npz")]
+    names = [p.name for p in part_files(tmp_path, ".npz")]
     assert names == [f"part-{i:05d}.npz" for i in (3, 10001, 99999, 100000, 100001)]
 
 
@@ -594,8 +595,8 @@ def test_ray_writes_per_record_values_as_parquet_shards_that_read_back(
 ) -> None:
     """records/part-*.parquet hold what records.jsonl holds for a local run, record for record
     (ids, lines, fields, values, reasons); the report of the folder reads them back."""
-    from pingce.record_shards import read_record_shards
-    from pingce.report.rewrite import read_run
+    from pingce.runfolder.reader import read_run
+    from pingce.runfolder.records import read_record_shards
 
     data, extra = SUITES["contract-risk"]
     ray_out, local_out, scratch = tmp_path / "ray", tmp_path / "local", tmp_path / "scratch"

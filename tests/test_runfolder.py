@@ -137,3 +137,83 @@ def test_the_run_folder_writers_use_the_one_json_policy() -> None:
                     assert node.func.attr not in ("dumps", "dump"), (path.name, node.lineno)
             if isinstance(node, ast.keyword):
                 assert node.arg != "allow_nan", (path.name, node.lineno)
+
+
+# ---------------------------------------------------------------- the reader and the codecs
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+RISK = EXAMPLES / "contract_risk" / "records.jsonl"
+
+
+def _ray_layout(folder: Path, results: Path) -> None:
+    """A run folder as ``--engine ray`` writes it (results.json, records/ and stats/ of two
+    pieces), made by the pieces' own function without Ray."""
+    from pingce.engine.merge import run_shard
+    from pingce.engine.pipeline import plan_run
+    from pingce.engine.shards import (
+        count_lines,
+        expand_paths,
+        number_pieces,
+        open_piece,
+        plan_pieces,
+    )
+    from pingce.options import RunOptions
+
+    for name in (layout.RECORD_SHARDS, layout.STAT_SHARDS):
+        (folder / name).mkdir(parents=True)
+    (folder / layout.RESULTS).write_bytes(results.read_bytes())
+    plan = plan_run("contract-risk", RunOptions(bootstrap=0))
+    cut = plan_pieces(expand_paths(str(RISK)), RISK.stat().st_size // 2, whole_files=False)
+    cut = number_pieces(cut, [count_lines(p) for p in cut])
+    assert len(cut) >= 2
+    for k, piece in enumerate(cut):
+        run_shard(
+            plan,
+            open_piece(plan, piece),
+            rows_to=layout.part_file(folder / layout.RECORD_SHARDS, k, ".parquet"),
+            stats_to=layout.part_file(folder / layout.STAT_SHARDS, k, ".npz"),
+        )
+
+
+def test_the_reader_reads_every_layout_variant(tmp_path: Path) -> None:
+    """records.jsonl or records/, stats.npz or stats/, or results.json alone: the same result,
+    the same rows (records.jsonl's bytes again) and the same statistics."""
+    import numpy as np
+
+    import pingce
+    from pingce.report import write_outputs
+    from pingce.runfolder.reader import read_run
+    from pingce.runfolder.records import jsonl_lines
+
+    result = pingce.evaluate("contract-risk", RISK, bootstrap=0)
+    local, ray, bare = tmp_path / "local", tmp_path / "ray", tmp_path / "bare"
+    write_outputs(result, local)
+    _ray_layout(ray, local / layout.RESULTS)
+    bare.mkdir()
+    (bare / layout.RESULTS).write_bytes((local / layout.RESULTS).read_bytes())
+    want = result.stats
+    assert want is not None
+    for folder in (local, ray):
+        back = read_run(folder)
+        assert back.model_dump() == result.model_dump()
+        assert back.records is not None
+        text = b"".join(jsonl_lines(back.records))
+        assert text == (local / layout.RECORDS).read_bytes(), folder.name
+        stats = back.stats
+        assert stats is not None and stats.ids() == want.ids()
+        for name, array in want.arrays.items():
+            np.testing.assert_array_equal(stats.arrays[name], array, err_msg=name)
+    back = read_run(bare)
+    assert back.model_dump() == result.model_dump()
+    assert back.records is None and back.stats is None
+
+
+def test_a_damaged_run_folder_is_an_input_error(tmp_path: Path) -> None:
+    from pingce.errors import InputError
+    from pingce.runfolder.reader import read_run
+
+    with pytest.raises(InputError, match=r"no results\.json"):
+        read_run(tmp_path)
+    (tmp_path / layout.RESULTS).write_text("{")
+    with pytest.raises(InputError, match=r"results\.json cannot be read"):
+        read_run(tmp_path)

@@ -19,8 +19,8 @@ from .engine.runs import compare_runs
 from .errors import OptionError
 from .options import RunOptions
 from .progress import ProgressHook
-from .report.rewrite import read_run
 from .results import ComparisonResult, EvaluationResult
+from .runfolder.reader import read_run
 from .store import RunInfo, StoreError, run_folder
 
 __all__ = ["RunRef", "compare_stored", "read_stored"]

@@ -24,6 +24,7 @@ import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,9 +33,10 @@ from .._version import __version__
 from ..errors import EmptyInputError, InputError, OptionError
 from ..options import RunOptions
 from ..progress import ProgressHook, no_progress
-from ..record_shards import records_in_memory
 from ..results import DataInfo, EvaluationResult, ShardFolder
 from ..runfolder.layout import RECORD_SHARDS, STAT_SHARDS, part_file
+from ..runfolder.records import records_in_memory
+from ..runfolder.stats import read_stat_shards
 from .fields import field_map
 from .merge import (
     Merger,
@@ -410,10 +412,10 @@ def evaluate_on_ray(
     except BaseException:
         shutil.rmtree(shards_to, ignore_errors=True)
         raise
-    # the shards live as long as the result (or a copy), or until result.release_shards()
-    result.attach_shard_folder(ShardFolder(shards_to))
     if profile is not None:
         result.profile = timer.ordered()
+    # the shards live as long as the result (or a copy), or until result.release_shards()
+    result.attach_shard_folder(ShardFolder(shards_to))
     return result
 
 
@@ -508,7 +510,9 @@ def _run(
         result.similarity = merged.similarity
     rows_to = os.path.join(shards_to, RECORD_SHARDS)
     result.attach_record_shards(rows_to)
-    result.attach_stat_shards(os.path.join(shards_to, STAT_SHARDS))  # joined when a comparison asks
+    stats_to = os.path.join(shards_to, STAT_SHARDS)
+    result.attach_stat_shards(stats_to)
+    result.attach_stats(partial(read_stat_shards, stats_to))  # joined when a comparison asks
     rows = records_in_memory(rows_to, merged.n)  # the report's per-record drill-down
     if rows is not None:
         result.attach_records(rows)

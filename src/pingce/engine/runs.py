@@ -25,7 +25,8 @@ from .._version import __version__
 from ..errors import OptionError, SuiteError
 from ..options import SUITE, RunOptions
 from ..progress import ProgressHook, no_progress
-from ..results import ComparisonResult, EvaluationResult, SavedStats
+from ..results import ComparisonResult, EvaluationResult
+from ..runfolder.stats import SavedStats
 from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
 from .compare import compare_blocks, slice_entries
@@ -246,8 +247,9 @@ def compare_runs(
     progress: ProgressHook | None = None,
     profile: Profile | None = None,
 ) -> ComparisonResult:
-    """Compare two runs of one suite from their saved per-record statistics (``result.stats``:
-    a result of :func:`pingce.evaluate`, or one read from a run's folder with its stats.npz).
+    """Compare two runs of one suite from their saved per-record statistics
+    (``result.stats``: a result of :func:`pingce.evaluate`, or one read from a run's
+    folder with its stats.npz).
 
     ``suite``: the runs' suite (default: the built-in suite of their name); ``labels``: how the
     comparison names the two runs (their names or folders). ``options``: bootstrap, seed,

@@ -4,20 +4,17 @@ comparison's (comparison.json, comparison.html), all or nothing."""
 from __future__ import annotations
 
 import os
-import shutil
-from collections.abc import Sequence
 from pathlib import Path
-from typing import BinaryIO
 
-from .._halves import in_halves
 from .._json import json_texts
 from ..results import ComparisonResult, EvaluationResult, RecordRows
 from ..runfolder import layout
 from ..runfolder.atomic import Staging, atomic_files
+from ..runfolder.records import write_records
 from .html import render_comparison_html, write_html
 from .markdown import render_comparison_markdown, render_markdown
 
-__all__ = ["write_comparison", "write_outputs", "write_records"]
+__all__ = ["write_comparison", "write_outputs"]
 
 
 def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict[str, Path]:
@@ -53,55 +50,6 @@ def _write_outputs(result: EvaluationResult, staging: Staging) -> None:
             for start in range(0, len(records), 4096):  # integers beyond 64 bits too
                 lines = json_texts(records[start : start + 4096])
                 handle.writelines(line + b"\n" for line in lines)
-
-
-def write_records(rows: RecordRows | None, path: Path) -> None:
-    """records.jsonl: with many records on an idle two-core Linux machine, the second half of
-    the lines made and written by a forked child process into a file of its own while this
-    process writes the first half (:func:`pingce._halves.in_halves` decides; the lines of a
-    record depend on that record alone), then appended (by the kernel, without a copy through
-    Python). The bytes are those of one process writing every line."""
-    if rows is None:
-        path.write_bytes(b"")
-        return
-
-    def write(part: Sequence[int]) -> str:
-        start, stop = (part[0], part[-1] + 1) if len(part) else (0, 0)
-        name = f"{path.name}.{start}-{stop}"
-        with open(path.with_name(name), "wb") as handle:
-            for text in rows.iter_jsonl(start=start, stop=stop):
-                handle.write(text)
-        return name
-
-    first, *rest = in_halves(write, range(rows.n))
-    os.replace(path.with_name(first), path)
-    for name in rest:
-        with open(path, "r+b") as whole, open(path.with_name(name), "rb") as part:
-            whole.seek(0, os.SEEK_END)
-            if not _copied_in_kernel(part, whole):
-                shutil.copyfileobj(part, whole)
-        os.remove(path.with_name(name))
-
-
-def _copied_in_kernel(source: BinaryIO, target: BinaryIO) -> bool:
-    """Append all of ``source`` at ``target``'s position with ``os.copy_file_range`` (no copy
-    through Python); False, with nothing written, where it is not available."""
-    copy = getattr(os, "copy_file_range", None)
-    if copy is None:
-        return False
-    size = os.fstat(source.fileno()).st_size
-    done = 0
-    try:
-        while done < size:
-            sent = copy(source.fileno(), target.fileno(), size - done, done)
-            if sent == 0:
-                raise OSError("copy_file_range copied nothing")
-            done += sent
-    except OSError:
-        if done:
-            raise
-        return False
-    return True
 
 
 def write_comparison(
