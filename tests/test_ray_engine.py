@@ -7,6 +7,7 @@ pieces. The second half runs the same on a local Ray cluster, started once for t
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import math
@@ -296,7 +297,8 @@ def test_stats_shards_join_into_the_local_runs_saved_statistics(suite: str, tmp_
         run_shard(plan, open_piece(plan, piece), stats_to=str(tmp_path / f"part-{k:05d}.npz"))
     joined = read_stat_shards(tmp_path)
     result = pingce.evaluate(suite, data, bootstrap=0, **extra)
-    want = result.stats
+    assert result.outputs is not None
+    want = result.outputs.stats
     assert want is not None and joined.manifest["n"] == want.manifest["n"]
     pairing = pair_records(joined, want)  # also: each unit holds the same records in both
     assert pairing.candidate.shape[0] == want.manifest["n"] and not pairing.only_baseline
@@ -321,7 +323,8 @@ def test_stats_shards_join_into_the_local_runs_saved_statistics(suite: str, tmp_
         ]
         np.testing.assert_array_equal(names[0][pairing.candidate], names[1][pairing.baseline])
     twin = pingce.evaluate(suite, data, bootstrap=0, **extra)
-    twin.attach_stats(joined)
+    assert twin.outputs is not None
+    twin = twin.with_outputs(dataclasses.replace(twin.outputs, saved=joined))
     compared = compare_runs(twin, result, RunOptions(bootstrap=50, **extra))
     deltas = [m.delta for m in compared.metrics.values() if m.delta is not None]
     assert deltas and all(d == 0 for d in deltas)
@@ -604,7 +607,8 @@ def test_ray_writes_per_record_values_as_parquet_shards_that_read_back(
     result = pingce.evaluate(
         "contract-risk", str(data), engine="ray", bootstrap=0, ray_scratch=str(scratch), **extra
     )
-    assert Path(result.record_shards).parent.parent == scratch  # the workers wrote there
+    assert result.outputs is not None and result.outputs.record_shards is not None
+    assert Path(result.outputs.record_shards).parent.parent == scratch  # the workers wrote there
     pingce.report.write_outputs(result, ray_out)
     pingce.evaluate("contract-risk", data, out=local_out, bootstrap=0, **extra)
     parts = sorted((ray_out / "records").glob("part-*.parquet"))

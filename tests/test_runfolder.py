@@ -83,6 +83,22 @@ def test_the_atomic_writer_writes_one_file(tmp_path: Path) -> None:
     assert _names(tmp_path) == {target.name} and target.read_text() == "new\n"
 
 
+def test_only_the_run_folder_package_renames_files_into_place() -> None:
+    """One atomic writer: no module outside pingce/runfolder/ renames a file into place or makes
+    a staging or shard folder of its own."""
+    src = Path(__file__).resolve().parents[1] / "src" / "pingce"
+    found = []
+    for path in sorted(src.rglob("*.py")):
+        if path.parent.name == "runfolder":
+            continue
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in ("replace", "rename", "mkdtemp"):
+                owner = node.value
+                if isinstance(owner, ast.Name) and owner.id in ("os", "tempfile"):
+                    found.append(f"{path.relative_to(src)}:{node.lineno} {owner.id}.{node.attr}")
+    assert not found
+
+
 def test_shards_are_listed_in_the_order_of_their_pieces(tmp_path: Path) -> None:
     for k in (100000, 2, 99999):
         Path(layout.part_file(tmp_path, k, ".npz")).write_bytes(b"")
@@ -191,21 +207,21 @@ def test_the_reader_reads_every_layout_variant(tmp_path: Path) -> None:
     _ray_layout(ray, local / layout.RESULTS)
     bare.mkdir()
     (bare / layout.RESULTS).write_bytes((local / layout.RESULTS).read_bytes())
-    want = result.stats
-    assert want is not None
+    assert result.outputs is not None and result.outputs.stats is not None
+    want = result.outputs.stats
     for folder in (local, ray):
         back = read_run(folder)
         assert back.model_dump() == result.model_dump()
-        assert back.records is not None
+        assert back.records is not None and back.outputs is not None
         text = b"".join(jsonl_lines(back.records))
         assert text == (local / layout.RECORDS).read_bytes(), folder.name
-        stats = back.stats
+        stats = back.outputs.stats
         assert stats is not None and stats.ids() == want.ids()
         for name, array in want.arrays.items():
             np.testing.assert_array_equal(stats.arrays[name], array, err_msg=name)
     back = read_run(bare)
     assert back.model_dump() == result.model_dump()
-    assert back.records is None and back.stats is None
+    assert back.records is None and back.outputs is not None and back.outputs.stats is None
 
 
 def test_a_damaged_run_folder_is_an_input_error(tmp_path: Path) -> None:
@@ -217,3 +233,88 @@ def test_a_damaged_run_folder_is_an_input_error(tmp_path: Path) -> None:
     (tmp_path / layout.RESULTS).write_text("{")
     with pytest.raises(InputError, match=r"results\.json cannot be read"):
         read_run(tmp_path)
+
+
+# ------------------------------------------------------- the result, and what the run produced
+
+
+def test_a_result_is_plain_data_and_its_run_outputs_stand_beside_it(tmp_path: Path) -> None:
+    """EvaluationResult holds what results.json holds and one reference to what its run
+    produced beside it (RunOutputs), which copies share and write_outputs finds; an explicit
+    RunOutputs given to write_outputs is written instead."""
+    import dataclasses
+
+    import pingce
+    from pingce.report import write_outputs
+    from pingce.results import ComparisonResult, EvaluationResult
+    from pingce.runfolder.outputs import RunOutputs
+
+    for model in (EvaluationResult, ComparisonResult):
+        assert set(model.__private_attributes__) == {"_outputs"}
+        assert not [name for name in dir(model) if name.startswith("attach")]
+    result = pingce.evaluate("contract-risk", RISK, bootstrap=0)
+    outputs = result.outputs
+    assert isinstance(outputs, RunOutputs) and outputs.records is result.records
+    assert result.model_copy().outputs is outputs  # a copy shares them
+    plain = EvaluationResult.model_validate_json(result.to_json())
+    assert plain.outputs is None and plain.records is None
+    write_outputs(plain, tmp_path / "plain")
+    assert (tmp_path / "plain" / layout.RECORDS).read_bytes() == b""
+    assert not (tmp_path / "plain" / layout.STATS).exists()
+    write_outputs(plain, tmp_path / "given", outputs)
+    write_outputs(result, tmp_path / "own")
+    for name in (layout.RECORDS, layout.STATS, layout.REPORT_HTML):
+        assert (tmp_path / "given" / name).read_bytes() == (tmp_path / "own" / name).read_bytes()
+    fewer = dataclasses.replace(outputs, records=None, saved=None)
+    write_outputs(result, tmp_path / "fewer", fewer)
+    assert (tmp_path / "fewer" / layout.RECORDS).read_bytes() == b""
+    assert result.outputs is outputs and outputs.records is not None  # untouched
+
+
+def test_a_runs_shard_folder_lasts_as_long_as_its_outputs(tmp_path: Path) -> None:
+    """The shard lifetime (``--engine ray``): the folder goes with the last holder of the
+    outputs (a result and its copies share them) or at release(), and not before."""
+    import gc
+
+    from pingce.results import DataInfo, EvaluationResult, Signature
+    from pingce.runfolder.outputs import RunOutputs, ShardFolder
+
+    shards = ShardFolder.make(tmp_path)
+    folder = Path(shards.path)
+    assert sorted(p.name for p in folder.iterdir()) == [layout.RECORD_SHARDS, layout.STAT_SHARDS]
+    result = EvaluationResult(
+        pingce_version="0",
+        suite="s",
+        n_records=0,
+        metrics={},
+        signature=Signature(
+            seed=0,
+            bootstrap=0,
+            ci_method="bca",
+            ci_level=0.95,
+            similarity=None,
+            zero_division=None,
+            labels=None,
+            metrics={},
+            versions={},
+        ),
+        data=DataInfo(source="-", n_loaded=0, id_field="id"),
+    ).with_outputs(RunOutputs.of_shards(shards, 0))
+    del shards
+    copies = [result.model_copy(), result.model_copy(deep=True)]
+    del result
+    gc.collect()
+    assert folder.is_dir()
+    outputs = copies[1].outputs
+    assert outputs is not None and outputs.stat_shards is not None
+    outputs.release()
+    assert not folder.exists() and outputs.record_shards is None and outputs.stats is None
+    again = ShardFolder.make(tmp_path)
+    kept = RunOutputs.of_shards(again, 0)
+    path = Path(again.path)
+    del again
+    gc.collect()
+    assert path.is_dir()
+    del kept
+    gc.collect()
+    assert not path.exists()

@@ -5,16 +5,18 @@ content of results.json (see CONTRACT.md). Values are full-precision floats or `
 with an ``undefined_reason``; nothing is rounded here, only in reports. The per-record values
 and miss reasons (records.jsonl) are :class:`RecordRows`: arrays made by the engine in its one
 pass over the statistics, never a callback into the metrics. ``pingce.compare`` returns a
-:class:`ComparisonResult` (comparison.json). ``to_pandas()`` and ``record_frame()`` give the same
+:class:`ComparisonResult` (comparison.json). What a run or a comparison produced beside its
+result (rows, saved statistics, the model's answers, shards) is not part of it: the result
+holds one reference to it (``outputs``, :mod:`pingce.runfolder.outputs`), which its copies share
+and :func:`pingce.report.write_outputs` finds; how the files are written and read back is
+:mod:`pingce.runfolder`'s. ``to_pandas()`` and ``record_frame()`` give the same
 numbers as pandas DataFrames (:mod:`pingce.frames`; pandas imported only then).
 """
 
 from __future__ import annotations
 
 import json
-import shutil
-import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -34,7 +36,7 @@ from .sampling import SamplingInfo
 if TYPE_CHECKING:
     import pandas as pd
 
-    from .runfolder.stats import SavedStats
+    from .runfolder.outputs import ComparisonOutputs, RunOutputs
 
 __all__ = [
     "ComparisonResult",
@@ -45,27 +47,10 @@ __all__ = [
     "MetricComparison",
     "MetricResult",
     "RecordRows",
-    "ShardFolder",
     "Signature",
     "SignificanceTest",
     "SliceResult",
 ]
-
-
-class ShardFolder:
-    """A folder of a run's shards (``--engine ray``), removed with the last result that holds
-    it (a result and its copies, shallow or deep, share it) or at :meth:`remove`."""
-
-    def __init__(self, path: str) -> None:
-        self.path = path
-        self._remove = weakref.finalize(self, shutil.rmtree, path, True)
-
-    def remove(self) -> None:
-        """Remove the folder now (once)."""
-        self._remove()
-
-    def __deepcopy__(self, memo: dict[int, Any]) -> ShardFolder:
-        return self  # a copy of a result shares its folder on disk
 
 
 _JSON = ConfigDict(ser_json_inf_nan=NON_FINITE)
@@ -341,85 +326,36 @@ class EvaluationResult(_Plain):
         None, description="Seconds spent in each phase of the run (with --profile)."
     )
 
-    _records: RecordRows | None = PrivateAttr(default=None)
-    _stats: SavedStats | Callable[[], SavedStats] | None = PrivateAttr(default=None)
-    _predictions: list[dict[str, Any]] | None = PrivateAttr(default=None)
-    _record_shards: Any = PrivateAttr(default=None)
-    _stat_shards: Any = PrivateAttr(default=None)
-    _shard_folder: ShardFolder | None = PrivateAttr(default=None)
+    _outputs: RunOutputs | None = PrivateAttr(default=None)
 
     def value(self, name: str) -> float | None:
         """Shortcut: the value of metric ``name``."""
         return self.metrics[name].value
 
-    def attach_records(self, rows: RecordRows) -> None:
-        """Attach the per-record values and reasons (the engine does, once per run)."""
-        self._records = rows
+    def with_outputs(self, outputs: RunOutputs) -> EvaluationResult:
+        """This result (a shallow copy) holding a reference to what its run produced beside it
+        (the engine returns its result so: :mod:`pingce.runfolder.outputs`)."""
+        linked = self.model_copy()
+        linked._outputs = outputs
+        return linked
+
+    @property
+    def outputs(self) -> RunOutputs | None:
+        """What the run produced beside this result (per-record rows, saved statistics, the
+        model's answers, ``--engine ray``'s shards: :class:`pingce.runfolder.outputs.
+        RunOutputs`), shared by its copies; None for a result made from results.json alone."""
+        return self._outputs
 
     @property
     def records(self) -> RecordRows | None:
         """Per-record values and miss reasons, by column (None for a result read from JSON)."""
-        return self._records
-
-    def attach_record_shards(self, folder: Any) -> None:
-        """Attach the folder of Parquet shards of per-record values (``--engine ray``: each
-        piece's workers write ``part-NNNNN.parquet``; the outputs' ``records/``)."""
-        self._record_shards = folder
-
-    @property
-    def record_shards(self) -> Any:
-        """The folder of the run's per-record Parquet shards (``--engine ray``), or None."""
-        return self._record_shards
-
-    def attach_stat_shards(self, folder: Any) -> None:
-        """Attach the folder of the run's saved statistics as shards (``--engine ray``: each
-        piece's worker writes ``part-NNNNN.npz``; the outputs' ``stats/``): :attr:`stats` joins
-        them when first asked for (the engine attaches that too: :meth:`attach_stats`)."""
-        self._stat_shards = folder
-
-    @property
-    def stat_shards(self) -> Any:
-        """The folder of the run's saved statistics as shards (``--engine ray``), or None."""
-        return self._stat_shards
-
-    def attach_shard_folder(self, folder: ShardFolder) -> None:
-        """Hold the folder of the run's shards (``--engine ray``): it lasts as long as this
-        result or a copy of it does."""
-        self._shard_folder = folder
-
-    def release_shards(self) -> None:
-        """Remove the folder of the run's shards now (``--engine ray``; the written outputs
-        hold links to them), for this result and its copies: :attr:`record_shards` and
-        :attr:`stat_shards` are None after, and :attr:`stats` too unless it was read. Nothing
-        to do for a local run."""
-        if self._shard_folder is None:
-            return
-        self._shard_folder.remove()
-        self._shard_folder = self._record_shards = self._stat_shards = None
-        if callable(self._stats):
-            self._stats = None
-
-    def attach_predictions(self, records: list[dict[str, Any]]) -> None:
-        """Attach the input records with the model's answers (``--model``; the engine does)."""
-        self._predictions = records
+        return None if self._outputs is None else self._outputs.records
 
     @property
     def predictions(self) -> list[dict[str, Any]] | None:
         """The records the model answered, its answers filled (predictions.jsonl; None when
         the run did not call the model)."""
-        return self._predictions
-
-    def attach_stats(self, stats: SavedStats | Callable[[], SavedStats]) -> None:
-        """Attach the per-record statistic blocks as plain arrays, or what makes them when they
-        are first asked for (the engine does)."""
-        self._stats = stats
-
-    @property
-    def stats(self) -> SavedStats | None:
-        """The per-record statistic blocks (stats.npz; None for a result read from JSON)."""
-        if callable(self._stats):
-            self._stats = self._stats()
-        return self._stats
+        return None if self._outputs is None else self._outputs.predictions
 
     def record_values(self) -> list[dict[str, Any]]:
         """Per-record values and miss reasons (what records.jsonl holds), as dictionaries of
@@ -428,9 +364,8 @@ class EvaluationResult(_Plain):
 
     def record_values_iter(self) -> Iterator[dict[str, Any]]:
         """The rows of records.jsonl, one at a time."""
-        if self._records is None:
-            return iter(())
-        return self._records.iter_rows()
+        rows = self.records
+        return iter(()) if rows is None else rows.iter_rows()
 
     def to_json(self) -> str:
         """results.json text: indented, UTF-8 characters kept as they are."""
@@ -480,13 +415,14 @@ class EvaluationResult(_Plain):
         pandas."""
         from .frames import record_frame
 
-        if self._records is None:
+        rows = self.records
+        if rows is None:
             raise ValueError(
                 "this result holds no per-record rows (results.json does not carry them): "
                 "pingce.evaluate(...).record_frame() has them, or read records.jsonl with "
                 'pandas.read_json("records.jsonl", lines=True)'
             )
-        return record_frame("EvaluationResult.record_frame()", self._records, fields)
+        return record_frame("EvaluationResult.record_frame()", rows, fields)
 
 
 class SignificanceTest(_Plain):
@@ -580,32 +516,26 @@ class ComparisonResult(_Plain):
     notes: list[str] = Field(default_factory=list)
     profile: dict[str, float] | None = None
 
-    _sides: tuple[RecordRows, RecordRows] | Callable[[], tuple[RecordRows, RecordRows]] | None = (
-        PrivateAttr(default=None)
-    )
+    _outputs: ComparisonOutputs | None = PrivateAttr(default=None)
 
-    def attach_records(
-        self,
-        candidate: RecordRows | Callable[[], tuple[RecordRows, RecordRows]],
-        baseline: RecordRows | None = None,
-    ) -> None:
-        """Attach both sides' per-record rows, the same records in the same order (or what
-        makes both when they are first asked for): comparison.html lists the records that
-        flipped from them. The engine does, for both ways of comparing."""
-        if callable(candidate):
-            self._sides = candidate
-            return
-        if baseline is None or candidate.n != baseline.n:
-            raise ValueError("both sides' rows must hold the same records")
-        self._sides = (candidate, baseline)
+    def with_outputs(self, outputs: ComparisonOutputs) -> ComparisonResult:
+        """This result (a shallow copy) holding a reference to both sides' per-record rows
+        (:class:`pingce.runfolder.outputs.ComparisonOutputs`; the engine returns it so)."""
+        linked = self.model_copy()
+        linked._outputs = outputs
+        return linked
+
+    @property
+    def outputs(self) -> ComparisonOutputs | None:
+        """Both sides' per-record rows, paired, as the comparison made them (None for a result
+        read from comparison.json)."""
+        return self._outputs
 
     @property
     def records(self) -> tuple[RecordRows, RecordRows] | None:
-        """The candidate's and the baseline's per-record rows, paired (None when none were
-        attached, as for a result read from comparison.json)."""
-        if callable(self._sides):
-            self._sides = self._sides()
-        return self._sides
+        """The candidate's and the baseline's per-record rows, paired (None when the comparison
+        made none, as for a result read from comparison.json)."""
+        return None if self._outputs is None else self._outputs.records
 
     def to_json(self) -> str:
         """comparison.json text: indented, UTF-8 characters kept as they are."""

@@ -20,11 +20,8 @@ import codecs
 import itertools
 import os
 import pickle
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, replace
-from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -33,10 +30,9 @@ from .._version import __version__
 from ..errors import EmptyInputError, InputError, OptionError
 from ..options import RunOptions
 from ..progress import ProgressHook, no_progress
-from ..results import DataInfo, EvaluationResult, ShardFolder
+from ..results import DataInfo, EvaluationResult
 from ..runfolder.layout import RECORD_SHARDS, STAT_SHARDS, part_file
-from ..runfolder.records import records_in_memory
-from ..runfolder.stats import read_stat_shards
+from ..runfolder.outputs import RunOutputs, ShardFolder
 from .fields import field_map
 from .merge import (
     Merger,
@@ -388,10 +384,8 @@ def evaluate_on_ray(
     # the workers' shards: per-record values (records/*.parquet) and statistics (stats/*.npz),
     # linked (or copied) into the outputs when written (a cluster of several machines needs
     # this folder on a file system they share: --ray-scratch)
-    shards_to = os.path.abspath(tempfile.mkdtemp(prefix="pingce-shards-", dir=options.ray_scratch))
+    shards = ShardFolder.make(options.ray_scratch)
     try:
-        for folder in (RECORD_SHARDS, STAT_SHARDS):
-            os.mkdir(os.path.join(shards_to, folder))
         result = _run(
             ray,
             suite,
@@ -401,7 +395,7 @@ def evaluate_on_ray(
             paths,
             notes,
             workers,
-            shards_to,
+            shards.path,
             advance,
             timer,
             asked=judged is not None,
@@ -409,14 +403,14 @@ def evaluate_on_ray(
         if judged is not None:  # what the judge phase did (the pieces read it from the cache)
             result.similarity = judged
             result.failures.judge = int(judged.get("failures", 0))  # distinct pairs, once
+        # the shards live as long as the result's outputs (or a copy), or until release()
+        outputs = RunOutputs.of_shards(shards, result.n_records)
     except BaseException:
-        shutil.rmtree(shards_to, ignore_errors=True)
+        shards.remove()
         raise
     if profile is not None:
         result.profile = timer.ordered()
-    # the shards live as long as the result (or a copy), or until result.release_shards()
-    result.attach_shard_folder(ShardFolder(shards_to))
-    return result
+    return result.with_outputs(outputs)
 
 
 def _run(
@@ -508,14 +502,6 @@ def _run(
     )
     if merged.similarity is not None:
         result.similarity = merged.similarity
-    rows_to = os.path.join(shards_to, RECORD_SHARDS)
-    result.attach_record_shards(rows_to)
-    stats_to = os.path.join(shards_to, STAT_SHARDS)
-    result.attach_stat_shards(stats_to)
-    result.attach_stats(partial(read_stat_shards, stats_to))  # joined when a comparison asks
-    rows = records_in_memory(rows_to, merged.n)  # the report's per-record drill-down
-    if rows is not None:
-        result.attach_records(rows)
     return result
 
 

@@ -26,6 +26,7 @@ from ..errors import OptionError, SuiteError
 from ..options import SUITE, RunOptions
 from ..progress import ProgressHook, no_progress
 from ..results import ComparisonResult, EvaluationResult
+from ..runfolder.outputs import ComparisonOutputs
 from ..runfolder.stats import SavedStats
 from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
@@ -203,7 +204,7 @@ def _differences(mine: dict[str, str], theirs: dict[str, str]) -> str:
 
 
 def _stats_of(result: EvaluationResult, label: str) -> SavedStats:
-    stats = result.stats
+    stats = None if result.outputs is None else result.outputs.stats
     if stats is None:
         raise OptionError(
             f"run {label} has no saved per-record statistics (stats.npz, written by every "
@@ -248,7 +249,7 @@ def compare_runs(
     profile: Profile | None = None,
 ) -> ComparisonResult:
     """Compare two runs of one suite from their saved per-record statistics
-    (``result.stats``: a result of :func:`pingce.evaluate`, or one read from a run's
+    (``result.outputs.stats``: a result of :func:`pingce.evaluate`, or one read from a run's
     folder with its stats.npz).
 
     ``suite``: the runs' suite (default: the built-in suite of their name); ``labels``: how the
@@ -332,7 +333,8 @@ def compare_runs(
         and rows_c.n == saved_c.manifest["n"]
         and rows_b.n == saved_b.manifest["n"]
     ):
-        result.attach_records(rows_c.take(pairing.candidate), rows_b.take(pairing.baseline))
+        sides = (rows_c.take(pairing.candidate), rows_b.take(pairing.baseline))
+        result = result.with_outputs(ComparisonOutputs(sides))
     if profile is not None:
         result.profile = timer.ordered()
     return result

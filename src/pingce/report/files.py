@@ -10,6 +10,7 @@ from .._json import json_texts
 from ..results import ComparisonResult, EvaluationResult, RecordRows
 from ..runfolder import layout
 from ..runfolder.atomic import Staging, atomic_files
+from ..runfolder.outputs import RunOutputs
 from ..runfolder.records import write_records
 from .html import render_comparison_html, write_html
 from .markdown import render_comparison_markdown, render_markdown
@@ -17,35 +18,46 @@ from .markdown import render_comparison_markdown, render_markdown
 __all__ = ["write_comparison", "write_outputs"]
 
 
-def write_outputs(result: EvaluationResult, out: str | os.PathLike[str]) -> dict[str, Path]:
-    """Write the output files into ``out`` (created if needed) and return their paths.
+def write_outputs(
+    result: EvaluationResult,
+    out: str | os.PathLike[str],
+    outputs: RunOutputs | None = None,
+) -> dict[str, Path]:
+    """Write the output files into ``out`` (created if needed) and return their paths: the
+    result's, and those of what its run produced beside it (``outputs``: by default the
+    result's own, :attr:`EvaluationResult.outputs`; nothing of the kind for a result made from
+    results.json alone: no records.jsonl rows, no stats.npz).
 
     Files are written into a staging folder inside ``out`` first and moved into place only when
     all of them are complete, so an interrupted run never leaves half a result behind; a folder
     that cannot be written, or a failure while writing (a full disk), is an
     :class:`~pingce.errors.OutputError` with the path and the reason, and leaves nothing
     (:mod:`pingce.runfolder.atomic`)."""
+    if outputs is None:
+        outputs = result.outputs or RunOutputs()
+    elif outputs is not result.outputs:  # the reports read the rows given
+        result = result.with_outputs(outputs)
     with atomic_files(out) as staging:
-        _write_outputs(result, staging)
+        _write_outputs(result, outputs, staging)
     return staging.placed()
 
 
-def _write_outputs(result: EvaluationResult, staging: Staging) -> None:
+def _write_outputs(result: EvaluationResult, outputs: RunOutputs, staging: Staging) -> None:
     staging.write_text(layout.RESULTS, result.to_json() + "\n")
     staging.replaces(*layout.ROWS)  # never another run's rows or statistics
-    shards = result.record_shards
+    shards = outputs.record_shards
     if shards is None:
-        write_records(result.records, staging.path(layout.RECORDS))
+        write_records(outputs.records, staging.path(layout.RECORDS))
     staging.write_text(layout.REPORT_MD, render_markdown(result))
     write_html(result, staging.path(layout.REPORT_HTML))
     if shards is not None:  # --engine ray: the workers' Parquet shards
         staging.link_tree(layout.RECORD_SHARDS, shards)
-    if result.stat_shards is not None:  # --engine ray: the workers' stats shards
-        staging.link_tree(layout.STAT_SHARDS, result.stat_shards)
-    elif result.stats is not None:  # (a result read from results.json alone has no blocks)
-        result.stats.save(staging.path(layout.STATS))
-    if result.predictions is not None:
-        records = result.predictions
+    if outputs.stat_shards is not None:  # --engine ray: the workers' stats shards
+        staging.link_tree(layout.STAT_SHARDS, outputs.stat_shards)
+    elif outputs.stats is not None:  # (a result read from results.json alone has no blocks)
+        outputs.stats.save(staging.path(layout.STATS))
+    if outputs.predictions is not None:
+        records = outputs.predictions
         with open(staging.path(layout.PREDICTIONS), "wb") as handle:
             for start in range(0, len(records), 4096):  # integers beyond 64 bits too
                 lines = json_texts(records[start : start + 4096])
@@ -63,7 +75,7 @@ def write_comparison(
     the path of comparison.json. All are made first, in a staging folder, and renamed into place
     only then (a failure: an :class:`~pingce.errors.OutputError`, nothing left). The page lists
     the records that flipped when both sides' per-record rows are given (by default, those
-    attached to the result: :attr:`ComparisonResult.records`)."""
+    the comparison made: :attr:`ComparisonResult.records`)."""
     if candidate is None and baseline is None and result.records is not None:
         candidate, baseline = result.records
     with atomic_files(out) as staging:

@@ -7,12 +7,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..errors import InputError
 from ..runfolder import layout
 from ..runfolder.atomic import atomic_files
-from ..runfolder.reader import read_run
-from .html import write_html
-from .markdown import render_markdown
+from ..runfolder.reader import read_comparison, read_run
+from .html import render_comparison_html, write_html
+from .markdown import render_comparison_markdown, render_markdown
 
 __all__ = ["rewrite_comparison", "rewrite_reports"]
 
@@ -35,15 +34,7 @@ def rewrite_comparison(
     """Write comparison.html and comparison.md of the comparison in ``folder`` (its
     comparison.json) into ``out`` (default: the folder itself); the paths written. The page
     lists no flipped records: comparison.json holds no per-record rows."""
-    from ..results import ComparisonResult
-    from .html import render_comparison_html
-    from .markdown import render_comparison_markdown
-
-    source = Path(folder) / "comparison.json"
-    try:
-        result = ComparisonResult.model_validate_json(source.read_bytes())
-    except ValueError as exc:
-        raise InputError(f"comparison.json cannot be read: {exc}", source=str(source)) from None
+    result = read_comparison(folder)
     with atomic_files(Path(out) if out is not None else Path(folder)) as staging:
         page = render_comparison_html(result, None, None)
         staging.write_text(layout.COMPARISON_HTML, page)

@@ -1,6 +1,6 @@
 """A run read back from its folder: results.json, records.jsonl or records/ (Parquet shards),
 stats.npz or stats/ (a stats.npz a piece), for ``pingce report RUN`` and ``pingce compare RUN_A
-RUN_B``."""
+RUN_B``; and a comparison's comparison.json."""
 
 from __future__ import annotations
 
@@ -11,17 +11,18 @@ from functools import partial
 from pathlib import Path
 
 from ..errors import InputError
-from ..results import EvaluationResult, RecordRows
+from ..results import ComparisonResult, EvaluationResult, RecordRows
 from . import layout
+from .outputs import RunOutputs
 from .records import read_jsonl, records_in_memory
 from .stats import SavedStats, read_stat_shards
 
-__all__ = ["read_run"]
+__all__ = ["read_comparison", "read_run"]
 
 
 def read_run(folder: str | os.PathLike[str]) -> EvaluationResult:
     """The result of the run whose outputs are in ``folder``, with what the run wrote beside it
-    attached: its per-record rows (records.jsonl, or ``--engine
+    (:attr:`EvaluationResult.outputs`): its per-record rows (records.jsonl, or ``--engine
     ray``'s records/ up to :data:`.records.RECORDS_IN_MEMORY` records) and its saved per-record
     statistics (stats.npz, or ``--engine ray``'s stats/ joined, read when first asked for)."""
     path = Path(folder)
@@ -32,13 +33,11 @@ def read_run(folder: str | os.PathLike[str]) -> EvaluationResult:
         result = EvaluationResult.model_validate_json(results.read_bytes())
     except ValueError as exc:
         raise InputError(f"results.json cannot be read: {exc}", source=str(results)) from None
-    rows = _read_rows(path, list(result.metrics), result.n_records)
-    if rows is not None:
-        result.attach_records(rows)
-    stats = _stats(path)
-    if stats is not None:
-        result.attach_stats(stats)
-    return result
+    return result.with_outputs(
+        RunOutputs(
+            records=_read_rows(path, list(result.metrics), result.n_records), saved=_stats(path)
+        )
+    )
 
 
 def _read_rows(path: Path, metrics: list[str], n: int) -> RecordRows | None:
@@ -72,3 +71,12 @@ def _read_stats(path: Path) -> SavedStats:
         return SavedStats.load(path)
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:  # not a run's stats.npz
         raise InputError(f"{path.name} cannot be read: {exc}", source=str(path)) from None
+
+
+def read_comparison(folder: str | os.PathLike[str]) -> ComparisonResult:
+    """The comparison whose comparison.json is in ``folder`` (it holds no per-record rows)."""
+    source = Path(folder) / layout.COMPARISON_JSON
+    try:
+        return ComparisonResult.model_validate_json(source.read_bytes())
+    except ValueError as exc:
+        raise InputError(f"comparison.json cannot be read: {exc}", source=str(source)) from None
