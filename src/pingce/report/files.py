@@ -6,12 +6,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .._json import json_texts
 from ..results import ComparisonResult, EvaluationResult, RecordRows
 from ..runfolder import layout
 from ..runfolder.atomic import Staging, atomic_files
 from ..runfolder.outputs import RunOutputs
-from ..runfolder.records import write_records
+from ..runfolder.records import write_predictions, write_records
 from .html import render_comparison_html, write_html
 from .markdown import render_comparison_markdown, render_markdown
 
@@ -57,11 +56,7 @@ def _write_outputs(result: EvaluationResult, outputs: RunOutputs, staging: Stagi
     elif outputs.stats is not None:  # (a result read from results.json alone has no blocks)
         outputs.stats.save(staging.path(layout.STATS))
     if outputs.predictions is not None:
-        records = outputs.predictions
-        with open(staging.path(layout.PREDICTIONS), "wb") as handle:
-            for start in range(0, len(records), 4096):  # integers beyond 64 bits too
-                lines = json_texts(records[start : start + 4096])
-                handle.writelines(line + b"\n" for line in lines)
+        write_predictions(outputs.predictions, staging.path(layout.PREDICTIONS))
 
 
 def write_comparison(

@@ -1,9 +1,9 @@
 """records.jsonl, the per-record values and miss reasons of a run (:class:`pingce.results.
 RecordRows`), written and read: :func:`jsonl_lines` makes the text a column at a time,
 :func:`write_records` writes the file (in halves on two cores), :func:`read_jsonl` makes the
-lines columns again. One line a record: ``{"id":..,"line":..,"fields":{..},"values":{..}}`` and,
-when the record missed a metric, ``"misses":{"metric":"reason"}``; a NaN value is null
-(:mod:`pingce._json`)."""
+lines columns again; and predictions.jsonl (:func:`write_predictions`). One line a record:
+``{"id":..,"line":..,"fields":{..},"values":{..}}`` and, when the record missed a metric,
+``"misses":{"metric":"reason"}``; a NaN value is null (:mod:`pingce._json`)."""
 
 from __future__ import annotations
 
@@ -32,6 +32,7 @@ __all__ = [
     "read_jsonl",
     "read_record_shards",
     "records_in_memory",
+    "write_predictions",
     "write_record_shard",
     "write_records",
 ]
@@ -115,6 +116,15 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
         {k: np.asarray(v, dtype=np.float64) for k, v in values.items()},
         {k: np.asarray(v, dtype=object) for k, v in misses.items()},
     )
+
+
+def write_predictions(records: Sequence[dict[str, Any]], path: Path) -> None:
+    """predictions.jsonl: the records the model answered (``--model``), one JSON line each, as
+    they were read with the answers filled (integers beyond 64 bits too: :mod:`pingce._json`)."""
+    with open(path, "wb") as handle:
+        for start in range(0, len(records), 4096):
+            lines = json_texts(records[start : start + 4096])
+            handle.writelines(line + b"\n" for line in lines)
 
 
 def write_records(rows: RecordRows | None, path: Path) -> None:
