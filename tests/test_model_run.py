@@ -605,9 +605,9 @@ def test_saved_statistics_keep_the_model_failures(server: LoopbackServer, tmp_pa
 
     server.rule = fail_paris
     result = run_model(server, tmp_path / "c.sqlite3")
-    assert result.stats is not None
+    assert result.outputs is not None and result.outputs.stats is not None
     plan = plan_run("function-call", RunOptions(bootstrap=0))
-    blocks = saved_blocks(result.stats, plan)
+    blocks = saved_blocks(result.outputs.stats, plan)
     again = policed_value(plan.metrics["fn_acc_all"], blocks[plan.keys["fn_acc_all"]], "null")
     assert again.undefined_reason == result.metrics["fn_acc_all"].undefined_reason
     assert again.model_failed_records == 1

@@ -7,6 +7,7 @@ pieces. The second half runs the same on a local Ray cluster, started once for t
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import math
@@ -18,8 +19,8 @@ import numpy as np
 import pytest
 
 import pingce
-import pingce.record_shards as record_shards
 import pingce.report
+import pingce.runfolder.records as record_shards
 from pingce.engine.merge import (
     finish,
     jackknife_pass,
@@ -32,6 +33,7 @@ from pingce.engine.pipeline import plan_run
 from pingce.engine.shards import count_lines, expand_paths, number_pieces, open_piece, plan_pieces
 from pingce.errors import InputError, OptionError
 from pingce.options import RunOptions
+from pingce.runfolder.layout import part_files
 
 from .cli_run import run_pingce
 
@@ -280,7 +282,7 @@ def test_stats_shards_join_into_the_local_runs_saved_statistics(suite: str, tmp_
     each unit whole; and a comparison of the two is exactly 0."""
     from pingce.engine.runs import compare_runs, pair_records
     from pingce.engine.saved import saved_blocks
-    from pingce.stat_shards import read_stat_shards
+    from pingce.runfolder.stats import read_stat_shards
 
     data, extra = SUITES[suite]
     slices = ("contract_type",) if suite == "contract-risk" else ()
@@ -295,7 +297,8 @@ def test_stats_shards_join_into_the_local_runs_saved_statistics(suite: str, tmp_
         run_shard(plan, open_piece(plan, piece), stats_to=str(tmp_path / f"part-{k:05d}.npz"))
     joined = read_stat_shards(tmp_path)
     result = pingce.evaluate(suite, data, bootstrap=0, **extra)
-    want = result.stats
+    assert result.outputs is not None
+    want = result.outputs.stats
     assert want is not None and joined.manifest["n"] == want.manifest["n"]
     pairing = pair_records(joined, want)  # also: each unit holds the same records in both
     assert pairing.candidate.shape[0] == want.manifest["n"] and not pairing.only_baseline
@@ -320,7 +323,8 @@ def test_stats_shards_join_into_the_local_runs_saved_statistics(suite: str, tmp_
         ]
         np.testing.assert_array_equal(names[0][pairing.candidate], names[1][pairing.baseline])
     twin = pingce.evaluate(suite, data, bootstrap=0, **extra)
-    twin.attach_stats(joined)
+    assert twin.outputs is not None
+    twin = twin.with_outputs(dataclasses.replace(twin.outputs, saved=joined))
     compared = compare_runs(twin, result, RunOptions(bootstrap=50, **extra))
     deltas = [m.delta for m in compared.metrics.values() if m.delta is not None]
     assert deltas and all(d == 0 for d in deltas)
@@ -354,7 +358,7 @@ def test_shards_are_read_in_piece_order_past_five_digits(tmp_path: Path) -> None
     for i in (3, 100001, 99999, 100000, 10001):
         (tmp_path / f"part-{i:05d}.npz").write_bytes(b"")
     (tmp_path / "part-00007.parquet").write_bytes(b"")
-    names = [p.name for p in record_shards.part_files(tmp_path, ".npz")]
+    names = [p.name for p in part_files(tmp_path, ".npz")]
     assert names == [f"part-{i:05d}.npz" for i in (3, 10001, 99999, 100000, 100001)]
 
 
@@ -594,8 +598,8 @@ def test_ray_writes_per_record_values_as_parquet_shards_that_read_back(
 ) -> None:
     """records/part-*.parquet hold what records.jsonl holds for a local run, record for record
     (ids, lines, fields, values, reasons); the report of the folder reads them back."""
-    from pingce.record_shards import read_record_shards
-    from pingce.report.rewrite import read_run
+    from pingce.runfolder.reader import read_run
+    from pingce.runfolder.records import read_record_shards
 
     data, extra = SUITES["contract-risk"]
     ray_out, local_out, scratch = tmp_path / "ray", tmp_path / "local", tmp_path / "scratch"
@@ -603,7 +607,8 @@ def test_ray_writes_per_record_values_as_parquet_shards_that_read_back(
     result = pingce.evaluate(
         "contract-risk", str(data), engine="ray", bootstrap=0, ray_scratch=str(scratch), **extra
     )
-    assert Path(result.record_shards).parent.parent == scratch  # the workers wrote there
+    assert result.outputs is not None and result.outputs.record_shards is not None
+    assert Path(result.outputs.record_shards).parent.parent == scratch  # the workers wrote there
     pingce.report.write_outputs(result, ray_out)
     pingce.evaluate("contract-risk", data, out=local_out, bootstrap=0, **extra)
     parts = sorted((ray_out / "records").glob("part-*.parquet"))

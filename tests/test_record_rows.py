@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 import pingce
 from pingce.records import ParseFailure
 from pingce.results import RecordRows
+from pingce.runfolder.records import jsonl_lines, read_jsonl
 
 SCALARS = st.one_of(
     st.none(),
@@ -83,7 +84,7 @@ def expected_text(rows: RecordRows) -> bytes:
 @settings(max_examples=400, deadline=None)
 @given(rows=record_rows(), chunk=st.integers(min_value=1, max_value=4))
 def test_records_jsonl_is_orjson_of_each_row(rows: RecordRows, chunk: int) -> None:
-    assert b"".join(rows.iter_jsonl(rows=chunk)) == expected_text(rows)
+    assert b"".join(jsonl_lines(rows, chunk=chunk)) == expected_text(rows)
 
 
 def test_every_part_of_a_row_in_order() -> None:
@@ -94,7 +95,7 @@ def test_every_part_of_a_row_in_order() -> None:
         values={"accuracy": np.array([1.0, 0.0]), "mean": np.array([np.nan, -0.0])},
         misses={"accuracy": np.array([None, "gold 低, predicted 高"], dtype=object)},
     )
-    text = b"".join(rows.iter_jsonl())
+    text = b"".join(jsonl_lines(rows))
     assert text == expected_text(rows)
     assert text.decode("utf-8").splitlines() == [
         '{"id":"r1","line":3,"fields":{"gold":"高","score":0.5},'
@@ -107,10 +108,10 @@ def test_every_part_of_a_row_in_order() -> None:
 @settings(max_examples=100, deadline=None)
 @given(rows=record_rows(), cut=st.integers(min_value=0, max_value=12))
 def test_a_range_of_records_jsonl_is_that_part_of_the_text(rows: RecordRows, cut: int) -> None:
-    lines = b"".join(rows.iter_jsonl()).splitlines(keepends=True)
+    lines = b"".join(jsonl_lines(rows)).splitlines(keepends=True)
     cut = min(cut, rows.n)
-    assert b"".join(rows.iter_jsonl(rows=2, stop=cut)) == b"".join(lines[:cut])
-    assert b"".join(rows.iter_jsonl(rows=3, start=cut)) == b"".join(lines[cut:])
+    assert b"".join(jsonl_lines(rows, chunk=2, stop=cut)) == b"".join(lines[:cut])
+    assert b"".join(jsonl_lines(rows, chunk=3, start=cut)) == b"".join(lines[cut:])
 
 
 def _many_rows(n: int) -> RecordRows:
@@ -131,14 +132,14 @@ def test_records_jsonl_written_in_halves_is_the_whole_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, processes: str
 ) -> None:
     from pingce import _halves
-    from pingce.report.files import write_records
+    from pingce.runfolder.records import write_records
 
     monkeypatch.setattr(_halves, "MINIMUM", 10)
     monkeypatch.setenv("PINGCE_PROCESSES", processes)  # "2": the child writes the second half
     rows = _many_rows(5001)
     path = tmp_path / "records.jsonl"
     write_records(rows, path)
-    assert path.read_bytes() == b"".join(rows.iter_jsonl())
+    assert path.read_bytes() == b"".join(jsonl_lines(rows))
     assert [p.name for p in tmp_path.iterdir()] == ["records.jsonl"]  # no part left behind
     write_records(None, path)
     assert path.read_bytes() == b""
@@ -175,7 +176,7 @@ def test_records_jsonl_read_back_pads_columns_seen_on_some_lines_only() -> None:
         {"id": "d", "line": 5, "fields": {"y": [1]}, "values": {}},
     ]
     text = [orjson.dumps(r) + b"\n" for r in rows]
-    read = RecordRows.from_jsonl([*text[:2], b"\n", *text[2:]], "records.jsonl")
+    read = read_jsonl([*text[:2], b"\n", *text[2:]], "records.jsonl")
     assert read.ids == ["a", None, "c", "d"]
     assert read.lines.tolist() == [1, 2, 3, 5]
     assert read.fields["x"].tolist() == [1, None, 2, None]
@@ -184,7 +185,7 @@ def test_records_jsonl_read_back_pads_columns_seen_on_some_lines_only() -> None:
     np.testing.assert_array_equal(read.values["n"], [np.nan, np.nan, 0.5, np.nan])
     assert read.misses["m"].tolist() == [None, "why", None, None]
     with pytest.raises(pingce.InputError) as raised:
-        RecordRows.from_jsonl([text[0], b"{not json\n"], "records.jsonl")
+        read_jsonl([text[0], b"{not json\n"], "records.jsonl")
     assert raised.value.line == 2 and raised.value.source == "records.jsonl"
 
 

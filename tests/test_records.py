@@ -14,9 +14,10 @@ import orjson
 import pytest
 
 from pingce import readers as readers_module
+from pingce._json import json_texts
 from pingce.errors import InputError
 from pingce.labels import RISK_LEVELS, LabelScale
-from pingce.records import FieldSpec, json_texts, load_records, parse_path
+from pingce.records import FieldSpec, load_records, parse_path
 
 RISK_SPECS = [
     FieldSpec("gold_level", "label", scale=RISK_LEVELS),

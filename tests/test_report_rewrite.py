@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pingce
-from pingce.report.rewrite import read_run
+from pingce.runfolder.reader import read_run
 from tests.cli_run import run_pingce
 
 EXAMPLE = Path(pingce.__file__).parent / "examples" / "function_points" / "records.jsonl"

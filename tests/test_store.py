@@ -563,7 +563,7 @@ def test_stats_npz_gives_back_the_blocks_values_and_intervals(
     from pingce.engine.saved import saved_blocks
     from pingce.options import run_options
     from pingce.progress import no_progress
-    from pingce.results import SavedStats
+    from pingce.runfolder.stats import SavedStats
 
     result = pingce.evaluate(suite, data, out=tmp_path, **options)
     saved = SavedStats.load(tmp_path / "stats.npz")
@@ -655,7 +655,7 @@ def test_statistics_the_same_for_every_record_are_kept_once_with_the_same_number
 def test_stats_npz_of_earlier_versions_with_text_ids_is_still_read(tmp_path: Path) -> None:
     import numpy as np
 
-    from pingce.results import SavedStats
+    from pingce.runfolder.stats import SavedStats
 
     pingce.evaluate("contract-risk", CONTRACT, out=tmp_path, bootstrap=0)
     saved = SavedStats.load(tmp_path / "stats.npz")

@@ -9,8 +9,9 @@ Every command that writes files goes through here: ``pingce run``, ``compare``, 
   :class:`~pingce.errors.OutputError` naming the path and the system's reason), not after an
   hour of judge calls. The folders made for the check are removed again if the command then
   fails (:meth:`OutputPlace.discard`, while they are empty): a failed command leaves nothing.
-* While writing (:func:`staged`): the files are made in a hidden staging folder inside the
-  output folder and renamed into place once all are complete. A failure while writing (a full
+* While writing (:func:`pingce.runfolder.atomic.atomic_files`, the one writer): the files are
+  made in a hidden staging folder inside the output folder and renamed into place once all are
+  complete. A failure while writing (a full
   disk) is an :class:`~pingce.errors.OutputError` too (:func:`output_place`), the staging folder
   removed. The staging folder's name carries its owner (``.pingce-HOST-PID-START-...``,
   :class:`pingce._processes.Owner`): a process killed while writing (SIGKILL) cannot remove it,
@@ -24,7 +25,6 @@ import os
 import re
 import shutil
 import stat
-import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
@@ -42,7 +42,6 @@ __all__ = [
     "output_place",
     "prepare_out",
     "remove_stale",
-    "staged",
 ]
 
 STAGING_PREFIX = ".pingce-"
@@ -182,17 +181,6 @@ def output_place(out: str | os.PathLike[str], *, file: bool = False) -> Iterator
         except OSError as exc:
             what = "output file" if file else "output folder"
             raise output_error(what, out, exc, "writing failed") from None
-
-
-@contextmanager
-def staged(folder: Path) -> Iterator[Path]:
-    """A new staging folder in ``folder`` (named after this process), removed at the end
-    whatever happens; the caller renames the finished files out of it."""
-    staging = Path(tempfile.mkdtemp(prefix=f"{STAGING_PREFIX}{this_process().tag}-", dir=folder))
-    try:
-        yield staging
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def remove_stale(folder: str | os.PathLike[str]) -> list[str]:

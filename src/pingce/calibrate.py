@@ -12,7 +12,6 @@ matching pair scores above a non-matching one, ties counting half) compares back
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
 import os
 from dataclasses import dataclass
@@ -22,12 +21,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._defaults import DEFAULT_SIMILARITY
-from ._outputs import STAGING_PREFIX, output_place
-from ._processes import this_process
+from ._json import dumps_indented
 from .engine.similarities import BackendChoice, score_pairs
 from .errors import InputError
 from .progress import ProgressHook, no_progress
 from .records import FieldSpec, load_records
+from .runfolder.atomic import atomic_files
 
 if TYPE_CHECKING:
     from .similarity.base import SimilarityBackend
@@ -174,19 +173,14 @@ def calibrate(
 
 
 def write_calibration(result: CalibrationResult, path: str | os.PathLike[str]) -> Path:
-    """Write ``result`` as JSON to ``path``, all or nothing (a temporary file in the same folder,
-    named after this process, then a rename): an interrupted write leaves the old file, or none;
-    a path that cannot be written is an :class:`~pingce.errors.OutputError` (path, reason)."""
+    """Write ``result`` as JSON to ``path``, all or nothing (:mod:`pingce.runfolder.atomic`: a
+    staging folder beside it, named after this process, then a rename): an interrupted write
+    leaves the old file, or none; a path that cannot be written is an
+    :class:`~pingce.errors.OutputError` (path, reason)."""
     target = Path(path)
-    text = json.dumps(result.to_dict(), ensure_ascii=False, indent=2, allow_nan=False) + "\n"
-    with output_place(target, file=True):
-        temporary = target.with_name(f"{STAGING_PREFIX}{this_process().tag}-calibration.tmp")
-        try:
-            temporary.write_text(text, encoding="utf-8")
-            os.replace(temporary, target)
-        except BaseException:
-            temporary.unlink(missing_ok=True)
-            raise
+    text = dumps_indented(result.to_dict()) + "\n"
+    with atomic_files(target, file=True) as staging:
+        staging.write_text(target.name, text)
     return target
 
 

@@ -13,8 +13,6 @@ reading one line at a time).
 from __future__ import annotations
 
 import dataclasses
-import json
-import math
 import operator
 import os
 import re
@@ -26,7 +24,6 @@ from itertools import chain, repeat
 from typing import Any, Literal
 
 import numpy as np
-import orjson
 
 from ._collector import collector_paused
 from .errors import EmptyInputError, InputError
@@ -51,7 +48,6 @@ __all__ = [
     "ParseFailure",
     "Table",
     "json_equal_key",
-    "json_texts",
     "load_records",
     "missing_field",
     "parse_path",
@@ -204,90 +200,6 @@ def json_equal_key(value: Any) -> Hashable:
     if isinstance(value, dict):
         return ("object", frozenset((k, json_equal_key(v)) for k, v in value.items()))
     return ("other", repr(value))
-
-
-_NUMERIC = (np.dtype(np.float64), np.dtype(np.int64))
-_COMMA_FREE = {int, float, bool, type(None)}
-"""Types whose JSON texts hold no comma: a list of them is serialised whole, then split."""
-_GAP = "\x00"
-"""Put between the values of a list serialised whole: its JSON text ``"\\u0000"`` is a string
-of its own, so where it occurs only as often as it was put in, it marks where values end."""
-_GAP_TEXT = orjson.dumps(_GAP)
-_CUT = b"\x00"
-"""A byte orjson never writes (it escapes the character): where a text is cut in pieces."""
-
-
-def json_texts(values: Sequence[Any] | np.ndarray, prefix: bytes = b"") -> list[bytes]:
-    """``prefix`` followed by ``orjson.dumps(value)`` for each value (NaN and infinities: null;
-    an array of float64 or int64 gives the texts of its elements as Python numbers), from one
-    orjson call for the whole list where the values allow: a call per value costs several
-    times as much, and each result holds a few kilobytes of room. Values orjson cannot write
-    (an integer beyond 64 bits, valid JSON that a record may hold) go through the standard
-    library's encoder instead."""
-    try:
-        return _json_texts(values, prefix)
-    except TypeError:
-        if isinstance(values, np.ndarray):
-            values = values.tolist()
-        return [prefix + _standard_json(value) for value in values]
-
-
-def _standard_json(value: Any) -> bytes:
-    """The compact JSON text of a value by the standard library (NaN and infinities: null)."""
-    return json.dumps(
-        _finite(value), ensure_ascii=False, separators=(",", ":"), default=_as_orjson_would
-    ).encode("utf-8")
-
-
-def _as_orjson_would(value: Any) -> Any:
-    """What orjson writes for values the standard encoder does not know: a dataclass as an
-    object of its fields (but those whose name starts with an underscore, as orjson leaves them
-    out: a call's cached text), a numpy number as a number; anything else as its text."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        fields = dataclasses.fields(value)
-        return _finite({f.name: getattr(value, f.name) for f in fields if f.name[0] != "_"})
-    if isinstance(value, np.generic):
-        return _finite(value.item())
-    return str(value)
-
-
-def _finite(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {k: _finite(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_finite(v) for v in value]
-    return value
-
-
-def _json_texts(values: Sequence[Any] | np.ndarray, prefix: bytes) -> list[bytes]:
-    if isinstance(values, np.ndarray) and values.dtype in _NUMERIC and values.ndim == 1:
-        if not values.size:
-            return []
-        numbers = orjson.dumps(np.ascontiguousarray(values), option=orjson.OPT_SERIALIZE_NUMPY)
-        return _cut(numbers[1:-1], b",", prefix)
-    if not isinstance(values, list):
-        values = values.tolist() if isinstance(values, np.ndarray) else list(values)
-    if not values:
-        return []
-    if set(map(type, values)) <= _COMMA_FREE:
-        return _cut(orjson.dumps(values)[1:-1], b",", prefix)
-    spaced: list[Any] = [_GAP] * (2 * len(values) - 1)
-    spaced[::2] = values
-    text = orjson.dumps(spaced)
-    if text.count(_GAP_TEXT) == len(values) - 1:  # no value holds the gap itself
-        return _cut(text[1:-1], b"," + _GAP_TEXT + b",", prefix)
-    return _cut(b"".join(map(_cut_before, values)), _CUT, prefix)[1:]
-
-
-def _cut(text: bytes, separator: bytes, prefix: bytes) -> list[bytes]:
-    """``text`` split at ``separator``, each piece with ``prefix`` before it."""
-    return (prefix + text.replace(separator, _CUT + prefix)).split(_CUT)
-
-
-def _cut_before(value: Any) -> bytes:
-    return _CUT + orjson.dumps(value)
 
 
 class InsideError(ValueError):

@@ -19,8 +19,8 @@ from .engine.runs import compare_runs
 from .errors import OptionError
 from .options import RunOptions
 from .progress import ProgressHook
-from .report.rewrite import read_run
 from .results import ComparisonResult, EvaluationResult
+from .runfolder.reader import read_run
 from .store import RunInfo, StoreError, run_folder
 
 __all__ = ["RunRef", "compare_stored", "read_stored"]
@@ -32,8 +32,9 @@ RunRef = str | os.PathLike[str] | EvaluationResult
 def read_stored(
     ref: RunRef, store: str | os.PathLike[str] | None = None, label: str = "run"
 ) -> tuple[str, EvaluationResult, RunInfo | None]:
-    """How a comparison names the run, its result (rows and saved statistics attached) and
-    what the store holds of it (None for a folder or a result)."""
+    """How a comparison names the run, its result (with its rows and saved statistics:
+    :attr:`EvaluationResult.outputs`) and what the store holds of it (None for a folder or a
+    result)."""
     if isinstance(ref, EvaluationResult):
         return label, ref, None
     try:

@@ -168,7 +168,8 @@ def run(
             try:
                 paths = write_outputs(result, target)
             finally:  # --engine ray: the workers' shards, linked into the outputs by now
-                result.release_shards()  # (the process ends at once: no finaliser would run)
+                if result.outputs is not None:  # (the process ends at once: no finaliser runs)
+                    result.outputs.release()
             written = time.perf_counter() - start
         except PingceError as exc:
             fail(exc)

@@ -34,6 +34,7 @@ from ..results import (
     RecordRows,
     SignificanceTest,
 )
+from ..runfolder.outputs import ComparisonOutputs
 from ..stats import approximate_randomisation, holm, mcnemar_exact, paired_intervals
 from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
@@ -213,10 +214,10 @@ def compare_suite(
             *(f"baseline: {note}" for note in statistic_notes([blocks_b])),
         ],
     )
-    result.attach_records(partial(_both_rows, plan, (table_c, table_b), (blocks_c, blocks_b)))
     if profile is not None:
         result.profile = timer.ordered()
-    return result
+    sides = partial(_both_rows, plan, (table_c, table_b), (blocks_c, blocks_b))
+    return result.with_outputs(ComparisonOutputs(sides))
 
 
 def _both_rows(

@@ -20,8 +20,6 @@ import codecs
 import itertools
 import os
 import pickle
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import asdict, replace
 from typing import TYPE_CHECKING, Any
@@ -33,8 +31,9 @@ from ..errors import EmptyInputError, InputError, OptionError
 from ..option_table import ray_refused
 from ..options import RunOptions
 from ..progress import ProgressHook, no_progress
-from ..record_shards import records_in_memory
-from ..results import DataInfo, EvaluationResult, ShardFolder
+from ..results import DataInfo, EvaluationResult
+from ..runfolder.layout import RECORD_SHARDS, STAT_SHARDS, part_file
+from ..runfolder.outputs import RunOutputs, ShardFolder
 from .fields import field_map
 from .merge import (
     Merger,
@@ -145,8 +144,8 @@ class _Pieces:
 
     def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
         piece = Piece(**pickle.loads(row["piece"]))
-        rows_to = os.path.join(self.shards_to, "records", f"part-{row['i']:05d}.parquet")
-        stats_to = os.path.join(self.shards_to, "stats", f"part-{row['i']:05d}.npz")
+        rows_to = part_file(os.path.join(self.shards_to, RECORD_SHARDS), row["i"], ".parquet")
+        stats_to = part_file(os.path.join(self.shards_to, STAT_SHARDS), row["i"], ".npz")
         reading = open_piece(self.plan, piece)
         try:
             shard, blocks = run_shard(self.plan, reading, rows_to, stats_to, file=piece.file)
@@ -380,10 +379,8 @@ def evaluate_on_ray(
     # the workers' shards: per-record values (records/*.parquet) and statistics (stats/*.npz),
     # linked (or copied) into the outputs when written (a cluster of several machines needs
     # this folder on a file system they share: --ray-scratch)
-    shards_to = os.path.abspath(tempfile.mkdtemp(prefix="pingce-shards-", dir=options.ray_scratch))
+    shards = ShardFolder.make(options.ray_scratch)
     try:
-        for folder in ("records", "stats"):
-            os.mkdir(os.path.join(shards_to, folder))
         result = _run(
             ray,
             suite,
@@ -393,7 +390,7 @@ def evaluate_on_ray(
             paths,
             notes,
             workers,
-            shards_to,
+            shards.path,
             advance,
             timer,
             asked=judged is not None,
@@ -401,14 +398,14 @@ def evaluate_on_ray(
         if judged is not None:  # what the judge phase did (the pieces read it from the cache)
             result.similarity = judged
             result.failures.judge = int(judged.get("failures", 0))  # distinct pairs, once
+        # the shards live as long as the result's outputs (or a copy), or until release()
+        outputs = RunOutputs.of_shards(shards, result.n_records)
     except BaseException:
-        shutil.rmtree(shards_to, ignore_errors=True)
+        shards.remove()
         raise
-    # the shards live as long as the result (or a copy), or until result.release_shards()
-    result.attach_shard_folder(ShardFolder(shards_to))
     if profile is not None:
         result.profile = timer.ordered()
-    return result
+    return result.with_outputs(outputs)
 
 
 def _run(
@@ -500,12 +497,6 @@ def _run(
     )
     if merged.similarity is not None:
         result.similarity = merged.similarity
-    rows_to = os.path.join(shards_to, "records")
-    result.attach_record_shards(rows_to)
-    result.attach_stat_shards(os.path.join(shards_to, "stats"))  # joined when a comparison asks
-    rows = records_in_memory(rows_to, merged.n)  # the report's per-record drill-down
-    if rows is not None:
-        result.attach_records(rows)
     return result
 
 

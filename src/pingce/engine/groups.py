@@ -87,7 +87,7 @@ def _unit_order(key: Hashable) -> tuple[int, str]:
 def unit_sort_keys(table: Table, path: str, units: np.ndarray) -> list[tuple[int, str]]:
     """What :func:`unit_codes` sorted the units by (:func:`_unit_order`), in code order; so that
     units numbered in pieces of the records can be numbered as one table's are
-    (:mod:`pingce.stat_shards`)."""
+    (:mod:`pingce.runfolder.stats`)."""
     column = table.column(path)
     values = column.tolist() if isinstance(column, np.ndarray) else column
     _, first = np.unique(units, return_index=True)

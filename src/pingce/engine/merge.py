@@ -385,8 +385,8 @@ def run_shard(
     part of a file, or records) by the local engine's own functions, and what it adds to the
     run; with the shard's blocks per scope when BCa will need the jackknife pass. ``rows_to``:
     a Parquet file to write the shard's per-record values and reasons to
-    (:mod:`pingce.record_shards`); ``stats_to``: a stats.npz to write its per-record statistics
-    to (:mod:`pingce.stat_shards`); ``file``: in a run over several files, the number of the
+    (:mod:`pingce.runfolder.records`); ``stats_to``: a stats.npz to write its per-record statistics
+    to (:mod:`pingce.runfolder.stats`); ``file``: in a run over several files, the number of the
     shard's file (its records without an id are keyed by it and their line in the bootstrap)."""
     from ..progress import no_progress
     from .groups import unit_codes
@@ -414,7 +414,7 @@ def run_shard(
     if scored is not None:
         shard.signature = scored.signature
     if rows_to is not None:
-        from ..record_shards import write_record_shard
+        from ..runfolder.records import write_record_shard
         from .values import record_rows
 
         write_record_shard(record_rows(plan, table, blocks), table.source, rows_to)

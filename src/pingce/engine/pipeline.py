@@ -36,6 +36,7 @@ from ..results import (
     Signature,
     SliceResult,
 )
+from ..runfolder.outputs import RunOutputs
 from ..sampling import SamplingInfo, sample_indices
 from ..stats import Interval, bootstrap_intervals
 from ..suites.build import BuiltSuite, load_suite
@@ -393,7 +394,9 @@ def evaluate_suite(
     progress: ProgressHook | None = None,
     profile: Profile | None = None,
 ) -> EvaluationResult:
-    """Run ``suite`` over ``data`` and return the result (per-record values attached)."""
+    """Run ``suite`` over ``data`` and return the result, holding what the run produced beside
+    it (:attr:`EvaluationResult.outputs`: per-record rows, saved statistics, the model's
+    answers)."""
     options = options or RunOptions()
     if options.engine == "ray":
         from .distributed import evaluate_on_ray
@@ -471,9 +474,12 @@ def evaluate_suite(
     if answered is not None:
         result.model = answered.summary
         result.signature = result.signature.model_copy(update={"model": answered.signature})
-        result.attach_predictions(answered.records)
-    result.attach_records(rows)
-    result.attach_stats(partial(saved_stats, plan, table, blocks, units))
     if profile is not None:
         result.profile = timer.ordered()
-    return result
+    return result.with_outputs(
+        RunOutputs(
+            records=rows,
+            saved=partial(saved_stats, plan, table, blocks, units),
+            predictions=None if answered is None else answered.records,
+        )
+    )

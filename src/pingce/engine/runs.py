@@ -25,7 +25,9 @@ from .._version import __version__
 from ..errors import OptionError, SuiteError
 from ..options import KEEP_SUITE, RunOptions
 from ..progress import ProgressHook, no_progress
-from ..results import ComparisonResult, EvaluationResult, SavedStats
+from ..results import ComparisonResult, EvaluationResult
+from ..runfolder.outputs import ComparisonOutputs
+from ..runfolder.stats import SavedStats
 from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
 from .compare import compare_blocks, slice_entries
@@ -202,7 +204,7 @@ def _differences(mine: dict[str, str], theirs: dict[str, str]) -> str:
 
 
 def _stats_of(result: EvaluationResult, label: str) -> SavedStats:
-    stats = result.stats
+    stats = None if result.outputs is None else result.outputs.stats
     if stats is None:
         raise OptionError(
             f"run {label} has no saved per-record statistics (stats.npz, written by every "
@@ -246,8 +248,9 @@ def compare_runs(
     progress: ProgressHook | None = None,
     profile: Profile | None = None,
 ) -> ComparisonResult:
-    """Compare two runs of one suite from their saved per-record statistics (``result.stats``:
-    a result of :func:`pingce.evaluate`, or one read from a run's folder with its stats.npz).
+    """Compare two runs of one suite from their saved per-record statistics
+    (``result.outputs.stats``: a result of :func:`pingce.evaluate`, or one read from a run's
+    folder with its stats.npz).
 
     ``suite``: the runs' suite (default: the built-in suite of their name); ``labels``: how the
     comparison names the two runs (their names or folders). ``options``: bootstrap, seed,
@@ -330,7 +333,8 @@ def compare_runs(
         and rows_c.n == saved_c.manifest["n"]
         and rows_b.n == saved_b.manifest["n"]
     ):
-        result.attach_records(rows_c.take(pairing.candidate), rows_b.take(pairing.baseline))
+        sides = (rows_c.take(pairing.candidate), rows_b.take(pairing.baseline))
+        result = result.with_outputs(ComparisonOutputs(sides))
     if profile is not None:
         result.profile = timer.ordered()
     return result

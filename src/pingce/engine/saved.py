@@ -15,24 +15,16 @@ from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
-import orjson
 
+from .._json import dumps
 from ..errors import OptionError
 from ..metrics.protocol import LEFT_OUT, MODEL_FAILED, StatBlock
 from ..records import Table
-from ..results import SavedStats
+from ..runfolder.stats import SavedStats, small_codes
 from .groups import slice_keys, unit_sort_keys
 from .plan import Plan
 
-__all__ = ["match_keys", "saved_blocks", "saved_stats", "small_codes"]
-
-
-def small_codes(codes: np.ndarray, width: int) -> np.ndarray:
-    """One-hot ``codes`` into a ``width``-vector in the smallest unsigned type that holds them."""
-    for dtype in (np.uint8, np.uint16, np.uint32):
-        if width <= np.iinfo(dtype).max + 1:
-            return codes.astype(dtype, copy=False)
-    return codes
+__all__ = ["match_keys", "saved_blocks", "saved_stats"]
 
 
 def saved_stats(
@@ -50,9 +42,7 @@ def saved_stats(
     arrays: dict[str, np.ndarray] = {
         # one JSON text (null for a record without an id) as bytes: a tenth of the memory and
         # the file of a fixed-width text array, which a million ids would make 28 MB of
-        "ids_json": np.frombuffer(
-            orjson.dumps([None if i is None else str(i) for i in ids]), np.uint8
-        ),
+        "ids_json": np.frombuffer(dumps([None if i is None else str(i) for i in ids]), np.uint8),
         "lines": np.asarray(table.lines, dtype=np.int64),
     }
     match_by: list[str] = []
@@ -74,24 +64,7 @@ def saved_stats(
     names: dict[Hashable, str] = {}
     for k, (key, block) in enumerate(blocks.items()):
         name = names[key] = f"s{k}"
-        if block.codes is not None:
-            arrays[f"{name}.codes"] = small_codes(block.codes, block.width)
-        elif block.rows is not None and block.rows.ndim == 2 and block.rows.strides[0] == 0:
-            arrays[f"{name}.row"] = np.array(block.rows[0])  # the same row for every record
-        else:
-            assert block.rows is not None
-            arrays[f"{name}.rows"] = np.asarray(block.rows)
-        for part, mask in (("scope", block.scope), ("unparsed", block.unparsed)):
-            if mask is not None:
-                arrays[f"{name}.{part}"] = np.asarray(mask, dtype=bool)
-        left_out = block.reasons.get(LEFT_OUT)
-        if left_out is not None:
-            arrays[f"{name}.left_out"] = np.array([r is not None for r in left_out], dtype=bool)
-        model_failed = block.reasons.get(MODEL_FAILED)
-        if model_failed is not None:  # of those left out, the records the model did not answer
-            arrays[f"{name}.model_failed"] = np.array(
-                [r is not None for r in model_failed], dtype=bool
-            )
+        arrays.update(_block_arrays(name, block))
         statistics[name] = {
             "key": repr(key),
             "width": block.width,
@@ -123,6 +96,28 @@ def saved_stats(
     return SavedStats(manifest, arrays)
 
 
+def _block_arrays(name: str, block: StatBlock) -> dict[str, np.ndarray]:
+    """The arrays stats.npz keeps of one statistic's block, named ``<name>.<part>``."""
+    arrays: dict[str, np.ndarray] = {}
+    if block.codes is not None:
+        arrays[f"{name}.codes"] = small_codes(block.codes, block.width)
+    elif block.rows is not None and block.rows.ndim == 2 and block.rows.strides[0] == 0:
+        arrays[f"{name}.row"] = np.array(block.rows[0])  # the same row for every record
+    else:
+        assert block.rows is not None
+        arrays[f"{name}.rows"] = np.asarray(block.rows)
+    for part, mask in (("scope", block.scope), ("unparsed", block.unparsed)):
+        if mask is not None:
+            arrays[f"{name}.{part}"] = np.asarray(mask, dtype=bool)
+    left_out = block.reasons.get(LEFT_OUT)
+    if left_out is not None:
+        arrays[f"{name}.left_out"] = np.array([r is not None for r in left_out], dtype=bool)
+    model_failed = block.reasons.get(MODEL_FAILED)
+    if model_failed is not None:  # of those left out, the records the model did not answer
+        arrays[f"{name}.model_failed"] = np.array([r is not None for r in model_failed], dtype=bool)
+    return arrays
+
+
 def match_keys(table: Table, paths: list[str]) -> np.ndarray:
     """Each record's values of the suite's ``match_by`` fields as one JSON text (an array, in
     ``paths`` order), written so that two records' texts are equal exactly when their values
@@ -133,8 +128,7 @@ def match_keys(table: Table, paths: list[str]) -> np.ndarray:
         column = table.column(path)
         columns.append(column.tolist() if isinstance(column, np.ndarray) else list(column))
     texts = [
-        orjson.dumps([_canonical(c[i]) for c in columns], option=orjson.OPT_SORT_KEYS).decode()
-        for i in range(table.n)
+        dumps([_canonical(c[i]) for c in columns], sort_keys=True).decode() for i in range(table.n)
     ]
     return np.array(texts, dtype=str)
 

@@ -31,8 +31,9 @@ import orjson
 
 from .._collector import collector_paused
 from .._constraints import Range
+from .._json import json_texts
 from ..errors import InputError
-from ..records import FieldSpec, Table, json_equal_key, json_texts
+from ..records import FieldSpec, Table, json_equal_key
 from ..similarity.base import Pair
 from ._policy import ZeroDivision, check_zero_division, fill_value, safe_divide
 from .protocol import LEFT_OUT, Context, Metric, StatBlock, Statistic

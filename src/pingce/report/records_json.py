@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import orjson
 
-from ..records import json_texts
+from .._json import json_texts
 from ..results import EvaluationResult, RecordRows
 
 __all__ = [

@@ -1,9 +1,10 @@
-"""Saved per-record statistics as shards: what ``--engine ray`` writes instead of stats.npz
-(``stats/part-NNNNN.npz``, one a piece of the data, each a whole stats.npz of that piece's
-records, written by the worker that scored it), and :func:`joined_stats`, the shards made one
-:class:`pingce.results.SavedStats` again, in piece order: the same arrays the local engine saves
-for the same records, so that ``pingce compare RUN_A RUN_B`` pairs a ray run's records with
-another run's (ray or local) as it pairs two local runs'.
+"""stats.npz, a run's statistic blocks as plain arrays (:class:`SavedStats`: what a later
+comparison pairs without evaluating again; :mod:`pingce.engine.saved` makes it from the blocks
+and blocks of it), written and read; and, from ``--engine ray``, ``stats/part-N.npz`` (a whole
+stats.npz of each piece's records, written by the worker that scored it) joined into one
+(:func:`joined_stats`, :func:`read_stat_shards`): the same arrays the local engine saves for the
+same records, so that ``pingce compare RUN_A RUN_B`` pairs a ray run's records with another
+run's (ray or local) as it pairs two local runs'.
 
 Joining is exact and cheap: codes, rows and masks concatenate; units (each whole in one piece)
 are numbered in sorted order of their values, as one table's are; each ``--slice`` field's
@@ -15,17 +16,87 @@ every paired record).
 from __future__ import annotations
 
 import os
+import zipfile
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import numpy as np
 import orjson
 
-from .engine.saved import small_codes
-from .record_shards import part_files
-from .results import SavedStats
+from .._json import dumps
+from .layout import part_files
 
-__all__ = ["joined_stats", "read_stat_shards"]
+__all__ = ["SavedStats", "joined_stats", "read_stat_shards", "small_codes"]
+
+
+def small_codes(codes: np.ndarray, width: int) -> np.ndarray:
+    """One-hot ``codes`` into a ``width``-vector in the smallest unsigned type that holds them."""
+    for dtype in (np.uint8, np.uint16, np.uint32):
+        if width <= np.iinfo(dtype).max + 1:
+            return codes.astype(dtype, copy=False)
+    return codes
+
+
+@dataclass
+class SavedStats:
+    """A run's per-record statistic blocks as plain arrays: the content of stats.npz, what a
+    later comparison pairs without evaluating again (:mod:`pingce.engine.saved` makes it from
+    the blocks and makes blocks of it).
+
+    ``manifest`` is JSON-able: ``format``, ``n`` (records), ``suite``, ``statistics`` (per
+    statistic name ``s0``, ``s1``...: ``key`` (the statistic's identity, as text), ``width``,
+    ``layout`` (``codes`` or ``rows``), ``decomposable``, ``counts``), ``metrics`` (each
+    metric's and table's statistic name), ``unit`` (the unit field, or None) and ``slices``
+    (per slice field, its values in code order), and ``match_by`` when ``match`` is kept.
+
+    ``arrays``: ``ids_json`` (the ids as one JSON array in UTF-8 bytes, null for a record
+    without one; files of earlier versions hold ``ids``, a text array instead) and
+    ``ids_missing`` (marks records without an id; then ``match``, in a suite with ``match_by``
+    fields, holds each record's values of them as a JSON array), ``lines``, ``units`` (unit
+    codes, in a unit suite), per statistic ``<name>.codes`` or ``<name>.rows`` (or
+    ``<name>.row``: one row that every record shares) and, when present, ``<name>.scope``,
+    ``<name>.unparsed``, ``<name>.left_out`` (boolean masks), and ``slice.<field>`` (a code per
+    record into that slice field's values)."""
+
+    FORMAT: ClassVar[int] = 1
+
+    manifest: dict[str, Any]
+    arrays: dict[str, np.ndarray]
+
+    @classmethod
+    def load(cls, path: Any) -> SavedStats:
+        """Read stats.npz (no pickled objects: plain arrays and the manifest as JSON text)."""
+        with np.load(path, allow_pickle=False) as archive:
+            arrays = {name: archive[name] for name in archive.files}
+        manifest = orjson.loads(str(arrays.pop("manifest")))
+        if manifest.get("format") != cls.FORMAT:
+            raise ValueError(f"{path}: stats.npz format {manifest.get('format')} is not known")
+        return cls(manifest, arrays)
+
+    def save(self, path: Any) -> None:
+        """Write stats.npz: every array as ``<name>.npy`` and the manifest as JSON text
+        (``manifest.npy``), in an uncompressed zip that ``numpy.load`` reads without pickles.
+        The members carry a fixed date, so the same statistics give the same bytes."""
+        members = {"manifest": np.array(dumps(self.manifest).decode("utf-8"))}
+        members.update(self.arrays)
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as zf:
+            for name, array in members.items():
+                info = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+                with zf.open(info, "w", force_zip64=True) as member:
+                    np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+
+    def ids(self) -> list[str | None]:
+        """The records' ids (None for a record without one)."""
+        if "ids_json" in self.arrays:
+            return list(orjson.loads(self.arrays["ids_json"].tobytes()))
+        ids: list[str | None] = self.arrays["ids"].tolist()  # written by earlier versions
+        missing = self.arrays.get("ids_missing")
+        if missing is not None:
+            for i in np.flatnonzero(missing).tolist():
+                ids[i] = None
+        return ids
+
 
 _DEFAULTS = {"scope": True, "unparsed": False, "left_out": False, "model_failed": False}
 """Each mask's value for the records of a piece that kept none (what its absence means)."""
@@ -51,9 +122,7 @@ def joined_stats(parts: Sequence[SavedStats]) -> SavedStats:
                 raise ValueError(f"the stats shards disagree on {field}: not pieces of one run")
     sizes = [int(p.manifest["n"]) for p in parts]
     arrays: dict[str, np.ndarray] = {
-        "ids_json": np.frombuffer(
-            orjson.dumps([i for p in parts for i in p.ids()]), dtype=np.uint8
-        ),
+        "ids_json": np.frombuffer(dumps([i for p in parts for i in p.ids()]), dtype=np.uint8),
         "lines": np.concatenate([p.arrays["lines"] for p in parts]),
     }
     manifest: dict[str, Any] = {**first, "n": sum(sizes)}

@@ -1,0 +1,392 @@
+"""records.jsonl, the per-record values and miss reasons of a run (:class:`pingce.results.
+RecordRows`), written and read: :func:`jsonl_lines` makes the text a column at a time,
+:func:`write_records` writes the file (in halves on two cores), :func:`read_jsonl` makes the
+lines columns again; and predictions.jsonl (:func:`write_predictions`). One line a record:
+``{"id":..,"line":..,"fields":{..},"values":{..}}`` and, when the record missed a metric,
+``"misses":{"metric":"reason"}``; a NaN value is null (:mod:`pingce._json`)."""
+
+from __future__ import annotations
+
+import operator
+import os
+import shutil
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import repeat
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+import orjson
+
+from .._collector import collector_paused
+from .._halves import in_halves
+from .._json import dumps, json_texts
+from ..errors import InputError
+from ..results import RecordRows
+from .layout import part_files
+
+__all__ = [
+    "RECORDS_IN_MEMORY",
+    "jsonl_lines",
+    "read_jsonl",
+    "read_record_shards",
+    "records_in_memory",
+    "write_predictions",
+    "write_record_shard",
+    "write_records",
+]
+
+
+def jsonl_lines(
+    rows: RecordRows, chunk: int = 4096, start: int = 0, stop: int | None = None
+) -> Iterator[bytes]:
+    """The text of records.jsonl, ``chunk`` lines at a time: byte for byte
+    ``orjson.dumps(row) + b"\\n"`` for each row of :meth:`RecordRows.iter_rows`, but made a
+    column at a time (one orjson call per column, values that repeat serialised once, neighbouring
+    columns of few distinct values joined once per distinct combination) instead of a
+    dictionary per record. ``start`` and ``stop``: only the records in that range (a line
+    depends on its own record alone, so the text of a range is that part of the whole)."""
+    columns, closing = _row_template(
+        [
+            b'{"id":',
+            rows.ids,
+            b',"line":',
+            rows.lines,
+            b',"fields":{',
+            *_members(rows.fields),
+            b'},"values":{',
+            *_members(rows.values),
+            b"}",
+        ]
+    )
+    misses = [(dumps(name) + b":", column) for name, column in rows.misses.items()]
+    end = rows.n if stop is None else min(stop, rows.n)
+    for first in range(start, end, chunk):
+        last = min(first + chunk, end)
+        with collector_paused():  # many small containers, no cycles
+            pieces = [_fragments(column[first:last], text) for text, column in columns]
+            pieces.extend(_endings(closing, misses, first, last))
+            merged = _merged(pieces, last - first)
+            text = b"".join(map(b"".join, zip(*merged, strict=True)))
+        yield text
+
+
+def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
+    """The lines of records.jsonl (:func:`jsonl_lines`) back into columns; ``source`` names
+    them in the error of a line that is not JSON."""
+    ids: list[str | None] = []
+    numbers: list[int] = []
+    fields: dict[str, list[Any]] = {}
+    values: dict[str, list[float]] = {}
+    misses: dict[str, list[Any]] = {}
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise InputError(f"not valid JSON ({exc})", source=source, line=number) from None
+        i = len(ids)
+        ids.append(row.get("id"))
+        numbers.append(int(row.get("line") or number))
+        # a column first seen on this line is padded for the lines before it (made only
+        # then: a default built on every line would make reading quadratic in the lines)
+        for column, data in (("fields", fields), ("misses", misses)):
+            for key, value in (row.get(column) or {}).items():
+                if key not in data:
+                    data[key] = [None] * i
+                data[key].append(value)
+        for key, value in (row.get("values") or {}).items():
+            if key not in values:
+                values[key] = [np.nan] * i
+            values[key].append(np.nan if value is None else value)
+        n = i + 1
+        for data in (fields, misses):
+            for column_values in data.values():
+                if len(column_values) < n:
+                    column_values.append(None)
+        for floats in values.values():
+            if len(floats) < n:
+                floats.append(np.nan)
+    return RecordRows(
+        ids,
+        np.asarray(numbers, dtype=np.int64),
+        {k: np.asarray(v, dtype=object) for k, v in fields.items()},
+        {k: np.asarray(v, dtype=np.float64) for k, v in values.items()},
+        {k: np.asarray(v, dtype=object) for k, v in misses.items()},
+    )
+
+
+def write_predictions(records: Sequence[dict[str, Any]], path: Path) -> None:
+    """predictions.jsonl: the records the model answered (``--model``), one JSON line each, as
+    they were read with the answers filled (integers beyond 64 bits too: :mod:`pingce._json`)."""
+    with open(path, "wb") as handle:
+        for start in range(0, len(records), 4096):
+            lines = json_texts(records[start : start + 4096])
+            handle.writelines(line + b"\n" for line in lines)
+
+
+def write_records(rows: RecordRows | None, path: Path) -> None:
+    """records.jsonl: with many records on an idle two-core Linux machine, the second half of
+    the lines made and written by a forked child process into a file of its own while this
+    process writes the first half (:func:`pingce._halves.in_halves` decides; the lines of a
+    record depend on that record alone), then appended (by the kernel, without a copy through
+    Python). The bytes are those of one process writing every line."""
+    if rows is None:
+        path.write_bytes(b"")
+        return
+
+    def write(part: Sequence[int]) -> str:
+        start, stop = (part[0], part[-1] + 1) if len(part) else (0, 0)
+        name = f"{path.name}.{start}-{stop}"
+        with open(path.with_name(name), "wb") as handle:
+            for text in jsonl_lines(rows, start=start, stop=stop):
+                handle.write(text)
+        return name
+
+    first, *rest = in_halves(write, range(rows.n))
+    os.replace(path.with_name(first), path)
+    for name in rest:
+        with open(path, "r+b") as whole, open(path.with_name(name), "rb") as part:
+            whole.seek(0, os.SEEK_END)
+            if not _copied_in_kernel(part, whole):
+                shutil.copyfileobj(part, whole)
+        os.remove(path.with_name(name))
+
+
+def _copied_in_kernel(source: BinaryIO, target: BinaryIO) -> bool:
+    """Append all of ``source`` at ``target``'s position with ``os.copy_file_range`` (no copy
+    through Python); False, with nothing written, where it is not available."""
+    copy = getattr(os, "copy_file_range", None)
+    if copy is None:
+        return False
+    size = os.fstat(source.fileno()).st_size
+    done = 0
+    try:
+        while done < size:
+            sent = copy(source.fileno(), target.fileno(), size - done, done)
+            if sent == 0:
+                raise OSError("copy_file_range copied nothing")
+            done += sent
+    except OSError:
+        if done:
+            raise
+        return False
+    return True
+
+
+# ------------------------------------------------------------ --engine ray: Parquet shards
+# records/part-N.parquet, one a piece of the data, written by the worker that scored it. One row
+# a record: ``record`` is its records.jsonl line, byte for byte, beside ``id``, ``line``, ``file``
+# and one ``value.<metric>`` column a metric (null where undefined) for queries that read a
+# column; :func:`read_record_shards` reads the lines back by :func:`read_jsonl`.
+
+VALUE = "value."
+RECORDS_IN_MEMORY = 1_000_000
+"""Up to this many records, a ray run's per-record rows are also read back into memory (its
+``result.records``, the table of report.html, when run and in ``pingce report``); beyond, they
+stay in the Parquet shards."""
+
+
+def write_record_shard(rows: RecordRows, source: str, path: str | os.PathLike[str]) -> None:
+    """Write ``rows`` (the records of one piece of ``source``) as one Parquet file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    lines = b"".join(jsonl_lines(rows)).split(b"\n")[: rows.n]
+    columns = {
+        "id": pa.array([None if i is None else str(i) for i in rows.ids], pa.string()),
+        "line": pa.array(np.asarray(rows.lines, dtype=np.int64)),
+        "file": pa.DictionaryArray.from_arrays(
+            pa.array(np.zeros(rows.n, dtype=np.int32)), pa.array([source])
+        ),
+        "record": pa.array(lines, pa.binary()),
+    }
+    for name, column in rows.values.items():
+        values = np.array(column, dtype=np.float64)  # a broadcast view made whole
+        columns[VALUE + name] = pa.array(values, mask=np.isnan(values))
+    pq.write_table(pa.table(columns), path)
+
+
+def read_record_shards(folder: str | os.PathLike[str]) -> RecordRows:
+    """The Parquet shards in ``folder`` (in piece order) as one :class:`RecordRows`."""
+    import pyarrow.parquet as pq
+
+    def lines() -> Iterator[bytes]:
+        for part in part_files(folder, ".parquet"):
+            yield from pq.read_table(part, columns=["record"]).column("record").to_pylist()
+
+    return read_jsonl(lines(), str(folder))
+
+
+def records_in_memory(folder: str | os.PathLike[str], n: int) -> RecordRows | None:
+    """The shards in ``folder`` (of a run of ``n`` records) read back, or None beyond
+    :data:`RECORDS_IN_MEMORY` records."""
+    return read_record_shards(folder) if n <= RECORDS_IN_MEMORY else None
+
+
+# ------------------------------------------------------ the column writer of jsonl_lines
+
+
+@dataclass
+class _Coded:
+    """A column of row texts as the distinct texts and a code per row (``texts[code]``)."""
+
+    texts: list[bytes]
+    codes: np.ndarray
+
+    def rows(self) -> list[bytes]:
+        out: list[bytes] = _objects(self.texts)[self.codes].tolist()
+        return out
+
+    def then(self, other: _Coded, limit: int) -> _Coded | None:
+        """This column's text followed by ``other``'s, as one column; None when the rows hold
+        more than ``limit`` distinct combinations."""
+        width = len(other.texts)
+        pairs = self.codes * width + other.codes
+        seen = np.zeros(len(self.texts) * width, dtype=bool)
+        seen[pairs] = True
+        combinations = np.flatnonzero(seen)
+        if len(combinations) > limit:
+            return None
+        renumber = np.cumsum(seen) - 1
+        texts = [self.texts[c // width] + other.texts[c % width] for c in combinations.tolist()]
+        return _Coded(texts, renumber[pairs])
+
+
+Pieces = list[bytes] | _Coded
+
+
+def _merged(pieces: list[Pieces], n: int) -> list[list[bytes]]:
+    """The row texts of each piece, neighbouring coded pieces joined while their rows hold few
+    distinct combinations (a row is then joined from fewer, shared pieces)."""
+    limit = max(1, n // 4)
+    out: list[list[bytes]] = []
+    group: _Coded | None = None
+    for piece in pieces:
+        if isinstance(piece, _Coded):
+            joined = group.then(piece, limit) if group is not None else piece
+            if joined is None:
+                assert group is not None
+                out.append(group.rows())
+                joined = piece
+            group = joined
+            continue
+        if group is not None:
+            out.append(group.rows())
+            group = None
+        out.append(piece)
+    if group is not None:
+        out.append(group.rows())
+    return out
+
+
+def _endings(
+    closing: bytes, misses: list[tuple[bytes, Any]], start: int, stop: int
+) -> list[Pieces]:
+    """Per row of [start, stop), the pieces after the last column: ``closing``, the metrics the
+    row missed as ``,"misses":{"metric":"reason",...}`` (nothing when none), the end of the row
+    and of its line. Made a metric at a time (a piece per metric, empty where it did not miss).
+    """
+    n = stop - start
+    some = np.zeros(n, dtype=bool)  # the row missed an earlier metric (a comma goes first)
+    entries: list[Pieces] = []
+    for key, column in misses:
+        reasons = column[start:stop]
+        missed = np.fromiter(map(operator.is_not, reasons, repeat(None)), bool, n)
+        if missed.any():
+            entries.append(_entries(reasons, missed, some, key))
+            some |= missed
+    codes = some.astype(np.int64)
+    opening = _Coded([closing, closing + b',"misses":{'], codes)
+    return [opening, *entries, _Coded([b"}\n", b"}}\n"], codes)]
+
+
+def _entries(reasons: np.ndarray, missed: np.ndarray, some: np.ndarray, key: bytes) -> Pieces:
+    """One metric's ``"metric":"reason"`` per row that missed it (after a comma when an earlier
+    metric was missed too), empty where it did not."""
+    texts = np.full(len(reasons), b"", dtype=object)
+    for rows, prefix in ((missed & ~some, key), (missed & some, b"," + key)):
+        if rows.any():
+            texts[rows] = _objects(_rows(_fragments(reasons[rows], prefix)))
+    plain: list[bytes] = texts.tolist()
+    return _coded(plain) or plain
+
+
+def _coded(texts: list[bytes]) -> _Coded | None:
+    """``texts`` as distinct texts and codes, when at most half are distinct (else None)."""
+    found = _distinct_codes(texts)
+    return None if found is None else _Coded(*found)
+
+
+def _distinct_codes(values: list[Any]) -> tuple[list[Any], np.ndarray] | None:
+    """The distinct values and each value's code among them, when at most half of the values
+    are distinct (else None: coding would not pay)."""
+    distinct = list(set(values))
+    if 2 * len(distinct) > len(values):
+        return None
+    index = {value: code for code, value in enumerate(distinct)}
+    return distinct, np.fromiter(map(index.__getitem__, values), np.int64, len(values))
+
+
+def _rows(piece: Pieces) -> list[bytes]:
+    return piece.rows() if isinstance(piece, _Coded) else piece
+
+
+def _objects(items: list[bytes]) -> np.ndarray:
+    """``items`` as an object array (numpy would make fixed-width bytes of a list of bytes)."""
+    out = np.empty(len(items), dtype=object)
+    out[:] = items
+    return out
+
+
+def _members(columns: dict[str, Any]) -> list[bytes | Any]:
+    """The members of a JSON object of columns: each name's text, then its column."""
+    out: list[bytes | Any] = []
+    for k, (name, column) in enumerate(columns.items()):
+        out.extend([(b"," if k else b"") + dumps(name) + b":", column])
+    return out
+
+
+def _row_template(segments: list[bytes | Any]) -> tuple[list[tuple[bytes, Any]], bytes]:
+    """(text before it, column) for each column of ``segments`` (texts and columns in row
+    order, texts merged), and the text after the last column."""
+    columns: list[tuple[bytes, Any]] = []
+    text = b""
+    for segment in segments:
+        if isinstance(segment, bytes):
+            text += segment
+        else:
+            columns.append((text, segment))
+            text = b""
+    return columns, text
+
+
+_SHARED = {str, bool, type(None)}
+"""Types whose values may be serialised once per distinct value: equal values of these types
+serialise alike (unlike 1, 1.0 and True, or 0.0 and -0.0, which compare equal)."""
+
+
+def _fragments(values: Any, prefix: bytes) -> Pieces:
+    """``prefix`` followed by ``orjson.dumps`` of each value, as it appears inside a row (NaN
+    of a float array: null); values that repeat are serialised once (and coded)."""
+    if isinstance(values, np.ndarray):
+        if values.dtype in (np.float64, np.int64):
+            return _number_fragments(values, prefix)
+        values = values.tolist()
+    if set(map(type, values)) <= _SHARED:
+        found = _distinct_codes(values)
+        if found is not None:
+            distinct, codes = found
+            return _Coded(json_texts(distinct, prefix), codes)
+    return json_texts(values, prefix)
+
+
+def _number_fragments(values: np.ndarray, prefix: bytes) -> Pieces:
+    """:func:`_fragments` of a float64 or int64 array: numbers that repeat (a metric of 0 or 1
+    per record, say) serialised once; floats told apart by their bits (0.0 and -0.0 differ)."""
+    distinct, inverse = np.unique(values.view(np.int64), return_inverse=True)
+    if 2 * len(distinct) > len(values):
+        return json_texts(values, prefix)  # orjson writes the numbers as Python's
+    return _Coded(json_texts(distinct.view(values.dtype), prefix), inverse.reshape(-1))
