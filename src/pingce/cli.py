@@ -20,6 +20,7 @@ import click
 
 from ._defaults import BOOTSTRAP_METHODS, DEFAULT_SIMILARITY, OPTION_TYPES
 from ._version import __version__
+from .similarity.registry import backend_help
 
 _STARTED = time.perf_counter()
 """When this module was imported: ``--profile``'s start-up phase runs from here to the engine."""
@@ -353,11 +354,7 @@ def cli() -> None:
     "--similarity",
     default=DEFAULT_SIMILARITY,
     show_default=True,
-    help=(
-        "Similarity backend for semantic metrics: exact, levenshtein, lexical, embedding "
-        "(multilingual Universal Sentence Encoder, offline), embedding:<sentence-transformers "
-        "model or path>, embedding-api:<model>, rerank:<model>, openai:<model>."
-    ),
+    help=backend_help(),
 )
 @click.option(
     "--base-url",
