@@ -27,7 +27,6 @@ from typing import Any
 
 import numpy as np
 
-from ..cache import cache_path
 from ..errors import InputError, OptionError, SuiteError
 from ..metrics.protocol import LEFT_OUT, MODEL_FAILED, StatBlock
 from ..predict import AnswerCache, ChatModel, messages_of, openai_tools, parse_model_name
@@ -43,7 +42,8 @@ from ..readers import (
     path_reading,
 )
 from ..records import Table, parse_path
-from ..similarity.http import RetryPolicy
+from ..remote.cache import cache_path
+from ..remote.http import RetryPolicy
 from ..suites.spec import ModelSpec
 from .fields import field_map
 from .plan import Plan

@@ -14,8 +14,8 @@ import inspect
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..cache import cache_path
 from ..errors import OptionError
+from ..remote.cache import cache_path
 from .names import BackendName, parse_backend_name
 from .registry import backend_classes, keyword_options
 

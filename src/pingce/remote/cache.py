@@ -117,8 +117,8 @@ def buffered_writer(
     put: Callable[[list[T]], None], failed: Callable[[], None]
 ) -> tuple[list[T], Callable[[], None]]:
     """A list to append answered items to, and the function that writes them with ``put`` and
-    empties it (run every 0.2 s and at the end by :func:`pingce.similarity.http.run_workers`,
-    also when SIGINT or SIGTERM stops the calls (:func:`pingce.similarity.http.run_async`): a
+    empties it (run every 0.2 s and at the end by :func:`pingce.remote.http.run_workers`,
+    also when SIGINT or SIGTERM stops the calls (:func:`pingce.remote.http.run_async`): a
     run stopped so loses no answer, one killed by SIGKILL at most the last 0.2 s). A write that
     fails (a locked file) is counted by ``failed`` and tried again, three times; items still
     unwritten wait for the next call."""
