@@ -30,7 +30,6 @@ import numpy as np
 from ..errors import InputError, OptionError, SuiteError
 from ..metrics.protocol import LEFT_OUT, MODEL_FAILED, StatBlock
 from ..predict import AnswerCache, ChatModel, messages_of, openai_tools, parse_model_name
-from ..predict.requests import restore_names
 from ..progress import ProgressHook
 from ..readers import (
     Block,
@@ -44,6 +43,7 @@ from ..readers import (
 from ..records import Table, parse_path
 from ..remote.cache import cache_path
 from ..remote.http import RetryPolicy
+from ..remote.toolcalls import restore_names
 from ..suites.spec import ModelSpec
 from .fields import field_map
 from .plan import Plan
