@@ -265,52 +265,11 @@ def _text_items(text: str) -> list[Any]:
         return []
     if "<tool_call>" in stripped:
         return _tagged_items(stripped)
-    for fence in _FENCE.finditer(stripped):
-        label = fence.group(1)
-        body = fence.group(2).strip()
-        if label.lower() == "json" or (not label and body[:1] in ("{", "[")):
-            try:
-                value = json.loads(body)
-            except ValueError as exc:
-                raise ValueError(
-                    f"the ```{label} block is not JSON ({exc}): {_shown(body)}"
-                ) from None
-            return _answer_items(value)
-    values: list[Any] = []
-    pos = 0
+    fenced = _fenced_items(stripped)
+    if fenced is not None:
+        return fenced
     starts_like_calls = _STARTS_LIKE_CALLS.match(stripped) is not None
-    if starts_like_calls:  # JSON followed by prose
-        try:
-            value, pos = _DECODER.raw_decode(stripped)
-        except ValueError:
-            pass
-        else:
-            values.append(value)
-    for key in _CALL_KEY.finditer(stripped, pos):
-        if key.start() < pos:
-            continue  # inside a value already read
-        # the JSON value holding the key: the first one that opens before it and ends after it
-        for opening in _OPENING.finditer(stripped, pos, key.start() + 1):
-            try:
-                value, end = _DECODER.raw_decode(stripped, opening.start())
-            except ValueError:
-                continue
-            if end > key.start():
-                values.append(value)
-                pos = end
-                break
-        else:
-            start = stripped.rfind("{", pos, key.start() + 1)
-            start = key.start() if start < 0 else start
-            try:
-                _DECODER.raw_decode(stripped, start)
-                reason = "no JSON object holds its key"
-            except ValueError as exc:
-                reason = str(exc)
-            raise ValueError(
-                f"the text holds a function call that is not JSON ({reason}): "
-                f"{_shown(stripped[start:])}"
-            )
+    values = _keyed_values(stripped, starts_like_calls)
     if values:
         return [item for value in values for item in _answer_items(value)]
     if starts_like_calls:
@@ -321,6 +280,65 @@ def _text_items(text: str) -> list[Any]:
                 f"the text starts like JSON but is not JSON ({exc}): {_shown(stripped)}"
             ) from None
     return []  # prose: the model answered without calling a function
+
+
+def _fenced_items(text: str) -> list[Any] | None:
+    """The call items of the first JSON code block (labelled ``json``, or unlabelled and starting
+    with ``{`` or ``[``), which must parse; None when the text has none."""
+    for fence in _FENCE.finditer(text):
+        label = fence.group(1)
+        body = fence.group(2).strip()
+        if label.lower() == "json" or (not label and body[:1] in ("{", "[")):
+            try:
+                value = json.loads(body)
+            except ValueError as exc:
+                raise ValueError(
+                    f"the ```{label} block is not JSON ({exc}): {_shown(body)}"
+                ) from None
+            return _answer_items(value)
+    return None
+
+
+def _keyed_values(text: str, starts_like_calls: bool) -> list[Any]:
+    """The JSON values of the text that hold a call key (and the JSON it starts with, followed
+    by prose); a call key that no JSON value holds is an error."""
+    values: list[Any] = []
+    pos = 0
+    if starts_like_calls:  # JSON followed by prose
+        try:
+            value, pos = _DECODER.raw_decode(text)
+        except ValueError:
+            pass
+        else:
+            values.append(value)
+    for key in _CALL_KEY.finditer(text, pos):
+        if key.start() < pos:
+            continue  # inside a value already read
+        value, pos = _holding_value(text, pos, key.start())
+        values.append(value)
+    return values
+
+
+def _holding_value(text: str, pos: int, key: int) -> tuple[Any, int]:
+    """The JSON value holding the call key at ``key``: the first one after ``pos`` that opens
+    before it and ends after it, and where it ends; else the error saying why there is none."""
+    for opening in _OPENING.finditer(text, pos, key + 1):
+        try:
+            value, end = _DECODER.raw_decode(text, opening.start())
+        except ValueError:
+            continue
+        if end > key:
+            return value, end
+    start = text.rfind("{", pos, key + 1)
+    start = key if start < 0 else start
+    try:
+        _DECODER.raw_decode(text, start)
+        reason = "no JSON object holds its key"
+    except ValueError as exc:
+        reason = str(exc)
+    raise ValueError(
+        f"the text holds a function call that is not JSON ({reason}): {_shown(text[start:])}"
+    )
 
 
 def _tagged_items(text: str) -> list[Any]:
