@@ -19,7 +19,7 @@ import pytest
 
 import pingce
 from pingce.errors import InputError
-from pingce.metrics.calls import parse_calls
+from pingce.remote.toolcalls import parse_calls
 
 from .cli_run import run_pingce
 from .fc_reference import METRICS, fc_reference, score_fn

@@ -32,8 +32,9 @@ from scipy.optimize import linear_sum_assignment
 import pingce
 from pingce import _halves
 from pingce.errors import OptionError
-from pingce.metrics.calls import _dumps, _max_matching, parse_calls
+from pingce.metrics.calls import _max_matching
 from pingce.metrics.calls import _TextPairs as TextPairs
+from pingce.remote.toolcalls import canonical_json, parse_calls
 from pingce.text.bleu import nltk_bleu, nltk_stats_from_matches
 from pingce.text.pairs import clipped_matches, common_ends
 from pingce.text.rouge_reference import (
@@ -364,10 +365,10 @@ def test_json_encoder_equals_json_dumps() -> None:
         {k: random_json(rng) for k in ("x", "y", "名")} for _ in range(3000)
     ]
     for value in values:
-        assert _dumps(value) == json.dumps(value, sort_keys=True, ensure_ascii=False)
+        assert canonical_json(value) == json.dumps(value, sort_keys=True, ensure_ascii=False)
     with pytest.raises(TypeError):
-        _dumps({"a": object()})
-    assert _dumps({"a": 1}) == '{"a": 1}'  # usable again after an error
+        canonical_json({"a": object()})
+    assert canonical_json({"a": 1}) == '{"a": 1}'  # usable again after an error
 
 
 # --- fn_acc_args: the best pairing ------------------------------------------------------------

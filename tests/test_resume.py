@@ -129,7 +129,7 @@ def test_a_run_stopped_by_a_signal_keeps_every_answer_it_received(
 
 STOPPED_CALLS = """
 import asyncio, os, signal, sys, threading
-from pingce.similarity.http import run_async
+from pingce.remote.http import run_async
 {install}
 async def calls():
     try:

@@ -1045,7 +1045,7 @@ def test_judge_goes_through_the_environment_proxy_once_resolved(
 def test_proxy_lookup_honours_no_proxy_and_splits_credentials(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from pingce.similarity.http import _proxy_for
+    from pingce.remote.http import _proxy_for
 
     monkeypatch.setenv("HTTPS_PROXY", "http://user:pa%40ss@proxy.example:3128")
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost,.internal.example")
@@ -1198,8 +1198,8 @@ def test_fake_backend_scores_fails_and_remembers() -> None:
 def test_an_answer_the_reader_chokes_on_is_retried_then_a_failure(server: LoopbackServer) -> None:
     import asyncio
 
+    from pingce.remote.http import RetryPolicy, Session, post_json
     from pingce.similarity.base import BackendStats
-    from pingce.similarity.http import RetryPolicy, Session, post_json
 
     def read(payload: Any) -> float:
         return payload["choices"][0]["message"]["content"].missing_attribute  # type: ignore[no-any-return]

@@ -266,14 +266,15 @@ def test_the_similarity_options_cover_every_backend_option() -> None:
     with the same type as the backend's own signature."""
     import inspect
 
-    from pingce.similarity import _classes, backend_options
+    from pingce.similarity import backend_options
     from pingce.similarity.judge import STRUCTURED_MODES
+    from pingce.similarity.registry import backend_classes
     from pingce.suites.spec import SimilarityOptions
 
     hints = typing.get_type_hints(SimilarityOptions, include_extras=True)
     assert set(hints) == backend_options()
     assert typing.get_args(hints["structured"]) == STRUCTURED_MODES
-    for cls in _classes():
+    for cls in backend_classes():
         for name, param in inspect.signature(cls).parameters.items():
             if name in hints and param.annotation in ("int", "float", "str", "bool"):
                 declared = typing.get_args(hints[name])[0] if _ranges(hints[name]) else hints[name]

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict, get_args, 
 
 from ._constraints import Range
 from ._defaults import BOOTSTRAP_METHODS, DEFAULT_SIMILARITY, OPTION_TYPES
+from .similarity.registry import backend_help
 
 __all__ = [
     "COMMANDS",
@@ -122,10 +123,7 @@ OPTIONS: list[Option] = [
         "similarity",
         str,
         {
-            "run": "Similarity backend for semantic metrics: exact, levenshtein, lexical, "
-            "embedding (multilingual Universal Sentence Encoder, offline), "
-            "embedding:<sentence-transformers model or path>, embedding-api:<model>, "
-            "rerank:<model>, openai:<model>.",
+            "run": backend_help(),  # from the backends' registry
             "compare": "Similarity backend (the names of run --similarity).",
             "calibrate": "Backend to calibrate (names as for run: lexical, embedding, "
             "openai:<model>, ...).",

@@ -8,7 +8,8 @@ the data (or the working directory) is in, every metric's value and interval (al
 each slice) and the output folder.
 
 Two processes may write at once: the database is in WAL mode, each connection waits for a lock
-(``busy_timeout``) and a write that still finds the database locked is tried again. A run given
+(``busy_timeout``) and a write that still finds the database locked is tried again
+(:mod:`pingce._sqlite`, shared with the cache). A run given
 a name (``pingce run --name``) reserves it before any work (:func:`reserve_name`: a row of the
 table ``reservations``, inserted in one transaction), so that a second run of the same name
 started meanwhile stops at once instead of being silently not recorded; recording the run takes
@@ -31,7 +32,6 @@ import glob
 import hashlib
 import json
 import os
-import random
 import sqlite3
 import subprocess
 import time
@@ -40,9 +40,10 @@ from contextlib import closing, contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from ._processes import Owner, this_process
+from ._sqlite import connect, retrying, transaction, use_wal
 from ._version import __version__
 from .errors import OptionError, PingceError
 from .urls import public_url
@@ -72,13 +73,6 @@ __all__ = [
 
 SCHEMA_VERSION = 2
 """The schema this pingce writes (``PRAGMA user_version`` of the file)."""
-
-_TIMEOUT = 30.0
-"""Seconds a connection waits for another's lock before sqlite gives up (``busy_timeout``)."""
-_ATTEMPTS = 8
-"""Writes tried when the database is still locked after that wait."""
-
-T = TypeVar("T")
 
 
 class StoreError(OptionError):
@@ -276,37 +270,7 @@ def _migrate(db: sqlite3.Connection, path: Path) -> None:
             MIGRATIONS[step](db)
         db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
 
-    _transaction(db, steps)
-
-
-def _transaction(db: sqlite3.Connection, work: Callable[[], T]) -> T:
-    """``work()`` in one write transaction (taken at once: ``BEGIN IMMEDIATE``), committed, or
-    rolled back when it raises."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        out = work()
-        db.execute("COMMIT")
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    return out
-
-
-def _locked(exc: sqlite3.OperationalError) -> bool:
-    text = str(exc).lower()
-    return "locked" in text or "busy" in text
-
-
-def _retrying(work: Callable[[], T]) -> T:
-    """``work()``, tried again (after a short random pause) while the database is locked."""
-    for attempt in range(_ATTEMPTS):
-        try:
-            return work()
-        except sqlite3.OperationalError as exc:
-            if not _locked(exc) or attempt == _ATTEMPTS - 1:
-                raise
-            time.sleep(random.uniform(0.05, 0.2) * (attempt + 1))
-    raise AssertionError("unreachable")
+    transaction(db, steps)
 
 
 @contextmanager
@@ -317,13 +281,12 @@ def _connect(path: Path, *, write: bool) -> Iterator[sqlite3.Connection]:
         path.parent.mkdir(parents=True, exist_ok=True)
     elif not path.is_file():
         raise StoreError(f"no run store at {path} (pingce run records runs there)")
-    db = sqlite3.connect(path, timeout=_TIMEOUT, isolation_level=None)
+    db = connect(path)
     with closing(db):
-        db.execute(f"PRAGMA busy_timeout = {int(_TIMEOUT * 1000)}")
         db.execute("PRAGMA foreign_keys = ON")
         if write:
-            _retrying(lambda: _wal(db))
-            _retrying(lambda: _migrate(db, path))
+            retrying(lambda: use_wal(db))
+            retrying(lambda: _migrate(db, path))
         else:
             version = db.execute("PRAGMA user_version").fetchone()[0]
             if version > SCHEMA_VERSION:
@@ -332,14 +295,8 @@ def _connect(path: Path, *, write: bool) -> Iterator[sqlite3.Connection]:
                     "upgrade pingce"
                 )
             if version < SCHEMA_VERSION:  # an older (or empty) file: bring it up to date
-                _retrying(lambda: _migrate(db, path))
+                retrying(lambda: _migrate(db, path))
         yield db
-
-
-def _wal(db: sqlite3.Connection) -> None:
-    mode = db.execute("PRAGMA journal_mode").fetchone()[0]
-    if str(mode).lower() != "wal":
-        db.execute("PRAGMA journal_mode = WAL")
 
 
 def _failed(path: Path, exc: Exception) -> StoreError:
@@ -432,7 +389,7 @@ def record_run(
 
     try:
         with _connect(path, write=True) as db:
-            chosen = _retrying(lambda: _transaction(db, lambda: insert(db)))
+            chosen = retrying(lambda: transaction(db, lambda: insert(db)))
     except (sqlite3.Error, OSError) as exc:
         raise _failed(path, exc) from exc
     return run_info(chosen, store=path)
@@ -494,7 +451,7 @@ class Reservation:
         released is taken over by the next run once this process has ended."""
         try:
             with _connect(self.store, write=True) as db:
-                _retrying(
+                retrying(
                     lambda: db.execute(
                         "DELETE FROM reservations WHERE name = ? AND host = ? AND pid = ?",
                         (self.name, self.owner.host, self.owner.pid),
@@ -524,7 +481,7 @@ def reserve_name(name: str, store: str | os.PathLike[str] | None = None) -> Rese
 
     try:
         with _connect(path, write=True) as db:
-            _retrying(lambda: _transaction(db, lambda: reserve(db)))
+            retrying(lambda: transaction(db, lambda: reserve(db)))
     except _NameTaken:
         raise
     except (sqlite3.Error, OSError, StoreError):  # e.g. a store of a newer pingce
@@ -688,7 +645,7 @@ def remove_run(name: str, *, store: str | os.PathLike[str] | None = None) -> Run
 
     try:
         with _connect(path, write=True) as db:
-            _retrying(lambda: _transaction(db, lambda: delete(db)))
+            retrying(lambda: transaction(db, lambda: delete(db)))
     except (sqlite3.Error, OSError) as exc:
         raise _failed(path, exc) from exc
     return info

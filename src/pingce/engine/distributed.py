@@ -171,10 +171,6 @@ class _Jackknife:
         return {"moments": pickle.dumps(moments, protocol=5)}
 
 
-REMOTE = ("openai", "embedding-api", "rerank")
-"""Backends that call a server: their distinct pairs are scored once, before the pieces, by a
-pool of judge actors sharing one concurrency limit, and their answers kept in the cache."""
-
 JUDGE_BATCH = 4096
 """Pairs a judge actor takes at a time (its calls within a batch run concurrently)."""
 
@@ -225,7 +221,7 @@ def _judge_phase(
 
     if not any(s.needs_similarity for s in plan.statistics.values()):
         return None
-    if parse_backend_name(str(options.similarity)).kind not in REMOTE:
+    if not parse_backend_name(str(options.similarity)).remote:
         return None
     if options.cache is False:
         raise OptionError(

@@ -27,11 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from ..cache import cache_path
 from ..errors import InputError, OptionError, SuiteError
 from ..metrics.protocol import LEFT_OUT, MODEL_FAILED, StatBlock
 from ..predict import AnswerCache, ChatModel, messages_of, openai_tools, parse_model_name
-from ..predict.requests import restore_names
 from ..progress import ProgressHook
 from ..readers import (
     Block,
@@ -43,7 +41,9 @@ from ..readers import (
     path_reading,
 )
 from ..records import Table, parse_path
-from ..similarity.http import RetryPolicy
+from ..remote.cache import cache_path
+from ..remote.http import RetryPolicy
+from ..remote.toolcalls import restore_names
 from ..suites.spec import ModelSpec
 from .fields import field_map
 from .plan import Plan

@@ -39,22 +39,19 @@ Speed (the same numbers): a distinct (prediction, gold) text pair is scored once
 whose text equals the gold text from its length alone, the others in batch, each counted only
 around where its texts differ; large runs use a second process (:mod:`pingce._halves`).
 
-Corpus values are means over records. Beyond the reference: ``fn_acc_args`` (share of gold arguments
-that the paired predicted call has equal), ``assignment: optimal`` (pair calls by an optimal
-assignment, scipy's ``linear_sum_assignment``, instead of the reference's sort order, which
-mis-pairs parallel calls), and value normalisers.
+Corpus values are means over records. Beyond the reference: ``fn_acc_args`` (share of gold
+arguments that the paired predicted call has equal), ``assignment: optimal`` (pair calls by an
+optimal assignment, scipy's ``linear_sum_assignment``, instead of the reference's sort order,
+which mis-pairs parallel calls), and value normalisers.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import math
-import re
-from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass, field
-from json.encoder import c_make_encoder, encode_basestring  # type: ignore[attr-defined]
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any, Literal, TypedDict
 
 import numpy as np
@@ -63,6 +60,7 @@ from .._collector import collector_paused
 from .._constraints import check_value
 from .._halves import in_halves
 from ..records import FieldSpec, InsideError, ParseFailure, Table
+from ..remote.toolcalls import Call, parse_calls, read_calls
 from ..text.bleu import nltk_bleu, nltk_stats_from_matches
 from ..text.pairs import clipped_matches
 from ..text.rouge_reference import package_f, rouge_package_batch, rouge_sentences
@@ -73,70 +71,16 @@ from .protocol import Context, Metric, StatBlock, Statistic, reason_column
 from .registry import register_metric
 
 __all__ = [
-    "Call",
     "CallFieldsStatistic",
     "CallMatchStatistic",
     "CallTextStatistic",
     "NormalizeOptions",
     "Normalizer",
     "no_whole_message",
-    "parse_calls",
     "serialize_calls",
 ]
 
 Assignment = Literal["sorted", "optimal"]
-
-
-def _json_encoder() -> Callable[[Any], str]:
-    """``json.dumps(value, sort_keys=True, ensure_ascii=False)`` as a function.
-
-    ``json.dumps`` with options builds a new encoder on every call, which costs more than the
-    encoding of a small object; this builds the C encoder once (what ``json.dumps`` runs inside).
-    Without ``json.dumps``'s check for circular references (JSON read from a file cannot have
-    any), a value that contains itself raises ``RecursionError`` instead of ``ValueError``.
-    Falls back to ``json.dumps`` without the C module.
-    """
-    if c_make_encoder is None:  # pragma: no cover (CPython always has it)
-        return functools.partial(json.dumps, sort_keys=True, ensure_ascii=False)
-    options = json.JSONEncoder(sort_keys=True, ensure_ascii=False)
-
-    encode = c_make_encoder(
-        None, options.default, encode_basestring, None, ": ", ", ", True, False, True
-    )
-
-    def dumps(value: Any) -> str:
-        return "".join(encode(value, 0))
-
-    return dumps
-
-
-_dumps = _json_encoder()
-
-
-@dataclass(slots=True)
-class Call:
-    """One function call: a name and its arguments (a JSON object); treat it as immutable.
-
-    A dataclass, so output writers serialise it as ``{"name", "arguments"}`` (orjson leaves out
-    the ``_text`` cache, as it leaves out every field whose name starts with an underscore).
-    """
-
-    name: str
-    arguments: Mapping[str, Any] | None
-    """None only for a prediction whose arguments were JSON null (the reference keeps it as is)."""
-    _text: str | None = field(default=None, init=False, repr=False, compare=False)
-
-    @property
-    def text(self) -> str:
-        """The reference's ``fn2str``: name + JSON of the arguments with sorted keys (made once)."""
-        text = self._text
-        if text is None:
-            text = self._text = self.name + _dumps(self.arguments)
-        return text
-
-    def serialize(self) -> str:
-        """The reference's ``fn2str``: name + JSON of the arguments with sorted keys."""
-        return self.text
 
 
 def serialize_calls(calls: Sequence[Call]) -> str:
@@ -144,259 +88,6 @@ def serialize_calls(calls: Sequence[Call]) -> str:
     if len(calls) == 1:
         return calls[0].text
     return ";".join(sorted(call.text for call in calls))
-
-
-_NOT_CALLS = frozenset(
-    {"text", "thinking", "redacted_thinking", "reasoning", "message", "output_text", "refusal"}
-)
-"""``type`` of an answer's items that say something and call nothing: Anthropic ``text`` and
-``thinking`` blocks, OpenAI Responses ``message`` and ``reasoning`` items and text parts."""
-
-_THINK_END = "</think>"
-_TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|\Z)", re.S)
-_FENCE = re.compile(r"```([A-Za-z0-9_+.-]*)(.*?)```", re.S)
-_STARTS_LIKE_CALLS = re.compile(r"\{|\[\s*[{\]]")
-_CALL_KEY = re.compile(
-    r"""[{,]\s*["'](?:name|arguments|function|function_call|tool_calls)["']\s*:"""
-)
-_OPENING = re.compile(r"[{\[]")
-_DECODER = json.JSONDecoder()
-
-
-def _shown(text: str, limit: int = 60) -> str:
-    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
-
-
-def _text_items(text: str) -> list[Any]:
-    """The call items of model text, by the rule of the module doc: prose is no call; text that
-    tries to be a call (a ``<tool_call>`` tag, a JSON code block, text starting like a JSON
-    object or a list of them, an object key ``"name":``/``"arguments":``/... ) must parse."""
-    stripped = text.strip()
-    if stripped[:1] in ("{", "["):
-        try:
-            value = json.loads(stripped)  # the common form: the whole text is JSON
-        except ValueError:
-            pass
-        else:
-            return value if type(value) is list else _answer_items(value)
-    end = stripped.rfind(_THINK_END)
-    if end >= 0:  # reasoning before the answer (Qwen3, DeepSeek-R1) is not the answer
-        return _text_items(stripped[end + len(_THINK_END) :])
-    if not stripped:
-        return []
-    if "<tool_call>" in stripped:
-        return _tagged_items(stripped)
-    for fence in _FENCE.finditer(stripped):
-        label = fence.group(1)
-        body = fence.group(2).strip()
-        if label.lower() == "json" or (not label and body[:1] in ("{", "[")):
-            try:
-                value = json.loads(body)
-            except ValueError as exc:
-                raise ValueError(
-                    f"the ```{label} block is not JSON ({exc}): {_shown(body)}"
-                ) from None
-            return _answer_items(value)
-    values: list[Any] = []
-    pos = 0
-    starts_like_calls = _STARTS_LIKE_CALLS.match(stripped) is not None
-    if starts_like_calls:  # JSON followed by prose
-        try:
-            value, pos = _DECODER.raw_decode(stripped)
-        except ValueError:
-            pass
-        else:
-            values.append(value)
-    for key in _CALL_KEY.finditer(stripped, pos):
-        if key.start() < pos:
-            continue  # inside a value already read
-        # the JSON value holding the key: the first one that opens before it and ends after it
-        for opening in _OPENING.finditer(stripped, pos, key.start() + 1):
-            try:
-                value, end = _DECODER.raw_decode(stripped, opening.start())
-            except ValueError:
-                continue
-            if end > key.start():
-                values.append(value)
-                pos = end
-                break
-        else:
-            start = stripped.rfind("{", pos, key.start() + 1)
-            start = key.start() if start < 0 else start
-            try:
-                _DECODER.raw_decode(stripped, start)
-                reason = "no JSON object holds its key"
-            except ValueError as exc:
-                reason = str(exc)
-            raise ValueError(
-                f"the text holds a function call that is not JSON ({reason}): "
-                f"{_shown(stripped[start:])}"
-            )
-    if values:
-        return [item for value in values for item in _answer_items(value)]
-    if starts_like_calls:
-        try:
-            json.loads(stripped)
-        except ValueError as exc:
-            raise ValueError(
-                f"the text starts like JSON but is not JSON ({exc}): {_shown(stripped)}"
-            ) from None
-    return []  # prose: the model answered without calling a function
-
-
-def _tagged_items(text: str) -> list[Any]:
-    """Qwen/Hermes calls: the JSON in each ``<tool_call>...</tool_call>`` block (the last may be
-    left open, as when generation stops at the closing tag); text around them is not read."""
-    items: list[Any] = []
-    for number, block in enumerate(_TOOL_CALL.finditer(text), 1):
-        body = block.group(1).strip()
-        try:
-            value = json.loads(body)
-        except ValueError as exc:
-            raise ValueError(
-                f"<tool_call> block {number} is not JSON ({exc}): {_shown(body)}"
-            ) from None
-        if isinstance(value, dict):
-            items.append(value)
-        elif isinstance(value, list):
-            items.extend(value)
-        else:
-            raise ValueError(
-                f"<tool_call> block {number} holds {type(value).__name__}, not a call object"
-            )
-    return items
-
-
-def _content_items(content: Any) -> list[Any]:
-    """The call items of a message's ``content``: none, model text, or blocks/parts."""
-    if content is None:
-        return []
-    if isinstance(content, str):
-        return _text_items(content)
-    if isinstance(content, list):
-        return content
-    raise ValueError(
-        f'a message\'s "content" must be text, a list of blocks or null, got '
-        f"{type(content).__name__}"
-    )
-
-
-def _dict_items(value: dict[str, Any]) -> list[Any]:
-    """The call items of one JSON object: a chat message, a whole API response, or one call."""
-    if "tool_calls" in value or "function_call" in value:  # an OpenAI chat message
-        calls = value.get("tool_calls")
-        legacy = value.get("function_call")
-        if calls is not None and not isinstance(calls, list | tuple):
-            raise ValueError(f'"tool_calls" must be a list or null, got {type(calls).__name__}')
-        if legacy is not None and not isinstance(legacy, dict):
-            raise ValueError(
-                f'"function_call" must be an object or null, got {type(legacy).__name__}'
-            )
-        if calls:
-            return list(calls)
-        if legacy is not None:
-            return [legacy]
-        return _content_items(value.get("content"))  # no call: what it says
-    if "choices" in value:  # an OpenAI chat.completion: its first choice
-        choices = value["choices"]
-        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-            raise ValueError('"choices" must be a non-empty list of objects')
-        choice = choices[0]
-        if isinstance(choice.get("message"), dict):
-            return _dict_items(choice["message"])
-        if isinstance(choice.get("text"), str):  # the legacy completions API
-            return _text_items(choice["text"])
-        raise ValueError('choices[0] has no "message" object')
-    if isinstance(value.get("output"), list) and "name" not in value:  # an OpenAI Responses object
-        output: list[Any] = value["output"]
-        return output
-    if "content" in value and ("role" in value or value.get("type") == "message"):
-        # an Anthropic message, a Responses message item or a chat message without tool_calls
-        return _content_items(value["content"])
-    return [value]
-
-
-def _answer_items(value: Any) -> list[Any]:
-    """The call items of a prediction in any accepted shape (items of other types included)."""
-    if isinstance(value, str):
-        return _text_items(value)
-    if value is None:
-        return []
-    if isinstance(value, list | tuple):
-        return list(value)
-    if isinstance(value, dict):
-        return _dict_items(value)
-    raise ValueError(f"expected a list of calls, got {type(value).__name__}")
-
-
-def _call(item: Any, index: int, allow_null: bool, answer: bool) -> Call | None:
-    """One call item; None for an answer's item that calls nothing (a text block, say)."""
-    if not isinstance(item, dict):
-        raise ValueError(f"call {index} is not an object")
-    kind = item.get("type")
-    if type(kind) is str and kind in _NOT_CALLS:
-        if answer:
-            return None
-        raise ValueError(f'call {index} is a "{kind}" item, not a call')
-    if kind == "tool_use":  # Anthropic {"type": "tool_use", "id", "name", "input": {...}}
-        arguments = item.get("input", {})
-    else:
-        if isinstance(item.get("function"), dict) and "name" not in item:
-            item = item["function"]  # OpenAI tool call {"type": "function", "function": {...}}
-        arguments = item.get("arguments", {})
-    name = item.get("name")
-    if not isinstance(name, str):
-        raise ValueError(f'call {index} has no "name" (a string)')
-    if arguments is None and allow_null:
-        return Call(name, None)
-    if isinstance(arguments, str):
-        if not arguments.strip():
-            arguments = {}
-        else:
-            try:
-                arguments = json.loads(arguments)
-            except ValueError:
-                raise ValueError(
-                    f"call {index} ({name}): arguments are text that is not JSON"
-                ) from None
-    if not isinstance(arguments, dict):
-        raise ValueError(
-            f"call {index} ({name}): arguments must be an object or JSON text of one, "
-            f"got {type(arguments).__name__}"
-        )
-    return Call(name, arguments)
-
-
-def _read_calls(items: Sequence[Any], allow_null: bool, answer: bool) -> tuple[Call, ...]:
-    out: list[Call] = []
-    for i, item in enumerate(items):
-        # the common form, {"name": str, "arguments": object}, without the checks of _call
-        if type(item) is dict:
-            name = item.get("name")
-            arguments = item.get("arguments", _ABSENT)
-            if type(name) is str and type(arguments) is dict:
-                out.append(Call(name, arguments))
-                continue
-        call = _call(item, i, allow_null, answer)
-        if call is not None:
-            out.append(call)
-    return tuple(out)
-
-
-_ABSENT = object()
-
-
-def parse_calls(value: Any, *, allow_null: bool = True) -> tuple[Call, ...]:
-    """The calls of a model's answer in any accepted shape (the module doc lists them); an
-    answer that calls nothing is ``()``. Raises ``ValueError`` saying what is wrong with an
-    answer that tries to call and cannot be read.
-
-    ``"arguments": null`` is kept as None (the reference serialises it as ``null`` and it equals no
-    object) unless ``allow_null`` is False; a missing value (None) is no calls, as in the reference.
-    """
-    if type(value) is not list:
-        value = _answer_items(value)
-    return _read_calls(value, allow_null, answer=True)
 
 
 class NormalizeOptions(TypedDict, total=False):
@@ -490,7 +181,7 @@ def _gold_parser(value: Any) -> tuple[Call, ...]:
     no_whole_message(value)
     if not isinstance(value, list | tuple):
         raise ValueError(f"gold calls must be a list of calls, got {type(value).__name__}")
-    return _read_calls(value, allow_null=False, answer=False)
+    return read_calls(value, allow_null=False, answer=False)
 
 
 def _show(value: Any) -> str:
@@ -940,7 +631,7 @@ _column_metric(
     "match",
     1,
     "per record: share of paired calls with equal arguments when all names match, else 0 "
-    "(seed's score_fn); mean over records.",
+    "(the reference's score_fn); mean over records.",
 )
 _column_metric(
     "fn_acc_args",

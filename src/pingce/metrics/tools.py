@@ -50,8 +50,9 @@ from .._halves import in_halves
 from .._json import dumps
 from ..errors import InputError
 from ..records import FieldSpec, ParseFailure, Table
+from ..remote.toolcalls import Call, parse_calls
 from ._policy import ZeroDivision, check_zero_division, safe_divide
-from .calls import Call, no_whole_message, parse_calls
+from .calls import no_whole_message
 from .protocol import Context, Metric, StatBlock, Statistic, TableMetric, reason_column
 from .registry import register_metric, register_table
 

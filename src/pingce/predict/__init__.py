@@ -5,9 +5,10 @@ SQLite cache of answers, tokens, cost and latency)."""
 
 from __future__ import annotations
 
+from ..remote.toolcalls import openai_tools, restore_names
 from .cache import AnswerCache
 from .client import Answer, ChatModel, parse_model_name
-from .requests import messages_of, openai_tools, restore_names
+from .requests import messages_of
 
 __all__ = [
     "Answer",

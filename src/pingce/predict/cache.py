@@ -1,12 +1,12 @@
-"""The model's answers in the cache (:mod:`pingce.cache`, table ``answers``), keyed by a hash of
-everything sent.
+"""The model's answers in the cache (:mod:`pingce.remote.cache`, table ``answers``), keyed by a
+hash of everything sent.
 
 The key is a SHA-256 of the model name, the endpoint (without credentials), the messages, the
 tools and the request parameters (temperature, max_tokens, ...), so a rerun with the same
 request asks nothing and a changed request asks again. Stored with each answer: the whole reply
 (the ``chat.completion``), the latency measured when it was first asked, and its token counts.
 Never an API key. It lives in the similarity cache's file
-(:func:`pingce.cache.default_cache_path`), so ``--cache`` and ``--no-cache`` govern both.
+(:func:`pingce.remote.cache.default_cache_path`), so ``--cache`` and ``--no-cache`` govern both.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from .._json import dumps
-from ..cache import KeyedStore
+from ..remote.cache import KeyedStore
 
 __all__ = ["AnswerCache", "CachedAnswer", "request_key"]
 

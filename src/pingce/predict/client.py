@@ -1,10 +1,10 @@
 """The model under test at an OpenAI-compatible ``/v1/chat/completions`` endpoint.
 
-The judge's machinery (:mod:`pingce.similarity.http`): one aiohttp session of ``concurrency``
+The remote layer the judge also uses (:mod:`pingce.remote`): one aiohttp session of ``concurrency``
 connections, retries with exponential back-off and the server's ``Retry-After`` on 429/5xx,
 timeouts and broken connections; a dead endpoint stops the run after a few refused connections.
 A request that still has no answer after its retries is a failed call (counted by reason in
-:class:`~pingce.similarity.BackendStats`), never an answer. Answers are cached
+:class:`~pingce.remote.usage.BackendStats`), never an answer. Answers are cached
 (:class:`~pingce.predict.cache.AnswerCache`) as soon as they arrive (every 0.2 s), so a killed run
 keeps what it was given and a rerun asks only for the rest.
 """
@@ -17,12 +17,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..cache import buffered_writer
 from ..errors import OptionError
 from ..progress import Advance
-from ..similarity.base import BackendStats, noting
-from ..similarity.http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
-from ..similarity.remote import Endpoint, charge_usage
+from ..remote.cache import buffered_writer
+from ..remote.endpoint import Endpoint
+from ..remote.http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
+from ..remote.usage import BackendStats, charge_usage, noting
 from ..urls import public_url
 from .cache import AnswerCache, CachedAnswer, request_key
 

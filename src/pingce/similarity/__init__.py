@@ -1,19 +1,28 @@
 """Similarity backends behind one small protocol: ``exact``, ``levenshtein``, ``lexical``,
 ``embedding`` (the multilingual Universal Sentence Encoder, offline), ``embedding:<model>``
 (sentence-transformers), ``embedding-api:<model>``, ``rerank:<model>`` (a ``/rerank`` endpoint)
-and ``openai:<model>`` (an LLM judge)."""
+and ``openai:<model>`` (an LLM judge), each registered by name
+(:func:`pingce.similarity.registry.backend`).
+
+Names are imported on first use, so reading the backends' names (``--similarity``'s help) imports
+no numpy."""
 
 from __future__ import annotations
 
+import importlib
 import inspect
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..cache import cache_path
 from ..errors import OptionError
-from .base import BackendStats, Pair, SimilarityBackend, SimilarityTable
-from .cache import SimilarityCache, default_cache_path
-from .names import BACKEND_NAMES, USE_MODEL, BackendName, parse_backend_name
+from ..remote.cache import cache_path
+from .names import BackendName, parse_backend_name
+from .registry import backend_classes, keyword_options
+
+if TYPE_CHECKING:
+    from .base import BackendStats, Pair, SimilarityBackend, SimilarityTable
+    from .cache import SimilarityCache, default_cache_path
+    from .names import BACKEND_NAMES
 
 __all__ = [
     "BACKEND_NAMES",
@@ -29,36 +38,37 @@ __all__ = [
     "parse_backend_name",
 ]
 
+_LAZY = {
+    "BACKEND_NAMES": "names",
+    "BackendStats": "base",
+    "Pair": "base",
+    "SimilarityBackend": "base",
+    "SimilarityTable": "base",
+    "SimilarityCache": "cache",
+    "default_cache_path": "cache",
+}
 
-def _classes() -> list[type]:
-    from .embedding import EmbeddingAPIBackend, EmbeddingBackend
-    from .judge import JudgeBackend
-    from .lexical import LexicalBackend
-    from .rerank import RerankBackend
-    from .use import USEBackend
 
-    return [
-        EmbeddingAPIBackend,
-        EmbeddingBackend,
-        JudgeBackend,
-        LexicalBackend,
-        RerankBackend,
-        USEBackend,
-    ]
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
 
 
 def backend_options() -> set[str]:
     """Names a suite's ``similarity:`` options may use: what some backend takes (the endpoint,
     key and cache come from the command line and the environment, not from a suite file)."""
     names: set[str] = set()
-    for cls in _classes():
+    for cls in backend_classes():
         names.update(inspect.signature(cls).parameters)
     return names - {"model", "base_url", "api_key", "cache"}
 
 
 def _accepted(cls: type, options: dict[str, Any] | None) -> dict[str, Any]:
-    """The suite's backend options that this backend takes (others are for other backends)."""
-    params = inspect.signature(cls).parameters
+    """The suite's backend options that this backend takes: its keyword-only parameters (others
+    are for other backends)."""
+    params = keyword_options(cls)
     return {
         k: v for k, v in (options or {}).items() if k in params and k not in ("base_url", "cache")
     }
@@ -73,6 +83,8 @@ def make_backend(
 ) -> SimilarityBackend:
     """A backend from its command-line name. ``cache``: a path, None for the default file, or
     False for no cache. ``options`` go to the backend (judge template, concurrency, prices...)."""
+    from .cache import SimilarityCache
+
     try:
         name = parse_backend_name(spec)
     except ValueError as exc:
@@ -96,44 +108,14 @@ def _build(
     store: SimilarityCache | None,
     options: dict[str, Any] | None,
 ) -> SimilarityBackend:
-    kind, model = name.kind, name.model
+    """``cls(*arguments, **keywords)``: the arguments read from the name, the options the class
+    takes, and a remote backend's endpoint and cache."""
+    assert name.entry is not None
+    cls = name.entry.load()
+    keywords = _accepted(cls, options)
+    if name.entry.remote:
+        keywords.update(base_url=base_url, cache=store)
     try:
-        if kind == "exact":
-            from .lexical import ExactBackend
-
-            return ExactBackend()
-        if kind == "levenshtein":
-            from .lexical import LevenshteinBackend
-
-            return LevenshteinBackend()
-        if kind == "lexical":
-            from .lexical import LexicalBackend
-
-            return LexicalBackend(*name.lexical_orders) if name.lexical_orders else LexicalBackend()
-        if kind == "embedding" and model == USE_MODEL:
-            from .use import USEBackend
-
-            return USEBackend(**_accepted(USEBackend, options))
-        if kind == "embedding":
-            from .embedding import EmbeddingBackend
-
-            return EmbeddingBackend(model, **_accepted(EmbeddingBackend, options))
-        if kind == "embedding-api":
-            from .embedding import EmbeddingAPIBackend
-
-            return EmbeddingAPIBackend(
-                model, base_url=base_url, cache=store, **_accepted(EmbeddingAPIBackend, options)
-            )
-        if kind == "rerank":
-            from .rerank import RerankBackend
-
-            return RerankBackend(
-                model, base_url=base_url, cache=store, **_accepted(RerankBackend, options)
-            )
-        from .judge import JudgeBackend
-
-        return JudgeBackend(
-            model, base_url=base_url, cache=store, **_accepted(JudgeBackend, options)
-        )
+        return cls(*name.arguments, **keywords)
     except (TypeError, ValueError) as exc:
         raise OptionError(f"--similarity {spec}: {exc}") from None

@@ -1,5 +1,5 @@
-"""The similarity backends' scores in the cache (:mod:`pingce.cache`, table ``scores``), keyed
-by backend signature and texts.
+"""The similarity backends' scores in the cache (:mod:`pingce.remote.cache`, table ``scores``),
+keyed by backend signature and texts.
 
 Each score is written as soon as it arrives (committed in small batches), so a run that is killed
 halfway loses nothing: the rerun finds the finished pairs in the cache and only asks for the rest.
@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ..cache import KeyedStore, default_cache_path
+from ..remote.cache import KeyedStore, default_cache_path
 from .base import Pair
 
 __all__ = ["SimilarityCache", "default_cache_path"]

@@ -14,10 +14,10 @@ import numpy as np
 
 from ..errors import OptionError
 from ..progress import Advance
+from ..remote.http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
 from ..urls import public_url
 from .base import BackendStats, Pair, SimilarityBackend
 from .cache import SimilarityCache
-from .http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
 from .remote import RemoteBackend
 from .vectors import pair_cosines, unit_rows
 

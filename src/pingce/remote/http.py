@@ -1,4 +1,5 @@
-"""Calls to a model server, shared by the LLM judge and the embeddings endpoint.
+"""Calls to a model server, shared by the LLM judge, the embeddings and rerank endpoints and the
+model under test.
 
 One aiohttp session (a connection pool of ``concurrency`` connections) and as many workers take
 items from a queue: measured against the 50 ms loopback server, 20,000 calls at concurrency 64 take
@@ -31,7 +32,7 @@ import orjson
 from .._json import dumps
 from ..errors import OptionError
 from ..urls import public_url
-from .base import BackendStats
+from .usage import BackendStats
 
 __all__ = [
     "STOP_SIGNALS",
@@ -358,6 +359,47 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 which nothing can catch: then at most the last 0.2 s of answers are asked again)."""
 
 
+class _Stop:
+    """The SIGINT and SIGTERM handler of :func:`_stoppable`: the handlers there were before, the
+    signal that came (and what its old handler raised), the task to cancel."""
+
+    def __init__(self) -> None:
+        self.main: asyncio.Task[Any] | None = None
+        self.loop: asyncio.AbstractEventLoop | None = None
+        self.stopped: list[tuple[int, BaseException | None]] = []
+        self.previous: dict[int, Any] = {
+            int(number): signal.getsignal(number)
+            for number in STOP_SIGNALS
+            if signal.getsignal(number) not in (signal.SIG_IGN, None)
+        }
+
+    def install(self) -> None:
+        for number in self.previous:
+            signal.signal(number, self.handle)
+
+    def restore(self) -> None:
+        for number, handler in self.previous.items():
+            signal.signal(number, handler)
+
+    def handle(self, number: int, frame: Any) -> None:
+        if self.stopped:  # a second signal: no more waiting
+            self.restore()
+            signal.raise_signal(number)
+            return
+        handler = self.previous[number]
+        raised: BaseException | None = None
+        if callable(handler):
+            try:
+                handler(number, frame)
+            except BaseException as exc:  # KeyboardInterrupt, SystemExit: after the unwinding
+                raised = exc
+            else:
+                return  # the handler let the process go on: so do the calls
+        self.stopped.append((number, raised))
+        if self.main is not None and self.loop is not None:
+            self.loop.call_soon_threadsafe(self.main.cancel)
+
+
 def _stoppable(coroutine: Coroutine[Any, Any, T]) -> T:
     """``asyncio.run(coroutine)`` in the main thread, with SIGINT and SIGTERM cancelling it
     instead of ending the process at once (SIGTERM's default killed it with up to 0.2 s of
@@ -367,58 +409,27 @@ def _stoppable(coroutine: Coroutine[Any, Any, T]) -> T:
     it is the default action (SIGTERM ends the process), the signal is sent again then, with that
     action back, so the process ends as it would have, with the signal's status. A handler that
     returns lets the calls go on. A second signal while unwinding ends the process at once."""
-    main: asyncio.Task[Any] | None = None
-    loop: asyncio.AbstractEventLoop | None = None
-    stopped: list[tuple[int, BaseException | None]] = []
-    previous: dict[int, Any] = {
-        int(number): signal.getsignal(number)
-        for number in STOP_SIGNALS
-        if signal.getsignal(number) not in (signal.SIG_IGN, None)
-    }
-
-    def restore() -> None:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
-
-    def stop(number: int, frame: Any) -> None:
-        if stopped:  # a second signal: no more waiting
-            restore()
-            signal.raise_signal(number)
-            return
-        handler = previous[number]
-        raised: BaseException | None = None
-        if callable(handler):
-            try:
-                handler(number, frame)
-            except BaseException as exc:  # KeyboardInterrupt, SystemExit: after the unwinding
-                raised = exc
-            else:
-                return  # the handler let the process go on: so do the calls
-        stopped.append((number, raised))
-        if main is not None and loop is not None:
-            loop.call_soon_threadsafe(main.cancel)
+    stop = _Stop()
 
     async def guarded() -> T:
-        nonlocal main, loop
-        main, loop = asyncio.current_task(), asyncio.get_running_loop()
-        if stopped:
+        stop.main, stop.loop = asyncio.current_task(), asyncio.get_running_loop()
+        if stop.stopped:
             raise asyncio.CancelledError
         return await coroutine
 
-    for number in previous:
-        signal.signal(number, stop)
+    stop.install()
     try:
         try:
             result = asyncio.run(guarded())
         except asyncio.CancelledError:
-            if not stopped:
+            if not stop.stopped:
                 raise
     finally:
-        restore()
+        stop.restore()
         coroutine.close()  # never awaited when the signal came before it started
-    if not stopped:
+    if not stop.stopped:
         return result
-    number, raised = stopped[0]
+    number, raised = stop.stopped[0]
     if raised is not None:
         raise raised
     signal.raise_signal(number)  # the default action: the process ends by the signal

@@ -7,19 +7,21 @@ the model under test (``answers``, :class:`~pingce.predict.AnswerCache`), so ``-
 depends on; never an API key or a URL's credentials) and decides what a row holds;
 :class:`KeyedStore` stores and finds the rows, and :func:`buffered_writer` writes the answers of
 a run as they arrive (every 0.2 s), so a killed run keeps what it was given and the rerun asks
-only for the rest.
+only for the rest. The file is opened as the run store's (:mod:`pingce._sqlite`: WAL, a wait for
+another process's lock, each write one transaction).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import sqlite3
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
+
+from .._sqlite import connect, retrying, transaction, use_wal
 
 __all__ = ["KeyedStore", "buffered_writer", "cache_path", "default_cache_path"]
 
@@ -65,14 +67,16 @@ class KeyedStore:
         self._marks = ", ".join("?" * (len(names) + 2))
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(
-            f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, "
-            f"{', '.join(columns)}, created REAL NOT NULL)"
-        )
-        self._db.commit()
+        self._db = connect(self.path, threads=True, synchronous="NORMAL")
+        try:
+            retrying(lambda: use_wal(self._db))
+            self._db.execute(
+                f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, "
+                f"{', '.join(columns)}, created REAL NOT NULL)"
+            )
+        except BaseException:
+            self._db.close()
+            raise
 
     def get_many(self, keys: Iterable[str]) -> dict[str, tuple[Any, ...]]:
         """The stored rows of the keys that have one."""
@@ -95,13 +99,12 @@ class KeyedStore:
         data = [(key, *values, now) for key, values in rows]
         if not data:
             return
+        sql = (
+            f"INSERT OR REPLACE INTO {self.table} (key, {self._names}, created) "
+            f"VALUES ({self._marks})"
+        )
         with self._lock:
-            self._db.executemany(
-                f"INSERT OR REPLACE INTO {self.table} (key, {self._names}, created) "
-                f"VALUES ({self._marks})",
-                data,
-            )
-            self._db.commit()
+            transaction(self._db, lambda: self._db.executemany(sql, data))
 
     def __len__(self) -> int:
         with self._lock:
@@ -117,8 +120,8 @@ def buffered_writer(
     put: Callable[[list[T]], None], failed: Callable[[], None]
 ) -> tuple[list[T], Callable[[], None]]:
     """A list to append answered items to, and the function that writes them with ``put`` and
-    empties it (run every 0.2 s and at the end by :func:`pingce.similarity.http.run_workers`,
-    also when SIGINT or SIGTERM stops the calls (:func:`pingce.similarity.http.run_async`): a
+    empties it (run every 0.2 s and at the end by :func:`pingce.remote.http.run_workers`,
+    also when SIGINT or SIGTERM stops the calls (:func:`pingce.remote.http.run_async`): a
     run stopped so loses no answer, one killed by SIGKILL at most the last 0.2 s). A write that
     fails (a locked file) is counted by ``failed`` and tried again, three times; items still
     unwritten wait for the next call."""
