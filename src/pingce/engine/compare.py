@@ -13,8 +13,7 @@ from __future__ import annotations
 import dataclasses
 import operator
 import os
-import zlib
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from functools import partial
 from itertools import repeat
 from typing import Any, TypeVar
@@ -37,11 +36,12 @@ from ..results import (
 from ..stats import approximate_randomisation, holm, mcnemar_exact, paired_intervals
 from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
-from .groups import first_of_units, paired_keys, slice_keys, slice_order, unit_codes
+from .groups import first_of_units, paired_keys, unit_codes
 from .pipeline import Blocks, Data, load, pairs_of, plan_run, signature, similarities, statistics
 from .plan import Plan, check_records
 from .profile import Profile
 from .saved import match_keys
+from .slices import Slice, slice_keys, slice_seed, slices_of, unit_split_reason
 from .values import (
     count_failures,
     finalised_value,
@@ -50,7 +50,7 @@ from .values import (
     statistic_notes,
 )
 
-__all__ = ["align", "compare_blocks", "compare_suite", "slice_entries"]
+__all__ = ["align", "compare_blocks", "compare_suite"]
 
 
 def _keys(table: Table, plan: Plan, by_id: bool) -> list[Any]:
@@ -232,14 +232,14 @@ def compare_blocks(
     blocks_c: Mapping[Hashable, StatBlock],
     blocks_b: Mapping[Hashable, StatBlock],
     units: np.ndarray | None,
-    slice_rows: Mapping[str, tuple[np.ndarray, bool]],
+    slice_rows: Sequence[Slice],
     progress: ProgressHook,
     timer: Profile,
     keys: np.ndarray | None = None,
 ) -> tuple[dict[str, MetricComparison], dict[str, ComparisonSlice] | None]:
     """The comparison of two sides' statistic blocks over the same records, in the same order
-    (``units``: a unit code per record in a unit suite; ``slice_rows``: each ``--slice`` value's
-    records and whether its field splits units). Every way of comparing ends here: two record
+    (``units``: a unit code per record in a unit suite; ``slice_rows``: the ``--slice`` values,
+    :mod:`.slices`). Every way of comparing ends here: two record
     files (:func:`compare_suite`) and two stored runs (:func:`pingce.engine.runs.compare_runs`).
 
     Records left out after failed similarity calls on either side are left out of that
@@ -260,24 +260,24 @@ def compare_blocks(
     if slice_rows:
         with timer.phase("slices"):
             slices = {}
-            for key, (rows, splits_units) in slice_rows.items():
-                sub_c = {k: b.take(rows) for k, b in blocks_c.items()}
-                sub_b = {k: b.take(rows) for k, b in blocks_b.items()}
-                seed: int | list[int] = [options.seed, 2, zlib.crc32(key.encode("utf-8"))]
-                if keys is not None:  # a record weighs alike in every slice
-                    seed = options.seed
-                sub_units = None if units is None else units[rows]
-                sub_keys = None if keys is None else keys[rows]
+            for part in slice_rows:
+                rows = part.rows
                 metrics = _compared(
-                    plan, sub_c, sub_b, sub_units, seed, f" {key}", progress, sub_keys
+                    plan,
+                    {k: b.take(rows) for k, b in blocks_c.items()},
+                    {k: b.take(rows) for k, b in blocks_b.items()},
+                    None if units is None else units[rows],
+                    slice_seed(options.seed, part.key, poisson=keys is not None),
+                    f" {part.key}",
+                    progress,
+                    None if keys is None else keys[rows],
                 )
-                if splits_units:
-                    path = key.partition("=")[0]
+                if part.splits_units:
                     for name in plan.metrics:
-                        unit = plan.statistic_of(name).unit_field
-                        if unit is not None:
-                            metrics[name] = _unit_split(metrics[name], path, unit, plan, name)
-                slices[key] = ComparisonSlice(n_records=int(rows.shape[0]), metrics=metrics)
+                        reason = unit_split_reason(plan, part.path, name)
+                        if reason is not None:
+                            metrics[name] = _unit_split(metrics[name], reason)
+                slices[part.key] = ComparisonSlice(n_records=part.n, metrics=metrics)
             # one family: every metric of every slice (scanning slices for a difference is
             # many tests)
             flat = {(k, n): m for k, sl in slices.items() for n, m in sl.metrics.items()}
@@ -336,11 +336,9 @@ def _left_out_like(block: StatBlock, other: StatBlock, rows: np.ndarray, side: s
     return dataclasses.replace(block, codes=codes, rows=data, reasons=reasons)
 
 
-def _slice_rows(
-    plan: Plan, candidate: Table, baseline: Table
-) -> dict[str, tuple[np.ndarray, bool]]:
-    """Per ``--slice`` value (``field=value``, in report order): its records and whether the
-    field varies within a unit. A slice field must have the same value on both sides."""
+def _slice_rows(plan: Plan, candidate: Table, baseline: Table) -> list[Slice]:
+    """Every ``--slice`` value's records (in report order); a slice field must have the same
+    value on both sides."""
     keys: dict[str, list[str]] = {}
     for path in plan.options.slices:
         keys[path] = slice_keys(candidate, path, plan)
@@ -356,37 +354,10 @@ def _slice_rows(
                     field=path,
                     value=b,
                 )
-    return slice_entries(plan, keys, unit_codes(candidate, plan.unit))
+    return slices_of(plan, keys, unit_codes(candidate, plan.unit))
 
 
-def slice_entries(
-    plan: Plan, keys: Mapping[str, list[str]], units: np.ndarray | None
-) -> dict[str, tuple[np.ndarray, bool]]:
-    """Per slice value (``field=value``, in report order) of each field in ``keys`` (the slice
-    name of every record, the same on both sides): its records and whether the field varies
-    within a unit (``units``: a unit code per record, in a unit suite)."""
-    out: dict[str, tuple[np.ndarray, bool]] = {}
-    for path, names_of in keys.items():
-        names, inverse = np.unique(
-            np.asarray(names_of, dtype=object).astype(str), return_inverse=True
-        )
-        inverse = inverse.reshape(-1)
-        values = [str(v) for v in names]
-        splits_units = units is not None and (
-            np.unique(np.stack([units, inverse]), axis=1).shape[1] > np.unique(units).size
-        )
-        for i in slice_order(values, path, plan):
-            out[f"{path}={values[i]}"] = (np.flatnonzero(inverse == i), splits_units)
-    return out
-
-
-def _unit_split(
-    entry: MetricComparison, path: str, unit: str, plan: Plan, name: str
-) -> MetricComparison:
-    reason = (
-        f"{path} varies within {unit} units and {plan.metrics[name].registry_name} reads each "
-        f"{unit} as a whole: slice by a field that is constant within a {unit}"
-    )
+def _unit_split(entry: MetricComparison, reason: str) -> MetricComparison:
     return MetricComparison(
         candidate=None,
         baseline=None,

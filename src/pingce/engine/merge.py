@@ -38,8 +38,9 @@ from ..stats import (
     poisson_sums,
     replicate_intervals,
 )
-from .groups import bootstrap_keys, slice_keys, slice_order
+from .groups import bootstrap_keys
 from .plan import Plan
+from .slices import slice_order, table_slices
 from .values import finalised_value, metric_values, split_unit_values, table_values
 
 __all__ = [
@@ -335,22 +336,15 @@ def shard_of(
     keys = bootstrap_keys(table, plan.unit, file=file) if options.bootstrap > 0 else None
     scopes = {WHOLE: _scope(plan, blocks, units, keys)}
     splits: dict[str, bool] = {}
-    for path in options.slices:
-        names = np.asarray(slice_keys(table, path, plan), dtype=object).astype(str)
-        values, inverse = np.unique(names, return_inverse=True)
-        if units is not None:
-            splits[path] = bool(
-                np.unique(np.stack([units, inverse]), axis=1).shape[1] > np.unique(units).size
-            )
-        for i, value in enumerate(values.tolist()):
-            rows = np.flatnonzero(inverse == i)
-            sub = {k: b.take(rows) for k, b in blocks.items()}
-            scopes[f"{path}={value}"] = _scope(
-                plan,
-                sub,
-                None if units is None else units[rows],
-                None if keys is None else keys[rows],
-            )
+    for part in table_slices(plan, table, units):
+        rows = part.rows
+        splits[part.path] = part.splits_units
+        scopes[part.key] = _scope(
+            plan,
+            {k: b.take(rows) for k, b in blocks.items()},
+            None if units is None else units[rows],
+            None if keys is None else keys[rows],
+        )
     ids = [i for i in table.ids if i is not None]
     unit_keys = np.empty(0, dtype=np.uint64)
     if plan.unit is not None:
@@ -602,15 +596,12 @@ def scope_blocks(
     out: dict[str, tuple[dict[Hashable, StatBlock], np.ndarray | None]] = {
         WHOLE: (dict(blocks), units)
     }
-    for path in plan.options.slices:
-        names = np.asarray(slice_keys(table, path, plan), dtype=object).astype(str)
-        values, inverse = np.unique(names, return_inverse=True)
-        for i, value in enumerate(values.tolist()):
-            rows = np.flatnonzero(inverse == i)
-            out[f"{path}={value}"] = (
-                {k: b.take(rows) for k, b in blocks.items()},
-                None if units is None else units[rows],
-            )
+    for part in table_slices(plan, table, units):
+        rows = part.rows
+        out[part.key] = (
+            {k: b.take(rows) for k, b in blocks.items()},
+            None if units is None else units[rows],
+        )
     return out
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import glob
 import os
 import platform
-import zlib
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -41,13 +40,14 @@ from ..stats import Interval, bootstrap_intervals
 from ..suites.build import BuiltSuite, load_suite
 from ..suites.spec import SuiteSpec
 from .fields import check_maps_read, data_paths, field_map, suite_names
-from .groups import bootstrap_keys, slice_keys, slice_order, unit_codes
+from .groups import bootstrap_keys, unit_codes
 from .model import Answered, ask_model, mark_model_failures, model_plan
 from .plan import Plan, check_records, make_plan
 from .profile import Profile
 from .saved import saved_stats
 from .shards import expand_paths
 from .similarities import BackendChoice, Scored, score_pairs
+from .slices import slice_keys, slice_seed, table_slices
 from .values import (
     count_failures,
     finalised_value,
@@ -214,10 +214,6 @@ def signature(plan: Plan, scored: Scored | None) -> Signature:
     )
 
 
-def _stable_hash(text: str) -> int:
-    return zlib.crc32(text.encode("utf-8"))
-
-
 @dataclass
 class Run:
     """A run in progress: the plan, the records, their statistic blocks and unit codes."""
@@ -276,34 +272,21 @@ class Run:
 
     def slices(self) -> dict[str, SliceResult]:
         """Metrics per value of each ``--slice`` field."""
-        plan, table, units = self.plan, self.table, self.units
+        plan, units = self.plan, self.units
         out: dict[str, SliceResult] = {}
-        for path in plan.options.slices:
-            names, inverse = np.unique(
-                np.asarray(slice_keys(table, path, plan), dtype=object).astype(str),
-                return_inverse=True,
+        for part in table_slices(plan, self.table, units):
+            rows = part.rows
+            sub = {k: b.take(rows) for k, b in self.blocks.items()}
+            metrics, tables = self.values(
+                sub,
+                slice_seed(plan.options.seed, part.key, poisson=self.keys is not None),
+                part.key,
+                None if units is None else units[rows],
+                None if self.keys is None else self.keys[rows],
             )
-            values = [str(v) for v in names]
-            # a field that varies within a unit splits units: metrics that read a unit as a
-            # whole (a dialogue's slope) have no value in such slices, rather than a misleading one
-            splits_units = units is not None and (
-                np.unique(np.stack([units, inverse]), axis=1).shape[1] > np.unique(units).size
-            )
-            for i in slice_order(values, path, plan):
-                key = f"{path}={values[i]}"
-                rows = np.flatnonzero(inverse == i)
-                sub = {k: b.take(rows) for k, b in self.blocks.items()}
-                poisson = self.keys is not None  # a record weighs alike in every slice
-                metrics, tables = self.values(
-                    sub,
-                    plan.options.seed if poisson else [plan.options.seed, 2, _stable_hash(key)],
-                    key,
-                    None if units is None else units[rows],
-                    None if self.keys is None else self.keys[rows],
-                )
-                if splits_units:
-                    split_unit_values(plan, path, metrics)
-                out[key] = SliceResult(n_records=int(rows.shape[0]), metrics=metrics, tables=tables)
+            if part.splits_units:
+                split_unit_values(plan, part.path, metrics)
+            out[part.key] = SliceResult(n_records=part.n, metrics=metrics, tables=tables)
         return out
 
 

@@ -28,12 +28,13 @@ from ..progress import ProgressHook, no_progress
 from ..results import ComparisonResult, EvaluationResult, SavedStats
 from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
-from .compare import compare_blocks, slice_entries
+from .compare import compare_blocks
 from .groups import paired_keys
 from .pipeline import plan_run, signature
 from .plan import Plan
 from .profile import Profile
 from .saved import saved_blocks
+from .slices import slices_of
 
 __all__ = ["SHOWN", "Pairing", "compare_runs", "pair_records"]
 
@@ -295,7 +296,7 @@ def compare_runs(
             )
         blocks_c = {k: b.take(pairing.candidate) for k, b in saved_blocks(saved_c, plan).items()}
         blocks_b = {k: b.take(pairing.baseline) for k, b in saved_blocks(saved_b, plan).items()}
-        slice_rows = slice_entries(
+        slice_rows = slices_of(
             plan, _slice_names(plan, saved_c, saved_b, pairing, labels), pairing.units
         )
     keys = None

@@ -15,6 +15,7 @@ from ..metrics.protocol import LEFT_OUT, Metric, StatBlock
 from ..records import FieldSpec, ParseFailure, Table
 from ..results import Failures, MetricResult, RecordRows
 from .plan import Plan
+from .slices import unit_split_reason
 
 __all__ = [
     "count_failures",
@@ -161,15 +162,9 @@ def split_unit_values(plan: Plan, path: str, metrics: dict[str, MetricResult]) -
     """A slice by ``path``, a field that varies within units: the metrics that read a unit as a
     whole (a dialogue's slope) get no value there, rather than a misleading one (in place)."""
     for name in plan.metrics:
-        unit = plan.statistic_of(name).unit_field
-        if unit is not None:
-            metrics[name] = MetricResult(
-                value=None,
-                n=0,
-                undefined_reason=f"{path} varies within {unit} units and "
-                f"{plan.metrics[name].registry_name} reads each {unit} as a whole: "
-                f"slice by a field that is constant within a {unit}",
-            )
+        reason = unit_split_reason(plan, name=name, path=path)
+        if reason is not None:
+            metrics[name] = MetricResult(value=None, n=0, undefined_reason=reason)
 
 
 def table_values(plan: Plan, blocks: Blocks) -> dict[str, dict[str, object]]:
