@@ -84,7 +84,7 @@ def sharded(suite: str, data: Path | str, options: RunOptions, pieces: int) -> d
     moments: dict[tuple[str, str], np.ndarray] = {}
     if needs_jackknife_pass(plan, merged):
         totals = {
-            name: {k: p.total for k, p in scope.parts.items() if p.decomposable}
+            name: {k: b.total() for k, b in scope.blocks.items() if b.decomposable}
             for name, scope in merged.scopes.items()
         }
         values = {name: scope_values(plan, scope) for name, scope in merged.scopes.items()}

@@ -460,7 +460,7 @@ def _run(
     with timer.phase("intervals"):
         if needs_jackknife_pass(plan, merged):
             totals = {
-                name: {k: p.total for k, p in scope.parts.items() if p.decomposable}
+                name: {k: b.total() for k, b in scope.blocks.items() if b.decomposable}
                 for name, scope in merged.scopes.items()
             }
             values = {name: scope_values(plan, scope) for name, scope in merged.scopes.items()}

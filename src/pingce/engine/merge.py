@@ -45,9 +45,8 @@ from .values import finalised_value, metric_values, split_unit_values, table_val
 
 __all__ = [
     "Merger",
-    "Part",
+    "Scope",
     "Shard",
-    "SummedBlock",
     "added_counts",
     "duplicate_keys",
     "finish",
@@ -66,67 +65,18 @@ WHOLE = ""
 
 
 @dataclass
-class Part:
-    """One statistic over some records, as what adds up."""
-
-    width: int
-    decomposable: bool
-    onehot: bool
-    total: np.ndarray
-    """The summed statistics (decomposable); an empty array otherwise."""
-    replicates: np.ndarray | None
-    """Poisson replicate sums ``(B, width)`` (decomposable, with a bootstrap); else None."""
-    raw: np.ndarray | None
-    """The rows of a statistic that does not decompose; else None."""
-    raw_keys: np.ndarray | None
-    """The Poisson keys of ``raw``'s records (with a bootstrap); else None."""
-    n: int
-    covered: int
-    unparsed: int
-    left_out: int
-    model_failed: int
-    counts: dict[str, int] = field(default_factory=dict)
-
-    def add(self, other: Part) -> Part:
-        def both(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
-            if a is None or b is None:
-                return a if b is None else b
-            return np.concatenate([a, b])
-
-        counts = dict(self.counts)
-        for name, count in other.counts.items():
-            counts[name] = counts.get(name, 0) + count
-        replicates = self.replicates
-        if replicates is not None and other.replicates is not None:
-            replicates = replicates + other.replicates
-        elif replicates is None:
-            replicates = other.replicates
-        return Part(
-            width=self.width,
-            decomposable=self.decomposable,
-            onehot=self.onehot and other.onehot,
-            total=self.total + other.total if self.decomposable else self.total,
-            replicates=replicates,
-            raw=both(self.raw, other.raw),
-            raw_keys=both(self.raw_keys, other.raw_keys),
-            n=self.n + other.n,
-            covered=self.covered + other.covered,
-            unparsed=self.unparsed + other.unparsed,
-            left_out=self.left_out + other.left_out,
-            model_failed=self.model_failed + other.model_failed,
-            counts=counts,
-        )
-
-
-@dataclass
 class Scope:
-    """The parts of every statistic over one scope's records (the whole run, or one slice)."""
+    """What one scope's records (the whole run, or one slice) add to a run: every statistic as a
+    reduced block (:meth:`pingce.metrics.protocol.StatBlock.reduced`: sums, or the rows of a
+    statistic that does not decompose, and the record counts), the Poisson replicate sums of the
+    decomposable ones, and the Poisson keys of the records (for the raw rows' replicates)."""
 
     n: int
-    parts: dict[Hashable, Part]
-
-    def add(self, other: Scope) -> Scope:
-        return Scope(self.n + other.n, {k: p.add(other.parts[k]) for k, p in self.parts.items()})
+    blocks: dict[Hashable, StatBlock]
+    replicates: dict[Hashable, np.ndarray] = field(default_factory=dict)
+    """Poisson replicate sums ``(B, width)`` per decomposable statistic (with a bootstrap)."""
+    keys: np.ndarray | None = None
+    """The records' Poisson keys, in the order of raw rows (a raw statistic and a bootstrap)."""
 
 
 @dataclass
@@ -152,15 +102,13 @@ class Shard:
     sources: list[str] = field(default_factory=list)
 
     def add(self, other: Shard) -> Shard:
-        scopes = dict(self.scopes)
-        for name, scope in other.scopes.items():
-            scopes[name] = scope if name not in scopes else scopes[name].add(scope)
+        """The two shards' contributions added up, but for their scopes (:class:`Merger`)."""
         failures = dict(self.failures)
         for name, count in other.failures.items():
             failures[name] = failures.get(name, 0) + count
         return Shard(
             n=self.n + other.n,
-            scopes=scopes,
+            scopes={},
             failures=failures,
             notes=_added_notes(self.notes, other.notes),
             with_id=self.with_id or other.with_id,
@@ -214,29 +162,35 @@ def _added_notes(first: Sequence[str], second: Sequence[str]) -> list[str]:
 
 
 class Merger:
-    """Adds shards as they arrive. Arrays that only concatenate (the raw rows of a statistic
-    that does not decompose, the id keys) are gathered and joined once at the end, so merging
-    k shards copies them once, not k times."""
+    """Adds shards as they arrive. The scopes' blocks are gathered and merged once at the end
+    (:meth:`StatBlock.merge`, sums added in arrival order), so the rows that only concatenate
+    (those of a statistic that does not decompose, and the id keys) are copied once, not once
+    per shard; replicate sums are added as they come."""
 
     def __init__(self) -> None:
         self.merged: Shard | None = None
         self.ids: list[np.ndarray] = []
         self.units: list[np.ndarray] = []
-        self.raw: dict[tuple[str, Hashable], list[np.ndarray]] = {}
-        self.raw_keys: dict[tuple[str, Hashable], list[np.ndarray]] = {}
+        self.n: dict[str, int] = {}
+        self.blocks: dict[str, dict[Hashable, list[StatBlock]]] = {}
+        self.replicates: dict[str, dict[Hashable, np.ndarray]] = {}
+        self.keys: dict[str, list[np.ndarray]] = {}
 
     def add(self, shard: Shard) -> None:
         self.ids.append(shard.id_keys)
         self.units.append(shard.unit_keys)
         shard.id_keys = shard.unit_keys = np.empty(0, dtype=np.uint64)
         for name, scope in shard.scopes.items():
-            for key, part in scope.parts.items():
-                if part.raw is not None:
-                    self.raw.setdefault((name, key), []).append(part.raw)
-                    part.raw = None
-                if part.raw_keys is not None:
-                    self.raw_keys.setdefault((name, key), []).append(part.raw_keys)
-                    part.raw_keys = None
+            self.n[name] = self.n.get(name, 0) + scope.n
+            blocks = self.blocks.setdefault(name, {})
+            for key, block in scope.blocks.items():
+                blocks.setdefault(key, []).append(block)
+            summed = self.replicates.setdefault(name, {})
+            for key, sums in scope.replicates.items():
+                summed[key] = summed[key] + sums if key in summed else sums
+            if scope.keys is not None:
+                self.keys.setdefault(name, []).append(scope.keys)
+        shard.scopes = {}
         self.merged = shard if self.merged is None else self.merged.add(shard)
 
     def result(self) -> Shard:
@@ -245,10 +199,15 @@ class Merger:
         merged = self.merged
         merged.id_keys = np.concatenate(self.ids)
         merged.unit_keys = np.concatenate(self.units)
-        for (name, key), pieces in self.raw.items():
-            merged.scopes[name].parts[key].raw = np.concatenate(pieces)
-        for (name, key), pieces in self.raw_keys.items():
-            merged.scopes[name].parts[key].raw_keys = np.concatenate(pieces)
+        merged.scopes = {
+            name: Scope(
+                self.n[name],
+                {key: StatBlock.merge(found) for key, found in blocks.items()},
+                self.replicates[name],
+                np.concatenate(self.keys[name]) if name in self.keys else None,
+            )
+            for name, blocks in self.blocks.items()
+        }
         return merged
 
 
@@ -261,26 +220,6 @@ def merge_shards(shards: Iterable[Shard]) -> Shard:
 
 
 # ------------------------------------------------------------------------------- one shard
-
-
-def _part(block: StatBlock, replicates: np.ndarray | None, keys: np.ndarray | None) -> Part:
-    from .values import left_out_records, model_failed_records
-
-    return Part(
-        width=block.width,
-        decomposable=block.decomposable,
-        onehot=block.codes is not None,
-        total=block.total() if block.decomposable else np.empty(0),
-        replicates=replicates,
-        raw=None if block.decomposable else np.asarray(block.rows, dtype=np.float64),
-        raw_keys=None if block.decomposable else keys,
-        n=block.n,
-        covered=block.covered(),
-        unparsed=block.unparsed_covered(),
-        left_out=left_out_records(block),
-        model_failed=model_failed_records(block),
-        counts=dict(block.counts),
-    )
 
 
 def _resampled(
@@ -312,9 +251,9 @@ def _scope(
         )
         assert unit_keys is not None
         sums = poisson_sums(resampled, unit_keys, options.bootstrap, options.seed)
-    parts = {k: _part(b, sums.get(k), keys) for k, b in blocks.items()}
     n = next(iter(blocks.values())).n if blocks else 0
-    return Scope(n, parts)
+    raw = any(not b.decomposable for b in blocks.values())
+    return Scope(n, {k: b.reduced() for k, b in blocks.items()}, sums, keys if raw else None)
 
 
 def shard_of(
@@ -423,51 +362,6 @@ def run_shard(
 # ------------------------------------------------------------------------ the merged run
 
 
-@dataclass
-class SummedBlock(StatBlock):
-    """A merged :class:`Part` in the shape the value functions read: its one row is the summed
-    statistics (or, for a statistic that does not decompose, its rows), and the counts are the
-    merged ones."""
-
-    part: Part | None = None
-
-    @classmethod
-    def of(cls, part: Part) -> SummedBlock:
-        rows = part.total[None, :] if part.decomposable else part.raw
-        return cls(
-            width=part.width,
-            rows=rows,
-            decomposable=part.decomposable,
-            counts=dict(part.counts),
-            part=part,
-        )
-
-    @property
-    def n(self) -> int:
-        assert self.part is not None
-        return self.part.n
-
-    def total(self) -> np.ndarray:
-        assert self.part is not None
-        return np.array(self.part.total, dtype=np.float64)
-
-    def covered(self) -> int:
-        assert self.part is not None
-        return self.part.covered
-
-    def unparsed_covered(self) -> int:
-        assert self.part is not None
-        return self.part.unparsed
-
-    def left_out_count(self) -> int:
-        assert self.part is not None
-        return self.part.left_out
-
-    def model_failed_count(self) -> int:
-        assert self.part is not None
-        return self.part.model_failed
-
-
 def _thetas(
     plan: Plan,
     scope: Scope,
@@ -479,18 +373,17 @@ def _thetas(
     out: dict[str, np.ndarray] = {}
     raw: dict[Hashable, list[tuple[str, Metric]]] = {}  # metrics of one raw statistic together
     for name, (metric, key) in wanted.items():
-        part = scope.parts[key]
-        if part.decomposable:
-            if part.replicates is not None:
-                out[name] = np.asarray(metric.finalize(part.replicates), dtype=np.float64)
-        elif part.raw is not None and part.raw_keys is not None:
+        if scope.blocks[key].decomposable:
+            if key in scope.replicates:
+                out[name] = np.asarray(metric.finalize(scope.replicates[key]), dtype=np.float64)
+        elif scope.keys is not None:
             raw.setdefault(key, []).append((name, metric))
     resample = resample_raw or raw_thetas
     for key, named in raw.items():
-        part = scope.parts[key]
-        assert part.raw is not None and part.raw_keys is not None
+        rows = scope.blocks[key].rows
+        assert rows is not None and scope.keys is not None
         metrics = [metric for _, metric in named]
-        thetas = resample(metrics, part.raw, part.raw_keys, options.bootstrap, options.seed)
+        thetas = resample(metrics, rows, scope.keys, options.bootstrap, options.seed)
         for k, (name, _) in enumerate(named):
             out[name] = thetas[k]
     return out
@@ -520,19 +413,19 @@ def raw_thetas(
 
 
 def _jackknife(
-    metric: Metric, part: Part, moments: np.ndarray | None, by_unit: bool
+    metric: Metric, block: StatBlock, moments: np.ndarray | None, by_unit: bool
 ) -> Callable[[], tuple[np.ndarray, np.ndarray] | float]:
-    """BCa's jackknife of a merged part: from its rows (not decomposable), its cell counts
-    (one-hot, records resampled alone) or the merged moments of the jackknife pass."""
+    """BCa's jackknife of a merged (reduced) block: from its rows (not decomposable), its cell
+    counts (one-hot, records resampled alone) or the merged moments of the jackknife pass."""
 
     def jack() -> tuple[np.ndarray, np.ndarray] | float:
-        if not part.decomposable:
-            assert part.raw is not None
-            return metric.jackknife_rows(part.raw)
-        if part.onehot and not by_unit:
-            counts = part.total
+        if not block.decomposable:
+            assert block.rows is not None
+            return metric.jackknife_rows(block.rows)
+        if block.onehot and not by_unit:
+            counts = block.total()
             present = np.flatnonzero(counts)
-            values = metric.finalize(part.total[None, :] - np.eye(part.width)[present])
+            values = metric.finalize(counts[None, :] - np.eye(block.width)[present])
             return np.asarray(values, dtype=np.float64), counts[present]
         if moments is None:
             raise ValueError("BCa on a dense statistic needs the jackknife pass")
@@ -547,15 +440,15 @@ def needs_jackknife_pass(plan: Plan, merged: Shard) -> bool:
         return False
     whole = merged.scopes[WHOLE]
     return any(
-        (p.decomposable and not (p.onehot and plan.unit is None))
-        for k, p in whole.parts.items()
+        (b.decomposable and not (b.onehot and plan.unit is None))
+        for k, b in whole.blocks.items()
         if k in {plan.keys[name] for name in plan.metrics}
     )
 
 
 def scope_values(plan: Plan, scope: Scope) -> dict[str, float | None]:
     """Each metric's finalised value over the scope (what the jackknife pass subtracts from)."""
-    blocks = {k: SummedBlock.of(p) for k, p in scope.parts.items()}
+    blocks = scope.blocks
     results = metric_values(plan, blocks)
     return {
         name: finalised_value(plan.metrics[name], blocks[plan.keys[name]], r.value)
@@ -612,7 +505,7 @@ def _finish_scope(
     resample_raw: RawThetas | None = None,
 ) -> tuple[dict[str, MetricResult], dict[str, dict[str, Any]]]:
     options = plan.options
-    blocks = {k: SummedBlock.of(p) for k, p in scope.parts.items()}
+    blocks = scope.blocks
     results = metric_values(plan, blocks)
     if options.bootstrap > 0:
         values = {
@@ -628,7 +521,7 @@ def _finish_scope(
             method=options.ci_method,
             level=options.ci_level,
             jackknives={
-                name: _jackknife(metric, scope.parts[key], moments.get(name), plan.unit is not None)
+                name: _jackknife(metric, blocks[key], moments.get(name), plan.unit is not None)
                 for name, (metric, key) in wanted.items()
             },
         )
