@@ -28,7 +28,7 @@ from pingce.engine.merge import (
     run_shard,
     scope_values,
 )
-from pingce.engine.pipeline import plan_run
+from pingce.engine.phases import plan_run
 from pingce.engine.shards import count_lines, expand_paths, number_pieces, open_piece, plan_pieces
 from pingce.errors import InputError, OptionError
 from pingce.options import RunOptions

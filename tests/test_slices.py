@@ -8,7 +8,7 @@ from pathlib import Path
 import numpy as np
 
 import pingce
-from pingce.engine.pipeline import plan_run
+from pingce.engine.phases import plan_run
 from pingce.engine.slices import slice_seed, slices_of, splits_units, unit_split_reason
 from pingce.options import RunOptions
 

@@ -20,11 +20,10 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .._version import __version__
 from ..errors import InputError
 from ..metrics.protocol import LEFT_OUT, StatBlock
 from ..options import RunOptions
-from ..progress import ProgressHook, no_progress
+from ..progress import ProgressHook
 from ..records import Table, json_equal_key
 from ..results import (
     ComparisonResult,
@@ -36,8 +35,10 @@ from ..results import (
 from ..stats import approximate_randomisation, holm, mcnemar_exact, paired_intervals
 from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
+from .assembly import comparison_result
+from .context import RunContext
 from .groups import first_of_units, paired_keys, unit_codes
-from .pipeline import Blocks, Data, load, pairs_of, plan_run, signature, similarities, statistics
+from .phases import Blocks, Data, load, pairs_of, plan_run, signature, similarities, statistics
 from .plan import Plan, check_records
 from .profile import Profile
 from .saved import match_keys
@@ -159,22 +160,21 @@ def compare_suite(
     comparison within each value of a ``--slice`` field); sampling does not apply to a
     comparison.
     """
-    options = options or RunOptions()
-    progress = progress or no_progress
-    timer = profile or Profile()
-    with timer.phase("plan"):
+    context = RunContext.of(options, progress, profile)
+    options, progress = context.options, context.progress
+    with context.phase("plan"):
         plan = plan_run(suite, options, comparison=True)
-    with timer.phase("load"):
+    with context.phase("load"):
         table_c = load(plan, candidate, progress, "candidate records")
         loaded_b = load(plan, baseline, progress, "baseline records")
-    with timer.phase("plan"):
+    with context.phase("plan"):
         check_records(plan, table_c)
         check_records(plan, loaded_b)
         table_b = loaded_b.take(align(table_c, loaded_b, plan))
         slice_rows = _slice_rows(plan, table_c, table_b)
-    with timer.phase("similarities"):
+    with context.phase("similarities"):
         scored = similarities(plan, [table_c, table_b], progress)
-    with timer.phase("statistics"):
+    with context.phase("statistics"):
         blocks_c = statistics(plan, table_c, scored)
         blocks_b = statistics(plan, table_b, scored)
         failures = {
@@ -192,21 +192,14 @@ def compare_suite(
         by_id = table_c.first_without_id() is None and loaded_b.first_without_id() is None
         names = table_c.ids if by_id else match_keys(table_c, plan.suite.spec.match_by or [])
         keys = paired_keys([str(n) for n in names], by_id)
-    results, slices = compare_blocks(
-        plan, blocks_c, blocks_b, units, slice_rows, progress, timer, keys
-    )
-    result = ComparisonResult(
-        pingce_version=__version__,
-        suite=plan.suite.spec.name,
+    result = comparison_result(
+        plan,
+        compare_blocks(plan, blocks_c, blocks_b, units, slice_rows, context, keys),
         n_records=table_c.n,
-        candidate=table_c.source,
-        baseline=table_b.source,
-        metrics=results,
+        labels=(table_c.source, table_b.source),
         failures=failures,
         signature=signature(plan, scored),
-        slices=slices,
         notes=[
-            *plan.suite.notes,
             *table_c.notes,  # each names its file (an encoding other than UTF-8, a join's)
             *table_b.notes,
             *(f"candidate: {note}" for note in statistic_notes([blocks_c])),
@@ -214,8 +207,7 @@ def compare_suite(
         ],
     )
     result.attach_records(partial(_both_rows, plan, (table_c, table_b), (blocks_c, blocks_b)))
-    if profile is not None:
-        result.profile = timer.ordered()
+    context.finish(result)
     return result
 
 
@@ -233,8 +225,7 @@ def compare_blocks(
     blocks_b: Mapping[Hashable, StatBlock],
     units: np.ndarray | None,
     slice_rows: Sequence[Slice],
-    progress: ProgressHook,
-    timer: Profile,
+    context: RunContext,
     keys: np.ndarray | None = None,
 ) -> tuple[dict[str, MetricComparison], dict[str, ComparisonSlice] | None]:
     """The comparison of two sides' statistic blocks over the same records, in the same order
@@ -250,15 +241,15 @@ def compare_blocks(
     verdict in words. ``keys`` (a Poisson key per paired record, :func:`.groups.paired_keys`):
     the paired Poisson bootstrap (``--bootstrap-method poisson``), a record's weights the same
     on both sides and in every slice."""
-    options = plan.options
+    options, progress = plan.options, context.progress
     if options.on_judge_failure == "skip":
         blocks_c, blocks_b = _left_out_on_both(blocks_c, blocks_b)
-    with timer.phase("intervals"):
+    with context.phase("intervals"):
         results = _compared(plan, blocks_c, blocks_b, units, options.seed, "", progress, keys)
         results = _judged(results, options)
     slices: dict[str, ComparisonSlice] | None = None
     if slice_rows:
-        with timer.phase("slices"):
+        with context.phase("slices"):
             slices = {}
             for part in slice_rows:
                 rows = part.rows

@@ -3,7 +3,7 @@ tables, slices and Poisson intervals from the sum of the shards' contributions.
 
 This is the core of the distributed engine (:mod:`.distributed` runs it on Ray Data), written
 without Ray so that it is tested on its own. A shard is read, checked and scored by the same
-functions as a local run (:mod:`.pipeline`); what it hands on is small and merges by addition:
+functions as a local run (:mod:`.phases`); what it hands on is small and merges by addition:
 
 * per statistic, the summed statistics (a decomposable one) or its rows (one that does not
   decompose: latency percentiles bring their one column, exactly), with the counts that failure
@@ -29,6 +29,8 @@ from typing import Any
 import numpy as np
 
 from ..metrics.protocol import Metric, StatBlock
+from ..progress import no_progress
+from ..record_shards import write_record_shard
 from ..results import Failures, MetricResult, SliceResult
 from ..stats import (
     Interval,
@@ -36,12 +38,24 @@ from ..stats import (
     jackknife_moments,
     poisson_counts,
     poisson_sums,
+    record_keys,
     replicate_intervals,
 )
-from .groups import bootstrap_keys
-from .plan import Plan
+from .assembly import Values, slice_result
+from .groups import bootstrap_keys, unit_codes
+from .phases import load, similarities, statistics
+from .plan import Plan, check_records
+from .saved import saved_stats
 from .slices import slice_order, table_slices
-from .values import finalised_value, metric_values, split_unit_values, table_values
+from .values import (
+    count_failures,
+    finalised_values,
+    metric_values,
+    record_rows,
+    statistic_notes,
+    table_values,
+    with_intervals,
+)
 
 __all__ = [
     "Merger",
@@ -269,8 +283,6 @@ def shard_of(
 ) -> Shard:
     """What the shard ``table`` (scored into ``blocks``) adds to its run (``file``: the number
     of its file in a run over several, which keys its records without an id with their line)."""
-    from ..stats import record_keys
-
     options = plan.options
     keys = bootstrap_keys(table, plan.unit, file=file) if options.bootstrap > 0 else None
     scopes = {WHOLE: _scope(plan, blocks, units, keys)}
@@ -321,11 +333,6 @@ def run_shard(
     (:mod:`pingce.record_shards`); ``stats_to``: a stats.npz to write its per-record statistics
     to (:mod:`pingce.stat_shards`); ``file``: in a run over several files, the number of the
     shard's file (its records without an id are keyed by it and their line in the bootstrap)."""
-    from ..progress import no_progress
-    from .groups import unit_codes
-    from .pipeline import load, similarities, statistics
-    from .plan import check_records
-    from .values import count_failures, statistic_notes
 
     table = load(plan, data, no_progress)
     check_records(plan, table)
@@ -347,13 +354,8 @@ def run_shard(
     if scored is not None:
         shard.signature = scored.signature
     if rows_to is not None:
-        from ..record_shards import write_record_shard
-        from .values import record_rows
-
         write_record_shard(record_rows(plan, table, blocks), table.source, rows_to)
     if stats_to is not None:
-        from .saved import saved_stats
-
         saved_stats(plan, table, blocks, units, piece=True).save(stats_to)
     keep = plan.options.bootstrap > 0 and plan.options.ci_method == "bca"
     return shard, scope_blocks(plan, table, blocks, units) if keep else None
@@ -448,12 +450,7 @@ def needs_jackknife_pass(plan: Plan, merged: Shard) -> bool:
 
 def scope_values(plan: Plan, scope: Scope) -> dict[str, float | None]:
     """Each metric's finalised value over the scope (what the jackknife pass subtracts from)."""
-    blocks = scope.blocks
-    results = metric_values(plan, blocks)
-    return {
-        name: finalised_value(plan.metrics[name], blocks[plan.keys[name]], r.value)
-        for name, r in results.items()
-    }
+    return finalised_values(plan, scope.blocks, metric_values(plan, scope.blocks))
 
 
 def jackknife_pass(
@@ -508,10 +505,7 @@ def _finish_scope(
     blocks = scope.blocks
     results = metric_values(plan, blocks)
     if options.bootstrap > 0:
-        values = {
-            name: finalised_value(plan.metrics[name], blocks[plan.keys[name]], r.value)
-            for name, r in results.items()
-        }
+        values = finalised_values(plan, blocks, results)
         wanted = {name: (m, plan.keys[name]) for name, m in plan.metrics.items()}
         wanted = {name: pair for name, pair in wanted.items() if values.get(name) is not None}
         intervals: dict[str, Interval] = replicate_intervals(
@@ -525,10 +519,7 @@ def _finish_scope(
                 for name, (metric, key) in wanted.items()
             },
         )
-        for name, interval in intervals.items():
-            results[name] = results[name].model_copy(
-                update={"ci_low": interval.low, "ci_high": interval.high, "ci_note": interval.note}
-            )
+        with_intervals(results, intervals)
     return results, table_values(plan, blocks)
 
 
@@ -537,7 +528,7 @@ def finish(
     merged: Shard,
     moments: Mapping[tuple[str, str], np.ndarray] | None = None,
     resample_raw: RawThetas | None = None,
-) -> tuple[dict[str, MetricResult], dict[str, dict[str, Any]], dict[str, SliceResult]]:
+) -> Values:
     """The run's metrics, tables and slices from the merged shards (and, for BCa on dense
     statistics, the merged jackknife moments; ``resample_raw``: how the replicates of raw
     statistics are computed, :func:`raw_thetas` by default)."""
@@ -554,10 +545,9 @@ def finish(
         for i in slice_order(values, path, plan):
             key = prefix + values[i]
             scope = merged.scopes[key]
-            part_metrics, part_tables = _finish_scope(plan, scope, of(key), resample_raw)
-            if merged.splits_units.get(path):
-                split_unit_values(plan, path, part_metrics)
-            slices[key] = SliceResult(n_records=scope.n, metrics=part_metrics, tables=part_tables)
+            found = _finish_scope(plan, scope, of(key), resample_raw)
+            split = bool(merged.splits_units.get(path))
+            slices[key] = slice_result(plan, path, scope.n, split, found)
     return metrics, tables, slices
 
 

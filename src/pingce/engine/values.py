@@ -8,6 +8,7 @@ import math
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import replace
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -17,9 +18,13 @@ from ..results import Failures, MetricResult, RecordRows
 from .plan import Plan
 from .slices import unit_split_reason
 
+if TYPE_CHECKING:
+    from ..stats import Interval
+
 __all__ = [
     "count_failures",
     "finalised_value",
+    "finalised_values",
     "invalid_predictions",
     "left_out_records",
     "metric_value",
@@ -32,6 +37,7 @@ __all__ = [
     "table_values",
     "unparsed_rows",
     "with_failed_records",
+    "with_intervals",
 ]
 
 Blocks = Mapping[Hashable, StatBlock]
@@ -84,6 +90,27 @@ def finalised_value(metric: Metric, block: StatBlock, value: float | None) -> fl
     summed = block.total()
     finalised = float(metric.finalize(summed[None, :])[0])
     return finalised if math.isfinite(finalised) else None
+
+
+def finalised_values(
+    plan: Plan, blocks: Blocks, results: Mapping[str, MetricResult]
+) -> dict[str, float | None]:
+    """Each metric's :func:`finalised_value` over ``blocks`` (``results``: their values)."""
+    return {
+        name: finalised_value(plan.metrics[name], blocks[plan.keys[name]], r.value)
+        for name, r in results.items()
+    }
+
+
+def with_intervals(
+    results: dict[str, MetricResult], intervals: Mapping[str, Interval]
+) -> dict[str, MetricResult]:
+    """The values with their intervals (in place, and returned)."""
+    for name, interval in intervals.items():
+        results[name] = results[name].model_copy(
+            update={"ci_low": interval.low, "ci_high": interval.high, "ci_note": interval.note}
+        )
+    return results
 
 
 def metric_values(plan: Plan, blocks: Blocks) -> dict[str, MetricResult]:
