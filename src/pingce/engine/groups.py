@@ -3,14 +3,25 @@
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping
+from typing import TypeVar
 
 import numpy as np
 
+from ..metrics.protocol import StatBlock
 from ..records import Table, json_equal_key
 from ..stats import record_keys
 
-__all__ = ["bootstrap_keys", "first_of_units", "paired_keys", "unit_codes", "unit_sort_keys"]
+K = TypeVar("K", bound=Hashable)
+
+__all__ = [
+    "bootstrap_keys",
+    "first_of_units",
+    "paired_keys",
+    "resampled_blocks",
+    "unit_codes",
+    "unit_sort_keys",
+]
 
 
 def bootstrap_keys(table: Table, unit: str | None, *, file: int | None = None) -> np.ndarray:
@@ -50,6 +61,23 @@ def first_of_units(keys: np.ndarray, dense: np.ndarray, n_units: int) -> np.ndar
     assert first.shape[0] == n_units
     out: np.ndarray = np.asarray(keys, dtype=np.uint64)[first]
     return out
+
+
+def resampled_blocks(
+    blocks: Mapping[K, StatBlock], units: np.ndarray | None, keys: np.ndarray | None
+) -> tuple[dict[K, StatBlock], np.ndarray | None]:
+    """What the bootstrap of a run resamples: the blocks (summed within units in a unit suite,
+    ``units`` a unit code per record) and their Poisson keys (a unit's is that of any of its
+    records, which share it: :func:`bootstrap_keys`)."""
+    if units is None:
+        return dict(blocks), keys
+    codes, dense = np.unique(units, return_inverse=True)
+    grouped = {k: b.grouped(dense, len(codes)) for k, b in blocks.items()}
+    if keys is None:
+        return grouped, None
+    of_unit = np.empty(len(codes), dtype=np.uint64)
+    of_unit[dense] = keys
+    return grouped, of_unit
 
 
 def unit_codes(table: Table, path: str | None) -> np.ndarray | None:

@@ -12,14 +12,12 @@ and the bootstrap runs on one BLAS thread (:mod:`pingce.threads`).
 from __future__ import annotations
 
 import os
-from collections.abc import Hashable, Mapping
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
 import numpy as np
 
-from ..metrics.protocol import StatBlock
 from ..progress import ProgressHook
 from ..records import Table
 from ..results import EvaluationResult, MetricResult, SliceResult
@@ -29,7 +27,7 @@ from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
 from .assembly import data_info, id_notes, run_result, slice_result
 from .context import RunContext
-from .groups import bootstrap_keys, unit_codes
+from .groups import bootstrap_keys, resampled_blocks, unit_codes
 from .model import Answered, ask_model, mark_model_failures, model_plan
 from .phases import Blocks, Data, load, plan_run, sample, signature, similarities, statistics
 from .plan import Plan, check_records
@@ -75,14 +73,7 @@ class Run:
         results = metric_values(plan, blocks)
         intervals: dict[str, Interval] = {}
         if options.bootstrap > 0:
-            resampled: Mapping[Hashable, StatBlock] = blocks
-            if units is not None:
-                codes, dense = np.unique(units, return_inverse=True)
-                resampled = {k: b.grouped(dense, len(codes)) for k, b in blocks.items()}
-                if keys is not None:  # a unit's key is that of any of its records
-                    of_unit = np.empty(len(codes), dtype=np.uint64)
-                    of_unit[dense] = keys
-                    keys = of_unit
+            resampled, keys = resampled_blocks(blocks, units, keys)
             advance = self.progress(f"bootstrap {label}".strip(), float(options.bootstrap))
             intervals = bootstrap_intervals(
                 resampled,

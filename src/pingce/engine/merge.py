@@ -42,7 +42,7 @@ from ..stats import (
     replicate_intervals,
 )
 from .assembly import Values, slice_result
-from .groups import bootstrap_keys, unit_codes
+from .groups import bootstrap_keys, resampled_blocks, unit_codes
 from .phases import load, similarities, statistics
 from .plan import Plan, check_records
 from .saved import saved_stats
@@ -236,21 +236,6 @@ def merge_shards(shards: Iterable[Shard]) -> Shard:
 # ------------------------------------------------------------------------------- one shard
 
 
-def _resampled(
-    blocks: Mapping[Hashable, StatBlock], units: np.ndarray | None, keys: np.ndarray | None
-) -> tuple[dict[Hashable, StatBlock], np.ndarray | None]:
-    """The blocks the bootstrap resamples (whole units in a unit suite) and their keys."""
-    if units is None:
-        return dict(blocks), keys
-    codes, dense = np.unique(units, return_inverse=True)
-    grouped = {k: b.grouped(dense, len(codes)) for k, b in blocks.items()}
-    if keys is None:
-        return grouped, None
-    of_unit = np.empty(len(codes), dtype=np.uint64)
-    of_unit[dense] = keys
-    return grouped, of_unit
-
-
 def _scope(
     plan: Plan,
     blocks: Mapping[Hashable, StatBlock],
@@ -260,7 +245,7 @@ def _scope(
     options = plan.options
     sums: dict[Hashable, np.ndarray] = {}
     if keys is not None and options.bootstrap > 0:
-        resampled, unit_keys = _resampled(
+        resampled, unit_keys = resampled_blocks(
             {k: b for k, b in blocks.items() if b.decomposable}, units, keys
         )
         assert unit_keys is not None
@@ -466,7 +451,9 @@ def jackknife_pass(
     for scope, (blocks, units) in shard_blocks.items():
         if scope not in totals:
             continue
-        resampled, _ = _resampled({k: b for k, b in blocks.items() if b.decomposable}, units, None)
+        resampled, _ = resampled_blocks(
+            {k: b for k, b in blocks.items() if b.decomposable}, units, None
+        )
         for name, metric in plan.metrics.items():
             key = plan.keys[name]
             block = resampled.get(key)
