@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import EmptyInputError, InputError, OptionError
 from ..options import RunOptions
-from ..progress import ProgressHook, no_progress
+from ..progress import no_progress
 from ..record_shards import records_in_memory
 from ..results import EvaluationResult, Failures, ShardFolder
 from ..stats import record_keys
@@ -51,7 +51,6 @@ from .merge import (
 )
 from .phases import load, pairs_of, plan_run, signature
 from .plan import Plan, check_records
-from .profile import Profile
 from .shards import (
     PIECE_BYTES,
     Piece,
@@ -62,7 +61,7 @@ from .shards import (
     plan_pieces,
 )
 
-__all__ = ["evaluate_on_ray"]
+__all__ = ["run_on_ray"]
 
 if TYPE_CHECKING:
     from ..similarity.remote import RemoteBackend
@@ -334,19 +333,13 @@ def _workers(ray: Any, pieces: int) -> int:
     return max(1, min(pieces, cpus))
 
 
-def evaluate_on_ray(
-    suite: Any,
-    data: Any,
-    options: RunOptions,
-    *,
-    progress: ProgressHook | None = None,
-    profile: Profile | None = None,
-    ray_address: str | None = None,
-    piece_bytes: int = PIECE_BYTES,
+def run_on_ray(
+    suite: Any, data: Any, context: RunContext, *, piece_bytes: int = PIECE_BYTES
 ) -> EvaluationResult:
-    """Run ``suite`` over the files ``data`` (paths or globs) on Ray (a cluster at
-    ``ray_address``; a local one when none is running)."""
-    context = RunContext.of(options, progress, profile)
+    """The Ray executor: run ``suite`` over the files ``data`` (paths or globs) on Ray (a
+    cluster at the options' ``ray_address``; a local one when none is running)."""
+    options = context.options
+    ray_address = options.ray_address
     with context.phase("plan"):
         if not isinstance(data, str | os.PathLike | list | tuple):
             raise OptionError("--engine ray reads files (paths or globs), not records in memory")

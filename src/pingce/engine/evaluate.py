@@ -37,15 +37,8 @@ def evaluate_suite(
     executor of ``options.engine``."""
     context = RunContext.of(options, progress, profile)
     if context.options.engine == "ray":
-        from .distributed import evaluate_on_ray  # Ray Data is imported by this executor only
+        from .distributed import run_on_ray  # Ray Data is imported by this executor only
 
         context.options.validate()
-        return evaluate_on_ray(
-            suite,
-            data,
-            context.options,
-            progress=progress,
-            profile=profile,
-            ray_address=context.options.ray_address,
-        )
+        return run_on_ray(suite, data, context)
     return run_local(suite, data, context)
