@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import pingce
-from pingce.engine.pipeline import load, plan_run, similarities, statistics
+from pingce.engine.phases import load, plan_run, similarities, statistics
 from pingce.engine.plan import check_records
 from pingce.options import RunOptions
 from tests.fc_data import realistic_records

@@ -598,7 +598,7 @@ def test_json_files_are_read_whole(server: LoopbackServer, tmp_path: Path, shape
 def test_saved_statistics_keep_the_model_failures(server: LoopbackServer, tmp_path: Path) -> None:
     """stats.npz keeps which records the model did not answer: a stored run read back (as
     ``pingce compare RUN_A RUN_B`` does) says "failed model calls" as the run did."""
-    from pingce.engine.pipeline import plan_run
+    from pingce.engine.phases import plan_run
     from pingce.engine.saved import saved_blocks
     from pingce.engine.values import policed_value
     from pingce.options import RunOptions

@@ -29,7 +29,7 @@ from pingce.engine.merge import (
     run_shard,
     scope_values,
 )
-from pingce.engine.pipeline import plan_run
+from pingce.engine.phases import plan_run
 from pingce.engine.shards import count_lines, expand_paths, number_pieces, open_piece, plan_pieces
 from pingce.errors import InputError, OptionError
 from pingce.options import RunOptions
@@ -86,7 +86,7 @@ def sharded(suite: str, data: Path | str, options: RunOptions, pieces: int) -> d
     moments: dict[tuple[str, str], np.ndarray] = {}
     if needs_jackknife_pass(plan, merged):
         totals = {
-            name: {k: p.total for k, p in scope.parts.items() if p.decomposable}
+            name: {k: b.total() for k, b in scope.blocks.items() if b.decomposable}
             for name, scope in merged.scopes.items()
         }
         values = {name: scope_values(plan, scope) for name, scope in merged.scopes.items()}
@@ -747,7 +747,8 @@ def test_a_judge_on_ray_asks_each_distinct_pair_once_for_all_pieces(
     """The pairs of every piece are gathered and de-duplicated before any call; a pool of
     judge actors asks each once; the pieces then find every answer in the cache. The values
     equal the local engine's with the same judge."""
-    from pingce.engine.distributed import evaluate_on_ray
+    from pingce.engine.context import RunContext
+    from pingce.engine.distributed import run_on_ray
 
     from .loopback import LoopbackServer
 
@@ -755,10 +756,12 @@ def test_a_judge_on_ray_asks_each_distinct_pair_once_for_all_pieces(
     doubled = twice(data, tmp_path / "twice.jsonl")
     options = {"similarity": "openai:m", "bootstrap": 0}
     with LoopbackServer(lifetime=120) as server:
-        result = evaluate_on_ray(
+        result = run_on_ray(
             "function-points",
             str(doubled),
-            RunOptions(base_url=server.url, cache=str(tmp_path / "c.sqlite3"), **options),
+            RunContext(
+                RunOptions(base_url=server.url, cache=str(tmp_path / "c.sqlite3"), **options)
+            ),
             piece_bytes=doubled.stat().st_size // 4,
         )
         asked = [r.pair for r in server.chat()]
@@ -791,7 +794,8 @@ def test_a_pair_that_fails_on_ray_is_asked_as_often_as_locally_and_counted_once(
     from collections import Counter
 
     import pingce.engine.distributed as distributed
-    from pingce.engine.distributed import evaluate_on_ray
+    from pingce.engine.context import RunContext
+    from pingce.engine.distributed import run_on_ray
 
     monkeypatch.setattr(distributed, "JUDGE_BATCH", 8)
 
@@ -806,10 +810,12 @@ def test_a_pair_that_fails_on_ray_is_asked_as_often_as_locally_and_counted_once(
     options = {"similarity": "openai:m", "bootstrap": 0}
     with LoopbackServer(latency=0.05, lifetime=120) as server:
         server.rule = lambda r: Fault("500", 0) if r.x == "员工信息表" else None
-        result = evaluate_on_ray(
+        result = run_on_ray(
             str(suite),
             str(doubled),
-            RunOptions(base_url=server.url, cache=str(tmp_path / "c.sqlite3"), **options),
+            RunContext(
+                RunOptions(base_url=server.url, cache=str(tmp_path / "c.sqlite3"), **options)
+            ),
             piece_bytes=doubled.stat().st_size // 4,
         )
         on_ray = Counter(r.pair for r in server.chat())

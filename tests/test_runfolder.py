@@ -165,7 +165,7 @@ def _ray_layout(folder: Path, results: Path) -> None:
     """A run folder as ``--engine ray`` writes it (results.json, records/ and stats/ of two
     pieces), made by the pieces' own function without Ray."""
     from pingce.engine.merge import run_shard
-    from pingce.engine.pipeline import plan_run
+    from pingce.engine.phases import plan_run
     from pingce.engine.shards import (
         count_lines,
         expand_paths,

@@ -559,7 +559,8 @@ def test_stats_npz_gives_back_the_blocks_values_and_intervals(
     values and the same bootstrap intervals (same seed) as the run: nothing to evaluate again."""
     import numpy as np
 
-    from pingce.engine.pipeline import Run, plan_run
+    from pingce.engine.local import Run
+    from pingce.engine.phases import plan_run
     from pingce.engine.saved import saved_blocks
     from pingce.options import run_options
     from pingce.progress import no_progress

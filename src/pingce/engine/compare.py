@@ -13,19 +13,17 @@ from __future__ import annotations
 import dataclasses
 import operator
 import os
-import zlib
-from collections.abc import Hashable, Mapping
+from collections.abc import Hashable, Mapping, Sequence
 from functools import partial
 from itertools import repeat
 from typing import Any, TypeVar
 
 import numpy as np
 
-from .._version import __version__
 from ..errors import InputError
 from ..metrics.protocol import LEFT_OUT, StatBlock
 from ..options import RunOptions
-from ..progress import ProgressHook, no_progress
+from ..progress import ProgressHook
 from ..records import Table, json_equal_key
 from ..results import (
     ComparisonResult,
@@ -38,11 +36,14 @@ from ..runfolder.outputs import ComparisonOutputs
 from ..stats import approximate_randomisation, holm, mcnemar_exact, paired_intervals
 from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
-from .groups import first_of_units, paired_keys, slice_keys, slice_order, unit_codes
-from .pipeline import Blocks, Data, load, pairs_of, plan_run, signature, similarities, statistics
+from .assembly import comparison_result
+from .context import RunContext
+from .groups import first_of_units, paired_keys, unit_codes
+from .phases import Blocks, Data, load, pairs_of, plan_run, signature, similarities, statistics
 from .plan import Plan, check_records
 from .profile import Profile
 from .saved import match_keys
+from .slices import Slice, slice_keys, slice_seed, slices_of, unit_split_reason
 from .values import (
     count_failures,
     finalised_value,
@@ -51,7 +52,7 @@ from .values import (
     statistic_notes,
 )
 
-__all__ = ["align", "compare_blocks", "compare_suite", "slice_entries"]
+__all__ = ["align", "compare_blocks", "compare_suite"]
 
 
 def _keys(table: Table, plan: Plan, by_id: bool) -> list[Any]:
@@ -160,22 +161,21 @@ def compare_suite(
     comparison within each value of a ``--slice`` field); sampling does not apply to a
     comparison.
     """
-    options = options or RunOptions()
-    progress = progress or no_progress
-    timer = profile or Profile()
-    with timer.phase("plan"):
+    context = RunContext.of(options, progress, profile)
+    options, progress = context.options, context.progress
+    with context.phase("plan"):
         plan = plan_run(suite, options, comparison=True)
-    with timer.phase("load"):
+    with context.phase("load"):
         table_c = load(plan, candidate, progress, "candidate records")
         loaded_b = load(plan, baseline, progress, "baseline records")
-    with timer.phase("plan"):
+    with context.phase("plan"):
         check_records(plan, table_c)
         check_records(plan, loaded_b)
         table_b = loaded_b.take(align(table_c, loaded_b, plan))
         slice_rows = _slice_rows(plan, table_c, table_b)
-    with timer.phase("similarities"):
+    with context.phase("similarities"):
         scored = similarities(plan, [table_c, table_b], progress)
-    with timer.phase("statistics"):
+    with context.phase("statistics"):
         blocks_c = statistics(plan, table_c, scored)
         blocks_b = statistics(plan, table_b, scored)
         failures = {
@@ -193,29 +193,21 @@ def compare_suite(
         by_id = table_c.first_without_id() is None and loaded_b.first_without_id() is None
         names = table_c.ids if by_id else match_keys(table_c, plan.suite.spec.match_by or [])
         keys = paired_keys([str(n) for n in names], by_id)
-    results, slices = compare_blocks(
-        plan, blocks_c, blocks_b, units, slice_rows, progress, timer, keys
-    )
-    result = ComparisonResult(
-        pingce_version=__version__,
-        suite=plan.suite.spec.name,
+    result = comparison_result(
+        plan,
+        compare_blocks(plan, blocks_c, blocks_b, units, slice_rows, context, keys),
         n_records=table_c.n,
-        candidate=table_c.source,
-        baseline=table_b.source,
-        metrics=results,
+        labels=(table_c.source, table_b.source),
         failures=failures,
         signature=signature(plan, scored),
-        slices=slices,
         notes=[
-            *plan.suite.notes,
             *table_c.notes,  # each names its file (an encoding other than UTF-8, a join's)
             *table_b.notes,
             *(f"candidate: {note}" for note in statistic_notes([blocks_c])),
             *(f"baseline: {note}" for note in statistic_notes([blocks_b])),
         ],
     )
-    if profile is not None:
-        result.profile = timer.ordered()
+    context.finish(result)
     sides = partial(_both_rows, plan, (table_c, table_b), (blocks_c, blocks_b))
     return result.with_outputs(ComparisonOutputs(sides))
 
@@ -233,14 +225,13 @@ def compare_blocks(
     blocks_c: Mapping[Hashable, StatBlock],
     blocks_b: Mapping[Hashable, StatBlock],
     units: np.ndarray | None,
-    slice_rows: Mapping[str, tuple[np.ndarray, bool]],
-    progress: ProgressHook,
-    timer: Profile,
+    slice_rows: Sequence[Slice],
+    context: RunContext,
     keys: np.ndarray | None = None,
 ) -> tuple[dict[str, MetricComparison], dict[str, ComparisonSlice] | None]:
     """The comparison of two sides' statistic blocks over the same records, in the same order
-    (``units``: a unit code per record in a unit suite; ``slice_rows``: each ``--slice`` value's
-    records and whether its field splits units). Every way of comparing ends here: two record
+    (``units``: a unit code per record in a unit suite; ``slice_rows``: the ``--slice`` values,
+    :mod:`.slices`). Every way of comparing ends here: two record
     files (:func:`compare_suite`) and two stored runs (:func:`pingce.engine.runs.compare_runs`).
 
     Records left out after failed similarity calls on either side are left out of that
@@ -251,34 +242,34 @@ def compare_blocks(
     verdict in words. ``keys`` (a Poisson key per paired record, :func:`.groups.paired_keys`):
     the paired Poisson bootstrap (``--bootstrap-method poisson``), a record's weights the same
     on both sides and in every slice."""
-    options = plan.options
+    options, progress = plan.options, context.progress
     if options.on_judge_failure == "skip":
         blocks_c, blocks_b = _left_out_on_both(blocks_c, blocks_b)
-    with timer.phase("intervals"):
+    with context.phase("intervals"):
         results = _compared(plan, blocks_c, blocks_b, units, options.seed, "", progress, keys)
         results = _judged(results, options)
     slices: dict[str, ComparisonSlice] | None = None
     if slice_rows:
-        with timer.phase("slices"):
+        with context.phase("slices"):
             slices = {}
-            for key, (rows, splits_units) in slice_rows.items():
-                sub_c = {k: b.take(rows) for k, b in blocks_c.items()}
-                sub_b = {k: b.take(rows) for k, b in blocks_b.items()}
-                seed: int | list[int] = [options.seed, 2, zlib.crc32(key.encode("utf-8"))]
-                if keys is not None:  # a record weighs alike in every slice
-                    seed = options.seed
-                sub_units = None if units is None else units[rows]
-                sub_keys = None if keys is None else keys[rows]
+            for part in slice_rows:
+                rows = part.rows
                 metrics = _compared(
-                    plan, sub_c, sub_b, sub_units, seed, f" {key}", progress, sub_keys
+                    plan,
+                    {k: b.take(rows) for k, b in blocks_c.items()},
+                    {k: b.take(rows) for k, b in blocks_b.items()},
+                    None if units is None else units[rows],
+                    slice_seed(options.seed, part.key, poisson=keys is not None),
+                    f" {part.key}",
+                    progress,
+                    None if keys is None else keys[rows],
                 )
-                if splits_units:
-                    path = key.partition("=")[0]
+                if part.splits_units:
                     for name in plan.metrics:
-                        unit = plan.statistic_of(name).unit_field
-                        if unit is not None:
-                            metrics[name] = _unit_split(metrics[name], path, unit, plan, name)
-                slices[key] = ComparisonSlice(n_records=int(rows.shape[0]), metrics=metrics)
+                        reason = unit_split_reason(plan, part.path, name)
+                        if reason is not None:
+                            metrics[name] = _unit_split(metrics[name], reason)
+                slices[part.key] = ComparisonSlice(n_records=part.n, metrics=metrics)
             # one family: every metric of every slice (scanning slices for a difference is
             # many tests)
             flat = {(k, n): m for k, sl in slices.items() for n, m in sl.metrics.items()}
@@ -337,11 +328,9 @@ def _left_out_like(block: StatBlock, other: StatBlock, rows: np.ndarray, side: s
     return dataclasses.replace(block, codes=codes, rows=data, reasons=reasons)
 
 
-def _slice_rows(
-    plan: Plan, candidate: Table, baseline: Table
-) -> dict[str, tuple[np.ndarray, bool]]:
-    """Per ``--slice`` value (``field=value``, in report order): its records and whether the
-    field varies within a unit. A slice field must have the same value on both sides."""
+def _slice_rows(plan: Plan, candidate: Table, baseline: Table) -> list[Slice]:
+    """Every ``--slice`` value's records (in report order); a slice field must have the same
+    value on both sides."""
     keys: dict[str, list[str]] = {}
     for path in plan.options.slices:
         keys[path] = slice_keys(candidate, path, plan)
@@ -357,37 +346,10 @@ def _slice_rows(
                     field=path,
                     value=b,
                 )
-    return slice_entries(plan, keys, unit_codes(candidate, plan.unit))
+    return slices_of(plan, keys, unit_codes(candidate, plan.unit))
 
 
-def slice_entries(
-    plan: Plan, keys: Mapping[str, list[str]], units: np.ndarray | None
-) -> dict[str, tuple[np.ndarray, bool]]:
-    """Per slice value (``field=value``, in report order) of each field in ``keys`` (the slice
-    name of every record, the same on both sides): its records and whether the field varies
-    within a unit (``units``: a unit code per record, in a unit suite)."""
-    out: dict[str, tuple[np.ndarray, bool]] = {}
-    for path, names_of in keys.items():
-        names, inverse = np.unique(
-            np.asarray(names_of, dtype=object).astype(str), return_inverse=True
-        )
-        inverse = inverse.reshape(-1)
-        values = [str(v) for v in names]
-        splits_units = units is not None and (
-            np.unique(np.stack([units, inverse]), axis=1).shape[1] > np.unique(units).size
-        )
-        for i in slice_order(values, path, plan):
-            out[f"{path}={values[i]}"] = (np.flatnonzero(inverse == i), splits_units)
-    return out
-
-
-def _unit_split(
-    entry: MetricComparison, path: str, unit: str, plan: Plan, name: str
-) -> MetricComparison:
-    reason = (
-        f"{path} varies within {unit} units and {plan.metrics[name].registry_name} reads each "
-        f"{unit} as a whole: slice by a field that is constant within a {unit}"
-    )
+def _unit_split(entry: MetricComparison, reason: str) -> MetricComparison:
     return MetricComparison(
         candidate=None,
         baseline=None,

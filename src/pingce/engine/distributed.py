@@ -26,18 +26,21 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._version import __version__
 from ..errors import EmptyInputError, InputError, OptionError
 from ..option_table import ray_refused
 from ..options import RunOptions
-from ..progress import ProgressHook, no_progress
-from ..results import DataInfo, EvaluationResult
+from ..progress import no_progress
+from ..results import EvaluationResult, Failures
 from ..runfolder.layout import RECORD_SHARDS, STAT_SHARDS, part_file
 from ..runfolder.outputs import RunOutputs, ShardFolder
-from .fields import field_map
+from ..stats import record_keys
+from .assembly import data_info, id_notes, run_result
+from .context import RunContext
+from .groups import bootstrap_keys
 from .merge import (
     Merger,
     Shard,
+    added_counts,
     duplicate_keys,
     finish,
     jackknife_pass,
@@ -46,9 +49,8 @@ from .merge import (
     run_shard,
     scope_values,
 )
-from .pipeline import plan_run, signature
-from .plan import Plan
-from .profile import Profile
+from .phases import load, pairs_of, plan_run, signature
+from .plan import Plan, check_records
 from .shards import (
     PIECE_BYTES,
     Piece,
@@ -59,7 +61,7 @@ from .shards import (
     plan_pieces,
 )
 
-__all__ = ["evaluate_on_ray"]
+__all__ = ["run_on_ray"]
 
 if TYPE_CHECKING:
     from ..similarity.remote import RemoteBackend
@@ -182,8 +184,6 @@ class _PairsOf:
         self.plan = plan_run(suite, options)
 
     def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
-        from .pipeline import load, pairs_of
-        from .plan import check_records
 
         piece = Piece(**pickle.loads(row["piece"]))
         try:
@@ -217,7 +217,6 @@ def _judge_phase(
     then find every answer in the cache): the backend's counts, or None when the run's backend
     is not a remote one."""
     from ..similarity.names import parse_backend_name
-    from .merge import added_counts
 
     if not any(s.needs_similarity for s in plan.statistics.values()):
         return None
@@ -324,21 +323,14 @@ def _workers(ray: Any, pieces: int) -> int:
     return max(1, min(pieces, cpus))
 
 
-def evaluate_on_ray(
-    suite: Any,
-    data: Any,
-    options: RunOptions,
-    *,
-    progress: ProgressHook | None = None,
-    profile: Profile | None = None,
-    ray_address: str | None = None,
-    piece_bytes: int = PIECE_BYTES,
+def run_on_ray(
+    suite: Any, data: Any, context: RunContext, *, piece_bytes: int = PIECE_BYTES
 ) -> EvaluationResult:
-    """Run ``suite`` over the files ``data`` (paths or globs) on Ray (a cluster at
-    ``ray_address``; a local one when none is running)."""
-    progress = progress or no_progress
-    timer = profile or Profile()
-    with timer.phase("plan"):
+    """The Ray executor: run ``suite`` over the files ``data`` (paths or globs) on Ray (a
+    cluster at the options' ``ray_address``; a local one when none is running)."""
+    options = context.options
+    ray_address = options.ray_address
+    with context.phase("plan"):
         if not isinstance(data, str | os.PathLike | list | tuple):
             raise OptionError("--engine ray reads files (paths or globs), not records in memory")
         notes = check_ray_options(options)
@@ -353,25 +345,25 @@ def evaluate_on_ray(
         if not pieces:  # 0-byte files only
             raise EmptyInputError("no records: every file is empty", source=", ".join(paths))
     ray = _import_ray()
-    with timer.phase("cluster"):
+    with context.phase("cluster"):
         _connect(ray, ray_address)
-        context = ray.data.DataContext.get_current()
-        context.enable_progress_bars = False
-        context.print_on_execution_start = False
+        data_context = ray.data.DataContext.get_current()
+        data_context.enable_progress_bars = False
+        data_context.print_on_execution_start = False
         # the pieces' shards and jackknife moments come back in piece order, whichever actor
         # finished first, so they are added in one order: the same sums, to the last bit, on
         # every run (in arrival order a sum could differ by one ulp, and an interval whose
         # resamples tie with the value could then move)
-        context.execution_options.preserve_order = True
+        data_context.execution_options.preserve_order = True
         workers = _workers(ray, len(pieces))
-    with timer.phase("load"):
+    with context.phase("load"):
         if any(p.kind == "jsonl" for p in pieces):
             counted = _dataset(ray, pieces).map(_lines).take_all()
             newlines = [row["lines"] for row in sorted(counted, key=lambda r: r["i"])]
             pieces = number_pieces(pieces, newlines)
-    with timer.phase("similarities"):
+    with context.phase("similarities"):
         judged = _judge_phase(ray, suite, options, plan, pieces, workers)
-    advance = progress("scoring shards", float(len(pieces)))
+    advance = context.progress("scoring shards", float(len(pieces)))
     # the workers' shards: per-record values (records/*.parquet) and statistics (stats/*.npz),
     # linked (or copied) into the outputs when written (a cluster of several machines needs
     # this folder on a file system they share: --ray-scratch)
@@ -388,7 +380,7 @@ def evaluate_on_ray(
             workers,
             shards.path,
             advance,
-            timer,
+            context,
             asked=judged is not None,
         )
         if judged is not None:  # what the judge phase did (the pieces read it from the cache)
@@ -399,8 +391,7 @@ def evaluate_on_ray(
     except BaseException:
         shards.remove()
         raise
-    if profile is not None:
-        result.profile = timer.ordered()
+    context.finish(result)
     return result.with_outputs(outputs)
 
 
@@ -415,11 +406,11 @@ def _run(
     workers: int,
     shards_to: str,
     advance: Any,
-    timer: Profile,
+    context: RunContext,
     *,
     asked: bool,
 ) -> EvaluationResult:
-    with timer.phase("statistics"):
+    with context.phase("statistics"):
         done = (
             _dataset(ray, pieces)
             .map(
@@ -445,10 +436,10 @@ def _run(
         merged = merger.result()
         _check_ids(ray, suite, options, plan, pieces, merged)
     moments: dict[tuple[str, str], np.ndarray] = {}
-    with timer.phase("intervals"):
+    with context.phase("intervals"):
         if needs_jackknife_pass(plan, merged):
             totals = {
-                name: {k: p.total for k, p in scope.parts.items() if p.decomposable}
+                name: {k: b.total() for k, b in scope.blocks.items() if b.decomposable}
                 for name, scope in merged.scopes.items()
             }
             values = {name: scope_values(plan, scope) for name, scope in merged.scopes.items()}
@@ -469,47 +460,22 @@ def _run(
             for row in rows:
                 for key, value in pickle.loads(row["moments"]).items():
                     moments[key] = moments[key] + value if key in moments else value
-        metrics, tables, slices = finish(plan, merged, moments, _resampler(ray, workers))
+        finished = finish(plan, merged, moments, _resampler(ray, workers))
     if merged.n == 0:
         raise InputError("no records", source=", ".join(paths))
     sig = signature(plan, None).model_copy(update={"similarity": merged.signature, "engine": "ray"})
-    result = EvaluationResult(
-        pingce_version=__version__,
-        suite=plan.suite.spec.name,
+    source = paths[0] if len(paths) == 1 else f"{len(paths)} files: {', '.join(paths)}"
+    result = run_result(
+        plan,
+        finished,
         n_records=merged.n,
-        metrics=metrics,
-        tables=tables,
-        slices=slices,
-        failures=_failures(merged),
+        failures=Failures(**merged.failures),
         signature=sig,
-        data=DataInfo(
-            source=paths[0] if len(paths) == 1 else f"{len(paths)} files: {', '.join(paths)}",
-            n_loaded=merged.n,
-            id_field=plan.suite.spec.id_field,
-            field_map=field_map(plan.suite.spec.fields, plan.options.field_map),
-        ),
-        definitions={name: item.definition for name, item in plan.suite.items().items()},
-        notes=[*plan.suite.notes, *merged.notes, *_id_notes(plan, merged, paths), *notes],
+        data=data_info(plan, source, merged.n),
+        notes=[*merged.notes, *id_notes(plan, merged.with_id, ", ".join(paths)), *notes],
+        similarity=merged.similarity,
     )
-    if merged.similarity is not None:
-        result.similarity = merged.similarity
     return result
-
-
-def _failures(merged: Shard) -> Any:
-    from ..results import Failures
-
-    return Failures(**merged.failures)
-
-
-def _id_notes(plan: Plan, merged: Shard, paths: list[str]) -> list[str]:
-    if plan.suite.spec.match_by or merged.with_id:
-        return []
-    id_field = plan.suite.spec.id_field
-    return [
-        f"no record of {', '.join(paths)} has the id field {id_field!r}: records are identified "
-        f"by their line numbers (set the suite's id_field, or --map {id_field}=COLUMN)"
-    ]
 
 
 class _Finder:
@@ -521,9 +487,6 @@ class _Finder:
         self.keys, self.unit = set(keys.tolist()), unit
 
     def __call__(self, row: dict[str, Any]) -> dict[str, Any]:
-        from ..stats import record_keys
-        from .groups import bootstrap_keys
-        from .pipeline import load
 
         piece = Piece(**pickle.loads(row["piece"]))
         try:

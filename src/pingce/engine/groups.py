@@ -1,18 +1,27 @@
-"""Groups of records: units that resample together (dialogues) and slices (``--slice``)."""
+"""Groups of records: units that resample together (dialogues) and the Poisson bootstrap's keys
+(slices are :mod:`.slices`')."""
 
 from __future__ import annotations
 
-import math
-from collections.abc import Hashable
-from typing import Any
+from collections.abc import Hashable, Mapping
+from typing import TypeVar
 
 import numpy as np
 
-from ..records import ParseFailure, Table, json_equal_key
+from ..metrics.protocol import StatBlock
+from ..records import Table, json_equal_key
 from ..stats import record_keys
-from .plan import Plan
 
-__all__ = ["bootstrap_keys", "first_of_units", "paired_keys", "slice_keys", "unit_codes"]
+K = TypeVar("K", bound=Hashable)
+
+__all__ = [
+    "bootstrap_keys",
+    "first_of_units",
+    "paired_keys",
+    "resampled_blocks",
+    "unit_codes",
+    "unit_sort_keys",
+]
 
 
 def bootstrap_keys(table: Table, unit: str | None, *, file: int | None = None) -> np.ndarray:
@@ -52,6 +61,23 @@ def first_of_units(keys: np.ndarray, dense: np.ndarray, n_units: int) -> np.ndar
     assert first.shape[0] == n_units
     out: np.ndarray = np.asarray(keys, dtype=np.uint64)[first]
     return out
+
+
+def resampled_blocks(
+    blocks: Mapping[K, StatBlock], units: np.ndarray | None, keys: np.ndarray | None
+) -> tuple[dict[K, StatBlock], np.ndarray | None]:
+    """What the bootstrap of a run resamples: the blocks (summed within units in a unit suite,
+    ``units`` a unit code per record) and their Poisson keys (a unit's is that of any of its
+    records, which share it: :func:`bootstrap_keys`)."""
+    if units is None:
+        return dict(blocks), keys
+    codes, dense = np.unique(units, return_inverse=True)
+    grouped = {k: b.grouped(dense, len(codes)) for k, b in blocks.items()}
+    if keys is None:
+        return grouped, None
+    of_unit = np.empty(len(codes), dtype=np.uint64)
+    of_unit[dense] = keys
+    return grouped, of_unit
 
 
 def unit_codes(table: Table, path: str | None) -> np.ndarray | None:
@@ -95,53 +121,3 @@ def unit_sort_keys(table: Table, path: str, units: np.ndarray) -> list[tuple[int
         _unit_order(v if isinstance(v, str) else json_equal_key(v))
         for v in (values[i] for i in first.tolist())
     ]
-
-
-def slice_keys(table: Table, path: str, plan: Plan) -> list[str]:
-    """Each record's value of ``path`` as a slice name (:func:`_slice_name`); ``(missing)``
-    where it has none."""
-    column = table.column(path)
-    scale = plan.label_scales.get(path)
-    if scale is not None:
-        return scale.names(np.asarray(column, dtype=np.int64))
-    if isinstance(column, np.ndarray):  # a number field: NaN is a missing value
-        return [
-            "(missing)" if math.isnan(v) else str(int(v)) if float(v).is_integer() else repr(v)
-            for v in column.tolist()
-        ]
-    if set(map(type, column)) <= {str, type(None)}:
-        return ["(missing)" if v is None else v for v in column]
-    return [_slice_name(v) for v in column]
-
-
-def _slice_name(value: Any) -> str:
-    """A value as a slice's name: text as it is; a boolean, a number as their JSON text (``true``,
-    ``3``, as the data has them and as a field the suite does not parse is read, not Python's
-    ``True``); ``(did not parse)`` for a value that did not parse. A list or an object is no
-    slice (:func:`pingce.engine.plan.check_records` refuses them)."""
-    if value is None:
-        return "(missing)"
-    if isinstance(value, ParseFailure):
-        return "(did not parse)"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, float) and value.is_integer():
-        return str(int(value))
-    return str(value)
-
-
-def slice_order(names: list[str], path: str, plan: Plan) -> list[int]:
-    """Positions of the slice names (sorted as text) in report order: scale order for labels,
-    numeric order when every name is a number, else as given; ``(missing)`` last."""
-    scale = plan.label_scales.get(path)
-    if scale is not None:
-        rank = {label: i for i, label in enumerate(scale.labels)}  # (invalid) after them
-        return sorted(range(len(names)), key=lambda i: rank.get(names[i], len(rank)))
-    numbers = {}
-    for i, name in enumerate(names):
-        try:
-            numbers[i] = float(name)
-        except ValueError:
-            if name != "(missing)":
-                return sorted(range(len(names)), key=lambda i: names[i] == "(missing)")
-    return sorted(range(len(names)), key=lambda i: (i not in numbers, numbers.get(i, 0.0)))

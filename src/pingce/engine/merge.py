@@ -3,7 +3,7 @@ tables, slices and Poisson intervals from the sum of the shards' contributions.
 
 This is the core of the distributed engine (:mod:`.distributed` runs it on Ray Data), written
 without Ray so that it is tested on its own. A shard is read, checked and scored by the same
-functions as a local run (:mod:`.pipeline`); what it hands on is small and merges by addition:
+functions as a local run (:mod:`.phases`); what it hands on is small and merges by addition:
 
 * per statistic, the summed statistics (a decomposable one) or its rows (one that does not
   decompose: latency percentiles bring their one column, exactly), with the counts that failure
@@ -29,24 +29,38 @@ from typing import Any
 import numpy as np
 
 from ..metrics.protocol import Metric, StatBlock
+from ..progress import no_progress
 from ..results import Failures, MetricResult, SliceResult
+from ..runfolder.records import write_record_shard
 from ..stats import (
     Interval,
     acceleration_of_moments,
     jackknife_moments,
     poisson_counts,
     poisson_sums,
+    record_keys,
     replicate_intervals,
 )
-from .groups import bootstrap_keys, slice_keys, slice_order
-from .plan import Plan
-from .values import finalised_value, metric_values, split_unit_values, table_values
+from .assembly import Values, slice_result
+from .groups import bootstrap_keys, resampled_blocks, unit_codes
+from .phases import load, similarities, statistics
+from .plan import Plan, check_records
+from .saved import saved_stats
+from .slices import slice_order, table_slices
+from .values import (
+    count_failures,
+    finalised_values,
+    metric_values,
+    record_rows,
+    statistic_notes,
+    table_values,
+    with_intervals,
+)
 
 __all__ = [
     "Merger",
-    "Part",
+    "Scope",
     "Shard",
-    "SummedBlock",
     "added_counts",
     "duplicate_keys",
     "finish",
@@ -65,67 +79,18 @@ WHOLE = ""
 
 
 @dataclass
-class Part:
-    """One statistic over some records, as what adds up."""
-
-    width: int
-    decomposable: bool
-    onehot: bool
-    total: np.ndarray
-    """The summed statistics (decomposable); an empty array otherwise."""
-    replicates: np.ndarray | None
-    """Poisson replicate sums ``(B, width)`` (decomposable, with a bootstrap); else None."""
-    raw: np.ndarray | None
-    """The rows of a statistic that does not decompose; else None."""
-    raw_keys: np.ndarray | None
-    """The Poisson keys of ``raw``'s records (with a bootstrap); else None."""
-    n: int
-    covered: int
-    unparsed: int
-    left_out: int
-    model_failed: int
-    counts: dict[str, int] = field(default_factory=dict)
-
-    def add(self, other: Part) -> Part:
-        def both(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
-            if a is None or b is None:
-                return a if b is None else b
-            return np.concatenate([a, b])
-
-        counts = dict(self.counts)
-        for name, count in other.counts.items():
-            counts[name] = counts.get(name, 0) + count
-        replicates = self.replicates
-        if replicates is not None and other.replicates is not None:
-            replicates = replicates + other.replicates
-        elif replicates is None:
-            replicates = other.replicates
-        return Part(
-            width=self.width,
-            decomposable=self.decomposable,
-            onehot=self.onehot and other.onehot,
-            total=self.total + other.total if self.decomposable else self.total,
-            replicates=replicates,
-            raw=both(self.raw, other.raw),
-            raw_keys=both(self.raw_keys, other.raw_keys),
-            n=self.n + other.n,
-            covered=self.covered + other.covered,
-            unparsed=self.unparsed + other.unparsed,
-            left_out=self.left_out + other.left_out,
-            model_failed=self.model_failed + other.model_failed,
-            counts=counts,
-        )
-
-
-@dataclass
 class Scope:
-    """The parts of every statistic over one scope's records (the whole run, or one slice)."""
+    """What one scope's records (the whole run, or one slice) add to a run: every statistic as a
+    reduced block (:meth:`pingce.metrics.protocol.StatBlock.reduced`: sums, or the rows of a
+    statistic that does not decompose, and the record counts), the Poisson replicate sums of the
+    decomposable ones, and the Poisson keys of the records (for the raw rows' replicates)."""
 
     n: int
-    parts: dict[Hashable, Part]
-
-    def add(self, other: Scope) -> Scope:
-        return Scope(self.n + other.n, {k: p.add(other.parts[k]) for k, p in self.parts.items()})
+    blocks: dict[Hashable, StatBlock]
+    replicates: dict[Hashable, np.ndarray] = field(default_factory=dict)
+    """Poisson replicate sums ``(B, width)`` per decomposable statistic (with a bootstrap)."""
+    keys: np.ndarray | None = None
+    """The records' Poisson keys, in the order of raw rows (a raw statistic and a bootstrap)."""
 
 
 @dataclass
@@ -151,15 +116,13 @@ class Shard:
     sources: list[str] = field(default_factory=list)
 
     def add(self, other: Shard) -> Shard:
-        scopes = dict(self.scopes)
-        for name, scope in other.scopes.items():
-            scopes[name] = scope if name not in scopes else scopes[name].add(scope)
+        """The two shards' contributions added up, but for their scopes (:class:`Merger`)."""
         failures = dict(self.failures)
         for name, count in other.failures.items():
             failures[name] = failures.get(name, 0) + count
         return Shard(
             n=self.n + other.n,
-            scopes=scopes,
+            scopes={},
             failures=failures,
             notes=_added_notes(self.notes, other.notes),
             with_id=self.with_id or other.with_id,
@@ -213,29 +176,35 @@ def _added_notes(first: Sequence[str], second: Sequence[str]) -> list[str]:
 
 
 class Merger:
-    """Adds shards as they arrive. Arrays that only concatenate (the raw rows of a statistic
-    that does not decompose, the id keys) are gathered and joined once at the end, so merging
-    k shards copies them once, not k times."""
+    """Adds shards as they arrive. The scopes' blocks are gathered and merged once at the end
+    (:meth:`StatBlock.merge`, sums added in arrival order), so the rows that only concatenate
+    (those of a statistic that does not decompose, and the id keys) are copied once, not once
+    per shard; replicate sums are added as they come."""
 
     def __init__(self) -> None:
         self.merged: Shard | None = None
         self.ids: list[np.ndarray] = []
         self.units: list[np.ndarray] = []
-        self.raw: dict[tuple[str, Hashable], list[np.ndarray]] = {}
-        self.raw_keys: dict[tuple[str, Hashable], list[np.ndarray]] = {}
+        self.n: dict[str, int] = {}
+        self.blocks: dict[str, dict[Hashable, list[StatBlock]]] = {}
+        self.replicates: dict[str, dict[Hashable, np.ndarray]] = {}
+        self.keys: dict[str, list[np.ndarray]] = {}
 
     def add(self, shard: Shard) -> None:
         self.ids.append(shard.id_keys)
         self.units.append(shard.unit_keys)
         shard.id_keys = shard.unit_keys = np.empty(0, dtype=np.uint64)
         for name, scope in shard.scopes.items():
-            for key, part in scope.parts.items():
-                if part.raw is not None:
-                    self.raw.setdefault((name, key), []).append(part.raw)
-                    part.raw = None
-                if part.raw_keys is not None:
-                    self.raw_keys.setdefault((name, key), []).append(part.raw_keys)
-                    part.raw_keys = None
+            self.n[name] = self.n.get(name, 0) + scope.n
+            blocks = self.blocks.setdefault(name, {})
+            for key, block in scope.blocks.items():
+                blocks.setdefault(key, []).append(block)
+            summed = self.replicates.setdefault(name, {})
+            for key, sums in scope.replicates.items():
+                summed[key] = summed[key] + sums if key in summed else sums
+            if scope.keys is not None:
+                self.keys.setdefault(name, []).append(scope.keys)
+        shard.scopes = {}
         self.merged = shard if self.merged is None else self.merged.add(shard)
 
     def result(self) -> Shard:
@@ -244,10 +213,15 @@ class Merger:
         merged = self.merged
         merged.id_keys = np.concatenate(self.ids)
         merged.unit_keys = np.concatenate(self.units)
-        for (name, key), pieces in self.raw.items():
-            merged.scopes[name].parts[key].raw = np.concatenate(pieces)
-        for (name, key), pieces in self.raw_keys.items():
-            merged.scopes[name].parts[key].raw_keys = np.concatenate(pieces)
+        merged.scopes = {
+            name: Scope(
+                self.n[name],
+                {key: StatBlock.merge(found) for key, found in blocks.items()},
+                self.replicates[name],
+                np.concatenate(self.keys[name]) if name in self.keys else None,
+            )
+            for name, blocks in self.blocks.items()
+        }
         return merged
 
 
@@ -262,41 +236,6 @@ def merge_shards(shards: Iterable[Shard]) -> Shard:
 # ------------------------------------------------------------------------------- one shard
 
 
-def _part(block: StatBlock, replicates: np.ndarray | None, keys: np.ndarray | None) -> Part:
-    from .values import left_out_records, model_failed_records
-
-    return Part(
-        width=block.width,
-        decomposable=block.decomposable,
-        onehot=block.codes is not None,
-        total=block.total() if block.decomposable else np.empty(0),
-        replicates=replicates,
-        raw=None if block.decomposable else np.asarray(block.rows, dtype=np.float64),
-        raw_keys=None if block.decomposable else keys,
-        n=block.n,
-        covered=block.covered(),
-        unparsed=block.unparsed_covered(),
-        left_out=left_out_records(block),
-        model_failed=model_failed_records(block),
-        counts=dict(block.counts),
-    )
-
-
-def _resampled(
-    blocks: Mapping[Hashable, StatBlock], units: np.ndarray | None, keys: np.ndarray | None
-) -> tuple[dict[Hashable, StatBlock], np.ndarray | None]:
-    """The blocks the bootstrap resamples (whole units in a unit suite) and their keys."""
-    if units is None:
-        return dict(blocks), keys
-    codes, dense = np.unique(units, return_inverse=True)
-    grouped = {k: b.grouped(dense, len(codes)) for k, b in blocks.items()}
-    if keys is None:
-        return grouped, None
-    of_unit = np.empty(len(codes), dtype=np.uint64)
-    of_unit[dense] = keys
-    return grouped, of_unit
-
-
 def _scope(
     plan: Plan,
     blocks: Mapping[Hashable, StatBlock],
@@ -306,14 +245,14 @@ def _scope(
     options = plan.options
     sums: dict[Hashable, np.ndarray] = {}
     if keys is not None and options.bootstrap > 0:
-        resampled, unit_keys = _resampled(
+        resampled, unit_keys = resampled_blocks(
             {k: b for k, b in blocks.items() if b.decomposable}, units, keys
         )
         assert unit_keys is not None
         sums = poisson_sums(resampled, unit_keys, options.bootstrap, options.seed)
-    parts = {k: _part(b, sums.get(k), keys) for k, b in blocks.items()}
     n = next(iter(blocks.values())).n if blocks else 0
-    return Scope(n, parts)
+    raw = any(not b.decomposable for b in blocks.values())
+    return Scope(n, {k: b.reduced() for k, b in blocks.items()}, sums, keys if raw else None)
 
 
 def shard_of(
@@ -329,28 +268,19 @@ def shard_of(
 ) -> Shard:
     """What the shard ``table`` (scored into ``blocks``) adds to its run (``file``: the number
     of its file in a run over several, which keys its records without an id with their line)."""
-    from ..stats import record_keys
-
     options = plan.options
     keys = bootstrap_keys(table, plan.unit, file=file) if options.bootstrap > 0 else None
     scopes = {WHOLE: _scope(plan, blocks, units, keys)}
     splits: dict[str, bool] = {}
-    for path in options.slices:
-        names = np.asarray(slice_keys(table, path, plan), dtype=object).astype(str)
-        values, inverse = np.unique(names, return_inverse=True)
-        if units is not None:
-            splits[path] = bool(
-                np.unique(np.stack([units, inverse]), axis=1).shape[1] > np.unique(units).size
-            )
-        for i, value in enumerate(values.tolist()):
-            rows = np.flatnonzero(inverse == i)
-            sub = {k: b.take(rows) for k, b in blocks.items()}
-            scopes[f"{path}={value}"] = _scope(
-                plan,
-                sub,
-                None if units is None else units[rows],
-                None if keys is None else keys[rows],
-            )
+    for part in table_slices(plan, table, units):
+        rows = part.rows
+        splits[part.path] = part.splits_units
+        scopes[part.key] = _scope(
+            plan,
+            {k: b.take(rows) for k, b in blocks.items()},
+            None if units is None else units[rows],
+            None if keys is None else keys[rows],
+        )
     ids = [i for i in table.ids if i is not None]
     unit_keys = np.empty(0, dtype=np.uint64)
     if plan.unit is not None:
@@ -388,11 +318,6 @@ def run_shard(
     (:mod:`pingce.runfolder.records`); ``stats_to``: a stats.npz to write its per-record statistics
     to (:mod:`pingce.runfolder.stats`); ``file``: in a run over several files, the number of the
     shard's file (its records without an id are keyed by it and their line in the bootstrap)."""
-    from ..progress import no_progress
-    from .groups import unit_codes
-    from .pipeline import load, similarities, statistics
-    from .plan import check_records
-    from .values import count_failures, statistic_notes
 
     table = load(plan, data, no_progress)
     check_records(plan, table)
@@ -414,64 +339,14 @@ def run_shard(
     if scored is not None:
         shard.signature = scored.signature
     if rows_to is not None:
-        from ..runfolder.records import write_record_shard
-        from .values import record_rows
-
         write_record_shard(record_rows(plan, table, blocks), table.source, rows_to)
     if stats_to is not None:
-        from .saved import saved_stats
-
         saved_stats(plan, table, blocks, units, piece=True).save(stats_to)
     keep = plan.options.bootstrap > 0 and plan.options.ci_method == "bca"
     return shard, scope_blocks(plan, table, blocks, units) if keep else None
 
 
 # ------------------------------------------------------------------------ the merged run
-
-
-@dataclass
-class SummedBlock(StatBlock):
-    """A merged :class:`Part` in the shape the value functions read: its one row is the summed
-    statistics (or, for a statistic that does not decompose, its rows), and the counts are the
-    merged ones."""
-
-    part: Part | None = None
-
-    @classmethod
-    def of(cls, part: Part) -> SummedBlock:
-        rows = part.total[None, :] if part.decomposable else part.raw
-        return cls(
-            width=part.width,
-            rows=rows,
-            decomposable=part.decomposable,
-            counts=dict(part.counts),
-            part=part,
-        )
-
-    @property
-    def n(self) -> int:
-        assert self.part is not None
-        return self.part.n
-
-    def total(self) -> np.ndarray:
-        assert self.part is not None
-        return np.array(self.part.total, dtype=np.float64)
-
-    def covered(self) -> int:
-        assert self.part is not None
-        return self.part.covered
-
-    def unparsed_covered(self) -> int:
-        assert self.part is not None
-        return self.part.unparsed
-
-    def left_out_count(self) -> int:
-        assert self.part is not None
-        return self.part.left_out
-
-    def model_failed_count(self) -> int:
-        assert self.part is not None
-        return self.part.model_failed
 
 
 def _thetas(
@@ -485,18 +360,17 @@ def _thetas(
     out: dict[str, np.ndarray] = {}
     raw: dict[Hashable, list[tuple[str, Metric]]] = {}  # metrics of one raw statistic together
     for name, (metric, key) in wanted.items():
-        part = scope.parts[key]
-        if part.decomposable:
-            if part.replicates is not None:
-                out[name] = np.asarray(metric.finalize(part.replicates), dtype=np.float64)
-        elif part.raw is not None and part.raw_keys is not None:
+        if scope.blocks[key].decomposable:
+            if key in scope.replicates:
+                out[name] = np.asarray(metric.finalize(scope.replicates[key]), dtype=np.float64)
+        elif scope.keys is not None:
             raw.setdefault(key, []).append((name, metric))
     resample = resample_raw or raw_thetas
     for key, named in raw.items():
-        part = scope.parts[key]
-        assert part.raw is not None and part.raw_keys is not None
+        rows = scope.blocks[key].rows
+        assert rows is not None and scope.keys is not None
         metrics = [metric for _, metric in named]
-        thetas = resample(metrics, part.raw, part.raw_keys, options.bootstrap, options.seed)
+        thetas = resample(metrics, rows, scope.keys, options.bootstrap, options.seed)
         for k, (name, _) in enumerate(named):
             out[name] = thetas[k]
     return out
@@ -526,19 +400,19 @@ def raw_thetas(
 
 
 def _jackknife(
-    metric: Metric, part: Part, moments: np.ndarray | None, by_unit: bool
+    metric: Metric, block: StatBlock, moments: np.ndarray | None, by_unit: bool
 ) -> Callable[[], tuple[np.ndarray, np.ndarray] | float]:
-    """BCa's jackknife of a merged part: from its rows (not decomposable), its cell counts
-    (one-hot, records resampled alone) or the merged moments of the jackknife pass."""
+    """BCa's jackknife of a merged (reduced) block: from its rows (not decomposable), its cell
+    counts (one-hot, records resampled alone) or the merged moments of the jackknife pass."""
 
     def jack() -> tuple[np.ndarray, np.ndarray] | float:
-        if not part.decomposable:
-            assert part.raw is not None
-            return metric.jackknife_rows(part.raw)
-        if part.onehot and not by_unit:
-            counts = part.total
+        if not block.decomposable:
+            assert block.rows is not None
+            return metric.jackknife_rows(block.rows)
+        if block.onehot and not by_unit:
+            counts = block.total()
             present = np.flatnonzero(counts)
-            values = metric.finalize(part.total[None, :] - np.eye(part.width)[present])
+            values = metric.finalize(counts[None, :] - np.eye(block.width)[present])
             return np.asarray(values, dtype=np.float64), counts[present]
         if moments is None:
             raise ValueError("BCa on a dense statistic needs the jackknife pass")
@@ -553,20 +427,15 @@ def needs_jackknife_pass(plan: Plan, merged: Shard) -> bool:
         return False
     whole = merged.scopes[WHOLE]
     return any(
-        (p.decomposable and not (p.onehot and plan.unit is None))
-        for k, p in whole.parts.items()
+        (b.decomposable and not (b.onehot and plan.unit is None))
+        for k, b in whole.blocks.items()
         if k in {plan.keys[name] for name in plan.metrics}
     )
 
 
 def scope_values(plan: Plan, scope: Scope) -> dict[str, float | None]:
     """Each metric's finalised value over the scope (what the jackknife pass subtracts from)."""
-    blocks = {k: SummedBlock.of(p) for k, p in scope.parts.items()}
-    results = metric_values(plan, blocks)
-    return {
-        name: finalised_value(plan.metrics[name], blocks[plan.keys[name]], r.value)
-        for name, r in results.items()
-    }
+    return finalised_values(plan, scope.blocks, metric_values(plan, scope.blocks))
 
 
 def jackknife_pass(
@@ -582,7 +451,9 @@ def jackknife_pass(
     for scope, (blocks, units) in shard_blocks.items():
         if scope not in totals:
             continue
-        resampled, _ = _resampled({k: b for k, b in blocks.items() if b.decomposable}, units, None)
+        resampled, _ = resampled_blocks(
+            {k: b for k, b in blocks.items() if b.decomposable}, units, None
+        )
         for name, metric in plan.metrics.items():
             key = plan.keys[name]
             block = resampled.get(key)
@@ -602,15 +473,12 @@ def scope_blocks(
     out: dict[str, tuple[dict[Hashable, StatBlock], np.ndarray | None]] = {
         WHOLE: (dict(blocks), units)
     }
-    for path in plan.options.slices:
-        names = np.asarray(slice_keys(table, path, plan), dtype=object).astype(str)
-        values, inverse = np.unique(names, return_inverse=True)
-        for i, value in enumerate(values.tolist()):
-            rows = np.flatnonzero(inverse == i)
-            out[f"{path}={value}"] = (
-                {k: b.take(rows) for k, b in blocks.items()},
-                None if units is None else units[rows],
-            )
+    for part in table_slices(plan, table, units):
+        rows = part.rows
+        out[part.key] = (
+            {k: b.take(rows) for k, b in blocks.items()},
+            None if units is None else units[rows],
+        )
     return out
 
 
@@ -621,13 +489,10 @@ def _finish_scope(
     resample_raw: RawThetas | None = None,
 ) -> tuple[dict[str, MetricResult], dict[str, dict[str, Any]]]:
     options = plan.options
-    blocks = {k: SummedBlock.of(p) for k, p in scope.parts.items()}
+    blocks = scope.blocks
     results = metric_values(plan, blocks)
     if options.bootstrap > 0:
-        values = {
-            name: finalised_value(plan.metrics[name], blocks[plan.keys[name]], r.value)
-            for name, r in results.items()
-        }
+        values = finalised_values(plan, blocks, results)
         wanted = {name: (m, plan.keys[name]) for name, m in plan.metrics.items()}
         wanted = {name: pair for name, pair in wanted.items() if values.get(name) is not None}
         intervals: dict[str, Interval] = replicate_intervals(
@@ -637,14 +502,11 @@ def _finish_scope(
             method=options.ci_method,
             level=options.ci_level,
             jackknives={
-                name: _jackknife(metric, scope.parts[key], moments.get(name), plan.unit is not None)
+                name: _jackknife(metric, blocks[key], moments.get(name), plan.unit is not None)
                 for name, (metric, key) in wanted.items()
             },
         )
-        for name, interval in intervals.items():
-            results[name] = results[name].model_copy(
-                update={"ci_low": interval.low, "ci_high": interval.high, "ci_note": interval.note}
-            )
+        with_intervals(results, intervals)
     return results, table_values(plan, blocks)
 
 
@@ -653,7 +515,7 @@ def finish(
     merged: Shard,
     moments: Mapping[tuple[str, str], np.ndarray] | None = None,
     resample_raw: RawThetas | None = None,
-) -> tuple[dict[str, MetricResult], dict[str, dict[str, Any]], dict[str, SliceResult]]:
+) -> Values:
     """The run's metrics, tables and slices from the merged shards (and, for BCa on dense
     statistics, the merged jackknife moments; ``resample_raw``: how the replicates of raw
     statistics are computed, :func:`raw_thetas` by default)."""
@@ -670,10 +532,9 @@ def finish(
         for i in slice_order(values, path, plan):
             key = prefix + values[i]
             scope = merged.scopes[key]
-            part_metrics, part_tables = _finish_scope(plan, scope, of(key), resample_raw)
-            if merged.splits_units.get(path):
-                split_unit_values(plan, path, part_metrics)
-            slices[key] = SliceResult(n_records=scope.n, metrics=part_metrics, tables=part_tables)
+            found = _finish_scope(plan, scope, of(key), resample_raw)
+            split = bool(merged.splits_units.get(path))
+            slices[key] = slice_result(plan, path, scope.n, split, found)
     return metrics, tables, slices
 
 

@@ -21,21 +21,23 @@ from typing import Any
 import numpy as np
 import orjson
 
-from .._version import __version__
 from ..errors import OptionError, SuiteError
 from ..options import KEEP_SUITE, RunOptions
-from ..progress import ProgressHook, no_progress
+from ..progress import ProgressHook
 from ..results import ComparisonResult, EvaluationResult
 from ..runfolder.outputs import ComparisonOutputs
 from ..runfolder.stats import SavedStats
 from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
-from .compare import compare_blocks, slice_entries
+from .assembly import comparison_result
+from .compare import compare_blocks
+from .context import RunContext
 from .groups import paired_keys
-from .pipeline import plan_run, signature
+from .phases import plan_run, signature
 from .plan import Plan
 from .profile import Profile
 from .saved import saved_blocks
+from .slices import slices_of
 
 __all__ = ["SHOWN", "Pairing", "compare_runs", "pair_records"]
 
@@ -259,10 +261,9 @@ def compare_runs(
     zero-division policy). When both results carry their per-record rows, the comparison gets
     them, paired (:attr:`ComparisonResult.records`: comparison.html lists the records that
     flipped)."""
-    options = options or RunOptions()
-    progress = progress or no_progress
-    timer = profile or Profile()
-    with timer.phase("plan"):
+    context = RunContext.of(options, progress, profile)
+    options = context.options
+    with context.phase("plan"):
         saved_c, saved_b = _stats_of(candidate, labels[0]), _stats_of(baseline, labels[1])
         if candidate.suite != baseline.suite:
             raise OptionError(
@@ -298,32 +299,26 @@ def compare_runs(
             )
         blocks_c = {k: b.take(pairing.candidate) for k, b in saved_blocks(saved_c, plan).items()}
         blocks_b = {k: b.take(pairing.baseline) for k, b in saved_blocks(saved_b, plan).items()}
-        slice_rows = slice_entries(
+        slice_rows = slices_of(
             plan, _slice_names(plan, saved_c, saved_b, pairing, labels), pairing.units
         )
     keys = None
     if options.bootstrap_method == "poisson":
         keys = paired_keys(pairing.keys, pairing.by == "id")
-    results, slices = compare_blocks(
-        plan, blocks_c, blocks_b, pairing.units, slice_rows, progress, timer, keys
-    )
+    compared = compare_blocks(plan, blocks_c, blocks_b, pairing.units, slice_rows, context, keys)
     notes = [
-        *plan.suite.notes,
         *_pairing_notes(pairing, saved_c.manifest["n"], saved_b.manifest["n"], plan.unit),
     ]
     versions = (sig_c.versions.get("pingce"), sig_b.versions.get("pingce"))
     if versions[0] != versions[1]:
         notes.append(f"the runs were made by pingce {versions[0]} and {versions[1]}")
-    result = ComparisonResult(
-        pingce_version=__version__,
-        suite=plan.suite.spec.name,
+    result = comparison_result(
+        plan,
+        compared,
         n_records=int(pairing.candidate.shape[0]),
-        candidate=labels[0],
-        baseline=labels[1],
-        metrics=results,
+        labels=(labels[0], labels[1]),
         failures={"candidate": candidate.failures, "baseline": baseline.failures},
         signature=made.model_copy(update={"similarity": sig_c.similarity}),
-        slices=slices,
         notes=notes,
     )
     rows_c, rows_b = candidate.records, baseline.records
@@ -335,8 +330,7 @@ def compare_runs(
     ):
         sides = (rows_c.take(pairing.candidate), rows_b.take(pairing.baseline))
         result = result.with_outputs(ComparisonOutputs(sides))
-    if profile is not None:
-        result.profile = timer.ordered()
+    context.finish(result)
     return result
 
 

@@ -21,8 +21,9 @@ from ..errors import OptionError
 from ..metrics.protocol import LEFT_OUT, MODEL_FAILED, StatBlock
 from ..records import Table
 from ..runfolder.stats import SavedStats, small_codes
-from .groups import slice_keys, unit_sort_keys
+from .groups import unit_sort_keys
 from .plan import Plan
+from .slices import slice_keys
 
 __all__ = ["match_keys", "saved_blocks", "saved_stats"]
 

@@ -180,7 +180,7 @@ def number_pieces(pieces: Sequence[Piece], newlines: Sequence[int]) -> list[Piec
 
 
 def open_piece(plan: Plan, piece: Piece) -> Reading | str:
-    """A piece as what :func:`pingce.engine.pipeline.load` reads."""
+    """A piece as what :func:`pingce.engine.phases.load` reads."""
     if piece.kind == "jsonl":
         return jsonl_range_reading(piece.path, piece.start, piece.stop, piece.first)
     if piece.kind == "parquet":

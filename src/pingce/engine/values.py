@@ -8,6 +8,7 @@ import math
 from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import replace
 from functools import partial
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -15,10 +16,15 @@ from ..metrics.protocol import LEFT_OUT, Metric, StatBlock
 from ..records import FieldSpec, ParseFailure, Table
 from ..results import Failures, MetricResult, RecordRows
 from .plan import Plan
+from .slices import unit_split_reason
+
+if TYPE_CHECKING:
+    from ..stats import Interval
 
 __all__ = [
     "count_failures",
     "finalised_value",
+    "finalised_values",
     "invalid_predictions",
     "left_out_records",
     "metric_value",
@@ -31,6 +37,7 @@ __all__ = [
     "table_values",
     "unparsed_rows",
     "with_failed_records",
+    "with_intervals",
 ]
 
 Blocks = Mapping[Hashable, StatBlock]
@@ -83,6 +90,27 @@ def finalised_value(metric: Metric, block: StatBlock, value: float | None) -> fl
     summed = block.total()
     finalised = float(metric.finalize(summed[None, :])[0])
     return finalised if math.isfinite(finalised) else None
+
+
+def finalised_values(
+    plan: Plan, blocks: Blocks, results: Mapping[str, MetricResult]
+) -> dict[str, float | None]:
+    """Each metric's :func:`finalised_value` over ``blocks`` (``results``: their values)."""
+    return {
+        name: finalised_value(plan.metrics[name], blocks[plan.keys[name]], r.value)
+        for name, r in results.items()
+    }
+
+
+def with_intervals(
+    results: dict[str, MetricResult], intervals: Mapping[str, Interval]
+) -> dict[str, MetricResult]:
+    """The values with their intervals (in place, and returned)."""
+    for name, interval in intervals.items():
+        results[name] = results[name].model_copy(
+            update={"ci_low": interval.low, "ci_high": interval.high, "ci_note": interval.note}
+        )
+    return results
 
 
 def metric_values(plan: Plan, blocks: Blocks) -> dict[str, MetricResult]:
@@ -161,15 +189,9 @@ def split_unit_values(plan: Plan, path: str, metrics: dict[str, MetricResult]) -
     """A slice by ``path``, a field that varies within units: the metrics that read a unit as a
     whole (a dialogue's slope) get no value there, rather than a misleading one (in place)."""
     for name in plan.metrics:
-        unit = plan.statistic_of(name).unit_field
-        if unit is not None:
-            metrics[name] = MetricResult(
-                value=None,
-                n=0,
-                undefined_reason=f"{path} varies within {unit} units and "
-                f"{plan.metrics[name].registry_name} reads each {unit} as a whole: "
-                f"slice by a field that is constant within a {unit}",
-            )
+        reason = unit_split_reason(plan, name=name, path=path)
+        if reason is not None:
+            metrics[name] = MetricResult(value=None, n=0, undefined_reason=reason)
 
 
 def table_values(plan: Plan, blocks: Blocks) -> dict[str, dict[str, object]]:

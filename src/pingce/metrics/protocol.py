@@ -23,9 +23,9 @@ registry (:mod:`pingce.metrics.registry`) reads and keeps on every instance.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
@@ -39,9 +39,11 @@ __all__ = [
     "MODEL_FAILED",
     "Context",
     "Metric",
+    "Reduction",
     "StatBlock",
     "Statistic",
     "TableMetric",
+    "Tally",
     "describe",
     "reason_column",
 ]
@@ -79,10 +81,29 @@ class StatBlock:
     notes: list[str] = field(default_factory=list)
     """Things the run's notes should say about these records (a tokeniser that drops part of
     their text); they are not failures and change no number."""
+    tally: Tally | None = None
+    """A reduced block's record counts (:meth:`reduced`); None in a block of records, which
+    counts them from its per-record states."""
+
+    @property
+    def reduction(self) -> Reduction:
+        """How this statistic's rows combine over blocks of other records, as torchmetrics'
+        ``add_state(dist_reduce_fx=...)`` declares it: one-hot and dense rows add up
+        (``"sum"``), raw rows concatenate (``"cat"``). Counts always add up; reason columns and
+        record masks concatenate in blocks of records and are counted in reduced ones."""
+        return "sum" if self.decomposable else "cat"
+
+    @property
+    def onehot(self) -> bool:
+        """Whether the statistic is one-hot (its records' rows are cells of a ``width``-vector),
+        in a block of records or a reduced one."""
+        return self.codes is not None if self.tally is None else self.tally.onehot
 
     @property
     def n(self) -> int:
         """Number of records."""
+        if self.tally is not None:
+            return self.tally.n
         if self.codes is not None:
             return int(self.codes.shape[0])
         assert self.rows is not None
@@ -139,7 +160,7 @@ class StatBlock:
     def grouped(self, units: np.ndarray, n_units: int) -> StatBlock:
         """The statistics summed within units (record ``i`` belongs to unit ``units[i]``): a
         block of ``n_units`` rows whose totals equal this block's."""
-        assert self.decomposable
+        assert self.decomposable and self.tally is None
         out = np.zeros((n_units, self.width))
         if self.codes is not None:
             np.add.at(out, (units, self.codes), 1.0)
@@ -150,6 +171,7 @@ class StatBlock:
 
     def take(self, index: np.ndarray) -> StatBlock:
         """The block restricted to the records at ``index`` (a sample or a slice)."""
+        assert self.tally is None, "a reduced block has no records to take"
         return StatBlock(
             width=self.width,
             codes=None if self.codes is None else self.codes[index],
@@ -162,24 +184,176 @@ class StatBlock:
 
     def left_out_count(self) -> int:
         """Records the statistic left out (failed similarity or model calls)."""
+        if self.tally is not None:
+            return self.tally.left_out
         column = self.reasons.get(LEFT_OUT)
         return 0 if column is None else int(np.count_nonzero(column != None))  # noqa: E711
 
     def model_failed_count(self) -> int:
         """Records left out because the model under test gave no answer."""
+        if self.tally is not None:
+            return self.tally.model_failed
         column = self.reasons.get(MODEL_FAILED)
         return 0 if column is None else int(np.count_nonzero(column != None))  # noqa: E711
 
     def covered(self) -> int:
         """Records the statistic covers."""
+        if self.tally is not None:
+            return self.tally.covered
         return self.n if self.scope is None else int(np.count_nonzero(self.scope))
 
     def unparsed_covered(self) -> int:
         """Covered records whose prediction did not parse."""
+        if self.tally is not None:
+            return self.tally.unparsed
         if self.unparsed is None:
             return 0
         inside = self.unparsed if self.scope is None else self.unparsed & self.scope
         return int(np.count_nonzero(inside))
+
+    def reduced(self) -> StatBlock:
+        """This block reduced over its records, each state by its own reduction
+        (:attr:`reduction`): the summed statistics as one row (one-hot and dense), the rows
+        themselves (raw); the reasons and record masks counted (:class:`Tally`). What a shard
+        of a run hands on; :meth:`merge` adds such blocks up, and values, tables and counts read
+        a reduced block as they read the block of its records."""
+        if self.tally is not None:
+            return self
+        tally = Tally(
+            n=self.n,
+            covered=self.covered(),
+            unparsed=self.unparsed_covered(),
+            left_out=self.left_out_count(),
+            model_failed=self.model_failed_count(),
+            onehot=self.codes is not None,
+        )
+        rows = self.total()[None, :] if self.decomposable else self.rows
+        return StatBlock(
+            width=self.width,
+            rows=np.asarray(rows, dtype=np.float64),
+            decomposable=self.decomposable,
+            counts=dict(self.counts),
+            notes=list(self.notes),
+            tally=tally,
+        )
+
+    @classmethod
+    def merge(cls, blocks: Sequence[StatBlock]) -> StatBlock:
+        """One block of the records of ``blocks`` (of one statistic, in this order), each state
+        combined by its reduction. Blocks of records give the block of all their records (every
+        state concatenated); reduced blocks (:meth:`reduced`; blocks of records among them are
+        reduced first) give the reduced block of all their records: sums added, in order, raw
+        rows concatenated, counts added."""
+        if not blocks:
+            raise ValueError("no block to merge")
+        first = blocks[0]
+        if any(b.decomposable != first.decomposable or b.width != first.width for b in blocks):
+            raise ValueError("blocks of different statistics do not merge")
+        if all(b.tally is None for b in blocks):
+            return _concatenated(blocks)
+        return _summed([b.reduced() for b in blocks])
+
+
+Reduction = Literal["sum", "cat"]
+"""How a state combines over blocks of other records (:attr:`StatBlock.reduction`)."""
+
+
+@dataclass(frozen=True)
+class Tally:
+    """The record counts of a reduced block (:meth:`StatBlock.reduced`), which add up."""
+
+    n: int
+    covered: int
+    unparsed: int
+    left_out: int
+    model_failed: int
+    onehot: bool
+    """Whether the statistic is one-hot (its jackknife follows from the summed cells)."""
+
+    def __add__(self, other: Tally) -> Tally:
+        return Tally(
+            n=self.n + other.n,
+            covered=self.covered + other.covered,
+            unparsed=self.unparsed + other.unparsed,
+            left_out=self.left_out + other.left_out,
+            model_failed=self.model_failed + other.model_failed,
+            onehot=self.onehot and other.onehot,
+        )
+
+
+def _added_counts(blocks: Sequence[StatBlock]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for block in blocks:
+        for name, count in block.counts.items():
+            counts[name] = counts.get(name, 0) + count
+    return counts
+
+
+def _notes(blocks: Sequence[StatBlock]) -> list[str]:
+    return list(dict.fromkeys(note for block in blocks for note in block.notes))
+
+
+def _summed(blocks: Sequence[StatBlock]) -> StatBlock:
+    """Reduced blocks added up (:meth:`StatBlock.merge`)."""
+    first = blocks[0]
+    assert first.tally is not None and first.rows is not None
+    tally, rows = first.tally, first.rows
+    with np.errstate(over="ignore"):  # an infinite sum: the value's finaliser says so
+        for block in blocks[1:]:
+            assert block.tally is not None and block.rows is not None
+            tally = tally + block.tally
+            rows = rows + block.rows if first.decomposable else rows
+    if not first.decomposable:
+        rows = np.concatenate([np.asarray(b.rows) for b in blocks])
+    return StatBlock(
+        width=first.width,
+        rows=rows,
+        decomposable=first.decomposable,
+        counts=_added_counts(blocks),
+        notes=_notes(blocks),
+        tally=tally,
+    )
+
+
+def _mask(blocks: Sequence[StatBlock], name: str, fill: bool) -> np.ndarray | None:
+    """A record mask (``scope``, ``unparsed``) of concatenated blocks; ``fill`` where a block
+    has none."""
+    masks = [getattr(b, name) for b in blocks]
+    if all(m is None for m in masks):
+        return None
+    return np.concatenate(
+        [np.full(b.n, fill) if m is None else m for b, m in zip(blocks, masks, strict=True)]
+    )
+
+
+def _concatenated(blocks: Sequence[StatBlock]) -> StatBlock:
+    """Blocks of records joined into the block of all their records (:meth:`StatBlock.merge`)."""
+    first = blocks[0]
+    codes = rows = None
+    if all(b.codes is not None for b in blocks):
+        codes = np.concatenate([b.codes for b in blocks if b.codes is not None])
+    elif all(b.rows is not None for b in blocks):
+        rows = np.concatenate([np.asarray(b.rows) for b in blocks if b.rows is not None])
+    else:
+        raise ValueError("blocks of one statistic in different layouts do not merge")
+    names = dict.fromkeys(name for b in blocks for name in b.reasons)
+    reasons = {
+        name: np.concatenate(
+            [b.reasons.get(name, np.full(b.n, None, dtype=object)) for b in blocks]
+        )
+        for name in names
+    }
+    return StatBlock(
+        width=first.width,
+        codes=codes,
+        rows=rows,
+        decomposable=first.decomposable,
+        counts=_added_counts(blocks),
+        reasons=reasons,
+        scope=_mask(blocks, "scope", True),
+        unparsed=_mask(blocks, "unparsed", False),
+        notes=_notes(blocks),
+    )
 
 
 LEFT_OUT = "left_out"

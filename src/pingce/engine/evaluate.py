@@ -1,0 +1,44 @@
+"""``evaluate``: a run of a suite over records, by the executor its options choose.
+
+* ``local`` (:mod:`.local`): every phase in this process, over one table;
+* ``ray`` (:mod:`.distributed`): the same phases per piece of the files on Ray Data, whose
+  contributions add up (:mod:`.merge`); imported only then.
+
+Both end in the one result assembly (:mod:`.assembly`) with the same numbers (the Poisson
+bootstrap's on Ray); neither executor imports the other.
+"""
+
+from __future__ import annotations
+
+import os
+
+from ..options import RunOptions
+from ..progress import ProgressHook
+from ..results import EvaluationResult
+from ..suites.build import BuiltSuite
+from ..suites.spec import SuiteSpec
+from .context import RunContext
+from .local import run_local
+from .phases import Data
+from .profile import Profile
+
+__all__ = ["evaluate_suite"]
+
+
+def evaluate_suite(
+    suite: str | os.PathLike[str] | SuiteSpec | BuiltSuite,
+    data: Data,
+    options: RunOptions | None = None,
+    *,
+    progress: ProgressHook | None = None,
+    profile: Profile | None = None,
+) -> EvaluationResult:
+    """Run ``suite`` over ``data`` on the executor of ``options.engine`` and return the result,
+    holding what the run produced beside it (:attr:`EvaluationResult.outputs`: per-record rows,
+    saved statistics, the model's answers)."""
+    context = RunContext.of(options, progress, profile)
+    if context.options.engine == "ray":
+        from .distributed import run_on_ray  # Ray Data is imported by this executor only
+
+        return run_on_ray(suite, data, context)
+    return run_local(suite, data, context)

@@ -1,0 +1,210 @@
+"""The local executor: the phases (:mod:`.phases`) in order over one table in this process:
+load -> plan checks -> sample -> similarities -> statistics -> values, per-record values and
+reasons -> intervals -> slices -> result (:mod:`.assembly`).
+
+Each statistic is computed once and shared by every metric that reads it; corpus values,
+per-record values, slices and bootstrap intervals are all finalisations of the same blocks, and
+no model is called after the similarity phase. The statistics themselves use both cores and
+pause the collector where they gain by it (:mod:`pingce._halves`, :mod:`pingce._collector`),
+and the bootstrap runs on one BLAS thread (:mod:`pingce.threads`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import numpy as np
+
+from ..progress import ProgressHook
+from ..records import Table
+from ..results import EvaluationResult, MetricResult, SliceResult
+from ..runfolder.outputs import RunOutputs
+from ..sampling import SamplingInfo
+from ..stats import Interval, bootstrap_intervals
+from ..suites.build import BuiltSuite
+from ..suites.spec import SuiteSpec
+from .assembly import data_info, id_notes, run_result, slice_result
+from .context import RunContext
+from .groups import bootstrap_keys, resampled_blocks, unit_codes
+from .model import Answered, ask_model, mark_model_failures, model_plan
+from .phases import Blocks, Data, load, plan_run, sample, signature, similarities, statistics
+from .plan import Plan, check_records
+from .saved import saved_stats
+from .slices import slice_seed, table_slices
+from .values import (
+    count_failures,
+    finalised_values,
+    metric_values,
+    record_rows,
+    statistic_notes,
+    table_values,
+    with_intervals,
+)
+
+__all__ = ["Run", "run_local"]
+
+
+@dataclass
+class Run:
+    """A run in progress: the plan, the records, their statistic blocks and unit codes."""
+
+    plan: Plan
+    table: Table
+    blocks: Blocks
+    units: np.ndarray | None
+    progress: ProgressHook
+    keys: np.ndarray | None = None
+    """Each record's Poisson bootstrap key (``--bootstrap-method poisson``), else None."""
+
+    def values(
+        self,
+        blocks: Blocks,
+        seed: int | list[int],
+        label: str,
+        units: np.ndarray | None,
+        keys: np.ndarray | None = None,
+    ) -> tuple[dict[str, MetricResult], dict[str, dict[str, Any]]]:
+        """Values, intervals and tables over ``blocks``; with ``units`` (a unit code per record)
+        the bootstrap resamples whole units; with ``keys`` (a Poisson key per record) it weighs
+        each record (or unit) by its own key."""
+        plan, options = self.plan, self.plan.options
+        results = metric_values(plan, blocks)
+        intervals: dict[str, Interval] = {}
+        if options.bootstrap > 0:
+            resampled, keys = resampled_blocks(blocks, units, keys)
+            advance = self.progress(f"bootstrap {label}".strip(), float(options.bootstrap))
+            intervals = bootstrap_intervals(
+                resampled,
+                {name: (m, plan.keys[name]) for name, m in plan.metrics.items()},
+                finalised_values(plan, blocks, results),
+                resamples=options.bootstrap,
+                seed=seed,
+                method=options.ci_method,
+                level=options.ci_level,
+                progress=advance,
+                keys=keys,
+            )
+        return with_intervals(results, intervals), table_values(plan, blocks)
+
+    def slices(self) -> dict[str, SliceResult]:
+        """Metrics per value of each ``--slice`` field."""
+        plan, units = self.plan, self.units
+        out: dict[str, SliceResult] = {}
+        for part in table_slices(plan, self.table, units):
+            rows = part.rows
+            values = self.values(
+                {k: b.take(rows) for k, b in self.blocks.items()},
+                slice_seed(plan.options.seed, part.key, poisson=self.keys is not None),
+                part.key,
+                None if units is None else units[rows],
+                None if self.keys is None else self.keys[rows],
+            )
+            out[part.key] = slice_result(plan, part.path, part.n, part.splits_units, values)
+        return out
+
+
+def _with_model(
+    plan: Plan, data: Data, context: RunContext
+) -> tuple[Table, np.ndarray | None, SamplingInfo | None, int, Answered, Plan]:
+    """``--model``: the records answered by the model, then loaded and checked. With
+    ``--sample`` the records are first loaded (no prediction needed) and drawn, and only the
+    drawn ones are sent to the model."""
+    plan = model_plan(plan)
+    progress = context.progress
+    lines: set[int] | None = None
+    sampling: SamplingInfo | None = None
+    n_loaded = 0
+    if plan.options.sample is not None:
+        with context.phase("load"):
+            first = load(plan, data, progress)
+        n_loaded = first.n
+        with context.phase("plan"):
+            check_records(plan, first)
+            drawn, _, sampling = sample(plan, first, unit_codes(first, plan.unit))
+        lines = {int(line) for line in drawn.lines}
+    with context.phase("model"):
+        answered = ask_model(plan, data, progress, lines)
+    with context.phase("load"):
+        table = load(plan, answered.reading(), progress)
+    if lines is None:
+        n_loaded = table.n
+    with context.phase("plan"):
+        check_records(plan, table)
+        units = unit_codes(table, plan.unit)
+    return table, units, sampling, n_loaded, answered, plan
+
+
+def _loaded(
+    plan: Plan, data: Data, context: RunContext
+) -> tuple[Table, np.ndarray | None, SamplingInfo | None, int, Answered | None, Plan]:
+    """The records of the run (answered by the model first with ``--model``), checked and
+    drawn (``--sample``), their unit codes, how many were loaded, and the model's answers."""
+    if context.options.model is not None:
+        return _with_model(plan, data, context)
+    with context.phase("load"):
+        table = load(plan, data, context.progress)
+    n_loaded = table.n
+    with context.phase("plan"):
+        check_records(plan, table)
+        units = unit_codes(table, plan.unit)
+        table, units, sampling = sample(plan, table, units)
+    return table, units, sampling, n_loaded, None, plan
+
+
+def run_local(
+    suite: str | os.PathLike[str] | SuiteSpec | BuiltSuite, data: Data, context: RunContext
+) -> EvaluationResult:
+    """Run ``suite`` over ``data`` in this process (per-record values attached)."""
+    options = context.options
+    with context.phase("plan"):
+        plan = plan_run(suite, options)
+    table, units, sampling, n_loaded, answered, plan = _loaded(plan, data, context)
+    with context.phase("similarities"):
+        scored = similarities(plan, [table], context.progress)
+    with context.phase("statistics"):
+        blocks = statistics(plan, table, scored)
+        model_failed = 0
+        if answered is not None:
+            model_failed = mark_model_failures(plan, table, blocks, answered.failed)
+        rows = record_rows(plan, table, blocks)
+        failures = count_failures(table, blocks, 0 if scored is None else scored.stats.failures)
+        if answered is not None:
+            failures.model = model_failed  # type: ignore[attr-defined]  # an extra count
+    keys = None
+    if options.bootstrap_method == "poisson" and options.bootstrap > 0:
+        keys = bootstrap_keys(table, plan.unit)
+    run = Run(plan, table, blocks, units, context.progress, keys)
+    with context.phase("intervals"):
+        metrics, tables = run.values(blocks, options.seed, "", units, keys)
+    with context.phase("slices"):
+        slices = run.slices()
+    result = run_result(
+        plan,
+        (metrics, tables, slices),
+        n_records=table.n,
+        failures=failures,
+        signature=signature(plan, scored),
+        data=data_info(plan, table.source, n_loaded, table.encoding),
+        sampling=sampling,
+        notes=[
+            *table.notes,
+            *id_notes(plan, any(i is not None for i in table.ids), table.source),
+            *statistic_notes([blocks]),
+            *(answered.notes if answered is not None else []),
+        ],
+        similarity=None if scored is None else scored.stats.summary(),
+    )
+    if answered is not None:
+        result.model = answered.summary
+        result.signature = result.signature.model_copy(update={"model": answered.signature})
+    context.finish(result)
+    return result.with_outputs(
+        RunOutputs(
+            records=rows,
+            saved=partial(saved_stats, plan, table, blocks, units),
+            predictions=None if answered is None else answered.records,
+        )
+    )
