@@ -386,21 +386,6 @@ def _absolute(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def _runtime_imports(module: str, tree: ast.Module, packages: set[str]) -> set[str]:
-    """Modules imported when ``module`` is imported (top level, outside TYPE_CHECKING)."""
-    out: set[str] = set()
-    for node in tree.body:
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            continue
-        if isinstance(node, ast.Import):
-            out.update(a.name for a in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            target = _absolute(module, module in packages, node)
-            out.add(target)
-            out.update(f"{target}.{a.name}" for a in node.names)
-    return {m for m in out if m.startswith("pingce")}
-
-
 def test_no_module_imports_another_modules_private_names() -> None:
     """Old main: comparison.py imported six private names of runner.py."""
     found = []
@@ -423,116 +408,6 @@ def test_no_module_imports_another_modules_private_names() -> None:
                     if not module.startswith(package + ".") and module != package:
                         found.append(f"{module}: private module {source}")
     assert not found
-
-
-def test_no_import_cycle_among_pingce_modules() -> None:
-    """Old main: the metric registry worked through a seven-file import cycle."""
-    modules = _modules()
-    packages = {m for m in modules if (SRC.parent / m.replace(".", "/") / "__init__.py").exists()}
-    graph: dict[str, set[str]] = {}
-    for module, tree in modules.items():
-        deps = set()
-        for target in _runtime_imports(module, tree, packages):
-            while target and target not in modules:  # `from pkg import name`: the package
-                target = target.rpartition(".")[0]
-            parts = target.split(".")
-            # importing a.b.c runs a and a.b first, unless they are being imported already
-            # (the packages that contain this module)
-            deps.update(".".join(parts[:i]) for i in range(1, len(parts) + 1))
-        deps -= {".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)}
-        graph[module] = {d for d in deps if d in modules and d != module}
-    state: dict[str, int] = {}
-    stack: list[str] = []
-
-    def visit(node: str) -> None:
-        state[node] = 1
-        stack.append(node)
-        for dep in sorted(graph[node]):
-            if state.get(dep) == 1:
-                cycle = [*stack[stack.index(dep) :], dep]
-                pytest.fail("import cycle: " + " -> ".join(cycle))
-            if dep not in state:
-                visit(dep)
-        stack.pop()
-        state[node] = 2
-
-    for module in sorted(graph):
-        if module not in state:
-            visit(module)
-
-
-REPORT_MAY_NOT_IMPORT = (
-    "pingce.engine",
-    "pingce.metrics",
-    "pingce.similarity",
-    "pingce.predict",
-    "pingce.options",
-    "pingce.store",
-    "pingce.stored",
-    "pingce.viewer",
-    "pingce.cli",
-)
-"""What report/ never imports, at the top or inside a function: its renderers are functions of
-result types (the viewer, above it, reads the store and calls the engine)."""
-
-
-def _every_import(module: str, tree: ast.Module, packages: set[str]) -> list[tuple[int, str]]:
-    """Each import of ``module`` with its line, top level or inside a function (a ``TYPE_CHECKING``
-    block aside): ``import a.b`` as ``a.b``, ``from a import b`` as ``a.b`` (a module or a name)."""
-    hidden = {
-        id(inner)
-        for node in ast.walk(tree)
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
-        for child in node.body
-        for inner in ast.walk(child)
-    }
-    out: list[tuple[int, str]] = []
-    for node in ast.walk(tree):
-        if id(node) in hidden:
-            continue
-        if isinstance(node, ast.Import):
-            out += [(node.lineno, a.name) for a in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            source = _absolute(module, module in packages, node)
-            out += [(node.lineno, f"{source}.{a.name}") for a in node.names]
-    return out
-
-
-def _report_breaks(modules: dict[str, ast.Module], packages: set[str]) -> list[str]:
-    """Where a module of report/ imports what :data:`REPORT_MAY_NOT_IMPORT` names, or pingce's
-    own API (``from pingce import evaluate``: the engine behind it)."""
-    found = []
-    for module, tree in modules.items():
-        if module != "pingce.report" and not module.startswith("pingce.report."):
-            continue
-        for line, target in _every_import(module, tree, packages):
-            api = target == "pingce" or (
-                target.count(".") == 1 and target.startswith("pingce.") and target not in modules
-            )
-            if api or any(target == p or target.startswith(p + ".") for p in REPORT_MAY_NOT_IMPORT):
-                found.append(f"{module}:{line} imports {target}")
-    return found
-
-
-def test_report_imports_no_engine_metric_store_or_viewer_module() -> None:
-    """Old main: report/viewer.py read the store and ran paired comparisons through the engine
-    (an import inside a function), which the top-level-only graph did not see."""
-    modules = _modules()
-    packages = {m for m in modules if (SRC.parent / m.replace(".", "/") / "__init__.py").exists()}
-    assert not _report_breaks(modules, packages)
-    # the rule reads imports inside functions, and leaves TYPE_CHECKING blocks alone
-    planted = ast.parse(
-        "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from ..store import RunInfo\n"
-        "def page():\n    from ..stored import compare_stored\n    from .. import compare_runs\n"
-        "    import pingce.engine.pipeline\n    from ..results import EvaluationResult\n"
-    )
-    found = _report_breaks({**modules, "pingce.report.planted": planted}, packages)
-    assert found == [
-        "pingce.report.planted:5 imports pingce.stored.compare_stored",
-        "pingce.report.planted:6 imports pingce.compare_runs",
-        "pingce.report.planted:7 imports pingce.engine.pipeline",
-    ]
 
 
 def test_the_command_line_starts_without_the_heavy_libraries() -> None:

@@ -25,9 +25,11 @@ import types
 import typing
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Union, get_args, get_origin
+from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from .errors import did_you_mean, show_value
+
+_T = TypeVar("_T")
 
 __all__ = [
     "ArgumentError",
@@ -142,37 +144,35 @@ def _shape(value: Any) -> str | None:
     return None
 
 
+_WORDS: dict[Any, tuple[str, str]] = {
+    bool: ("true or false", "booleans (true or false)"),
+    int: ("an integer", "integers"),
+    float: ("a finite number", "finite numbers"),
+    str: ("a string", "strings"),
+    Any: ("any value", "values"),
+    object: ("any value", "values"),
+}
+"""The words of a plain type, one and many."""
+
+
+def _plain(table: Mapping[Any, _T], hint: Any) -> _T | None:
+    """``table``'s entry for a plain type (None for any other hint, hashable or not)."""
+    try:
+        return table.get(hint)
+    except TypeError:  # an unhashable hint is no plain type
+        return None
+
+
 def describe(hint: Any, plural: bool = False) -> str:
     """What a hint allows, in words (``an integer in 1..1000``, ``true or false``)."""
     origin, args = get_origin(hint), get_args(hint)
     if origin is Annotated:
-        base, meta = args[0], args[1:]
-        for item in meta:
-            if isinstance(item, Checked):
-                return item.expected
-        ranges = [item for item in meta if isinstance(item, Range)]
-        if ranges and base in (int, float):
-            bounded = ranges[0].low is not None and ranges[0].high is not None
-            if base is int:
-                words = "integers" if plural else "an integer"
-            elif bounded:
-                words = "numbers" if plural else "a number"
-            else:  # a number between two bounds is finite: say so of the others
-                words = "finite numbers" if plural else "a finite number"
-            return f"{words} {ranges[0].text(base is int)}"
-        return describe(base, plural)
-    if hint is bool:
-        return "booleans (true or false)" if plural else "true or false"
-    if hint is int:
-        return "integers" if plural else "an integer"
-    if hint is float:
-        return "finite numbers" if plural else "a finite number"
-    if hint is str:
-        return "strings" if plural else "a string"
+        return _describe_annotated(args[0], args[1:], plural)
     if hint is None or hint is type(None):
         return "null"
-    if hint is Any or hint is object:
-        return "values" if plural else "any value"
+    words = _plain(_WORDS, hint)
+    if words is not None:
+        return words[plural]
     if origin is Literal:
         shown = ", ".join(show_value(a) for a in args)
         return f"each one of {shown}" if plural else f"one of {shown}"
@@ -191,6 +191,24 @@ def describe(hint: Any, plural: bool = False) -> str:
         return f"mappings of {key} to {value}" if plural else f"a mapping of {key} to {value}"
     name = getattr(hint, "__name__", str(hint))
     return name
+
+
+def _describe_annotated(base: Any, meta: tuple[Any, ...], plural: bool) -> str:
+    """:func:`describe` of ``Annotated[base, *meta]``: a check's own words, a number's range."""
+    for item in meta:
+        if isinstance(item, Checked):
+            return item.expected
+    ranges = [item for item in meta if isinstance(item, Range)]
+    if not ranges or base not in (int, float):
+        return describe(base, plural)
+    bounded = ranges[0].low is not None and ranges[0].high is not None
+    if base is int:
+        words = "integers" if plural else "an integer"
+    elif bounded:
+        words = "numbers" if plural else "a number"
+    else:  # a number between two bounds is finite: say so of the others
+        words = "finite numbers" if plural else "a finite number"
+    return f"{words} {ranges[0].text(base is int)}"
 
 
 def is_scalar(hint: Any) -> bool:
@@ -254,39 +272,27 @@ def _fits(value: Any, hint: Any) -> bool:
     return True
 
 
+_PLAIN: dict[Any, Callable[[Any], bool]] = {
+    bool: lambda value: isinstance(value, bool),
+    int: lambda value: _is_int(value),
+    float: lambda value: _is_number(value),
+    str: lambda value: isinstance(value, str),
+    None: lambda value: value is None,
+    type(None): lambda value: value is None,
+}
+"""The test of a value against a plain type (an integer is no boolean, a number is finite)."""
+
+
 def _check(name: str, value: Any, hint: Any) -> None:
     origin, args = get_origin(hint), get_args(hint)
     if origin is Annotated:
-        base, meta = args[0], args[1:]
-        for item in meta:
-            if isinstance(item, Checked):
-                try:
-                    item.function(value)
-                except ValueError:
-                    raise _refuse(name, value, hint) from None
-                return
-        try:
-            _check(name, value, base)
-        except ArgumentError as exc:
-            if exc.name != name:  # an inner value: its own name says where
-                raise
-            raise _refuse(name, value, hint) from None
-        for item in meta:
-            if isinstance(item, Range) and value not in item:
-                raise _refuse(name, value, hint)
+        _check_annotated(name, value, hint, args[0], args[1:])
         return
     if hint is Any or hint is object:
         return
-    if hint is bool:
-        ok = isinstance(value, bool)
-    elif hint is int:
-        ok = _is_int(value)
-    elif hint is float:
-        ok = _is_number(value)
-    elif hint is str:
-        ok = isinstance(value, str)
-    elif hint is None or hint is type(None):
-        ok = value is None
+    test = _plain(_PLAIN, hint)
+    if test is not None:
+        ok = test(value)
     elif origin is Literal:
         ok = any(value == a and type(value) is type(a) for a in args)
     elif _is_union(hint):
@@ -310,6 +316,27 @@ def _check(name: str, value: Any, hint: Any) -> None:
         return
     if not ok:
         raise _refuse(name, value, hint)
+
+
+def _check_annotated(name: str, value: Any, hint: Any, base: Any, meta: tuple[Any, ...]) -> None:
+    """:func:`_check` of ``Annotated[base, *meta]``: a check's own function, else the base type
+    and then every range."""
+    for item in meta:
+        if isinstance(item, Checked):
+            try:
+                item.function(value)
+            except ValueError:
+                raise _refuse(name, value, hint) from None
+            return
+    try:
+        _check(name, value, base)
+    except ArgumentError as exc:
+        if exc.name != name:  # an inner value: its own name says where
+            raise
+        raise _refuse(name, value, hint) from None
+    for item in meta:
+        if isinstance(item, Range) and value not in item:
+            raise _refuse(name, value, hint)
 
 
 def _check_options(name: str, value: Any, hint: Any) -> None:

@@ -207,6 +207,42 @@ def _suite_tools(spec: ModelSpec, source: str) -> Any:
         raise SuiteError(f"default_tools {tools!r}: {exc}", source=source, key="model") from None
 
 
+def _messages(
+    record: Any, prompts: list[tuple[str, Any]], system: Any, where: dict[str, Any]
+) -> Any:
+    """The messages of a record's first prompt field that it has; an input error naming the
+    record when it has none, or when the prompt is no text or list of messages."""
+    found = [(path, _get(record, parts)) for path, parts in prompts]
+    present = [(path, value) for path, value in found if value is not None]
+    if not present:
+        names = " or ".join(repr(p) for p, _ in prompts)
+        raise InputError(f"no prompt: --model sends the field {names} to the model", **where)
+    path, value = present[0]
+    try:
+        return messages_of(value, system)
+    except ValueError as exc:
+        raise InputError(str(exc), field=path, value=value, **where) from None
+
+
+def _tools(
+    record: Any, tool_paths: list[tuple[str, Any]], suite_tools: Any, where: dict[str, Any]
+) -> tuple[list[dict[str, Any]] | None, dict[str, str]]:
+    """The OpenAI tools of a record (its first tools field, else the suite's default tools)
+    and the names changed for OpenAI; an input error naming the field when they do not read."""
+    tools_value, tools_path = suite_tools, "model.default_tools"
+    for path, parts in tool_paths:
+        candidate = _get(record, parts)
+        if candidate is not None:
+            tools_value, tools_path = candidate, path
+            break
+    if tools_value is None:
+        return None, {}
+    try:
+        return openai_tools(tools_value)
+    except ValueError as exc:
+        raise InputError(str(exc), field=tools_path, value=tools_value, **where) from None
+
+
 def ask_model(
     plan: Plan,
     data: Any,
@@ -253,33 +289,8 @@ def ask_model(
         renames: list[dict[str, str]] = []
         for number, record in zip(numbers, records, strict=True):
             where: dict[str, Any] = {"source": label, "line": number, "unit": unit}
-            found = [(path, _get(record, parts)) for path, parts in prompts]
-            present = [(path, value) for path, value in found if value is not None]
-            if not present:
-                names = " or ".join(repr(p) for p, _ in prompts)
-                raise InputError(
-                    f"no prompt: --model sends the field {names} to the model", **where
-                )
-            path, value = present[0]
-            try:
-                messages = messages_of(value, spec.system)
-            except ValueError as exc:
-                raise InputError(str(exc), field=path, value=value, **where) from None
-            tools_value, tools_path = suite_tools, "model.default_tools"
-            for path, parts in tool_paths:
-                candidate = _get(record, parts)
-                if candidate is not None:
-                    tools_value, tools_path = candidate, path
-                    break
-            tools: list[dict[str, Any]] | None = None
-            renamed: dict[str, str] = {}
-            if tools_value is not None:
-                try:
-                    tools, renamed = openai_tools(tools_value)
-                except ValueError as exc:
-                    raise InputError(
-                        str(exc), field=tools_path, value=tools_value, **where
-                    ) from None
+            messages = _messages(record, prompts, spec.system, where)
+            tools, renamed = _tools(record, tool_paths, suite_tools, where)
             bodies.append(client.body(messages, tools))
             renames.append(renamed)
         signature = client.signature()

@@ -4,7 +4,7 @@ confusion matrix, slices, failures, notes and the time per phase."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -71,27 +71,9 @@ def print_result(result: EvaluationResult, console: Console) -> None:
         table.add_row(name, value, fmt_interval(m), str(m.n), *scored, m.note())
     console.print(table)
     for name, data in result.tables.items():
-        if "matrix" in data:
-            cm = Table(title=name, title_justify="left", caption="rows gold, columns predicted")
-            cm.add_column("gold \\ pred", style="bold")
-            for label in data.get("columns", data["labels"]):  # (invalid): off the scale
-                cm.add_column(label, justify="right")
-            for label, row in zip(data["labels"], data["matrix"], strict=True):
-                cm.add_row(label, *(str(x) for x in row))
-            console.print(cm)
-        elif "labels" in data:
-            pc = Table(title=name, title_justify="left")
-            pc.add_column("label", style="bold")
-            columns = [key for key in data if key != "labels"]
-            for key in columns:
-                pc.add_column(key, justify="right")
-            for i, label in enumerate(data["labels"]):
-                cells = []
-                for key in columns:
-                    v = data[key][i]
-                    cells.append(fmt_number(v) if isinstance(v, float) or v is None else str(v))
-                pc.add_row(label, *cells)
-            console.print(pc)
+        drawn = _matrix_table(name, data) if "matrix" in data else _label_table(name, data)
+        if drawn is not None:
+            console.print(drawn)
     if result.slices:
         print_slices(result, console)
     if result.sampling is not None and result.sampling.method == "stratified":
@@ -110,6 +92,35 @@ def print_result(result: EvaluationResult, console: Console) -> None:
     if asked is not None:
         console.print(asked, markup=False, highlight=False, emoji=False)
     print_notes(result.notes, console)
+
+
+def _matrix_table(name: str, data: dict[str, Any]) -> Table:
+    """A confusion matrix: rows gold, columns predicted (the last column: off the scale)."""
+    cm = Table(title=name, title_justify="left", caption="rows gold, columns predicted")
+    cm.add_column("gold \\ pred", style="bold")
+    for label in data.get("columns", data["labels"]):  # (invalid): off the scale
+        cm.add_column(label, justify="right")
+    for label, row in zip(data["labels"], data["matrix"], strict=True):
+        cm.add_row(label, *(str(x) for x in row))
+    return cm
+
+
+def _label_table(name: str, data: dict[str, Any]) -> Table | None:
+    """A table of a column per key and a row per label (per_class); None for another table."""
+    if "labels" not in data:
+        return None
+    pc = Table(title=name, title_justify="left")
+    pc.add_column("label", style="bold")
+    columns = [key for key in data if key != "labels"]
+    for key in columns:
+        pc.add_column(key, justify="right")
+    for i, label in enumerate(data["labels"]):
+        cells = []
+        for key in columns:
+            v = data[key][i]
+            cells.append(fmt_number(v) if isinstance(v, float) or v is None else str(v))
+        pc.add_row(label, *cells)
+    return pc
 
 
 MAX_SLICE_TABLES = 5
