@@ -128,7 +128,7 @@ def _record_lines(folder: Path) -> bytes:
     """records.jsonl's bytes, or a Ray run's record shards as JSON lines."""
     if (folder / "records.jsonl").is_file():
         return (folder / "records.jsonl").read_bytes()
-    from pingce.record_shards import read_record_shards
+    from pingce.runfolder.records import read_record_shards
 
     rows = read_record_shards(folder / "records").iter_rows()
     return b"".join(
