@@ -25,6 +25,7 @@ from pingce.results import RecordRows
 from pingce.similarity.fake import FakeBackend
 
 from .cli_run import run_pingce
+from .test_structure import MODULES, PACKAGES
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "pingce"
@@ -367,16 +368,6 @@ def test_metrics_command_lists_new_names_and_the_renames(tmp_path: Path) -> None
 # --------------------------------------------------------------------- structure of src
 
 
-def _modules() -> dict[str, ast.Module]:
-    out = {}
-    for path in SRC.rglob("*.py"):
-        parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
-        if parts[-1] == "__init__":
-            parts.pop()
-        out[".".join(parts)] = ast.parse(path.read_text(encoding="utf-8"))
-    return out
-
-
 def _absolute(module: str, is_package: bool, node: ast.ImportFrom) -> str:
     if not node.level:
         return node.module or ""
@@ -389,8 +380,7 @@ def _absolute(module: str, is_package: bool, node: ast.ImportFrom) -> str:
 def test_no_module_imports_another_modules_private_names() -> None:
     """Old main: comparison.py imported six private names of runner.py."""
     found = []
-    modules = _modules()
-    packages = {m for m in modules if (SRC.parent / m.replace(".", "/") / "__init__.py").exists()}
+    modules, packages = MODULES, PACKAGES
     for module, tree in modules.items():
         for node in ast.walk(tree):
             if isinstance(node, ast.ImportFrom) and (

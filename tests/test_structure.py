@@ -182,3 +182,33 @@ def test_layers_import_only_downwards(package: str) -> None:
         if any(dep == banned or dep.startswith(banned + ".") for banned in LAYERS[package])
     )
     assert broken == []
+
+
+def _api_imports(package: str, modules: dict[str, ast.Module]) -> list[str]:
+    """Where a module of ``package`` imports pingce's own API (``from pingce import
+    compare_runs``, ``from .. import evaluate``: the engine behind it), anywhere but under
+    ``TYPE_CHECKING``; the graph cannot show these, since every module's import runs ``pingce``."""
+    found = []
+    for module, tree in modules.items():
+        if module != package and not module.startswith(package + "."):
+            continue
+        visitor = _Imports(module)
+        visitor.visit(tree)
+        for target in sorted(visitor.found):
+            top_name = target.count(".") == 1 and target.startswith("pingce.")
+            if top_name and target not in MODULES:  # a name of pingce/__init__
+                found.append(f"{module} imports {target}")
+    return found
+
+
+def test_the_reports_call_no_api_of_pingce() -> None:
+    """report/ renders result types; the viewer above it calls ``pingce.compare_runs`` (before
+    issue 29 report/viewer.py did, inside a function)."""
+    assert _api_imports("pingce.report", MODULES) == []
+    planted = ast.parse(
+        "from typing import TYPE_CHECKING\n"
+        "if TYPE_CHECKING:\n    from .. import evaluate\n"
+        "def page():\n    from .. import compare_runs\n    from ..results import MetricResult\n"
+    )
+    found = _api_imports("pingce.report", {**MODULES, "pingce.report.planted": planted})
+    assert found == ["pingce.report.planted imports pingce.compare_runs"]
