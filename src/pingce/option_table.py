@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict, get_args, 
 
 from ._constraints import Range
 from ._defaults import BOOTSTRAP_METHODS, DEFAULT_SIMILARITY, OPTION_TYPES
-from .similarity.registry import backend_help
+from .similarity.registry import backend_help, remote_help
 
 __all__ = [
     "COMMANDS",
@@ -138,9 +138,9 @@ OPTIONS: list[Option] = [
         "base_url",
         str,
         {
-            "run": "Endpoint for openai:/embedding-api:/rerank: backends (or PINGCE_BASE_URL).",
+            "run": f"Endpoint for {remote_help()} backends (or PINGCE_BASE_URL).",  # registry
             "compare": "Endpoint of a remote similarity backend.",
-            "calibrate": "Endpoint for openai:/embedding-api:/rerank: backends.",
+            "calibrate": f"Endpoint for {remote_help()} backends.",
         },
         SCORED,
         "scoring",
