@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict, get_args, 
 
 from ._constraints import Range
 from ._defaults import BOOTSTRAP_METHODS, DEFAULT_SIMILARITY, OPTION_TYPES
+from .predict.registry import model_help, model_metavar
 from .similarity.registry import backend_help, remote_help
 
 __all__ = [
@@ -149,13 +150,11 @@ OPTIONS: list[Option] = [
     Option(
         "model",
         str,
-        "Run the model under test: send each record's prompt (and tools) to NAME at an "
-        "OpenAI-compatible /v1/chat/completions and score its answers (the suite's model: "
-        "block names the fields); predictions.jsonl is written beside results.json.",
+        model_help(),  # from the model providers' registry
         frozenset({"run"}),
         "model",
         python="str | None",
-        metavar="openai:NAME",
+        metavar=model_metavar(),
         ray=False,
     ),
     Option(
