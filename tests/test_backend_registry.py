@@ -84,7 +84,7 @@ def test_a_registered_backend_is_in_the_help(echo: None) -> None:
     text = backend_help()
     assert text.startswith("Similarity backend for semantic metrics: exact, levenshtein, lexical")
     assert text.endswith("openai:<model>, echo-remote:<model>, echo-local (a test's own).")
-    assert remote_help() == "embedding-api:/rerank:/openai:/echo-remote:"  # --base-url's help
+    assert remote_help() == "embedding-api:, rerank:, openai:, echo-remote:"  # --base-url's help
 
 
 def test_the_remote_check_reads_the_registration(echo: None) -> None:

@@ -151,9 +151,9 @@ def backend_help() -> str:
 
 
 def remote_help() -> str:
-    """The remote backends' names (``openai:/embedding-api:/rerank:``), for ``--base-url``'s
+    """The remote backends' kinds (``embedding-api:, rerank:, openai:``), for ``--base-url``'s
     help."""
-    return "/".join(f"{entry.kind}:" for entry in backend_entries() if entry.remote)
+    return ", ".join(f"{entry.kind}:" for entry in backend_entries() if entry.remote)
 
 
 def backend_classes() -> list[type[SimilarityBackend]]:
