@@ -239,7 +239,9 @@ def scripted() -> Iterator[str]:
     unregister_provider("scripted")
 
 
-def test_a_model_provider_registered_in_a_test_answers_for_model(scripted: str) -> None:
+def test_a_model_provider_registered_in_a_test_answers_for_model(
+    scripted: str, tmp_path: Path
+) -> None:
     weather = {
         "type": "function",
         "function": {"name": "get_weather", "parameters": {"type": "object"}},
@@ -254,6 +256,13 @@ def test_a_model_provider_registered_in_a_test_answers_for_model(scripted: str) 
     assert "scripted:NAME: a scripted model of the test's own" in model_help()
     result = pingce.evaluate("function-call", records, model="scripted:m", cache=False, bootstrap=0)
     assert result.metrics["fn_acc_all"].value == pytest.approx(0.5)
+    data = tmp_path / "records.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    out = tmp_path / "out"
+    arguments = ["run", "function-call", "--data", str(data), "--model", "scripted:m"]
+    done = CliRunner().invoke(_cli(), [*arguments, "--no-cache", "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    assert (out / "predictions.jsonl").is_file()
 
 
 # ---------------------------------------------------------------------------- an input format
