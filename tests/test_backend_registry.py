@@ -167,3 +167,26 @@ def test_a_registered_backends_option_is_a_suite_option_with_its_range(
     unregister("echo-local")
     with pytest.raises(SuiteError, match=r"unknown similarity option\(s\) \['level'\]"):
         load_suite(path)
+
+
+class _Narrow(_Echo):
+    """``level`` declared again, narrower: a suite's value must suit every backend taking it."""
+
+    def __init__(self, model: str = "local", *, level: Annotated[float, Range(0, 0.5)] = 0.5):
+        super().__init__(model, level=level)
+
+
+def test_an_option_declared_by_two_backends_is_checked_against_both(
+    echo: None, tmp_path: Path
+) -> None:
+    backend("echo-narrow")(lambda: _Narrow)
+    try:
+        option = backend_options()["level"]
+        assert len(option.hints) == 2 and option.backends[-1] == "echo-narrow:<model>"
+        path = tmp_path / "suite.yaml"
+        head = "name: t\nlabels: {values: [a, b]}\ninputs: {gold: g, pred: p}\n"
+        path.write_text(head + "metrics: {accuracy: {}}\nsimilarity: {level: 0.75}\n", "utf-8")
+        with pytest.raises(SuiteError, match=r"level must be a number within \[0, 0.5\]"):
+            load_suite(path)
+    finally:
+        unregister("echo-narrow")
