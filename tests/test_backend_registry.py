@@ -5,13 +5,15 @@ options a suite may pass, how the backend is built and the help text."""
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 import pytest
 
-from pingce.errors import OptionError
+from pingce._constraints import Range
+from pingce.errors import OptionError, SuiteError
 from pingce.options import RunOptions
 from pingce.progress import Advance
 from pingce.similarity import BackendStats, Pair, SimilarityBackend, backend_options, make_backend
@@ -22,8 +24,10 @@ from pingce.similarity.registry import (
     backend_entries,
     backend_grammar,
     backend_help,
+    remote_help,
     unregister,
 )
+from pingce.suites import load_suite
 
 
 class _Echo(SimilarityBackend):
@@ -35,7 +39,7 @@ class _Echo(SimilarityBackend):
         self,
         model: str = "local",
         *,
-        level: float = 0.5,
+        level: Annotated[float, Range(0, 1)] = 0.5,
         base_url: str | None = None,
         cache: Any = None,
     ):
@@ -80,6 +84,7 @@ def test_a_registered_backend_is_in_the_help(echo: None) -> None:
     text = backend_help()
     assert text.startswith("Similarity backend for semantic metrics: exact, levenshtein, lexical")
     assert text.endswith("openai:<model>, echo-remote:<model>, echo-local (a test's own).")
+    assert remote_help() == "embedding-api:, rerank:, openai:, echo-remote:"  # --base-url's help
 
 
 def test_the_remote_check_reads_the_registration(echo: None) -> None:
@@ -107,7 +112,7 @@ def test_the_ray_engine_asks_a_registered_remote_backend_once_for_the_whole_data
 
 
 def test_a_registered_backend_is_built_with_its_options(echo: None, tmp_path: Any) -> None:
-    assert "level" in backend_options()
+    assert backend_options()["level"].backends == ("echo-remote:<model>", "echo-local")
     assert _Echo in backend_classes()
     built = make_backend(
         "echo-remote:m2",
@@ -139,3 +144,49 @@ def test_the_builtin_backends_come_first_and_unregistering_removes_one(echo: Non
     assert kinds[:3] == ["exact", "levenshtein", "lexical"]
     unregister("echo-local")
     assert "echo-local" not in [entry.kind for entry in backend_entries()]
+
+
+def test_a_registered_backends_option_is_a_suite_option_with_its_range(
+    echo: None, tmp_path: Path
+) -> None:
+    """A backend's keyword-only parameter is what a suite's ``similarity:`` block may set, its
+    ``Annotated`` range checked with the file, key and value named: one place, no second table."""
+    path = tmp_path / "suite.yaml"
+    head = (
+        "name: t\nlabels: {values: [a, b]}\ninputs: {gold: g, pred: p}\nmetrics: {accuracy: {}}\n"
+    )
+    path.write_text(head + "similarity: {level: 0.25, concurrency: 4}\n", encoding="utf-8")
+    assert load_suite(path).spec.similarity == {"level": 0.25, "concurrency": 4}
+    path.write_text(head + "similarity: {level: 2}\n", encoding="utf-8")
+    with pytest.raises(SuiteError) as info:
+        load_suite(path)
+    assert info.value.key == "similarity.level"
+    assert "level must be a number within [0, 1], got 2" in str(info.value)
+    assert str(info.value).startswith(f"{path}:5: key 'similarity.level': ")
+    unregister("echo-remote")
+    unregister("echo-local")
+    with pytest.raises(SuiteError, match=r"unknown similarity option\(s\) \['level'\]"):
+        load_suite(path)
+
+
+class _Narrow(_Echo):
+    """``level`` declared again, narrower: a suite's value must suit every backend taking it."""
+
+    def __init__(self, model: str = "local", *, level: Annotated[float, Range(0, 0.5)] = 0.5):
+        super().__init__(model, level=level)
+
+
+def test_an_option_declared_by_two_backends_is_checked_against_both(
+    echo: None, tmp_path: Path
+) -> None:
+    backend("echo-narrow")(lambda: _Narrow)
+    try:
+        option = backend_options()["level"]
+        assert len(option.hints) == 2 and option.backends[-1] == "echo-narrow:<model>"
+        path = tmp_path / "suite.yaml"
+        head = "name: t\nlabels: {values: [a, b]}\ninputs: {gold: g, pred: p}\n"
+        path.write_text(head + "metrics: {accuracy: {}}\nsimilarity: {level: 0.75}\n", "utf-8")
+        with pytest.raises(SuiteError, match=r"level must be a number within \[0, 0.5\]"):
+            load_suite(path)
+    finally:
+        unregister("echo-narrow")

@@ -261,25 +261,24 @@ def test_normalize_of_the_wrong_type_names_the_option(tmp_path: Path) -> None:
         load_suite(path)
 
 
-def test_the_similarity_options_cover_every_backend_option() -> None:
-    """One table of similarity options (with ranges): every option a backend takes is in it,
-    with the same type as the backend's own signature."""
-    import inspect
-
-    from pingce.similarity import backend_options
+def test_the_similarity_options_are_the_backends_parameters_each_number_with_its_range() -> None:
+    """What a suite's ``similarity:`` block may set is read from the backends' parameters (no
+    second table): every number has a range, a parameter shared by backends has one type."""
     from pingce.similarity.judge import STRUCTURED_MODES
-    from pingce.similarity.registry import backend_classes
-    from pingce.suites.spec import SimilarityOptions
+    from pingce.similarity.registry import backend_options
 
-    hints = typing.get_type_hints(SimilarityOptions, include_extras=True)
-    assert set(hints) == backend_options()
-    assert typing.get_args(hints["structured"]) == STRUCTURED_MODES
-    for cls in backend_classes():
-        for name, param in inspect.signature(cls).parameters.items():
-            if name in hints and param.annotation in ("int", "float", "str", "bool"):
-                declared = typing.get_args(hints[name])[0] if _ranges(hints[name]) else hints[name]
-                if typing.get_origin(declared) is not typing.Literal:  # structured: its modes
-                    assert declared.__name__ == param.annotation, (cls.__name__, name)
+    options = backend_options()
+    assert set(options) == {
+        "template", "system", "structured", "temperature", "max_tokens", "concurrency",
+        "max_retries", "timeout", "backoff", "max_backoff", "max_retry_after", "price_prompt",
+        "price_completion", "batch_size", "normalize", "device", "threads", "min_n", "max_n",
+    }  # fmt: skip
+    assert typing.get_args(options["structured"].hints[0]) == STRUCTURED_MODES
+    assert options["max_tokens"].backends == ("openai:<model>",)
+    for name, option in options.items():
+        assert len(option.hints) == 1, name  # the built-in backends agree
+        if _admits(option.hints[0], int) or _admits(option.hints[0], float):
+            assert _ranges(option.hints[0]), name
 
 
 # ------------------------------------------------------------------- command-line numbers

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict, get_args, 
 
 from ._constraints import Range
 from ._defaults import BOOTSTRAP_METHODS, DEFAULT_SIMILARITY, OPTION_TYPES
-from .similarity.registry import backend_help
+from .predict.registry import model_help, model_metavar
+from .similarity.registry import backend_help, remote_help
 
 __all__ = [
     "COMMANDS",
@@ -138,9 +139,9 @@ OPTIONS: list[Option] = [
         "base_url",
         str,
         {
-            "run": "Endpoint for openai:/embedding-api:/rerank: backends (or PINGCE_BASE_URL).",
+            "run": f"Endpoint for {remote_help()} backends (or PINGCE_BASE_URL).",  # registry
             "compare": "Endpoint of a remote similarity backend.",
-            "calibrate": "Endpoint for openai:/embedding-api:/rerank: backends.",
+            "calibrate": f"Endpoint for {remote_help()} backends.",
         },
         SCORED,
         "scoring",
@@ -149,13 +150,11 @@ OPTIONS: list[Option] = [
     Option(
         "model",
         str,
-        "Run the model under test: send each record's prompt (and tools) to NAME at an "
-        "OpenAI-compatible /v1/chat/completions and score its answers (the suite's model: "
-        "block names the fields); predictions.jsonl is written beside results.json.",
+        model_help(),  # from the model providers' registry
         frozenset({"run"}),
         "model",
         python="str | None",
-        metavar="openai:NAME",
+        metavar=model_metavar(),
         ray=False,
     ),
     Option(

@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import InputError, OptionError, SuiteError
 from ..metrics.protocol import LEFT_OUT, MODEL_FAILED, StatBlock
-from ..predict import AnswerCache, ChatModel, messages_of, openai_tools, parse_model_name
+from ..predict import AnswerCache, messages_of, openai_tools, parse_model
 from ..progress import ProgressHook
 from ..readers import (
     Block,
@@ -253,7 +253,8 @@ def ask_model(
     sample), and fill the prediction field with each answer."""
     options = plan.options
     assert options.model is not None
-    name = parse_model_name(options.model)
+    parsed = parse_model(options.model)
+    name = parsed.model
     spec = spec_of(plan)
     known = [f.path for f in plan.fields] + spec.prompt + spec.tools
     label, unit, numbers, records = read_raw(data, options.encoding, known)
@@ -268,7 +269,7 @@ def ask_model(
     tool_paths = [(path, parse_path(path)) for path in spec.tools]
     cache = _open_cache(options.cache)
     try:
-        client = ChatModel(
+        client = parsed.entry.load()(
             name,
             base_url=options.model_base_url or options.base_url,
             api_key_env=options.api_key_env,

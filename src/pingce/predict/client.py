@@ -25,6 +25,7 @@ from ..remote.http import Retry, RetryPolicy, Session, post_json, run_async, run
 from ..remote.usage import BackendStats, charge_usage, noting
 from ..urls import public_url
 from .cache import AnswerCache, CachedAnswer, request_key
+from .registry import parse_model_name
 
 __all__ = ["DEFAULT_PARAMETERS", "Answer", "ChatModel", "parse_model_name"]
 
@@ -33,17 +34,6 @@ DEFAULT_PARAMETERS: dict[str, Any] = {"temperature": 0}
 otherwise."""
 
 _RESERVED = ("model", "messages", "tools", "stream")
-
-
-def parse_model_name(spec: str) -> str:
-    """The model name of ``openai:NAME`` (the one provider: any OpenAI-compatible server)."""
-    provider, sep, name = spec.partition(":")
-    if not sep or provider != "openai" or not name.strip():
-        raise OptionError(
-            f"--model {spec!r}: expected openai:NAME (a model at an OpenAI-compatible "
-            "endpoint, e.g. openai:qwen2.5-7b-instruct with --base-url http://localhost:8000/v1)"
-        )
-    return name.strip()
 
 
 @dataclass

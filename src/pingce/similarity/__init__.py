@@ -10,14 +10,13 @@ no numpy."""
 from __future__ import annotations
 
 import importlib
-import inspect
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import OptionError
 from ..remote.cache import cache_path
 from .names import BackendName, parse_backend_name
-from .registry import backend_classes, keyword_options
+from .registry import backend_options, keyword_options
 
 if TYPE_CHECKING:
     from .base import BackendStats, Pair, SimilarityBackend, SimilarityTable
@@ -54,15 +53,6 @@ def __getattr__(name: str) -> Any:
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     return getattr(importlib.import_module(f"{__name__}.{module}"), name)
-
-
-def backend_options() -> set[str]:
-    """Names a suite's ``similarity:`` options may use: what some backend takes (the endpoint,
-    key and cache come from the command line and the environment, not from a suite file)."""
-    names: set[str] = set()
-    for cls in backend_classes():
-        names.update(inspect.signature(cls).parameters)
-    return names - {"model", "base_url", "api_key", "cache"}
 
 
 def _accepted(cls: type, options: dict[str, Any] | None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import OptionError
 from ..progress import Advance
 from ..remote.http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
+from ..remote.limits import Backoff, BatchSize, Concurrency, Retries, Seconds, Wait
 from ..urls import public_url
 from .base import BackendStats, Pair, SimilarityBackend
 from .cache import SimilarityCache
@@ -52,7 +53,7 @@ class EmbeddingBackend(SimilarityBackend):
 
     name = "embedding"
 
-    def __init__(self, model: str, *, batch_size: int = 64, device: str = "cpu"):
+    def __init__(self, model: str, *, batch_size: BatchSize = 64, device: str = "cpu"):
         self.model_name = model
         self.batch_size = batch_size
         self.device = device
@@ -123,13 +124,13 @@ class EmbeddingAPIBackend(RemoteBackend):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        batch_size: int = 64,
-        concurrency: int = 4,
-        timeout: float = 60.0,
-        max_retries: int = 5,
-        backoff: float = 0.5,
-        max_backoff: float = 30.0,
-        max_retry_after: float = 300.0,
+        batch_size: BatchSize = 64,
+        concurrency: Concurrency = 4,
+        timeout: Seconds = 60.0,
+        max_retries: Retries = 5,
+        backoff: Backoff = 0.5,
+        max_backoff: Wait = 30.0,
+        max_retry_after: Wait = 300.0,
         cache: SimilarityCache | None = None,
     ):
         if batch_size < 1:

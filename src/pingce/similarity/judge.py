@@ -22,13 +22,23 @@ import json
 import math
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal, get_args
 
 import numpy as np
 
 from ..errors import OptionError
 from ..progress import Advance
 from ..remote.http import Rejected, Retry, RetryPolicy, Session, post_json, run_async, run_workers
+from ..remote.limits import (
+    Backoff,
+    Concurrency,
+    MaxTokens,
+    Price,
+    Retries,
+    Seconds,
+    Temperature,
+    Wait,
+)
 from ..remote.usage import charge_usage
 from ..urls import public_url
 from .base import BackendStats, Pair
@@ -63,7 +73,8 @@ SCORE_SCHEMA: dict[str, Any] = {
 """The JSON schema of an answer, sent as ``response_format`` (``structured: auto`` or
 ``json_schema``)."""
 
-STRUCTURED_MODES = ("auto", "json_schema", "json_object", "off")
+Structured = Literal["auto", "json_schema", "json_object", "off"]
+STRUCTURED_MODES: tuple[str, ...] = get_args(Structured)
 """``structured``: ``auto`` sends :data:`SCORE_SCHEMA` and leaves it out for the rest of the run
 once the server refuses it; ``json_schema`` and ``json_object`` always send theirs (a refusal is a
 failed call); ``off`` never sends ``response_format``."""
@@ -159,17 +170,17 @@ class JudgeBackend(RemoteBackend):
         api_key: str | None = None,
         template: str = DEFAULT_TEMPLATE,
         system: str | None = None,
-        temperature: float = 0.0,
-        max_tokens: int = 1024,
-        concurrency: int = 16,
-        max_retries: int = 5,
-        timeout: float = 60.0,
-        backoff: float = 0.5,
-        max_backoff: float = 30.0,
-        max_retry_after: float = 300.0,
-        price_prompt: float = 0.0,
-        price_completion: float = 0.0,
-        structured: str = "auto",
+        temperature: Temperature = 0.0,
+        max_tokens: MaxTokens = 1024,
+        concurrency: Concurrency = 16,
+        max_retries: Retries = 5,
+        timeout: Seconds = 60.0,
+        backoff: Backoff = 0.5,
+        max_backoff: Wait = 30.0,
+        max_retry_after: Wait = 300.0,
+        price_prompt: Price = 0.0,
+        price_completion: Price = 0.0,
+        structured: Structured = "auto",
         cache: SimilarityCache | None = None,
     ):
         if structured not in STRUCTURED_MODES:

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Annotated
 
 import numpy as np
 
+from .._constraints import Range
 from ..progress import Advance
 from ..text.ngrams import normalize_text, pair_cosines
 from .base import BackendStats, Pair, SimilarityBackend
@@ -48,6 +50,10 @@ class LevenshteinBackend(SimilarityBackend):
         return out
 
 
+Order = Annotated[int, Range(1, 20)]
+"""An n-gram order."""
+
+
 class LexicalBackend(SimilarityBackend):
     """Cosine of character n-gram count vectors (n = 1..3 by default).
 
@@ -59,7 +65,7 @@ class LexicalBackend(SimilarityBackend):
 
     name = "lexical"
 
-    def __init__(self, min_n: int = 1, max_n: int = 3):
+    def __init__(self, min_n: Order = 1, max_n: Order = 3):
         if not 1 <= min_n <= max_n:
             raise ValueError(f"need 1 <= min_n <= max_n, got {min_n}, {max_n}")
         self.min_n = min_n

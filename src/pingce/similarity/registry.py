@@ -16,8 +16,11 @@ the default), ``"none"`` (``exact``: no colon) or a function reading it (``lexic
 ``char-MIN-MAX``). A backend is built as ``cls(*arguments, **keywords)``: the arguments read
 from its name (the model, or what the function returned), its keyword-only parameters that the
 suite's ``similarity:`` options set, and for a remote one (``remote=True``: it calls a model
-server) ``base_url`` and ``cache``. A remote backend's pairs are asked once for the whole data
-under ``--engine ray`` (:attr:`pingce.similarity.names.BackendName.remote`).
+server) ``base_url`` and ``cache``. What a suite's ``similarity:`` block may set is read from the
+classes' parameters, their names and their ``Annotated`` types with ranges
+(:func:`backend_options`, :mod:`pingce.remote.limits`): a new option is a new parameter.
+A remote backend's pairs are asked once for the whole data under ``--engine ray``
+(:attr:`pingce.similarity.names.BackendName.remote`).
 
 The built-in registrations are in :mod:`pingce.similarity.backends`, imported on first use.
 """
@@ -26,6 +29,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import typing
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
@@ -35,13 +39,17 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BUILTIN_MODULE",
+    "NOT_SUITE_OPTIONS",
     "BackendEntry",
+    "BackendOption",
     "ReadModel",
     "backend",
     "backend_classes",
     "backend_entries",
     "backend_grammar",
     "backend_help",
+    "backend_options",
+    "remote_help",
     "unregister",
 ]
 
@@ -142,6 +150,12 @@ def backend_help() -> str:
     return f"Similarity backend for semantic metrics: {names}."
 
 
+def remote_help() -> str:
+    """The remote backends' kinds (``embedding-api:, rerank:, openai:``), for ``--base-url``'s
+    help."""
+    return ", ".join(f"{entry.kind}:" for entry in backend_entries() if entry.remote)
+
+
 def backend_classes() -> list[type[SimilarityBackend]]:
     """Every registered backend's class (each imported)."""
     return list(dict.fromkeys(entry.load() for entry in backend_entries()))
@@ -153,4 +167,55 @@ def keyword_options(cls: type) -> set[str]:
         name
         for name, param in inspect.signature(cls).parameters.items()
         if param.kind is inspect.Parameter.KEYWORD_ONLY
+    }
+
+
+NOT_SUITE_OPTIONS = frozenset({"model", "base_url", "api_key", "cache"})
+"""Parameters of a backend that a suite file does not set: the model is in the backend's name,
+the endpoint, key and cache come from the command line and the environment."""
+
+
+@dataclass(frozen=True)
+class BackendOption:
+    """An option of a suite's ``similarity:`` block: a parameter of one backend class or more."""
+
+    name: str
+    hints: tuple[Any, ...]
+    """Its type (with its range) as each backend declares it, distinct ones in registration
+    order: a value is checked against every one."""
+    backends: tuple[str, ...]
+    """The backends that take it (their names in words: ``openai:<model>``)."""
+
+
+def _parameter_hints(cls: type) -> dict[str, Any]:
+    """The type hints of a backend class's parameters (``Annotated`` ranges kept)."""
+    try:
+        return typing.get_type_hints(cls.__init__, include_extras=True)  # type: ignore[misc]
+    except NameError as exc:  # an annotation imported under TYPE_CHECKING only
+        raise TypeError(
+            f"similarity backend {cls.__qualname__}: its parameters' types must be importable "
+            f"({exc})"
+        ) from None
+
+
+def backend_options() -> dict[str, BackendOption]:
+    """What a suite's ``similarity:`` block may set, by name: every named parameter of a
+    registered backend's class (but :data:`NOT_SUITE_OPTIONS`), with its type and the backends
+    that take it; each class is imported."""
+    found: dict[str, tuple[list[Any], list[str]]] = {}
+    for entry in backend_entries():
+        cls = entry.load()
+        hints = _parameter_hints(cls)
+        for name, param in inspect.signature(cls).parameters.items():
+            if name in NOT_SUITE_OPTIONS or param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
+                continue
+            declared, backends = found.setdefault(name, ([], []))
+            hint = hints.get(name, Any)
+            if hint not in declared:
+                declared.append(hint)
+            if entry.grammar not in backends:
+                backends.append(entry.grammar)
+    return {
+        name: BackendOption(name, tuple(declared), tuple(backends))
+        for name, (declared, backends) in sorted(found.items())
     }

@@ -21,6 +21,7 @@ import numpy as np
 from ..errors import OptionError
 from ..progress import Advance
 from ..remote.http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
+from ..remote.limits import Backoff, BatchSize, Concurrency, Retries, Seconds, Wait
 from ..remote.usage import token_count
 from ..urls import public_url
 from .base import BackendStats, Pair
@@ -41,14 +42,14 @@ class RerankBackend(RemoteBackend):
         *,
         base_url: str | None = None,
         api_key: str | None = None,
-        batch_size: int = 32,
-        concurrency: int = 8,
+        batch_size: BatchSize = 32,
+        concurrency: Concurrency = 8,
         normalize: Literal["none", "sigmoid"] = "none",
-        timeout: float = 60.0,
-        max_retries: int = 5,
-        backoff: float = 0.5,
-        max_backoff: float = 30.0,
-        max_retry_after: float = 300.0,
+        timeout: Seconds = 60.0,
+        max_retries: Retries = 5,
+        backoff: Backoff = 0.5,
+        max_backoff: Wait = 30.0,
+        max_retry_after: Wait = 300.0,
         cache: SimilarityCache | None = None,
     ):
         if batch_size < 1:

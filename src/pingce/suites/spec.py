@@ -6,7 +6,7 @@ valid spec into metric objects.
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Literal, TypedDict
+from typing import Any
 
 from pydantic import (
     BaseModel,
@@ -18,44 +18,12 @@ from pydantic import (
     model_validator,
 )
 
-from .._constraints import Range, check_value, is_scalar, type_hints
-from .._defaults import CONCURRENCY
+from .._constraints import check_value, is_scalar, type_hints
 from ..metrics import ZeroDivision, check_zero_division
 from ..records import parse_path
+from ..remote.limits import Concurrency, Price, Retries, Seconds
 
-__all__ = ["DefaultsSpec", "LabelsSpec", "ModelSpec", "SimilarityOptions", "SuiteSpec"]
-
-Concurrency = Annotated[int, CONCURRENCY]
-Retries = Annotated[int, Range(0, 100)]
-Seconds = Annotated[float, Range(0, 86_400, low_open=True)]
-Price = Annotated[float, Range(0, 1_000_000)]
-"""Per 1k tokens."""
-
-
-class SimilarityOptions(TypedDict, total=False):
-    """The options a suite's ``similarity:`` block may set (each backend takes those it has;
-    the endpoint, key and cache come from the command line and the environment), with their
-    types and ranges: ``concurrency: many`` or ``timeout: -1`` is an error naming the option."""
-
-    template: str
-    system: str | None
-    structured: Literal["auto", "json_schema", "json_object", "off"]
-    temperature: Annotated[float, Range(0, 2)]
-    max_tokens: Annotated[int, Range(1, 1_000_000)]
-    concurrency: Concurrency
-    max_retries: Retries
-    timeout: Seconds
-    backoff: Annotated[float, Range(0, 3_600)]
-    max_backoff: Annotated[float, Range(0, 86_400)]
-    max_retry_after: Annotated[float, Range(0, 86_400)]
-    price_prompt: Price
-    price_completion: Price
-    batch_size: Annotated[int, Range(1, 100_000)]
-    normalize: Literal["none", "sigmoid"]
-    device: str
-    threads: Annotated[int, Range(1, 1_024)]
-    min_n: Annotated[int, Range(1, 20)]
-    max_n: Annotated[int, Range(1, 20)]
+__all__ = ["DefaultsSpec", "LabelsSpec", "ModelSpec", "SuiteSpec"]
 
 
 class _Checked(BaseModel):
@@ -178,7 +146,10 @@ class SuiteSpec(_Checked):
     similarity: dict[str, Any] = {}
     """Options of the similarity backend: judge ``template``/``system``, ``structured`` (the
     output mode), ``max_tokens``, ``concurrency``, ``max_retries``, ``timeout``,
-    ``price_prompt``/``price_completion`` (per 1k tokens)..."""
+    ``price_prompt``/``price_completion`` (per 1k tokens)... Each backend takes those it has
+    (its class's parameters, with their types and ranges:
+    :func:`pingce.similarity.registry.backend_options`); ``concurrency: many`` or
+    ``timeout: -1`` is an error naming the option."""
 
     @field_validator("name")
     @classmethod
@@ -228,16 +199,18 @@ class SuiteSpec(_Checked):
     def _backend_options(cls, value: dict[str, Any]) -> dict[str, Any]:
         if not value:
             return value
-        from ..similarity import backend_options
+        from ..similarity.registry import backend_options
 
         known = backend_options()
-        unknown = sorted(set(value) - known)
+        unknown = sorted(set(value) - set(known))
         if unknown:
             raise ValueError(
                 f"unknown similarity option(s) {unknown}; known: {sorted(known)} (the endpoint, "
                 "key and cache are set with --base-url, PINGCE_API_KEY and --cache)"
             )
-        check_value("", value, SimilarityOptions)
+        for name, item in value.items():
+            for hint in known[name].hints:
+                check_value(name, item, hint)
         return value
 
     @field_validator("metrics", "tables", mode="before")
