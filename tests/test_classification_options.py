@@ -654,7 +654,7 @@ def load_suite_text(text: str) -> Any:
         ("macro_fbeta: {beta: true}", "got true"),
         ("macro_fbeta: {beta: '2'}", 'got "2"'),
         ("f1: {beta: 2}", "takes no 'beta': F-beta is the metric `fbeta`"),
-        ("accuracy: {sample_weight: 1}", "sample_weight must name the record field"),
+        ("accuracy: {sample_weight: 1}", "sample_weight must be the name of the record field"),
         ("accuracy: {sample_weight: 'a..b'}", "invalid field path"),
     ],
 )

@@ -37,6 +37,7 @@ __all__ = [
     "Range",
     "check_value",
     "describe",
+    "is_declared",
     "is_options",
     "is_scalar",
     "type_hints",
@@ -230,6 +231,25 @@ def is_options(hint: Any) -> bool:
     return typing.is_typeddict(hint)
 
 
+def _has_choice_or_check(hint: Any) -> bool:
+    """Whether a hint is (or has, through ``Annotated`` and unions) a ``Literal`` choice or a
+    :class:`Checked` policy."""
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is Annotated:
+        return any(isinstance(m, Checked) for m in args[1:]) or _has_choice_or_check(args[0])
+    if _is_union(hint):
+        return any(_has_choice_or_check(a) for a in args)
+    return origin is Literal
+
+
+def is_declared(hint: Any) -> bool:
+    """Whether a hint declares what its value may be in full: a boolean or a number (with its
+    range), a block of options, a ``Literal`` choice or a :class:`Checked` policy. Text, lists
+    and classes of their own (a field path, a tokenizer with a "did you mean", a label scale)
+    are their owner's to check: it knows what they mean."""
+    return is_scalar(hint) or is_options(hint) or _has_choice_or_check(hint)
+
+
 @functools.cache
 def type_hints(owner: Any) -> dict[str, Any]:
     """The type hints of a class (a dataclass, a TypedDict, a pydantic model), with their
@@ -355,7 +375,12 @@ def _check_options(name: str, value: Any, hint: Any) -> None:
 
 
 def check_value(name: str, value: Any, hint: Any) -> Any:
-    """``value`` if ``hint`` allows it; else :class:`ArgumentError` naming ``name`` (or the key
-    inside it that is wrong), what is allowed and the value given."""
+    """``value`` if ``hint`` allows it (read by its :class:`Checked` policy if it has one: the
+    zero-division policy gives ``0.0`` for the text ``"0"``); else :class:`ArgumentError` naming
+    ``name`` (or the key inside it that is wrong), what is allowed and the value given."""
     _check(name, value, hint)
+    if get_origin(hint) is Annotated:
+        for item in get_args(hint)[1:]:
+            if isinstance(item, Checked):
+                return item.function(value)
     return value

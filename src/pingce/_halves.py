@@ -7,6 +7,13 @@ pickling them) while it computes the first half itself. The child sends its resu
 a pipe, pickled, and exits. The numbers cannot differ from one process's: each record is
 computed by the same code either way.
 
+The policy is the executor's, not the metrics': the local executor (and a comparison of two
+files) hands :func:`in_halves` to the statistics as their ``Context.map_records``
+(:mod:`pingce.metrics.protocol`), Ray's shards keep the plain map. The run folder's writer of
+records.jsonl (:mod:`pingce.runfolder.records`) uses it directly: it runs when the outputs
+are written, after the run, in the process that writes them, where no statistic's context
+reaches.
+
 The child is used only where it pays: on Linux (``fork`` is the safe default there, and the only
 way to share the records for free), with two or more cores of which about one is idle besides
 this process's (the 1-minute load average says), for at least :data:`MINIMUM` records, and

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
+from .._halves import in_halves
 from ..errors import InputError
 from ..metrics.protocol import LEFT_OUT, StatBlock
 from ..options import RunOptions
@@ -38,7 +39,7 @@ from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
 from .assembly import comparison_result
 from .context import RunContext
-from .groups import first_of_units, paired_keys, unit_codes
+from .groups import paired_keys, resampled_blocks, unit_codes
 from .phases import Blocks, Data, load, pairs_of, plan_run, signature, similarities, statistics
 from .plan import Plan, check_records
 from .profile import Profile
@@ -137,15 +138,6 @@ def align(candidate: Table, baseline: Table, plan: Plan) -> np.ndarray:
     return index
 
 
-def _grouped(
-    blocks: Mapping[Hashable, StatBlock], units: np.ndarray | None
-) -> Mapping[Hashable, StatBlock]:
-    if units is None:
-        return blocks
-    codes, dense = np.unique(units, return_inverse=True)
-    return {k: b.grouped(dense, len(codes)) for k, b in blocks.items()}
-
-
 def compare_suite(
     suite: str | os.PathLike[str] | SuiteSpec | BuiltSuite,
     candidate: Data,
@@ -176,8 +168,8 @@ def compare_suite(
     with context.phase("similarities"):
         scored = similarities(plan, [table_c, table_b], progress)
     with context.phase("statistics"):
-        blocks_c = statistics(plan, table_c, scored)
-        blocks_b = statistics(plan, table_b, scored)
+        blocks_c = statistics(plan, table_c, scored, in_halves)  # in this process, as local
+        blocks_b = statistics(plan, table_b, scored, in_halves)
         failures = {
             side: count_failures(
                 table, blocks, 0 if scored is None else scored.failed(pairs_of(plan, table))
@@ -399,10 +391,8 @@ def _compared(
             else "; ".join(r for r in reasons if not r.endswith(": None")),
         )
     # the units that resample (and swap, and pair for McNemar) together
-    grouped_c, grouped_b = _grouped(blocks_c, units), _grouped(blocks_b, units)
-    if keys is not None and units is not None:
-        codes, dense = np.unique(units, return_inverse=True)
-        keys = first_of_units(keys, dense, len(codes))
+    grouped_c, keys = resampled_blocks(blocks_c, units, keys)
+    grouped_b, _ = resampled_blocks(blocks_b, units, None)
     wanted = {name: (m, plan.keys[name]) for name, m in plan.metrics.items()}
     tests: dict[str, list[SignificanceTest]] = {name: [] for name in plan.metrics}
     if options.bootstrap > 0:

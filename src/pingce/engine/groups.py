@@ -56,7 +56,7 @@ def paired_keys(names: list[str], by_id: bool) -> np.ndarray:
 
 def first_of_units(keys: np.ndarray, dense: np.ndarray, n_units: int) -> np.ndarray:
     """Each unit's key: that of its first record (``dense``: a unit number per record, 0 to
-    ``n_units - 1``), how a comparison keys the units it resamples whole."""
+    ``n_units - 1``)."""
     first = np.unique(dense, return_index=True)[1]
     assert first.shape[0] == n_units
     out: np.ndarray = np.asarray(keys, dtype=np.uint64)[first]
@@ -66,18 +66,16 @@ def first_of_units(keys: np.ndarray, dense: np.ndarray, n_units: int) -> np.ndar
 def resampled_blocks(
     blocks: Mapping[K, StatBlock], units: np.ndarray | None, keys: np.ndarray | None
 ) -> tuple[dict[K, StatBlock], np.ndarray | None]:
-    """What the bootstrap of a run resamples: the blocks (summed within units in a unit suite,
-    ``units`` a unit code per record) and their Poisson keys (a unit's is that of any of its
-    records, which share it: :func:`bootstrap_keys`)."""
+    """What a bootstrap resamples, in a run or a comparison (whose units also swap and pair
+    together): the blocks (summed within units in a unit suite, ``units`` a unit code per
+    record) and their Poisson keys, a unit's that of its first record (in a run every record
+    of a unit shares it, :func:`bootstrap_keys`; a comparison keys a unit by its first
+    record's pairing key, :func:`paired_keys`)."""
     if units is None:
         return dict(blocks), keys
     codes, dense = np.unique(units, return_inverse=True)
     grouped = {k: b.grouped(dense, len(codes)) for k, b in blocks.items()}
-    if keys is None:
-        return grouped, None
-    of_unit = np.empty(len(codes), dtype=np.uint64)
-    of_unit[dense] = keys
-    return grouped, of_unit
+    return grouped, None if keys is None else first_of_units(keys, dense, len(codes))
 
 
 def unit_codes(table: Table, path: str | None) -> np.ndarray | None:

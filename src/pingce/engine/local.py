@@ -4,9 +4,12 @@ reasons -> intervals -> slices -> result (:mod:`.assembly`).
 
 Each statistic is computed once and shared by every metric that reads it; corpus values,
 per-record values, slices and bootstrap intervals are all finalisations of the same blocks, and
-no model is called after the similarity phase. The statistics themselves use both cores and
-pause the collector where they gain by it (:mod:`pingce._halves`, :mod:`pingce._collector`),
-and the bootstrap runs on one BLAS thread (:mod:`pingce.threads`).
+no model is called after the similarity phase. This executor owns the parallel policy of the
+statistics' per-record work: it gives them :func:`pingce._halves.in_halves` as their
+``Context.map_records`` (the second half of a large run in a forked child when a core is idle;
+Ray's executor keeps the plain map, its shards already parallel). The statistics pause the
+collector where they gain by it (:mod:`pingce._collector`), and the bootstrap runs on one BLAS
+thread (:mod:`pingce.threads`).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from .._halves import in_halves
 from ..progress import ProgressHook
 from ..records import Table
 from ..results import EvaluationResult, MetricResult, SliceResult
@@ -165,7 +169,7 @@ def run_local(
     with context.phase("similarities"):
         scored = similarities(plan, [table], context.progress)
     with context.phase("statistics"):
-        blocks = statistics(plan, table, scored)
+        blocks = statistics(plan, table, scored, in_halves)
         model_failed = 0
         if answered is not None:
             model_failed = mark_model_failures(plan, table, blocks, answered.failed)

@@ -21,7 +21,7 @@ from .._version import __version__
 from ..errors import InputError, OptionError
 from ..gates import check_gate_names
 from ..joins import joined_reading
-from ..metrics.protocol import Context, StatBlock
+from ..metrics.protocol import Context, RecordMap, StatBlock, one_part
 from ..options import RunOptions
 from ..progress import ProgressHook
 from ..records import Table, load_records, wanted_fields
@@ -159,9 +159,12 @@ def pairs_of(plan: Plan, table: Table) -> list[tuple[str, str]]:
     return list(dict.fromkeys(p for s in needing for p in s.pairs(table)))
 
 
-def statistics(plan: Plan, table: Table, scored: Scored | None) -> Blocks:
-    """Every statistic of the plan over ``table``, once each."""
-    context = Context(similarity=None if scored is None else scored.table)
+def statistics(
+    plan: Plan, table: Table, scored: Scored | None, map_records: RecordMap = one_part
+) -> Blocks:
+    """Every statistic of the plan over ``table``, once each; their per-record work runs
+    through ``map_records`` (the executor's policy: one part here by default)."""
+    context = Context(similarity=None if scored is None else scored.table, map_records=map_records)
     blocks = {}
     for key, statistic in plan.statistics.items():
         block = statistic.compute(table, context).compact()

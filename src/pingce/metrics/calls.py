@@ -37,7 +37,9 @@ Per record, as the reference's ``score_fn`` and ``compute_rouge_bleu``:
 
 Speed (the same numbers): a distinct (prediction, gold) text pair is scored once, a prediction
 whose text equals the gold text from its length alone, the others in batch, each counted only
-around where its texts differ; large runs use a second process (:mod:`pingce._halves`).
+around where its texts differ; records are scored through the context's per-record map
+(:attr:`pingce.metrics.protocol.Context.map_records`: the local executor may give a large run's
+second half to a second process).
 
 Corpus values are means over records. Beyond the reference: ``fn_acc_args`` (share of gold
 arguments that the paired predicted call has equal), ``assignment: optimal`` (pair calls by an
@@ -58,7 +60,6 @@ import numpy as np
 
 from .._collector import collector_paused
 from .._constraints import check_value
-from .._halves import in_halves
 from ..records import FieldSpec, InsideError, ParseFailure, Table
 from ..remote.toolcalls import Call, parse_calls, read_calls
 from ..text.bleu import nltk_bleu, nltk_stats_from_matches
@@ -66,7 +67,7 @@ from ..text.pairs import clipped_matches
 from ..text.rouge_reference import package_f, rouge_package_batch, rouge_sentences
 from ..text.tokenize import jieba_words, load_jieba
 from ._assignment import max_weight_assignment
-from ._policy import ZeroDivision, check_zero_division, safe_divide
+from ._policy import ZeroDivision, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic, reason_column
 from .registry import register_metric
 
@@ -378,7 +379,7 @@ class CallMatchStatistic(CallFieldsStatistic):
         return ("calls", self.gold, self.pred, self.normalizer.key(), self.assignment)
 
     def compute(self, table: Table, context: Context) -> StatBlock:
-        parts = in_halves(self.rows, self.calls(table))
+        parts = context.map_records(self.rows, self.calls(table))
         rows = np.concatenate([part[0] for part in parts])
         reasons = reason_column(itertools.chain.from_iterable(p[1] for p in parts), table.n)
         return StatBlock(width=4, rows=rows, reasons={"calls": reasons})
@@ -416,7 +417,7 @@ class CallTextStatistic(CallFieldsStatistic):
 
     def compute(self, table: Table, context: Context) -> StatBlock:
         load_jieba()  # once, before a child process is forked (it inherits the dictionary)
-        rows = np.concatenate(in_halves(_text_rows, self.calls(table)))
+        rows = np.concatenate(context.map_records(_text_rows, self.calls(table)))
         return StatBlock(width=_TEXT_WIDTH, rows=rows, counts={"empty_text": int(rows[:, 5].sum())})
 
 
@@ -589,10 +590,8 @@ class CallMean(Metric):
     family: Literal["match", "text"] = "match"
 
     def __post_init__(self) -> None:
-        if self.assignment not in ("sorted", "optimal"):
-            raise ValueError(f"assignment must be sorted or optimal, got {self.assignment!r}")
+        super().__post_init__()
         Normalizer.from_spec(self.normalize)
-        self.zero_division = check_zero_division(self.zero_division)
         self.count_column = 3 if self.family == "match" else 4
         self.reason = "calls" if self.family == "match" else None
 

@@ -43,8 +43,7 @@ from ..text.hf import ROUGE_TYPES, bootstrap_aggregate, nmt_bleu
 from ..text.pairs import PairIds
 from ..text.rouge_google import prf
 from ..text.tokenize import drops_letters, get_tokenizer, stemmer_available
-from ._args import check_bool, check_int
-from ._policy import ZeroDivision, check_zero_division, fill_value, safe_divide
+from ._policy import ZeroDivision, fill_value, safe_divide
 from .calls import (
     CallFieldsStatistic,
     CallPair,
@@ -65,6 +64,8 @@ __all__ = [
 ]
 
 Aggregate = Literal["mean", "bootstrap"]
+RougeType = Literal["rouge1", "rouge2", "rougeL"]
+"""The ROUGE an ``hf_rouge-*`` metric reports (fixed by its name)."""
 _ROUGE_WIDTH = 10  # [P, R, F] of rouge1, rouge2, rougeL, then 1
 
 
@@ -229,26 +230,17 @@ class HfRouge(_HfCallMetric):
     """numpy's legacy seed (``np.random.seed``), below 2**32."""
     n_samples: Annotated[int, Range(1, MAX_BOOTSTRAP)] = 1000
     zero_division: ZeroDivision = None
-    rouge_type: str = "rouge1"
+    rouge_type: RougeType = "rouge1"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         Normalizer.from_spec(self.normalize)
-        self.use_stemmer = check_bool("use_stemmer", self.use_stemmer)
         if self.use_stemmer and not stemmer_available():
             raise ValueError(
                 "use_stemmer needs nltk (rouge-score's Porter stemmer): pip install "
                 "'pingce[stem]' (or pip install nltk)"
             )
-        if self.aggregate not in ("mean", "bootstrap"):
-            raise ValueError(f"aggregate must be mean or bootstrap, got {self.aggregate!r}")
-        check_int("seed", self.seed, 0)
-        if self.seed >= 2**32:
-            raise ValueError(f"seed must be below 2**32 (numpy's legacy seed), got {self.seed}")
-        check_int("n_samples", self.n_samples, 1)
-        if self.rouge_type not in ROUGE_TYPES[:3]:
-            raise ValueError(f"rouge_type must be rouge1, rouge2 or rougeL, got {self.rouge_type}")
         self.column = 3 * ROUGE_TYPES.index(self.rouge_type)
-        self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
         return CallRougeScoreStatistic(self.gold, self.pred, self.normalize, self.use_stemmer)
@@ -280,7 +272,7 @@ class HfRouge(_HfCallMetric):
         return float(mid), note
 
 
-def _rouge(name: str, rouge_type: str, what: str) -> None:
+def _rouge(name: str, rouge_type: RougeType, what: str) -> None:
     register_metric(
         name,
         definition=f"rouge-score's {what} F on the reference's call texts (fns2str), rouge-score's "
@@ -312,10 +304,8 @@ class HfBleu(_HfCallMetric):
     zero_division: ZeroDivision = None
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         Normalizer.from_spec(self.normalize)
-        check_int("max_order", self.max_order, 1)
-        self.smooth = check_bool("smooth", self.smooth)
-        self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
         return CallBleu13aStatistic(self.gold, self.pred, self.normalize, self.max_order)

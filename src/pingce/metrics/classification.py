@@ -37,10 +37,10 @@ from typing import Annotated, Any, ClassVar, Literal
 
 import numpy as np
 
-from .._constraints import Range
+from .._constraints import Checked, Range
 from ..labels import INVALID, RISK_LEVELS, LabelScale
 from ..records import FieldSpec, Table
-from ._policy import ZeroDivision, check_zero_division, safe_divide
+from ._policy import ZeroDivision, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic, TableMetric
 from .registry import REQUIRED, register_metric, register_table
 
@@ -58,7 +58,7 @@ __all__ = [
 
 Average = Literal["binary", "macro", "micro", "weighted"]
 KappaWeights = Literal["none", "linear", "quadratic"]
-Kind = Literal["precision", "recall", "f1", "fbeta"]
+Kind = Literal["precision", "recall", "f1"]
 
 LabelList = Sequence[str | int]
 
@@ -164,10 +164,18 @@ def parse_labels(labels: object, scale: LabelScale) -> tuple[list[str], np.ndarr
 def _check_weight_field(value: object) -> str | None:
     if value is None or isinstance(value, str):
         return value
-    raise ValueError(
-        "sample_weight must name the record field that holds each record's weight (a field "
-        f"path such as `weight`), got {value!r}"
-    )
+    raise ValueError(f"not a field name: {value!r}")
+
+
+SampleWeight = Annotated[
+    str | None,
+    Checked(
+        _check_weight_field,
+        "the name of the record field that holds each record's weight (a field path such as "
+        "`weight`) or null",
+    ),
+]
+"""The record field holding each record's weight (None: every record weighs 1)."""
 
 
 def _split(summed: np.ndarray, k: int, weighted: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -228,13 +236,12 @@ class ConfusionMetric(Metric):
     pred: str = "pred"
     scale: LabelScale = RISK_LEVELS
     zero_division: ZeroDivision = None
-    sample_weight: str | None = None
+    sample_weight: SampleWeight = None
     """The record field holding each record's weight (None: every record weighs 1)."""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         self.k = self.scale.k
-        self.zero_division = check_zero_division(self.zero_division)
-        self.sample_weight = _check_weight_field(self.sample_weight)
 
     def statistic(self) -> Statistic:
         return ConfusionStatistic(self.gold, self.pred, self.scale, self.sample_weight)
@@ -312,7 +319,6 @@ class PrecisionRecallF1(ConfusionMetric):
     """Precision, recall or F1: of the positive labels (binary) or averaged over classes."""
 
     per_record = False
-    kinds: ClassVar[tuple[str, ...]] = ("precision", "recall", "f1")
     refused_arguments: ClassVar[Mapping[str, str]] = {
         "beta": "F-beta is the metric `fbeta` (or macro_fbeta, micro_fbeta, weighted_fbeta)"
     }
@@ -332,12 +338,6 @@ class PrecisionRecallF1(ConfusionMetric):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.average not in ("binary", "macro", "micro", "weighted"):
-            raise ValueError(
-                f"average must be one of binary, macro, micro, weighted; got {self.average!r}"
-            )
-        if self.kind not in self.kinds:
-            raise ValueError(f"kind must be one of {', '.join(self.kinds)}; got {self.kind!r}")
         scale = self.scale
         positive = self.positive
         if positive is None:
@@ -457,27 +457,15 @@ class PrecisionRecallF1(ConfusionMetric):
 class FBeta(PrecisionRecallF1):
     """F-beta: (1 + beta²) TP / ((1 + beta²) TP + beta² FN + FP), scikit-learn's fbeta_score."""
 
-    kinds: ClassVar[tuple[str, ...]] = ("fbeta",)
     refused_arguments: ClassVar[Mapping[str, str]] = {}
 
-    kind: Kind = "fbeta"
+    kind: Literal["fbeta"] = "fbeta"  # type: ignore[assignment]  # the one kind of F-beta
     beta: Annotated[float, Range(0, low_open=True)] = REQUIRED
     """The weight of recall: beta > 1 favours recall, beta < 1 precision, 1 is F1."""
 
     def __post_init__(self) -> None:
-        beta = self.beta
-        if (
-            isinstance(beta, bool)
-            or not isinstance(beta, int | float)
-            or not np.isfinite(beta)
-            or beta <= 0
-        ):
-            raise ValueError(
-                "beta must be a finite number > 0 (recall weighs beta times as much as "
-                f"precision; 1 is F1), got {beta!r}"
-            )
-        self.beta = float(beta)
         super().__post_init__()
+        self.beta = float(self.beta)
 
     def _score(self, tp: np.ndarray, pred: np.ndarray, true: np.ndarray) -> np.ndarray:
         b2 = self.beta * self.beta
@@ -535,8 +523,6 @@ class CohenKappa(ConfusionMetric):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        if self.weights not in ("none", "linear", "quadratic"):
-            raise ValueError(f"weights must be none, linear or quadratic; got {self.weights!r}")
         if self.labels is not None:
             names, self.label_codes = parse_labels(self.labels, self.scale)
             self.labels = names
@@ -639,13 +625,13 @@ class _ConfusionTable(TableMetric):
     gold: str = "gold"
     pred: str = "pred"
     scale: LabelScale = RISK_LEVELS
-    sample_weight: str | None = None
+    sample_weight: SampleWeight = None
     """The record field holding each record's weight (None: every record weighs 1)."""
     labels: LabelList | None = None
     """The labels shown, in this order (None: the scale)."""
 
     def __post_init__(self) -> None:
-        self.sample_weight = _check_weight_field(self.sample_weight)
+        super().__post_init__()
         if self.labels is not None:
             names, self.label_codes = parse_labels(self.labels, self.scale)
             self.labels = names
@@ -698,10 +684,6 @@ class PerClassTable(_ConfusionTable):
     scale is in the support of its gold label (a miss) and predicts no label."""
 
     zero_division: ZeroDivision = None
-
-    def __post_init__(self) -> None:
-        super().__post_init__()
-        self.zero_division = check_zero_division(self.zero_division)
 
     def build(self, summed: np.ndarray) -> dict[str, Any]:
         c = self._matrix(summed)

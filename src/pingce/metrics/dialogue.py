@@ -35,7 +35,7 @@ from .._json import json_texts
 from ..errors import InputError
 from ..records import FieldSpec, Table, json_equal_key
 from ..similarity.base import Pair
-from ._policy import ZeroDivision, check_zero_division, fill_value, safe_divide
+from ._policy import ZeroDivision, fill_value, safe_divide
 from .protocol import LEFT_OUT, Context, Metric, StatBlock, Statistic
 from .registry import register_metric
 
@@ -667,18 +667,10 @@ class DialogueMetric(Metric):
     gt_conflict: str = "gt_conflict"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         self.polarity_fields = _keys("polarity_fields", self.polarity_fields)
-        confidence = self.lock_confidence
-        if isinstance(confidence, bool) or not isinstance(confidence, int | float):
-            raise ValueError(f"lock_confidence must be a number within [0, 1), got {confidence!r}")
-        if not 0.0 <= confidence < 1.0:
-            raise ValueError(f"lock_confidence must be within [0, 1), got {confidence}")
-        turns = self.lock_turns
-        if isinstance(turns, bool) or not isinstance(turns, int) or turns < 1:
-            raise ValueError(f"lock_turns must be a whole number of turns >= 1, got {turns!r}")
         self.lock_confidence = float(self.lock_confidence)
         self.lock_turns = int(self.lock_turns)
-        self.zero_division = check_zero_division(self.zero_division)
         self.field_names = DialogueFields(
             self.dialogue,
             self.turn,
@@ -883,8 +875,8 @@ class HybridSemanticAccuracy(Metric):
     gt_features: str = "gt_features"
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         self.lock_fields = _keys("lock_fields", self.lock_fields)
-        self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
         return HybridStatistic(

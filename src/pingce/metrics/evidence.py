@@ -45,7 +45,7 @@ from ..labels import RISK_LEVELS, LabelScale
 from ..records import FieldSpec, Table
 from ..similarity.base import Pair, SimilarityTable
 from ..text.sentences import join_sentences, split_sentences
-from ._policy import ZeroDivision, check_zero_division, safe_divide
+from ._policy import ZeroDivision, safe_divide
 from .protocol import LEFT_OUT, Context, Metric, StatBlock, Statistic
 from .registry import register_metric
 
@@ -519,17 +519,7 @@ class EvidenceMetric(Metric):
     kind: Kind = "clause"
 
     def __post_init__(self) -> None:
-        threshold = self.threshold
-        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
-            raise ValueError(f"threshold must be a number within [0, 1], got {threshold!r}")
-        if not 0.0 <= threshold <= 1.0:
-            raise ValueError(f"threshold must be within [0, 1], got {threshold}")
-        for name in ("top_k", "window"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        if not isinstance(self.check_details, bool):
-            raise ValueError(f"check_details must be true or false, got {self.check_details!r}")
+        super().__post_init__()
         laws = [self.laws] if isinstance(self.laws, str) else self.laws
         if not isinstance(laws, list) or not laws or not all(isinstance(x, str) for x in laws):
             raise ValueError(f"laws must be 'builtin', a file or a list of them, got {laws!r}")
@@ -538,8 +528,7 @@ class EvidenceMetric(Metric):
             raise ValueError(
                 f"skip_law_check: {unknown} not on the label scale {list(self.scale.labels)}"
             )
-        self.threshold = float(threshold)
-        self.zero_division = check_zero_division(self.zero_division)
+        self.threshold = float(self.threshold)
         self.reason = {
             "clause": "clause",
             "altered": "altered",

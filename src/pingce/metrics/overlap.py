@@ -42,11 +42,9 @@ from typing import Annotated, Any, Literal, TypeVar
 import numpy as np
 
 from .._collector import collector_paused
-from .._constraints import Range
-from .._halves import in_halves, two_processes_allowed
+from .._constraints import ArgumentError, Range
 from ..records import FieldSpec, Table
 from ..text.bleu import (
-    SMOOTH_DEFAULTS,
     SmoothMethod,
     check_tokenize,
     nltk_bleu,
@@ -66,9 +64,8 @@ from ..text.rouge_google import (
     summary_sentences,
 )
 from ..text.tokenize import get_tokenizer, stemmer_available, warn_if_empty
-from ._args import check_bool, check_int
-from ._policy import ZeroDivision, check_zero_division, fill_value, safe_divide
-from .protocol import Context, Metric, StatBlock, Statistic
+from ._policy import ZeroDivision, fill_value, safe_divide
+from .protocol import Context, Metric, RecordMap, StatBlock, Statistic
 from .registry import register_metric
 
 __all__ = [
@@ -177,20 +174,20 @@ def _owner(table: Table, path: str) -> np.ndarray | None:
     return _flat(table, path)[1]
 
 
-def _tokens(table: Table, path: str, tokenizer: str) -> list[list[str]]:
+def _tokens(table: Table, path: str, tokenizer: str, map_records: RecordMap) -> list[list[str]]:
     def build() -> list[list[str]]:
         texts = _texts(table, path)
         tokenize = get_tokenizer(tokenizer)
-        if texts and two_processes_allowed(len(texts)):
-            tokenize(texts[0])  # loads the tokenizer (jieba's dictionary) before the fork
+        if texts:
+            tokenize(texts[0])  # loads the tokenizer (jieba's dictionary) before any fork
 
         def work(part: Sequence[str]) -> list[list[str]]:
             with collector_paused():
                 return [tokenize(t) for t in part]
 
-        # jieba is most of a text metric's time: the second half of the texts may go to a second
-        # process (pingce._halves decides by size and load; same tokens either way)
-        tokens = list(chain.from_iterable(in_halves(work, texts)))
+        # jieba is most of a text metric's time: the executor's map may give the second half of
+        # the texts to a second process (same tokens either way)
+        tokens = list(chain.from_iterable(map_records(work, texts)))
         warn_if_empty(texts, tokens, tokenizer)
         return tokens
 
@@ -209,10 +206,12 @@ def _sentences(
     return _CACHE.get(table, ("sentences", path, tokenizer, split), build)
 
 
-def _pairs(table: Table, pred: str, gold: str, tokenizer: str) -> PairIds:
+def _pairs(table: Table, pred: str, gold: str, tokenizer: str, context: Context) -> PairIds:
     def build() -> PairIds:
         return PairIds.from_tokens(
-            _tokens(table, pred, tokenizer), _tokens(table, gold, tokenizer), _owner(table, gold)
+            _tokens(table, pred, tokenizer, context.map_records),
+            _tokens(table, gold, tokenizer, context.map_records),
+            _owner(table, gold),
         )
 
     return _CACHE.get(table, ("pairs", pred, gold, tokenizer), build)
@@ -293,7 +292,7 @@ class RougeStatistic(_TextStatistic):
             ).reshape(-1, 3)
             overlap, pred_total, gold_total = counts[:, 0], counts[:, 1], counts[:, 2]
         else:
-            pairs = _pairs(table, self.pred, self.gold, self.tokenizer)
+            pairs = _pairs(table, self.pred, self.gold, self.tokenizer, context)
             if self.kind == "n":  # a value per reference: against its record's prediction
                 overlap = pairs.ref_matches(self.n)
                 pred_total, gold_total = pairs.totals(self.n)
@@ -352,7 +351,7 @@ class NltkBleuStatistic(_TextStatistic):
         return ("nltk-bleu", self.pred, self.gold, self.tokenizer, self.options)
 
     def compute(self, table: Table, context: Context) -> StatBlock:
-        pairs = _pairs(table, self.pred, self.gold, self.tokenizer)
+        pairs = _pairs(table, self.pred, self.gold, self.tokenizer, context)
         stats = nltk_bleu_stats_batch(
             pairs, max_order=self.options.max_order, fivegrams=self.options.smoothing in (5, 7)
         )
@@ -378,7 +377,7 @@ class NltkCorpusBleuStatistic(_TextStatistic):
         return ("nltk-corpus-bleu", self.pred, self.gold, self.tokenizer, self.max_order)
 
     def compute(self, table: Table, context: Context) -> StatBlock:
-        pairs = _pairs(table, self.pred, self.gold, self.tokenizer)
+        pairs = _pairs(table, self.pred, self.gold, self.tokenizer, context)
         stats = nltk_bleu_stats_batch(pairs, max_order=self.max_order, fivegrams=False)
         rows = np.concatenate([stats, np.ones((table.n, 1))], axis=1)
         return StatBlock(width=rows.shape[1], rows=rows)
@@ -474,8 +473,8 @@ def _check_tokenizer(tokenizer: str) -> None:
     get_tokenizer(tokenizer)  # raises ValueError naming the choices
 
 
-def _check_stemmer(tokenizer: str, use_stemmer: Any) -> None:
-    if not check_bool("use_stemmer", use_stemmer):
+def _check_stemmer(tokenizer: str, use_stemmer: bool) -> None:
+    if not use_stemmer:
         return
     if tokenizer != "rouge_score":
         raise ValueError(
@@ -491,13 +490,6 @@ def _check_stemmer(tokenizer: str, use_stemmer: Any) -> None:
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, int | float) and not isinstance(value, bool) and np.isfinite(value)
-
-
-def _check_number(name: str, value: Any, *, positive: bool = False) -> float:
-    if not _is_number(value) or value < 0 or (positive and value == 0):
-        what = "a number > 0" if positive else "a number >= 0"
-        raise ValueError(f"{name} must be {what}, got {value!r}")
-    return float(value)
 
 
 def _several(weights: Any) -> bool:
@@ -564,12 +556,10 @@ class _NltkArguments:
 
     def _nltk_options(self, alpha: float = 5.0) -> NltkOptions:
         _check_tokenizer(self.tokenizer)
-        check_int("smoothing", self.smoothing, 0, 7)
         self.weights = _check_weights(self.weights)
         longest = len(self.weights) if self.weights else 4
         if self.max_order is None:
             self.max_order = longest
-        check_int("max_order", self.max_order, 1)
         if self.weights is not None and len(self.weights) > self.max_order:
             raise ValueError(
                 f"max_order ({self.max_order}) must be at least the number of weights "
@@ -577,9 +567,8 @@ class _NltkArguments:
             )
         if self.smoothing == 6 and self.max_order < 3:
             raise ValueError("smoothing method 6 needs max_order >= 3")
-        check_bool("auto_reweigh", self.auto_reweigh)
-        self.epsilon = _check_number("epsilon", self.epsilon)
-        self.k = _check_number("k", self.k, positive=True)
+        self.epsilon = float(self.epsilon)
+        self.k = float(self.k)
         values = {"epsilon": self.epsilon, "alpha": alpha, "k": self.k}
         for name, default, methods in _SMOOTHING_CONSTANTS:
             if values[name] != default and self.smoothing not in methods:
@@ -618,7 +607,8 @@ class Rouge(TextMetric):
     """Mean over records of a rouge-score precision, recall or F-measure (``kind`` n, l or
     lsum)."""
 
-    n: Annotated[int, Range(1, 100)] = 1
+    n: Annotated[int, Range(1, 100)] | None = 1
+    """The n of ROUGE-N (None for ROUGE-L and ROUGE-Lsum, which have none)."""
     tokenizer: str = "jieba"
     stat: RougeStat = "f"
     zero_division: ZeroDivision = None
@@ -628,18 +618,18 @@ class Rouge(TextMetric):
     is the one that stems); tokens then come from ``rouge_score_stemmed``."""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.kind == "n" and self.n is None:
+            raise ArgumentError("n", "must be an integer in 1..100 for ROUGE-N, got null")
         _check_tokenizer(self.tokenizer)
         _check_stemmer(self.tokenizer, self.use_stemmer)
-        if self.stat not in ("f", "p", "r"):
-            raise ValueError(f"stat must be 'f', 'p' or 'r', got {self.stat!r}")
-        if self.kind not in ("n", "l", "lsum"):
-            raise ValueError(f"kind must be n, l or lsum, got {self.kind!r}")
-        self.n = check_int("n", self.n, 1) if self.kind == "n" else 0
-        self.zero_division = check_zero_division(self.zero_division)
+        self.n = self.n if self.kind == "n" else 0
 
     def statistic(self) -> Statistic:
         tokenizer = "rouge_score_stemmed" if self.use_stemmer else self.tokenizer
-        return RougeStatistic(self.pred, self.gold, tokenizer, self.kind, self.n, self._split())
+        return RougeStatistic(
+            self.pred, self.gold, tokenizer, self.kind, self.n or 0, self._split()
+        )
 
     def _split(self) -> SplitSummaries:
         return "lines"
@@ -679,7 +669,7 @@ register_metric(
     definition="mean over records of rouge-score's ROUGE-L: P = LCS/pred tokens, "
     "R = LCS/ref tokens, F = 2PR/(P+R) (stat f, p or r).",
     kind="l",
-    n=0,
+    n=None,
 )(Rouge)
 register_metric(
     "text_rouge_lsum",
@@ -687,7 +677,7 @@ register_metric(
     "sentence with the predicted sentences, P = hits/pred tokens, R = hits/ref tokens (stat f, "
     "p or r).",
     kind="lsum",
-    n=0,
+    n=None,
 )(RougeLsum)
 
 
@@ -708,9 +698,9 @@ class NltkBleu(_NltkArguments, TextMetric):
     zero_division: ZeroDivision = None
 
     def __post_init__(self) -> None:
-        self.alpha = _check_number("alpha", self.alpha, positive=True)
+        super().__post_init__()
+        self.alpha = float(self.alpha)
         self.options = self._nltk_options(self.alpha)
-        self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
         return NltkBleuStatistic(self.pred, self.gold, self.tokenizer, self.options)
@@ -749,7 +739,8 @@ class NltkCorpusBleu(_NltkArguments, TextMetric):
     zero_division: ZeroDivision = None
 
     def __post_init__(self) -> None:
-        if check_int("smoothing", self.smoothing, 0, 7) > 4:
+        super().__post_init__()
+        if self.smoothing > 4:
             raise ValueError(
                 f"smoothing method {self.smoothing} is not offered at corpus level: nltk's "
                 "corpus_bleu gives methods 5-7 the last record's texts (a leftover loop "
@@ -757,7 +748,6 @@ class NltkCorpusBleu(_NltkArguments, TextMetric):
                 "records; use a method 0-4, or text_bleu for sentence scores with 5-7"
             )
         self.options = self._nltk_options()
-        self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
         assert self.max_order is not None
@@ -810,16 +800,9 @@ class CorpusBleu(CorpusMetric):
     zero_division: ZeroDivision = None
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         check_tokenize(self.tokenize)
-        if self.smooth_method not in SMOOTH_DEFAULTS:
-            raise ValueError(
-                f"smooth_method must be one of {list(SMOOTH_DEFAULTS)}, got {self.smooth_method!r}"
-            )
         self.smooth_value = None if self.smooth_value is None else float(self.smooth_value)
-        self.lowercase = bool(self.lowercase)
-        self.effective_order = bool(self.effective_order)
-        check_int("max_order", self.max_order, 1)
-        self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
         return SacreBleuStatistic(
@@ -853,16 +836,8 @@ class Chrf(CorpusMetric):
     zero_division: ZeroDivision = None
 
     def __post_init__(self) -> None:
-        check_int("char_order", self.char_order, 1)
-        check_int("word_order", self.word_order, 0)
-        beta = self.beta
-        if not isinstance(beta, int | float) or isinstance(beta, bool) or beta < 0:
-            raise ValueError(f"beta must be a number >= 0, got {beta!r}")
-        self.beta = float(beta)
-        self.lowercase = bool(self.lowercase)
-        self.whitespace = bool(self.whitespace)
-        self.eps_smoothing = bool(self.eps_smoothing)
-        self.zero_division = check_zero_division(self.zero_division)
+        super().__post_init__()
+        self.beta = float(self.beta)
 
     def statistic(self) -> Statistic:
         return ChrfStatistic(

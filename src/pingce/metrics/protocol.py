@@ -23,13 +23,14 @@ registry (:mod:`pingce.metrics.registry`) reads and keeps on every instance.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, TypeVar
 
 import numpy as np
 
 from ..records import FieldSpec, Table
+from ._args import check_fields
 
 if TYPE_CHECKING:
     from ..similarity.base import Pair, SimilarityTable
@@ -371,12 +372,34 @@ def reason_column(texts: Iterable[str | None], n: int) -> np.ndarray:
     return out
 
 
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+class RecordMap(Protocol):
+    """How per-record work runs: ``work`` over ``items`` as a list of parts in order (one part,
+    or several that the caller joins), each ``work`` of a contiguous run of the items. Records
+    are independent, so the parts are the numbers of one call, however many there are."""
+
+    def __call__(self, work: Callable[[Sequence[_T]], _R], items: Sequence[_T]) -> list[_R]: ...
+
+
+def one_part(work: Callable[[Sequence[_T]], _R], items: Sequence[_T]) -> list[_R]:
+    """The plain :class:`RecordMap`: ``[work(items)]``, in this process."""
+    return [work(items)]
+
+
 @dataclass(frozen=True)
 class Context:
     """What a statistic reads besides the records: the similarity scores of the pairs it listed
-    in :meth:`Statistic.pairs` (None when no statistic of the run needs any)."""
+    in :meth:`Statistic.pairs` (None when no statistic of the run needs any), and how its
+    per-record work runs (:attr:`map_records`)."""
 
     similarity: SimilarityTable | None = None
+    map_records: RecordMap = one_part
+    """The executor's policy for per-record work: one part in this process by default (Ray's
+    shards are already parallel); the local executor gives :func:`pingce._halves.in_halves`
+    (the second half of a large run in a forked child when a core is idle)."""
 
     def scores(self) -> SimilarityTable:
         """The similarity table; a statistic that listed pairs can rely on it."""
@@ -426,6 +449,12 @@ class Metric(ABC):
     :meth:`count`, and explain undefined values in :meth:`undefined_reason`. ``name``,
     ``registry_name`` and ``args`` are filled in by the registry.
     """
+
+    def __post_init__(self) -> None:
+        """Check the arguments that their type hints declare (:func:`check_fields`), once,
+        whether the metric is built in Python or by the registry. A subclass's own
+        ``__post_init__`` calls this first, then derives its state."""
+        check_fields(self)
 
     definition: str = ""
     unit: ClassVar[str] = "records"
@@ -515,6 +544,10 @@ class Metric(ABC):
 
 class TableMetric(ABC):
     """A metric whose result is a table (a confusion matrix, a per-class report)."""
+
+    def __post_init__(self) -> None:
+        """Check the arguments that their type hints declare, as :class:`Metric` does."""
+        check_fields(self)
 
     definition: str = ""
     name: str = ""

@@ -11,8 +11,10 @@ with *fixed* arguments, so one class serves several names (``qwk`` is ``cohen_ka
 
     register_metric("qwk", weights="quadratic")(CohenKappa)
 
-:func:`create_metric` validates the arguments and keeps them on the instance (``args``), so
-every number in a report traces to ``name + args``. The built-in families are listed in
+:func:`create_metric` refuses arguments the class does not take, builds it (the class checks
+the arguments its type hints declare, :func:`pingce.metrics._args.check_fields`, as it does when
+built in Python) and keeps them on the instance (``args``), so every number in a report traces
+to ``name + args``. The built-in families are listed in
 :data:`BUILTIN_MODULES` and imported on first use of the registry; nothing imports this
 package's families for their side effects anywhere else. Old names kept for users' suite files
 are :data:`DEPRECATED` aliases: they still work, and the suite loader says what to use instead.
@@ -33,7 +35,6 @@ from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
 from ..errors import SuiteError
-from ._args import check_arguments
 
 __all__ = [
     "BUILTIN_MODULES",
@@ -216,8 +217,7 @@ def _create(store: dict[str, MetricInfo], kind: Kind, name: str, args: dict[str,
     missing = [p for p, default in info.parameters.items() if default is REQUIRED and p not in args]
     if missing:
         raise SuiteError(f"{kind} {name!r} needs argument(s) {missing}", key=name)
-    try:
-        check_arguments(info.factory, args)
+    try:  # the class checks its arguments (protocol.Metric.__post_init__), once
         instance = info.factory(**info.fixed, **args)
     except (ValueError, TypeError) as exc:
         raise SuiteError(f"{kind} {name!r}: {exc}", key=name) from None

@@ -29,7 +29,7 @@ import numpy as np
 
 from .._constraints import Range
 from ..records import FieldSpec, Table
-from ._policy import ZeroDivision, check_zero_division, safe_divide
+from ._policy import ZeroDivision, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic
 from .registry import register_metric
 
@@ -143,11 +143,6 @@ class RuleMetric(Metric):
     k: Annotated[int, Range(1, 1_000_000)] = 5
     zero_division: ZeroDivision = None
     kind: Kind = "recall"
-
-    def __post_init__(self) -> None:
-        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
-            raise ValueError(f"k must be a positive integer, got {self.k!r}")
-        self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
         return RuleStatistic(self.gold_rules, self.retrieved_rules, self.k)

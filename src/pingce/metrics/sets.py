@@ -37,7 +37,7 @@ from .._constraints import Range
 from ..records import FieldSpec, ParseFailure, Table
 from ..similarity.base import Pair, SimilarityTable
 from ._assignment import max_weight_assignment
-from ._policy import ZeroDivision, check_zero_division, safe_divide
+from ._policy import ZeroDivision, safe_divide
 from .protocol import LEFT_OUT, Context, Metric, StatBlock, Statistic
 from .registry import register_metric
 
@@ -318,9 +318,6 @@ class JudgeMetric(Metric):
     zero_division: ZeroDivision = None
     kind: Literal["accuracy", "precision", "recall", "f1"] = "accuracy"
 
-    def __post_init__(self) -> None:
-        self.zero_division = check_zero_division(self.zero_division)
-
     def statistic(self) -> Statistic:
         return JudgeStatistic(self.task, self.gold, self.pred)
 
@@ -373,15 +370,8 @@ class SetMetric(Metric):
     matcher: Literal["exact", "semantic"] = "exact"
 
     def __post_init__(self) -> None:
-        threshold = self.threshold
-        if isinstance(threshold, bool) or not isinstance(threshold, int | float):
-            raise ValueError(f"threshold must be a number within [0, 1], got {threshold!r}")
-        if not 0.0 <= threshold <= 1.0:
-            raise ValueError(f"threshold must be within [0, 1], got {threshold}")
-        if self.assignment not in ("max", "one-to-one"):
-            raise ValueError(f"assignment must be max or one-to-one, got {self.assignment!r}")
-        self.threshold = float(threshold)
-        self.zero_division = check_zero_division(self.zero_division)
+        super().__post_init__()
+        self.threshold = float(self.threshold)
         self.reason = "set" if self.matcher == "exact" else "sem"
 
     def statistic(self) -> Statistic:

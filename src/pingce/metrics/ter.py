@@ -7,8 +7,9 @@ the statistic is sacrebleu's ``[edits, average reference length]`` (:mod:`pingce
 length is 0 and there are edits, 0 when there are none), a record's value the same of its own row,
 so bootstrap intervals, slices and comparisons come from summed rows as for every metric. Lower
 is better: the metric says so (``higher_is_better = False``) for ``compare`` and the gates.
-Records are independent: a large run computes the second half in a second process
-(:mod:`pingce._halves`), with the same numbers.
+Records are independent: they are scored through the context's per-record map
+(:attr:`pingce.metrics.protocol.Context.map_records`; locally, a large run's second half may go to
+a second process), with the same numbers.
 """
 
 from __future__ import annotations
@@ -19,11 +20,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._collector import collector_paused
-from .._halves import in_halves
 from ..records import FieldSpec, Table
 from ..text.ter import ter, ter_stats_batch
-from ._args import check_bool
-from ._policy import ZeroDivision, check_zero_division
+from ._policy import ZeroDivision
 from .overlap import REFERENCES, CorpusMetric, text_references
 from .protocol import Context, StatBlock, Statistic
 from .registry import register_metric
@@ -69,13 +68,13 @@ class TerStatistic(Statistic):
 
     def compute(self, table: Table, context: Context) -> StatBlock:
         pairs = list(zip(table.column(self.pred), table.column(self.gold), strict=True))
-        stats = np.concatenate(in_halves(self.rows, pairs))
+        stats = np.concatenate(context.map_records(self.rows, pairs))
         rows = np.concatenate([stats, np.ones((table.n, 1))], axis=1)
         return StatBlock(width=3, rows=rows)
 
     def rows(self, pairs: Sequence[tuple[str, str | list[str]]]) -> np.ndarray:
-        """The statistics of (prediction, references) pairs; records are independent, so a
-        large run gives the second half to a second process (:mod:`pingce._halves`)."""
+        """The statistics of (prediction, references) pairs (records are independent: the
+        context's per-record map may split them)."""
         with collector_paused():
             return ter_stats_batch([p for p, _ in pairs], [g for _, g in pairs], **self.options)
 
@@ -96,11 +95,6 @@ class Ter(CorpusMetric):
     asian_support: bool = False
     case_sensitive: bool = False
     zero_division: ZeroDivision = None
-
-    def __post_init__(self) -> None:
-        for name in ("normalized", "no_punct", "asian_support", "case_sensitive"):
-            check_bool(name, getattr(self, name))
-        self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
         return TerStatistic(

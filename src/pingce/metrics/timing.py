@@ -17,7 +17,7 @@ import numpy as np
 
 from .._constraints import Range
 from ..records import FieldSpec, Table
-from ._policy import ZeroDivision, check_zero_division, safe_divide
+from ._policy import ZeroDivision, safe_divide
 from .protocol import Context, Metric, StatBlock, Statistic
 from .registry import register_metric
 
@@ -59,8 +59,8 @@ class LatencyMean(Metric):
     zero_division: ZeroDivision = None
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         self.field = self.latency
-        self.zero_division = check_zero_division(self.zero_division)
 
     def statistic(self) -> Statistic:
         return LatencyStatistic(self.field)
@@ -88,10 +88,7 @@ class LatencyPercentile(Metric):
     q: Annotated[float, Range(0, 100)] = 95.0
 
     def __post_init__(self) -> None:
-        if isinstance(self.q, bool) or not isinstance(self.q, int | float):
-            raise ValueError(f"q must be a number within [0, 100], got {self.q!r}")
-        if not 0.0 <= self.q <= 100.0:
-            raise ValueError(f"q must be within [0, 100], got {self.q}")
+        super().__post_init__()
         self.field = self.latency
         self.q = float(self.q)
 

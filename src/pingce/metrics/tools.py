@@ -46,12 +46,11 @@ from typing import Any
 import numpy as np
 
 from .._collector import collector_paused
-from .._halves import in_halves
 from .._json import dumps
 from ..errors import InputError
 from ..records import FieldSpec, ParseFailure, Table
 from ..remote.toolcalls import Call, parse_calls
-from ._policy import ZeroDivision, check_zero_division, safe_divide
+from ._policy import ZeroDivision, safe_divide
 from .calls import no_whole_message
 from .protocol import Context, Metric, StatBlock, Statistic, TableMetric, reason_column
 from .registry import register_metric, register_table
@@ -759,7 +758,7 @@ class ToolUseStatistic(Statistic):
     def compute(self, table: Table, context: Context) -> StatBlock:
         functions, gold, preds = self.columns(table)
         items = list(zip(functions, gold, preds, strict=True))
-        parts = in_halves(self.rows, items)
+        parts = context.map_records(self.rows, items)
         rows = np.concatenate([part[0] for part in parts])
         reasons = reason_column(itertools.chain.from_iterable(p[1] for p in parts), table.n)
         return StatBlock(width=WIDTH, rows=rows, reasons={"tool_use": reasons})
@@ -810,7 +809,7 @@ class ToolUseMean(_ToolUseArgs, Metric):
     column: int = 0
 
     def __post_init__(self) -> None:
-        self.zero_division = check_zero_division(self.zero_division)
+        super().__post_init__()
         self.reason = "tool_use"
 
     def finalize(self, summed: np.ndarray) -> np.ndarray:
@@ -852,7 +851,7 @@ class ToolArgF1(_ToolUseArgs, Metric):
     zero_division: ZeroDivision = None
 
     def __post_init__(self) -> None:
-        self.zero_division = check_zero_division(self.zero_division)
+        super().__post_init__()
         self.reason = "tool_use"
 
     def finalize(self, summed: np.ndarray) -> np.ndarray:
