@@ -133,7 +133,14 @@ def test_the_cycle_finder_finds_a_cycle_through_a_function_level_import() -> Non
     assert "pingce.engine.plan" not in visitor.found
 
 
-_ABOVE_ENGINE = ("pingce.cli", "pingce.viewer", "pingce.report", "pingce.store", "pingce.stored")
+_ABOVE_ENGINE = (
+    "pingce.cli",
+    "pingce.viewer",
+    "pingce.report",
+    "pingce.history",
+    "pingce.store",
+    "pingce.stored",
+)
 LAYERS: dict[str, tuple[str, ...]] = {
     "pingce.engine": _ABOVE_ENGINE,
     "pingce.runfolder": ("pingce.engine", *_ABOVE_ENGINE),
@@ -154,6 +161,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "pingce.similarity",
         "pingce.predict",
         "pingce.options",
+        "pingce.history",
         "pingce.store",
         "pingce.stored",
         "pingce.viewer",

@@ -5,7 +5,7 @@
 >>> result.metrics["accuracy"].value  # doctest: +SKIP
 
 Every ``pingce run`` is recorded in the run store: ``pingce.runs()``, ``pingce.run_info(name)``
-and ``pingce.remove_run(name)`` read and edit it (:mod:`pingce.store`).
+and ``pingce.remove_run(name)`` read and edit it (:mod:`pingce.history`).
 
 Names are imported on first use, so ``import pingce`` (and the ``pingce`` command) start fast.
 """
@@ -21,10 +21,10 @@ from ._version import __version__
 
 if TYPE_CHECKING:
     from .errors import InputError, OptionError, PingceError, SuiteError
+    from .history import RunInfo, remove_run, run_info, runs
     from .labels import LabelScale
     from .option_table import CompareOptions, CompareRunsOptions, EvaluateOptions
     from .results import ComparisonResult, EvaluationResult, MetricComparison, MetricResult
-    from .store import RunInfo, remove_run, run_info, runs
 
 __all__ = [
     "ComparisonResult",
@@ -56,10 +56,10 @@ _LAZY = {
     "PingceError": "errors",
     "SuiteError": "errors",
     "LabelScale": "labels",
-    "RunInfo": "store",
-    "runs": "store",
-    "run_info": "store",
-    "remove_run": "store",
+    "RunInfo": "history",
+    "runs": "history",
+    "run_info": "history",
+    "remove_run": "history",
 }
 
 

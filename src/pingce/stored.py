@@ -17,11 +17,11 @@ from pathlib import Path
 from .engine.profile import Profile
 from .engine.runs import compare_runs
 from .errors import OptionError
+from .history import RunInfo, StoreError, run_folder
 from .options import RunOptions
 from .progress import ProgressHook
 from .results import ComparisonResult, EvaluationResult
 from .runfolder.reader import read_run
-from .store import RunInfo, StoreError, run_folder
 
 __all__ = ["RunRef", "compare_stored", "read_stored"]
 

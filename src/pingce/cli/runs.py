@@ -37,9 +37,9 @@ def runs(
     if ctx.invoked_subcommand is not None:
         return
     from ..errors import PingceError
+    from ..history import default_store_path
+    from ..history import runs as stored_runs
     from ..report.runs import print_runs
-    from ..store import default_store_path
-    from ..store import runs as stored_runs
 
     try:
         found = stored_runs(suite=suite, name=name, limit=limit or None, store=store)
@@ -63,8 +63,8 @@ def runs(
 def runs_show(ctx: click.Context, name: str, as_json: bool, store: str | None) -> None:
     """Print a recorded run: its metrics (and slices) with intervals, and where it came from."""
     from ..errors import PingceError
+    from ..history import run_info
     from ..report.runs import print_run
-    from ..store import run_info
 
     try:
         info = run_info(name, store=store if store is not None else ctx.obj)
@@ -87,7 +87,7 @@ def runs_show(ctx: click.Context, name: str, as_json: bool, store: str | None) -
 def runs_rm(ctx: click.Context, names: tuple[str, ...], store: str | None) -> None:
     """Delete recorded runs from the store (their output folders stay where they are)."""
     from ..errors import PingceError
-    from ..store import default_store_path, remove_run
+    from ..history import default_store_path, remove_run
 
     path = store if store is not None else ctx.obj
     for name in names:

@@ -1,5 +1,5 @@
 """Console tables of the run store (``pingce runs``, ``pingce runs show``): they read the
-:class:`~pingce.store.RunInfo` records the store returns, nothing else.
+:class:`~pingce.history.RunInfo` records the store returns, nothing else.
 
 Names (of runs and of metrics) are never cut: their columns do not wrap and are as wide as
 their longest entry; the other columns fold when the console is narrow."""
@@ -18,7 +18,7 @@ from rich.table import Table
 from .format import fmt_number
 
 if TYPE_CHECKING:
-    from ..store import MetricRow, RunInfo
+    from ..history import MetricRow, RunInfo
 
 __all__ = ["HEADLINE", "print_run", "print_runs"]
 

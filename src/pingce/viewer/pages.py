@@ -1,5 +1,5 @@
 """The pages of ``pingce view`` (:mod:`pingce.viewer`): :class:`Viewer` answers a request target
-with a :class:`Response`, reading the run store (:mod:`pingce.store`) and a run's folder, pairing
+with a :class:`Response`, reading the run store (:mod:`pingce.history`) and a run's folder, pairing
 two runs through :func:`pingce.compare_runs`, and drawing with report/'s renderers (the style
 sheet, :mod:`pingce.report.charts`, comparison.html)."""
 
@@ -17,6 +17,7 @@ from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 from .. import compare_runs
 from .._version import __version__
 from ..errors import PingceError
+from ..history import MetricRow, RunInfo, default_store_path, run_info, runs
 from ..report.charts import (
     TWO_LEFT,
     TWO_RIGHT,
@@ -30,7 +31,6 @@ from ..report.charts import (
 from ..report.comparison_html import render_comparison_html
 from ..report.format import fmt_number
 from ..report.page import STYLE, asset, esc, head, style
-from ..store import MetricRow, RunInfo, default_store_path, run_info, runs
 
 __all__ = [
     "CSP",
