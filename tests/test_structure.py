@@ -139,7 +139,7 @@ _ABOVE_ENGINE = (
     "pingce.report",
     "pingce.history",
     "pingce.store",
-    "pingce.stored",
+    "pingce.compare_stored",
 )
 LAYERS: dict[str, tuple[str, ...]] = {
     "pingce.engine": _ABOVE_ENGINE,
@@ -163,7 +163,7 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "pingce.options",
         "pingce.history",
         "pingce.store",
-        "pingce.stored",
+        "pingce.compare_stored",
         "pingce.viewer",
         "pingce.cli",
     ),

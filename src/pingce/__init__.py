@@ -157,9 +157,9 @@ def compare_runs(
     flipped) are written there.
     """
     from ._outputs import checked_out
+    from .compare_stored import compare_stored
     from .options import run_options
     from .report.files import write_comparison
-    from .stored import compare_stored
 
     with checked_out(out):  # before any work
         result = compare_stored(

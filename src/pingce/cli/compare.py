@@ -150,9 +150,9 @@ def _compare_runs(
     records.jsonl, stats.npz) and compared from their saved per-record statistics."""
     from click.core import ParameterSource
 
+    from ..compare_stored import compare_stored
     from ..errors import OptionError
     from ..option_table import options_of, stored_run_refusal
-    from ..stored import compare_stored
 
     context = click.get_current_context()
 
