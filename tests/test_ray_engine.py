@@ -280,8 +280,8 @@ def test_stats_shards_join_into_the_local_runs_saved_statistics(suite: str, tmp_
     local run's saved statistics record for record: the same codes or rows, masks, failure
     counts and slice values for each record (paired by id, or by the suite's match_by fields),
     each unit whole; and a comparison of the two is exactly 0."""
-    from pingce.engine.runs import compare_runs, pair_records
     from pingce.engine.saved import saved_blocks
+    from pingce.engine.stored_runs import compare_runs, pair_records
     from pingce.runfolder.stats import read_stat_shards
 
     data, extra = SUITES[suite]

@@ -1,6 +1,6 @@
 """The one assembly of results: every executor's run (:mod:`.local`, :mod:`.distributed`) ends in
 :func:`run_result`, and both comparisons (two record files, :mod:`.compare`; two stored runs,
-:mod:`.runs`) in :func:`comparison_result`; the notes every result starts with, the note for
+:mod:`.stored_runs`) in :func:`comparison_result`; the notes every result starts with, the note for
 records without ids, the data's description and a slice's result are written here once."""
 
 from __future__ import annotations

@@ -232,7 +232,7 @@ def compare_blocks(
     """The comparison of two sides' statistic blocks over the same records, in the same order
     (``units``: a unit code per record in a unit suite; ``slice_rows``: the ``--slice`` values,
     :mod:`.slices`). Every way of comparing ends here: two record
-    files (:func:`compare_suite`) and two stored runs (:func:`pingce.engine.runs.compare_runs`).
+    files (:func:`compare_suite`) and two stored runs (:func:`.stored_runs.compare_runs`).
 
     Records left out after failed similarity calls on either side are left out of that
     statistic's comparison on both (under ``--on-judge-failure skip``; under ``null`` such a
