@@ -676,3 +676,26 @@ def test_stats_npz_of_earlier_versions_with_text_ids_is_still_read(tmp_path: Pat
     del old["ids_json"]
     old["ids"] = np.array(ids, dtype=str)
     assert SavedStats(saved.manifest, old).ids() == ids
+
+
+def test_the_history_tables_read_plain_data_not_the_history() -> None:
+    """report/history.py renders any value with the attributes it declares (``StoredRun``)."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from pingce.report.history import print_run, print_runs
+
+    row = SimpleNamespace(metric="accuracy", slice=None, value=0.5, ci_low=0.25, ci_high=0.75, n=4)
+    run = SimpleNamespace(
+        name="plain", suite="s", created="2026-01-02T03:04:05+00:00", n_records=4,
+        data_path=None, data_sha256=None, git_commit=None, pingce_version="0", out_dir=None,
+        signature={}, options={}, failures={}, metrics=[row],
+    )  # fmt: skip
+    out = io.StringIO()
+    console = Console(file=out, width=120)
+    print_runs([run], "runs.db", console)
+    print_run(run, console)
+    text = out.getvalue()
+    assert "plain" in text and "2026-01-02 03:04" in text and "accuracy" in text and "0.75" in text

@@ -39,7 +39,7 @@ def runs(
     from ..errors import PingceError
     from ..history import default_store_path
     from ..history import runs as stored_runs
-    from ..report.runs import print_runs
+    from ..report.history import print_runs
 
     try:
         found = stored_runs(suite=suite, name=name, limit=limit or None, store=store)
@@ -64,7 +64,7 @@ def runs_show(ctx: click.Context, name: str, as_json: bool, store: str | None) -
     """Print a recorded run: its metrics (and slices) with intervals, and where it came from."""
     from ..errors import PingceError
     from ..history import run_info
-    from ..report.runs import print_run
+    from ..report.history import print_run
 
     try:
         info = run_info(name, store=store if store is not None else ctx.obj)
