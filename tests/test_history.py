@@ -339,6 +339,45 @@ def test_cli_lists_filters_and_shows(filled: Path, tmp_path: Path) -> None:
     assert done.returncode == 2 and "no run named 'nope'" in done.stderr
 
 
+def _strict_json(text: str) -> object:
+    """JSON as other readers take it: ``NaN`` and ``Infinity`` are errors."""
+
+    def refuse(constant: str) -> object:
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_nan_in_a_stored_run_is_null_in_every_json_output(
+    tmp_path: Path, contract_result: EvaluationResult
+) -> None:
+    """One JSON policy (pingce._json): a NaN in a recorded run's options or metrics is written
+    null by the history and by ``pingce runs --json`` (before: ``NaN``, invalid JSON)."""
+    import sqlite3
+
+    db = tmp_path / "runs.db"
+    nan = float("nan")
+    metrics = dict(contract_result.metrics)
+    name = next(iter(metrics))
+    metrics[name] = metrics[name].model_copy(update={"value": nan})
+    result = contract_result.model_copy(update={"metrics": metrics})
+    history.record_run(result, store=db, name="nan", options={"level": nan, "n": [1.0, nan]})
+    with sqlite3.connect(db) as connection:
+        (options,) = connection.execute("SELECT options FROM runs").fetchone()
+    assert _strict_json(options) == {"level": None, "n": [1.0, None]}
+    listed = run_pingce("runs", "--store", str(db), "--json", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    shown = run_pingce("runs", "show", "nan", "--store", str(db), "--json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    for text in (listed.stdout, shown.stdout):
+        data = _strict_json(text)
+        run = data[0] if isinstance(data, list) else data
+        assert isinstance(run, dict) and run["options"]["level"] is None
+        assert next(m for m in run["metrics"] if m["metric"] == name)["value"] is None
+    with pytest.raises(ValueError, match="not JSON: NaN"):  # the check can fail
+        _strict_json(json.dumps({"level": nan}))
+
+
 def test_the_list_reads_at_80_columns_with_whole_names(tmp_path: Path, contract_result) -> None:
     db = tmp_path / "runs.db"
     long_name = "a-rather-long-run-name-for-the-new-prompt-v2-with-retrieval-and-reranking"

@@ -338,6 +338,8 @@ def record_run(
     ``-3``... when two runs start in the same second. ``data``: the records' file (hashed;
     ``-`` for standard input), ``out``: the output folder, ``options``: what to keep of the
     options (JSON-able)."""
+    from ._json import dumps  # numpy with it, loaded already when a result exists
+
     path = _store_path(store)
     when = time.time() if started is None else started
     created = datetime.fromtimestamp(when).astimezone().isoformat(timespec="seconds")
@@ -366,7 +368,7 @@ def record_run(
         "pingce_version": result.pingce_version or __version__,
         "out_dir": out_dir,
         "signature": result.signature.model_dump_json(),
-        "options": json.dumps(_shown_options(options or {}), ensure_ascii=False, default=str),
+        "options": dumps(_shown_options(options or {}), default=str).decode("utf-8"),
         "failures": result.failures.model_dump_json(),
     }
 

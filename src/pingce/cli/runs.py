@@ -47,9 +47,9 @@ def runs(
         fail(str(exc))
         return
     if as_json:
-        import json
+        from .._json import dumps_indented
 
-        click.echo(json.dumps([r.to_dict() for r in found], ensure_ascii=False, indent=2))
+        click.echo(dumps_indented([r.to_dict() for r in found]))
         return
     console, _ = consoles()
     print_runs(found, store if store is not None else default_store_path(), console)
@@ -72,9 +72,9 @@ def runs_show(ctx: click.Context, name: str, as_json: bool, store: str | None) -
         fail(str(exc))
         return
     if as_json:
-        import json
+        from .._json import dumps_indented
 
-        click.echo(json.dumps(info.to_dict(), ensure_ascii=False, indent=2))
+        click.echo(dumps_indented(info.to_dict()))
         return
     console, _ = consoles()
     print_run(info, console)

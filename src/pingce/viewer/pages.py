@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
 from .. import compare_runs
+from .._json import dumps_indented
 from .._version import __version__
 from ..errors import PingceError
 from ..history import MetricRow, RunInfo, default_store_path, run_info, runs
@@ -578,8 +579,8 @@ def _facts(found: Sequence[RunInfo]) -> str:
         body.append(f"<tr><th scope='row'>signature</th><td colspan='3'>{text}</td></tr>")
     else:
         (r,) = found
-        sig = json.dumps(r.signature, ensure_ascii=False, indent=2, sort_keys=True)
-        options = json.dumps(r.options, ensure_ascii=False, indent=2, sort_keys=True)
+        sig = dumps_indented(r.signature, sort_keys=True)
+        options = dumps_indented(r.options, sort_keys=True)
         body.append(
             "<tr><th scope='row'>signature</th><td><details><summary>show</summary>"
             f"<pre class='sig'>{esc(sig)}</pre></details></td></tr>"
