@@ -12,11 +12,11 @@ Names are imported on first use, so ``import pingce`` (and the ``pingce`` comman
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Unpack
 
+from ._lazy import lazy_exports
 from ._version import __version__
 
 if TYPE_CHECKING:
@@ -63,13 +63,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pingce' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 
 def evaluate(
