@@ -39,8 +39,8 @@ from ..suites.spec import SuiteSpec
 from .assembly import comparison_result
 from .context import RunContext
 from .groups import first_of_units, paired_keys, unit_codes
-from .phases import Blocks, Data, load, pairs_of, plan_run, signature, similarities, statistics
-from .plan import Plan, check_records
+from .phases import Data, load, pairs_of, plan_run, signature, similarities, statistics
+from .plan import Plan, StatBlocks, check_records
 from .profile import Profile
 from .saved import match_keys
 from .slices import Slice, slice_keys, slice_seed, slices_of, unit_split_reason
@@ -213,7 +213,7 @@ def compare_suite(
 
 
 def _both_rows(
-    plan: Plan, tables: tuple[Table, Table], blocks: tuple[Blocks, Blocks]
+    plan: Plan, tables: tuple[Table, Table], blocks: tuple[StatBlocks, StatBlocks]
 ) -> tuple[RecordRows, RecordRows]:
     """Both sides' per-record values and miss reasons (the baseline's in the candidate's
     order), for the records that flipped."""

@@ -30,8 +30,8 @@ from .assembly import data_info, id_notes, run_result, slice_result
 from .context import RunContext
 from .groups import bootstrap_keys, resampled_blocks, unit_codes
 from .model import Answered, ask_model, mark_model_failures, model_plan
-from .phases import Blocks, Data, load, plan_run, sample, signature, similarities, statistics
-from .plan import Plan, check_records
+from .phases import Data, load, plan_run, sample, signature, similarities, statistics
+from .plan import Plan, StatBlocks, check_records
 from .saved import saved_stats
 from .slices import slice_seed, table_slices
 from .values import (
@@ -53,7 +53,7 @@ class Run:
 
     plan: Plan
     table: Table
-    blocks: Blocks
+    blocks: StatBlocks
     units: np.ndarray | None
     progress: ProgressHook
     keys: np.ndarray | None = None
@@ -61,7 +61,7 @@ class Run:
 
     def values(
         self,
-        blocks: Blocks,
+        blocks: StatBlocks,
         seed: int | list[int],
         label: str,
         units: np.ndarray | None,

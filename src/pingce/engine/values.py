@@ -5,7 +5,7 @@ the failures counted on the way. Every function here reads blocks; none recomput
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -15,7 +15,7 @@ import numpy as np
 from ..metrics.protocol import LEFT_OUT, Metric, StatBlock
 from ..records import FieldSpec, ParseFailure, Table
 from ..results import Failures, MetricResult, RecordRows
-from .plan import Plan
+from .plan import Plan, StatBlocks
 from .slices import unit_split_reason
 
 if TYPE_CHECKING:
@@ -39,8 +39,6 @@ __all__ = [
     "with_failed_records",
     "with_intervals",
 ]
-
-Blocks = Mapping[Hashable, StatBlock]
 
 _OVERFLOW = (
     "not a finite number: the records' values add up beyond the largest 64-bit float (about "
@@ -93,7 +91,7 @@ def finalised_value(metric: Metric, block: StatBlock, value: float | None) -> fl
 
 
 def finalised_values(
-    plan: Plan, blocks: Blocks, results: Mapping[str, MetricResult]
+    plan: Plan, blocks: StatBlocks, results: Mapping[str, MetricResult]
 ) -> dict[str, float | None]:
     """Each metric's :func:`finalised_value` over ``blocks`` (``results``: their values)."""
     return {
@@ -113,7 +111,7 @@ def with_intervals(
     return results
 
 
-def metric_values(plan: Plan, blocks: Blocks) -> dict[str, MetricResult]:
+def metric_values(plan: Plan, blocks: StatBlocks) -> dict[str, MetricResult]:
     """Every metric's value over the blocks' records, under the run's judge-failure policy."""
     policy = plan.options.on_judge_failure
     return {
@@ -194,7 +192,7 @@ def split_unit_values(plan: Plan, path: str, metrics: dict[str, MetricResult]) -
             metrics[name] = MetricResult(value=None, n=0, undefined_reason=reason)
 
 
-def table_values(plan: Plan, blocks: Blocks) -> dict[str, dict[str, object]]:
+def table_values(plan: Plan, blocks: StatBlocks) -> dict[str, dict[str, object]]:
     """Every table metric over the blocks' records."""
     return {name: t.build(blocks[plan.keys[name]].total()) for name, t in plan.tables.items()}
 
@@ -224,7 +222,7 @@ def worse_than_best(metric: Metric, values: np.ndarray) -> np.ndarray:
         return values < metric.best if metric.higher_is_better else values > metric.best
 
 
-def record_rows(plan: Plan, table: Table, blocks: Blocks) -> RecordRows:
+def record_rows(plan: Plan, table: Table, blocks: StatBlocks) -> RecordRows:
     """Per-record values of every metric that has one, and the reason each record missed."""
     values: dict[str, np.ndarray] = {}
     misses: dict[str, np.ndarray] = {}
@@ -320,12 +318,12 @@ def invalid_predictions(table: Table) -> int | None:
     return int(invalid.sum())
 
 
-def statistic_notes(blocks: Iterable[Blocks]) -> list[str]:
+def statistic_notes(blocks: Iterable[StatBlocks]) -> list[str]:
     """The notes of every block (of one run, or of both sides of a comparison), each once."""
     return list(dict.fromkeys(note for group in blocks for b in group.values() for note in b.notes))
 
 
-def count_failures(table: Table, blocks: Blocks, judge: int) -> Failures:
+def count_failures(table: Table, blocks: StatBlocks, judge: int) -> Failures:
     """Parse failures, failed similarity pairs, predictions off their label scale (a count
     that suites with a label scale always show) and the events the statistics counted."""
     failures = Failures(parse=parse_failures(table), judge=judge)
