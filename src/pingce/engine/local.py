@@ -37,7 +37,7 @@ from .slices import slice_seed, table_slices
 from .values import (
     count_failures,
     finalised_values,
-    metric_values,
+    metric_results,
     record_rows,
     statistic_notes,
     table_values,
@@ -71,7 +71,7 @@ class Run:
         the bootstrap resamples whole units; with ``keys`` (a Poisson key per record) it weighs
         each record (or unit) by its own key."""
         plan, options = self.plan, self.plan.options
-        results = metric_values(plan, blocks)
+        results = metric_results(plan, blocks)
         intervals: dict[str, Interval] = {}
         if options.bootstrap > 0:
             resampled, keys = resampled_blocks(blocks, units, keys)

@@ -50,7 +50,7 @@ from .slices import slice_order, table_slices
 from .values import (
     count_failures,
     finalised_values,
-    metric_values,
+    metric_results,
     record_rows,
     statistic_notes,
     table_values,
@@ -435,7 +435,7 @@ def needs_jackknife_pass(plan: Plan, merged: Shard) -> bool:
 
 def scope_values(plan: Plan, scope: Scope) -> dict[str, float | None]:
     """Each metric's finalised value over the scope (what the jackknife pass subtracts from)."""
-    return finalised_values(plan, scope.blocks, metric_values(plan, scope.blocks))
+    return finalised_values(plan, scope.blocks, metric_results(plan, scope.blocks))
 
 
 def jackknife_pass(
@@ -488,7 +488,7 @@ def _finish_scope(
 ) -> tuple[dict[str, MetricResult], dict[str, dict[str, Any]]]:
     options = plan.options
     blocks = scope.blocks
-    results = metric_values(plan, blocks)
+    results = metric_results(plan, blocks)
     if options.bootstrap > 0:
         values = finalised_values(plan, blocks, results)
         wanted = {name: (m, plan.keys[name]) for name, m in plan.metrics.items()}

@@ -27,8 +27,8 @@ __all__ = [
     "finalised_values",
     "invalid_predictions",
     "left_out_records",
+    "metric_results",
     "metric_value",
-    "metric_values",
     "model_failed_records",
     "policed_value",
     "record_rows",
@@ -111,7 +111,7 @@ def with_intervals(
     return results
 
 
-def metric_values(plan: Plan, blocks: StatBlocks) -> dict[str, MetricResult]:
+def metric_results(plan: Plan, blocks: StatBlocks) -> dict[str, MetricResult]:
     """Every metric's value over the blocks' records, under the run's judge-failure policy."""
     policy = plan.options.on_judge_failure
     return {
