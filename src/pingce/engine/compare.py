@@ -47,7 +47,7 @@ from .slices import Slice, slice_keys, slice_seed, slices_of, unit_split_reason
 from .values import (
     count_failures,
     finalised_value,
-    policed_value,
+    policed_result,
     record_rows,
     statistic_notes,
 )
@@ -379,8 +379,8 @@ def _compared(
     deltas: dict[str, float | None] = {}
     for name, metric in plan.metrics.items():
         key = plan.keys[name]
-        c = policed_value(metric, blocks_c[key], policy)
-        b = policed_value(metric, blocks_b[key], policy)
+        c = policed_result(metric, blocks_c[key], policy)
+        b = policed_result(metric, blocks_b[key], policy)
         delta = None if c.value is None or b.value is None else c.value - b.value
         # the tests resample the finalised values (reported_value may report another estimate)
         fc = finalised_value(metric, blocks_c[key], c.value)

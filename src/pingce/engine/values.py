@@ -30,7 +30,7 @@ __all__ = [
     "metric_results",
     "metric_value",
     "model_failed_records",
-    "policed_value",
+    "policed_result",
     "record_rows",
     "split_unit_values",
     "statistic_notes",
@@ -115,12 +115,12 @@ def metric_results(plan: Plan, blocks: StatBlocks) -> dict[str, MetricResult]:
     """Every metric's value over the blocks' records, under the run's judge-failure policy."""
     policy = plan.options.on_judge_failure
     return {
-        name: policed_value(metric, blocks[plan.keys[name]], policy)
+        name: policed_result(metric, blocks[plan.keys[name]], policy)
         for name, metric in plan.metrics.items()
     }
 
 
-def policed_value(metric: Metric, block: StatBlock, policy: str) -> MetricResult:
+def policed_result(metric: Metric, block: StatBlock, policy: str) -> MetricResult:
     """:func:`metric_value` under the judge-failure policy (``--on-judge-failure``), with the
     records the metric covers, those it was computed over and those whose prediction did not
     parse (scored as wrong)."""
