@@ -27,8 +27,8 @@ __all__ = [
     "finalised_values",
     "invalid_predictions",
     "left_out_records",
+    "metric_result",
     "metric_results",
-    "metric_value",
     "model_failed_records",
     "policed_result",
     "record_rows",
@@ -48,7 +48,7 @@ _OVERFLOW = (
 (latencies near 1e308), and an infinity is no more a value than 0/0 is."""
 
 
-def metric_value(metric: Metric, block: StatBlock) -> MetricResult:
+def metric_result(metric: Metric, block: StatBlock) -> MetricResult:
     """A metric's value on a block, with n and the reason when undefined, and a note when the
     zero-division policy made the value (or a part of it) instead of the data."""
     note = None
@@ -121,10 +121,10 @@ def metric_results(plan: Plan, blocks: StatBlocks) -> dict[str, MetricResult]:
 
 
 def policed_result(metric: Metric, block: StatBlock, policy: str) -> MetricResult:
-    """:func:`metric_value` under the judge-failure policy (``--on-judge-failure``), with the
+    """:func:`metric_result` under the judge-failure policy (``--on-judge-failure``), with the
     records the metric covers, those it was computed over and those whose prediction did not
     parse (scored as wrong)."""
-    result = metric_value(metric, block)
+    result = metric_result(metric, block)
     covered = block.covered()
     failed = left_out_records(block)
     if failed:
