@@ -36,7 +36,7 @@ from .saved import saved_stats
 from .slices import slice_seed, table_slices
 from .values import (
     count_failures,
-    finalised_values,
+    finalised_numbers,
     metric_results,
     record_rows,
     statistic_notes,
@@ -79,7 +79,7 @@ class Run:
             intervals = bootstrap_intervals(
                 resampled,
                 {name: (m, plan.keys[name]) for name, m in plan.metrics.items()},
-                finalised_values(plan, blocks, results),
+                finalised_numbers(plan, blocks, results),
                 resamples=options.bootstrap,
                 seed=seed,
                 method=options.ci_method,

@@ -49,7 +49,7 @@ from .saved import saved_stats
 from .slices import slice_order, table_slices
 from .values import (
     count_failures,
-    finalised_values,
+    finalised_numbers,
     metric_results,
     record_rows,
     statistic_notes,
@@ -435,7 +435,7 @@ def needs_jackknife_pass(plan: Plan, merged: Shard) -> bool:
 
 def scope_values(plan: Plan, scope: Scope) -> dict[str, float | None]:
     """Each metric's finalised value over the scope (what the jackknife pass subtracts from)."""
-    return finalised_values(plan, scope.blocks, metric_results(plan, scope.blocks))
+    return finalised_numbers(plan, scope.blocks, metric_results(plan, scope.blocks))
 
 
 def jackknife_pass(
@@ -490,7 +490,7 @@ def _finish_scope(
     blocks = scope.blocks
     results = metric_results(plan, blocks)
     if options.bootstrap > 0:
-        values = finalised_values(plan, blocks, results)
+        values = finalised_numbers(plan, blocks, results)
         wanted = {name: (m, plan.keys[name]) for name, m in plan.metrics.items()}
         wanted = {name: pair for name, pair in wanted.items() if values.get(name) is not None}
         intervals: dict[str, Interval] = replicate_intervals(

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "count_failures",
+    "finalised_numbers",
     "finalised_value",
-    "finalised_values",
     "invalid_predictions",
     "left_out_records",
     "metric_result",
@@ -90,7 +90,7 @@ def finalised_value(metric: Metric, block: StatBlock, value: float | None) -> fl
     return finalised if math.isfinite(finalised) else None
 
 
-def finalised_values(
+def finalised_numbers(
     plan: Plan, blocks: StatBlocks, results: Mapping[str, MetricResult]
 ) -> dict[str, float | None]:
     """Each metric's :func:`finalised_value` over ``blocks`` (``results``: their values)."""
