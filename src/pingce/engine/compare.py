@@ -46,7 +46,7 @@ from .saved import match_keys
 from .slices import Slice, slice_keys, slice_seed, slices_of, unit_split_reason
 from .values import (
     count_failures,
-    finalised_value,
+    finalised_number,
     policed_result,
     record_rows,
     statistic_notes,
@@ -383,8 +383,8 @@ def _compared(
         b = policed_result(metric, blocks_b[key], policy)
         delta = None if c.value is None or b.value is None else c.value - b.value
         # the tests resample the finalised values (reported_value may report another estimate)
-        fc = finalised_value(metric, blocks_c[key], c.value)
-        fb = finalised_value(metric, blocks_b[key], b.value)
+        fc = finalised_number(metric, blocks_c[key], c.value)
+        fb = finalised_number(metric, blocks_b[key], b.value)
         deltas[name] = None if fc is None or fb is None else fc - fb
         reasons = [f"{s}: {r.undefined_reason}" for s, r in (("candidate", c), ("baseline", b))]
         results[name] = MetricComparison(

@@ -23,8 +23,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "count_failures",
+    "finalised_number",
     "finalised_numbers",
-    "finalised_value",
     "invalid_predictions",
     "left_out_records",
     "metric_result",
@@ -78,7 +78,7 @@ def metric_result(metric: Metric, block: StatBlock) -> MetricResult:
     )
 
 
-def finalised_value(metric: Metric, block: StatBlock, value: float | None) -> float | None:
+def finalised_number(metric: Metric, block: StatBlock, value: float | None) -> float | None:
     """The value that intervals and tests resample around: the finaliser of the block's summed
     statistics, before :meth:`Metric.reported_value` may replace it for the report (the exact
     mean, where ``aggregate: bootstrap`` reports rouge-score's bootstrap mid); None when the
@@ -93,9 +93,9 @@ def finalised_value(metric: Metric, block: StatBlock, value: float | None) -> fl
 def finalised_numbers(
     plan: Plan, blocks: StatBlocks, results: Mapping[str, MetricResult]
 ) -> dict[str, float | None]:
-    """Each metric's :func:`finalised_value` over ``blocks`` (``results``: their values)."""
+    """Each metric's :func:`finalised_number` over ``blocks`` (``results``: their values)."""
     return {
-        name: finalised_value(plan.metrics[name], blocks[plan.keys[name]], r.value)
+        name: finalised_number(plan.metrics[name], blocks[plan.keys[name]], r.value)
         for name, r in results.items()
     }
 
