@@ -23,7 +23,7 @@ from ..results import (
 from ..sampling import SamplingInfo
 from .fields import field_map
 from .plan import Plan
-from .values import split_unit_values
+from .values import null_where_units_split
 
 __all__ = ["comparison_result", "data_info", "id_notes", "run_result", "slice_result"]
 
@@ -65,7 +65,7 @@ def slice_result(
     """One slice's result (``splits_units``: the unit-split rule of :mod:`.slices` applies)."""
     metrics, tables = values
     if splits_units:
-        split_unit_values(plan, path, metrics)
+        null_where_units_split(plan, path, metrics)
     return SliceResult(n_records=n, metrics=metrics, tables=tables)
 
 

@@ -30,9 +30,9 @@ __all__ = [
     "metric_result",
     "metric_results",
     "model_failed_records",
+    "null_where_units_split",
     "policed_result",
     "record_rows",
-    "split_unit_values",
     "statistic_notes",
     "table_values",
     "unparsed_rows",
@@ -183,7 +183,7 @@ def with_failed_records(
     )
 
 
-def split_unit_values(plan: Plan, path: str, metrics: dict[str, MetricResult]) -> None:
+def null_where_units_split(plan: Plan, path: str, metrics: dict[str, MetricResult]) -> None:
     """A slice by ``path``, a field that varies within units: the metrics that read a unit as a
     whole (a dialogue's slope) get no value there, rather than a misleading one (in place)."""
     for name in plan.metrics:
