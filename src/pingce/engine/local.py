@@ -40,7 +40,7 @@ from .values import (
     metric_results,
     record_rows,
     statistic_notes,
-    table_values,
+    table_results,
     with_intervals,
 )
 
@@ -87,7 +87,7 @@ class Run:
                 progress=advance,
                 keys=keys,
             )
-        return with_intervals(results, intervals), table_values(plan, blocks)
+        return with_intervals(results, intervals), table_results(plan, blocks)
 
     def slices(self) -> dict[str, SliceResult]:
         """Metrics per value of each ``--slice`` field."""

@@ -53,7 +53,7 @@ from .values import (
     metric_results,
     record_rows,
     statistic_notes,
-    table_values,
+    table_results,
     with_intervals,
 )
 
@@ -505,7 +505,7 @@ def _finish_scope(
             },
         )
         with_intervals(results, intervals)
-    return results, table_values(plan, blocks)
+    return results, table_results(plan, blocks)
 
 
 def finish(

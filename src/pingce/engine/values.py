@@ -34,7 +34,7 @@ __all__ = [
     "policed_result",
     "record_rows",
     "statistic_notes",
-    "table_values",
+    "table_results",
     "unparsed_rows",
     "with_failed_records",
     "with_intervals",
@@ -192,7 +192,7 @@ def null_where_units_split(plan: Plan, path: str, metrics: dict[str, MetricResul
             metrics[name] = MetricResult(value=None, n=0, undefined_reason=reason)
 
 
-def table_values(plan: Plan, blocks: StatBlocks) -> dict[str, dict[str, object]]:
+def table_results(plan: Plan, blocks: StatBlocks) -> dict[str, dict[str, object]]:
     """Every table metric over the blocks' records."""
     return {name: t.build(blocks[plan.keys[name]].total()) for name, t in plan.tables.items()}
 
