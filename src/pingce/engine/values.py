@@ -197,7 +197,7 @@ def table_results(plan: Plan, blocks: StatBlocks) -> dict[str, dict[str, object]
     return {name: t.build(blocks[plan.keys[name]].total()) for name, t in plan.tables.items()}
 
 
-def per_record_values(metric: Metric, block: StatBlock) -> np.ndarray:
+def per_record_finalised(metric: Metric, block: StatBlock) -> np.ndarray:
     """The metric on each record alone: its finaliser over the record's own statistics, and
     null for a record the metric does not count (a judge record for a set metric, a record
     predicted No for precision, a record left out after a failed call), whatever the
@@ -210,7 +210,7 @@ def per_record_values(metric: Metric, block: StatBlock) -> np.ndarray:
     assert block.rows is not None
     rows = np.asarray(block.rows, dtype=np.float64)
     if rows.ndim == 2 and rows.shape[0] > 1 and rows.strides[0] == 0:  # the same row for all
-        return np.broadcast_to(per_record_values(metric, replace(block, rows=rows[:1])), block.n)
+        return np.broadcast_to(per_record_finalised(metric, replace(block, rows=rows[:1])), block.n)
     values = np.asarray(metric.finalize(rows), dtype=np.float64)
     values[np.asarray(metric.count(rows)) == 0] = np.nan
     return values
@@ -230,7 +230,7 @@ def record_rows(plan: Plan, table: Table, blocks: StatBlocks) -> RecordRows:
         if not (metric.per_record and metric.decomposable):
             continue
         block = blocks[plan.keys[name]]
-        column = _one_value_for_all(per_record_values(metric, block))
+        column = _one_value_for_all(per_record_finalised(metric, block))
         values[name] = column
         reasons = block.reasons.get(metric.reason) if metric.reason else None
         left_out = block.reasons.get(LEFT_OUT)
