@@ -70,7 +70,7 @@ __all__ = [
     "raw_thetas",
     "run_shard",
     "scope_blocks",
-    "scope_values",
+    "scope_finalised_numbers",
     "shard_of",
 ]
 
@@ -433,7 +433,7 @@ def needs_jackknife_pass(plan: Plan, merged: Shard) -> bool:
     )
 
 
-def scope_values(plan: Plan, scope: Scope) -> dict[str, float | None]:
+def scope_finalised_numbers(plan: Plan, scope: Scope) -> dict[str, float | None]:
     """Each metric's finalised value over the scope (what the jackknife pass subtracts from)."""
     return finalised_numbers(plan, scope.blocks, metric_results(plan, scope.blocks))
 
