@@ -38,11 +38,11 @@ def runs(
         return
     from ..errors import PingceError
     from ..history import default_store_path
-    from ..history import runs as stored_runs
+    from ..history import runs as recorded_runs
     from ..report.history import print_runs
 
     try:
-        found = stored_runs(suite=suite, name=name, limit=limit or None, store=store)
+        found = recorded_runs(suite=suite, name=name, limit=limit or None, store=store)
     except PingceError as exc:
         fail(str(exc))
         return
