@@ -135,7 +135,7 @@ def test_a_base_url_with_secrets_works_and_they_are_stored_and_shown_nowhere(
 def test_a_run_recorded_before_is_shown_without_its_secrets(tmp_path: Path) -> None:
     """A store written by an older pingce may hold a URL with its secrets: read back, the
     options show the public URL."""
-    from pingce.store import record_run, run_info
+    from pingce.history import record_run, run_info
 
     result = pingce.evaluate("function-points", str(EXAMPLE), bootstrap=0)
     store = tmp_path / "runs.db"

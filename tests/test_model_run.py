@@ -600,7 +600,7 @@ def test_saved_statistics_keep_the_model_failures(server: LoopbackServer, tmp_pa
     ``pingce compare RUN_A RUN_B`` does) says "failed model calls" as the run did."""
     from pingce.engine.phases import plan_run
     from pingce.engine.saved import saved_blocks
-    from pingce.engine.values import policed_value
+    from pingce.engine.values import policed_result
     from pingce.options import RunOptions
 
     server.rule = fail_paris
@@ -608,7 +608,7 @@ def test_saved_statistics_keep_the_model_failures(server: LoopbackServer, tmp_pa
     assert result.outputs is not None and result.outputs.stats is not None
     plan = plan_run("function-call", RunOptions(bootstrap=0))
     blocks = saved_blocks(result.outputs.stats, plan)
-    again = policed_value(plan.metrics["fn_acc_all"], blocks[plan.keys["fn_acc_all"]], "null")
+    again = policed_result(plan.metrics["fn_acc_all"], blocks[plan.keys["fn_acc_all"]], "null")
     assert again.undefined_reason == result.metrics["fn_acc_all"].undefined_reason
     assert again.model_failed_records == 1
 

@@ -27,7 +27,7 @@ from pingce.engine.merge import (
     merge_shards,
     needs_jackknife_pass,
     run_shard,
-    scope_values,
+    scope_finalised_numbers,
 )
 from pingce.engine.phases import plan_run
 from pingce.engine.shards import count_lines, expand_paths, number_pieces, open_piece, plan_pieces
@@ -89,7 +89,9 @@ def sharded(suite: str, data: Path | str, options: RunOptions, pieces: int) -> d
             name: {k: b.total() for k, b in scope.blocks.items() if b.decomposable}
             for name, scope in merged.scopes.items()
         }
-        values = {name: scope_values(plan, scope) for name, scope in merged.scopes.items()}
+        values = {
+            name: scope_finalised_numbers(plan, scope) for name, scope in merged.scopes.items()
+        }
         for _, blocks in outs:
             assert blocks is not None
             for key, value in jackknife_pass(plan, blocks, totals, values).items():
@@ -280,8 +282,8 @@ def test_stats_shards_join_into_the_local_runs_saved_statistics(suite: str, tmp_
     local run's saved statistics record for record: the same codes or rows, masks, failure
     counts and slice values for each record (paired by id, or by the suite's match_by fields),
     each unit whole; and a comparison of the two is exactly 0."""
-    from pingce.engine.runs import compare_runs, pair_records
     from pingce.engine.saved import saved_blocks
+    from pingce.engine.stored_runs import compare_runs, pair_records
     from pingce.runfolder.stats import read_stat_shards
 
     data, extra = SUITES[suite]

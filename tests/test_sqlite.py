@@ -10,7 +10,7 @@ import pytest
 
 from pingce import _sqlite
 from pingce._sqlite import connect, retrying, transaction, use_wal
-from pingce.remote.cache import KeyedStore
+from pingce.remote.cache import KeyedTable
 
 
 def test_a_connection_is_in_autocommit_mode_with_a_busy_timeout(tmp_path: Path) -> None:
@@ -72,7 +72,7 @@ def test_the_cache_writes_from_threads_in_one_file_with_the_store_settings(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "cache.sqlite3"
-    stores = [KeyedStore(path, "scores", ["score REAL NOT NULL"]) for _ in range(2)]
+    stores = [KeyedTable(path, "scores", ["score REAL NOT NULL"]) for _ in range(2)]
 
     def write(i: int) -> None:
         stores[i % 2].put_many((f"k{i}-{j}", (float(j),)) for j in range(50))

@@ -133,7 +133,14 @@ def test_the_cycle_finder_finds_a_cycle_through_a_function_level_import() -> Non
     assert "pingce.engine.plan" not in visitor.found
 
 
-_ABOVE_ENGINE = ("pingce.cli", "pingce.viewer", "pingce.report", "pingce.store", "pingce.stored")
+_ABOVE_ENGINE = (
+    "pingce.cli",
+    "pingce.viewer",
+    "pingce.report",
+    "pingce.history",
+    "pingce.store",
+    "pingce.compare_stored",
+)
 LAYERS: dict[str, tuple[str, ...]] = {
     "pingce.engine": _ABOVE_ENGINE,
     "pingce.runfolder": ("pingce.engine", *_ABOVE_ENGINE),
@@ -154,8 +161,9 @@ LAYERS: dict[str, tuple[str, ...]] = {
         "pingce.similarity",
         "pingce.predict",
         "pingce.options",
+        "pingce.history",
         "pingce.store",
-        "pingce.stored",
+        "pingce.compare_stored",
         "pingce.viewer",
         "pingce.cli",
     ),
@@ -212,3 +220,19 @@ def test_the_reports_call_no_api_of_pingce() -> None:
     )
     found = _api_imports("pingce.report", {**MODULES, "pingce.report.planted": planted})
     assert found == ["pingce.report.planted imports pingce.compare_runs"]
+
+
+@pytest.mark.parametrize("package", ["pingce", "pingce.similarity"])
+def test_every_lazy_export_resolves_and_an_unknown_name_is_an_attribute_error(
+    package: str,
+) -> None:
+    """``pingce`` and ``pingce.similarity`` export through the one ``_lazy.lazy_exports``: each
+    name of ``__all__`` reads as its defining module's, and a name not exported is Python's
+    ``AttributeError`` for a module."""
+    import importlib
+
+    module = importlib.import_module(package)
+    for name in module.__all__:
+        assert getattr(module, name) is not None, name
+    with pytest.raises(AttributeError, match=f"module '{package}' has no attribute 'nope'"):
+        module.nope  # noqa: B018

@@ -1,5 +1,5 @@
 """``pingce view``: the run store served on localhost. The server runs in a thread on a free port
-over a store of runs made with ``pingce.evaluate(..., out=...)`` and ``pingce.store.record_run``;
+over a store of runs made with ``pingce.evaluate(..., out=...)`` and ``pingce.history.record_run``;
 each route is fetched with urllib (values equal the store's, names escaped, unknown names and
 paths a 404) and driven in Debian's chromium through Playwright (open the list, click a run, pick
 two runs to compare, open a trend, a screenshot)."""
@@ -29,9 +29,9 @@ import numpy as np
 import pytest
 
 import pingce
+from pingce.history import MetricRow, RunInfo, record_run, run_info, runs
 from pingce.report.charts import value_range
 from pingce.report.format import fmt_number
-from pingce.store import MetricRow, RunInfo, record_run, run_info, runs
 from pingce.viewer import REPORT_CSP, Viewer, ViewerServer, make_server, run_href
 
 from .cli_run import ENV

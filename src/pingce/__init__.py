@@ -5,26 +5,26 @@
 >>> result.metrics["accuracy"].value  # doctest: +SKIP
 
 Every ``pingce run`` is recorded in the run store: ``pingce.runs()``, ``pingce.run_info(name)``
-and ``pingce.remove_run(name)`` read and edit it (:mod:`pingce.store`).
+and ``pingce.remove_run(name)`` read and edit it (:mod:`pingce.history`).
 
 Names are imported on first use, so ``import pingce`` (and the ``pingce`` command) start fast.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any, Unpack
 
+from ._lazy import lazy_exports
 from ._version import __version__
 
 if TYPE_CHECKING:
     from .errors import InputError, OptionError, PingceError, SuiteError
+    from .history import RunInfo, remove_run, run_info, runs
     from .labels import LabelScale
     from .option_table import CompareOptions, CompareRunsOptions, EvaluateOptions
     from .results import ComparisonResult, EvaluationResult, MetricComparison, MetricResult
-    from .store import RunInfo, remove_run, run_info, runs
 
 __all__ = [
     "ComparisonResult",
@@ -56,20 +56,14 @@ _LAZY = {
     "PingceError": "errors",
     "SuiteError": "errors",
     "LabelScale": "labels",
-    "RunInfo": "store",
-    "runs": "store",
-    "run_info": "store",
-    "remove_run": "store",
+    "RunInfo": "history",
+    "runs": "history",
+    "run_info": "history",
+    "remove_run": "history",
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'pingce' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_exports(__name__, _LAZY, globals())
 
 
 def evaluate(
@@ -157,9 +151,9 @@ def compare_runs(
     flipped) are written there.
     """
     from ._outputs import checked_out
+    from .compare_stored import compare_stored
     from .options import run_options
     from .report.files import write_comparison
-    from .stored import compare_stored
 
     with checked_out(out):  # before any work
         result = compare_stored(

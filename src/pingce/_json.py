@@ -9,7 +9,8 @@
   predictions.jsonl, a stats.npz manifest, a model's request, a cache key); for what orjson
   refuses (an integer of 2**64 or more, valid JSON that a record or a tool's schema may hold) the
   standard library writes the same text, any integer exactly. Indented text (a calibration file,
-  :func:`dumps_indented`) is the standard library's with two spaces.
+  :func:`dumps_indented`; the ``--json`` outputs of ``pingce runs``) is the standard library's
+  with two spaces; the run history's options are stored as :func:`dumps` writes them.
 
 A request, a cache key and a function schema may hold such an integer when the user's records
 do; they are sent and keyed as written, never a traceback."""
@@ -19,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 import numpy as np
@@ -32,23 +33,33 @@ NON_FINITE: Literal["null"] = "null"
 pydantic's ``ser_json_inf_nan`` for the result models)."""
 
 
-def dumps(value: Any, *, sort_keys: bool = False) -> bytes:
-    """The compact JSON text of ``value`` as UTF-8 bytes (keys sorted when ``sort_keys``):
-    orjson's, else the json module's when orjson cannot write an integer. The two texts of one
-    value may differ (a cache key made by one is only ever compared with keys made the same way,
-    since the value decides which encoder writes it)."""
+def dumps(
+    value: Any, *, sort_keys: bool = False, default: Callable[[Any], Any] | None = None
+) -> bytes:
+    """The compact JSON text of ``value`` as UTF-8 bytes (keys sorted when ``sort_keys``; a
+    value JSON has no type for written as ``default`` makes it, e.g. ``str``): orjson's, else the
+    json module's when orjson cannot write an integer. The two texts of one value may differ (a
+    cache key made by one is only ever compared with keys made the same way, since the value
+    decides which encoder writes it)."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_SORT_KEYS if sort_keys else None)
+        return orjson.dumps(
+            value, default=default, option=orjson.OPT_SORT_KEYS if sort_keys else None
+        )
     except TypeError:
         text = json.dumps(
-            finite(value), ensure_ascii=False, separators=(",", ":"), sort_keys=sort_keys
+            finite(value),
+            ensure_ascii=False,
+            separators=(",", ":"),
+            sort_keys=sort_keys,
+            default=default,
         )
         return text.encode("utf-8")
 
 
-def dumps_indented(value: Any) -> str:
-    """The JSON text of ``value`` indented by two spaces (a file a person reads)."""
-    return json.dumps(finite(value), ensure_ascii=False, indent=2)
+def dumps_indented(value: Any, *, sort_keys: bool = False) -> str:
+    """The JSON text of ``value`` indented by two spaces (a file a person reads, a ``--json``
+    output; keys sorted when ``sort_keys``)."""
+    return json.dumps(finite(value), ensure_ascii=False, indent=2, sort_keys=sort_keys)
 
 
 def finite(value: Any) -> Any:

@@ -1,5 +1,5 @@
 """The one way pingce opens an SQLite file (the standard library's sqlite3), for the run store
-(:mod:`pingce.store`) and the cache of model answers (:mod:`pingce.remote.cache`): connection
+(:mod:`pingce.history`) and the cache of model answers (:mod:`pingce.remote.cache`): connection
 settings, write-ahead logging, how long a connection waits for another's lock, atomic write
 transactions and the retries of a write that still finds the file locked.
 

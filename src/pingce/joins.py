@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .errors import InputError, OptionError
-from .readers import Block, Blocks, Reading, Wanted, path_reading
+from .readers import Block, BlockStream, Reading, Wanted, path_reading
 
 __all__ = ["GoldJoin", "joined_reading"]
 
@@ -143,7 +143,7 @@ def joined_reading(
     reading = path_reading(predictions, wanted=wanted, encoding=encoding)
     label = str(predictions)
 
-    def blocks() -> Blocks:
+    def blocks() -> BlockStream:
         seen: set[str] = set()
         numbers: list[int] = []
         merged: list[Any] = []

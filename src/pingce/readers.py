@@ -53,7 +53,7 @@ __all__ = [
     "CSV_FIELD_LIMIT",
     "RECORDS_PER_BLOCK",
     "Block",
-    "Blocks",
+    "BlockStream",
     "Reading",
     "TextKind",
     "Unit",
@@ -159,8 +159,9 @@ class Block:
     """A columnar block's source columns, all of them (what a missing field's error lists)."""
 
 
-Blocks = Generator[Block, None, None]
-"""What a reader yields (a generator, so that stopping early closes its file)."""
+BlockStream = Generator[Block, None, None]
+"""What a reader yields: a stream of record blocks (a generator, so that stopping early closes
+its file; not the statistic blocks of `engine.plan.StatBlocks`)."""
 
 
 @dataclass(frozen=True)
@@ -198,7 +199,7 @@ class Reading:
     """A source opened for reading: its name in messages, what its numbers count, its blocks."""
 
     label: str
-    blocks: Blocks
+    blocks: BlockStream
     """The blocks; closed (which closes the file) when the reading stops, done or not."""
     unit: Unit = "line"
     """``line`` (JSONL, CSV, an iterable's positions), ``row`` (Excel rows, frame rows) or
@@ -515,7 +516,7 @@ class _Stream:
 
 def _jsonl_blocks(
     chunks: Iterable[bytes], source: str, tick: Callable[[], None], first: int = 1
-) -> Blocks:
+) -> BlockStream:
     """The records of JSONL text given in chunks of UTF-8 bytes, a block of whole lines at a
     time, the first line numbered ``first``; the block with a bad line ends at it and is the
     last."""
@@ -676,7 +677,7 @@ def _json_document(
         raise InputError(f"not valid JSON: {exc.msg}", source=source) from None
 
 
-def _array_blocks(records: list[Any]) -> Blocks:
+def _array_blocks(records: list[Any]) -> BlockStream:
     for start in range(0, len(records), RECORDS_PER_BLOCK):
         part = records[start : start + RECORDS_PER_BLOCK]
         yield Block(range(start + 1, start + 1 + len(part)), part)
@@ -760,7 +761,7 @@ def _csv_blocks(
     wanted: Wanted,
     source: str,
     tick: Callable[[], None],
-) -> Blocks:
+) -> BlockStream:
     first = next(lines, None)
     if first is None:
         return
@@ -865,7 +866,7 @@ def _row_blocks(
     wanted: Wanted,
     tick: Callable[[], None],
     source: str | None = None,
-) -> Blocks:
+) -> BlockStream:
     """Columnar blocks of the rows (none of them blank) of a table whose first row is
     ``header``: the columns the suite reads, text cells by :func:`text_cell` (the last column of
     a name wins when two have it). An error in place of a row ends the last block. With
@@ -975,7 +976,7 @@ def _xlsx_reading(
             if any(cell is not None and cell != "" for cell in row):  # trailing formatted rows
                 yield number, row
 
-    def blocks() -> Blocks:
+    def blocks() -> BlockStream:
         try:
             numbered = enumerate(worksheet.iter_rows(values_only=True), start=1)
             first = next(numbered, None)
@@ -1085,7 +1086,7 @@ def _arrow_blocks(
     tick: Callable[[int], None],
     found: Sequence[str] | None = None,
     first: int = 1,
-) -> Blocks:
+) -> BlockStream:
     """Columnar blocks of Arrow record batches (or tables), numbered from ``first``; ``found``:
     the source's columns, when the batches hold only some of them."""
     number = first
@@ -1119,7 +1120,7 @@ def _parquet_reading(path: Path, label: str, wanted: Wanted, advance: Advance | 
         progress.done = done
         progress.tick()
 
-    def blocks() -> Blocks:
+    def blocks() -> BlockStream:
         try:
             batches = parquet.iter_batches(batch_size=RECORDS_PER_BLOCK, columns=columns)
             yield from _arrow_blocks(batches, wanted, tick, names)
@@ -1162,7 +1163,7 @@ def frame_reading(frame: Any, wanted: Wanted) -> Reading:
     kind = _frame_kind(frame)
     assert kind is not None
     label = f"<{kind}>"
-    blocks: Blocks
+    blocks: BlockStream
     if kind == "pandas DataFrame":
         blocks = _pandas_blocks(frame, wanted)
     elif kind == "datasets Dataset":
@@ -1198,13 +1199,13 @@ def _slices(batch: Any) -> Iterator[Any]:
         yield batch.slice(start, RECORDS_PER_BLOCK)
 
 
-def _empty_blocks(n: int) -> Blocks:
+def _empty_blocks(n: int) -> BlockStream:
     for start in range(0, n, RECORDS_PER_BLOCK):
         stop = min(n, start + RECORDS_PER_BLOCK)
         yield Block(range(start + 1, stop + 1), [], columns={})
 
 
-def _pandas_blocks(frame: Any, wanted: Wanted) -> Blocks:
+def _pandas_blocks(frame: Any, wanted: Wanted) -> BlockStream:
     """A pandas DataFrame column by column: ``Series.tolist`` (Python scalars), missing values
     (NaN, None, pd.NA, NaT) as None, numpy arrays and numbers in cells as lists and Python
     numbers. Not through Arrow: a column of Python objects (lists of calls, say) would be
@@ -1264,7 +1265,7 @@ def iterable_reading(records: Iterable[Any]) -> Reading:
     """A caller's iterable of dictionaries, a block of records at a time (read once, and at most
     one block past a bad record); line numbers are 1-based positions."""
 
-    def blocks() -> Blocks:
+    def blocks() -> BlockStream:
         pairs = enumerate(records, start=1)
         while True:
             block = list(islice(pairs, RECORDS_PER_BLOCK))
@@ -1341,7 +1342,7 @@ def path_reading(
     return reading
 
 
-def _closing(blocks: Iterator[Block], handle: IO[bytes], label: str) -> Blocks:
+def _closing(blocks: Iterator[Block], handle: IO[bytes], label: str) -> BlockStream:
     try:
         yield from blocks
     except (OSError, EOFError) as exc:  # a truncated or corrupt .gz file
@@ -1449,7 +1450,7 @@ def jsonl_range_reading(path: str, start: int, stop: int, first_line: int) -> Re
                 left -= len(data)
                 yield data
 
-    def blocks() -> Blocks:
+    def blocks() -> BlockStream:
         for block in _jsonl_blocks(chunks(), path, _nothing, first_line):
             error = block.error
             if error is not None and error.reason.endswith(_PASS_ENCODING):  # not on ray
@@ -1473,7 +1474,7 @@ def parquet_groups_reading(
     names = parquet.schema_arrow.names
     columns = [name for name in names if name in wanted.columns] or names[:1]
 
-    def blocks() -> Blocks:
+    def blocks() -> BlockStream:
         try:
             batches = parquet.iter_batches(
                 batch_size=RECORDS_PER_BLOCK, row_groups=list(groups), columns=columns

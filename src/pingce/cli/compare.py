@@ -110,7 +110,7 @@ def compare(
             enabled = not values["no_progress"] and err_console.is_terminal
             with progress(err_console, enabled=enabled) as hook:
                 if by_runs:
-                    result = _compare_runs(refs, suite_file, store, options, hook, timer)
+                    result = _compare_stored_runs(refs, suite_file, store, options, hook, timer)
                 else:
                     assert data is not None and baseline is not None
                     result = compare_suite(
@@ -138,7 +138,7 @@ def compare(
         sys.exit(EXIT_JUDGE_FAILURES)
 
 
-def _compare_runs(
+def _compare_stored_runs(
     refs: tuple[str, ...],
     suite_file: str | None,
     store: str | None,
@@ -150,9 +150,9 @@ def _compare_runs(
     records.jsonl, stats.npz) and compared from their saved per-record statistics."""
     from click.core import ParameterSource
 
+    from ..compare_stored import compare_stored
     from ..errors import OptionError
     from ..option_table import options_of, stored_run_refusal
-    from ..stored import compare_stored
 
     context = click.get_current_context()
 

@@ -31,7 +31,7 @@ def report(run_ref: str, out: str | None, store: str | None) -> None:
 
     with out_checked(out):  # before reading the run
         try:
-            from ..store import run_folder
+            from ..history import run_folder
 
             if (Path(run_ref) / "comparison.json").is_file():  # a comparison's folder
                 from ..report.rewrite import rewrite_comparison

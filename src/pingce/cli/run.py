@@ -62,13 +62,13 @@ def _store_options(command: Any) -> Any:
 def _name_reserved(name: str | None, store: str | None) -> Iterator[None]:
     """Before any work: a --name already in the store, or reserved by a run of that name in
     progress (or blank), stops the run; else the name is reserved for this run (in the store,
-    :func:`pingce.store.reserve_name`) until the block ends, when recording the run has taken
+    :func:`pingce.history.reserve_name`) until the block ends, when recording the run has taken
     the reservation back, or the run failed and it is released."""
     if name is None:
         yield
         return
     from ..errors import PingceError
-    from ..store import reserve_name
+    from ..history import reserve_name
 
     if not name.strip():
         fail("--name: a run name cannot be empty")
@@ -97,7 +97,7 @@ def _record(
     """Record the run in the store; the name it got, or None (one warning line on stderr: a
     store that cannot be written never fails the run)."""
     from ..errors import PingceError
-    from ..store import default_store_path, record_run
+    from ..history import default_store_path, record_run
 
     kept = {"suite": suite, **options.recorded()}
     try:

@@ -37,19 +37,19 @@ def runs(
     if ctx.invoked_subcommand is not None:
         return
     from ..errors import PingceError
-    from ..report.runs import print_runs
-    from ..store import default_store_path
-    from ..store import runs as stored_runs
+    from ..history import default_store_path
+    from ..history import runs as recorded_runs
+    from ..report.history import print_runs
 
     try:
-        found = stored_runs(suite=suite, name=name, limit=limit or None, store=store)
+        found = recorded_runs(suite=suite, name=name, limit=limit or None, store=store)
     except PingceError as exc:
         fail(str(exc))
         return
     if as_json:
-        import json
+        from .._json import dumps_indented
 
-        click.echo(json.dumps([r.to_dict() for r in found], ensure_ascii=False, indent=2))
+        click.echo(dumps_indented([r.to_dict() for r in found]))
         return
     console, _ = consoles()
     print_runs(found, store if store is not None else default_store_path(), console)
@@ -63,8 +63,8 @@ def runs(
 def runs_show(ctx: click.Context, name: str, as_json: bool, store: str | None) -> None:
     """Print a recorded run: its metrics (and slices) with intervals, and where it came from."""
     from ..errors import PingceError
-    from ..report.runs import print_run
-    from ..store import run_info
+    from ..history import run_info
+    from ..report.history import print_run
 
     try:
         info = run_info(name, store=store if store is not None else ctx.obj)
@@ -72,9 +72,9 @@ def runs_show(ctx: click.Context, name: str, as_json: bool, store: str | None) -
         fail(str(exc))
         return
     if as_json:
-        import json
+        from .._json import dumps_indented
 
-        click.echo(json.dumps(info.to_dict(), ensure_ascii=False, indent=2))
+        click.echo(dumps_indented(info.to_dict()))
         return
     console, _ = consoles()
     print_run(info, console)
@@ -87,7 +87,7 @@ def runs_show(ctx: click.Context, name: str, as_json: bool, store: str | None) -
 def runs_rm(ctx: click.Context, names: tuple[str, ...], store: str | None) -> None:
     """Delete recorded runs from the store (their output folders stay where they are)."""
     from ..errors import PingceError
-    from ..store import default_store_path, remove_run
+    from ..history import default_store_path, remove_run
 
     path = store if store is not None else ctx.obj
     for name in names:

@@ -1,6 +1,6 @@
 """The one assembly of results: every executor's run (:mod:`.local`, :mod:`.distributed`) ends in
 :func:`run_result`, and both comparisons (two record files, :mod:`.compare`; two stored runs,
-:mod:`.runs`) in :func:`comparison_result`; the notes every result starts with, the note for
+:mod:`.stored_runs`) in :func:`comparison_result`; the notes every result starts with, the note for
 records without ids, the data's description and a slice's result are written here once."""
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from ..results import (
 from ..sampling import SamplingInfo
 from .fields import field_map
 from .plan import Plan
-from .values import split_unit_values
+from .values import null_where_units_split
 
 __all__ = ["comparison_result", "data_info", "id_notes", "run_result", "slice_result"]
 
@@ -65,7 +65,7 @@ def slice_result(
     """One slice's result (``splits_units``: the unit-split rule of :mod:`.slices` applies)."""
     metrics, tables = values
     if splits_units:
-        split_unit_values(plan, path, metrics)
+        null_where_units_split(plan, path, metrics)
     return SliceResult(n_records=n, metrics=metrics, tables=tables)
 
 

@@ -40,15 +40,15 @@ from ..suites.spec import SuiteSpec
 from .assembly import comparison_result
 from .context import RunContext
 from .groups import paired_keys, resampled_blocks, unit_codes
-from .phases import Blocks, Data, load, pairs_of, plan_run, signature, similarities, statistics
-from .plan import Plan, check_records
+from .phases import Data, load, pairs_of, plan_run, signature, similarities, statistics
+from .plan import Plan, StatBlocks, check_records
 from .profile import Profile
 from .saved import match_keys
 from .slices import Slice, slice_keys, slice_seed, slices_of, unit_split_reason
 from .values import (
     count_failures,
-    finalised_value,
-    policed_value,
+    finalised_number,
+    policed_result,
     record_rows,
     statistic_notes,
 )
@@ -205,7 +205,7 @@ def compare_suite(
 
 
 def _both_rows(
-    plan: Plan, tables: tuple[Table, Table], blocks: tuple[Blocks, Blocks]
+    plan: Plan, tables: tuple[Table, Table], blocks: tuple[StatBlocks, StatBlocks]
 ) -> tuple[RecordRows, RecordRows]:
     """Both sides' per-record values and miss reasons (the baseline's in the candidate's
     order), for the records that flipped."""
@@ -224,7 +224,7 @@ def compare_blocks(
     """The comparison of two sides' statistic blocks over the same records, in the same order
     (``units``: a unit code per record in a unit suite; ``slice_rows``: the ``--slice`` values,
     :mod:`.slices`). Every way of comparing ends here: two record
-    files (:func:`compare_suite`) and two stored runs (:func:`pingce.engine.runs.compare_runs`).
+    files (:func:`compare_suite`) and two stored runs (:func:`.stored_runs.compare_runs`).
 
     Records left out after failed similarity calls on either side are left out of that
     statistic's comparison on both (under ``--on-judge-failure skip``; under ``null`` such a
@@ -371,12 +371,12 @@ def _compared(
     deltas: dict[str, float | None] = {}
     for name, metric in plan.metrics.items():
         key = plan.keys[name]
-        c = policed_value(metric, blocks_c[key], policy)
-        b = policed_value(metric, blocks_b[key], policy)
+        c = policed_result(metric, blocks_c[key], policy)
+        b = policed_result(metric, blocks_b[key], policy)
         delta = None if c.value is None or b.value is None else c.value - b.value
         # the tests resample the finalised values (reported_value may report another estimate)
-        fc = finalised_value(metric, blocks_c[key], c.value)
-        fb = finalised_value(metric, blocks_b[key], b.value)
+        fc = finalised_number(metric, blocks_c[key], c.value)
+        fb = finalised_number(metric, blocks_b[key], b.value)
         deltas[name] = None if fc is None or fb is None else fc - fb
         reasons = [f"{s}: {r.undefined_reason}" for s, r in (("candidate", c), ("baseline", b))]
         results[name] = MetricComparison(

@@ -47,7 +47,7 @@ from .merge import (
     needs_jackknife_pass,
     raw_thetas,
     run_shard,
-    scope_values,
+    scope_finalised_numbers,
 )
 from .phases import load, pairs_of, plan_run, signature
 from .plan import Plan, check_records
@@ -442,7 +442,9 @@ def _run(
                 name: {k: b.total() for k, b in scope.blocks.items() if b.decomposable}
                 for name, scope in merged.scopes.items()
             }
-            values = {name: scope_values(plan, scope) for name, scope in merged.scopes.items()}
+            values = {
+                name: scope_finalised_numbers(plan, scope) for name, scope in merged.scopes.items()
+            }
             rows = (
                 done.select_columns(["blocks"])
                 .map(

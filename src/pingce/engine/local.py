@@ -34,17 +34,17 @@ from .assembly import data_info, id_notes, run_result, slice_result
 from .context import RunContext
 from .groups import bootstrap_keys, resampled_blocks, unit_codes
 from .model import Answered, ask_model, mark_model_failures, model_plan
-from .phases import Blocks, Data, load, plan_run, sample, signature, similarities, statistics
-from .plan import Plan, check_records
+from .phases import Data, load, plan_run, sample, signature, similarities, statistics
+from .plan import Plan, StatBlocks, check_records
 from .saved import saved_stats
 from .slices import slice_seed, table_slices
 from .values import (
     count_failures,
-    finalised_values,
-    metric_values,
+    finalised_numbers,
+    metric_results,
     record_rows,
     statistic_notes,
-    table_values,
+    table_results,
     with_intervals,
 )
 
@@ -57,7 +57,7 @@ class Run:
 
     plan: Plan
     table: Table
-    blocks: Blocks
+    blocks: StatBlocks
     units: np.ndarray | None
     progress: ProgressHook
     keys: np.ndarray | None = None
@@ -65,7 +65,7 @@ class Run:
 
     def values(
         self,
-        blocks: Blocks,
+        blocks: StatBlocks,
         seed: int | list[int],
         label: str,
         units: np.ndarray | None,
@@ -75,7 +75,7 @@ class Run:
         the bootstrap resamples whole units; with ``keys`` (a Poisson key per record) it weighs
         each record (or unit) by its own key."""
         plan, options = self.plan, self.plan.options
-        results = metric_values(plan, blocks)
+        results = metric_results(plan, blocks)
         intervals: dict[str, Interval] = {}
         if options.bootstrap > 0:
             resampled, keys = resampled_blocks(blocks, units, keys)
@@ -83,7 +83,7 @@ class Run:
             intervals = bootstrap_intervals(
                 resampled,
                 {name: (m, plan.keys[name]) for name, m in plan.metrics.items()},
-                finalised_values(plan, blocks, results),
+                finalised_numbers(plan, blocks, results),
                 resamples=options.bootstrap,
                 seed=seed,
                 method=options.ci_method,
@@ -91,7 +91,7 @@ class Run:
                 progress=advance,
                 keys=keys,
             )
-        return with_intervals(results, intervals), table_values(plan, blocks)
+        return with_intervals(results, intervals), table_results(plan, blocks)
 
     def slices(self) -> dict[str, SliceResult]:
         """Metrics per value of each ``--slice`` field."""

@@ -44,16 +44,16 @@ from ..stats import (
 from .assembly import Values, slice_result
 from .groups import bootstrap_keys, resampled_blocks, unit_codes
 from .phases import load, similarities, statistics
-from .plan import Plan, check_records
+from .plan import Plan, StatBlocks, check_records
 from .saved import saved_stats
 from .slices import slice_order, table_slices
 from .values import (
     count_failures,
-    finalised_values,
-    metric_values,
+    finalised_numbers,
+    metric_results,
     record_rows,
     statistic_notes,
-    table_values,
+    table_results,
     with_intervals,
 )
 
@@ -70,7 +70,7 @@ __all__ = [
     "raw_thetas",
     "run_shard",
     "scope_blocks",
-    "scope_values",
+    "scope_finalised_numbers",
     "shard_of",
 ]
 
@@ -86,7 +86,7 @@ class Scope:
     decomposable ones, and the Poisson keys of the records (for the raw rows' replicates)."""
 
     n: int
-    blocks: dict[Hashable, StatBlock]
+    blocks: StatBlocks
     replicates: dict[Hashable, np.ndarray] = field(default_factory=dict)
     """Poisson replicate sums ``(B, width)`` per decomposable statistic (with a bootstrap)."""
     keys: np.ndarray | None = None
@@ -238,7 +238,7 @@ def merge_shards(shards: Iterable[Shard]) -> Shard:
 
 def _scope(
     plan: Plan,
-    blocks: Mapping[Hashable, StatBlock],
+    blocks: StatBlocks,
     units: np.ndarray | None,
     keys: np.ndarray | None,
 ) -> Scope:
@@ -258,7 +258,7 @@ def _scope(
 def shard_of(
     plan: Plan,
     table: Any,
-    blocks: Mapping[Hashable, StatBlock],
+    blocks: StatBlocks,
     units: np.ndarray | None,
     failures: Failures,
     notes: list[str],
@@ -299,7 +299,7 @@ def shard_of(
     )
 
 
-ScopeBlocks = dict[str, tuple[dict[Hashable, StatBlock], np.ndarray | None]]
+ScopeBlocks = dict[str, tuple[StatBlocks, np.ndarray | None]]
 """A shard's blocks per scope, and its unit codes there (what the jackknife pass reads)."""
 
 
@@ -433,14 +433,14 @@ def needs_jackknife_pass(plan: Plan, merged: Shard) -> bool:
     )
 
 
-def scope_values(plan: Plan, scope: Scope) -> dict[str, float | None]:
+def scope_finalised_numbers(plan: Plan, scope: Scope) -> dict[str, float | None]:
     """Each metric's finalised value over the scope (what the jackknife pass subtracts from)."""
-    return finalised_values(plan, scope.blocks, metric_values(plan, scope.blocks))
+    return finalised_numbers(plan, scope.blocks, metric_results(plan, scope.blocks))
 
 
 def jackknife_pass(
     plan: Plan,
-    shard_blocks: Mapping[str, tuple[Mapping[Hashable, StatBlock], np.ndarray | None]],
+    shard_blocks: Mapping[str, tuple[StatBlocks, np.ndarray | None]],
     totals: Mapping[str, Mapping[Hashable, np.ndarray]],
     values: Mapping[str, Mapping[str, float | None]],
 ) -> dict[tuple[str, str], np.ndarray]:
@@ -467,12 +467,10 @@ def jackknife_pass(
 
 
 def scope_blocks(
-    plan: Plan, table: Any, blocks: Mapping[Hashable, StatBlock], units: np.ndarray | None
-) -> dict[str, tuple[dict[Hashable, StatBlock], np.ndarray | None]]:
+    plan: Plan, table: Any, blocks: StatBlocks, units: np.ndarray | None
+) -> ScopeBlocks:
     """A shard's blocks per scope (the whole shard and each slice value's records)."""
-    out: dict[str, tuple[dict[Hashable, StatBlock], np.ndarray | None]] = {
-        WHOLE: (dict(blocks), units)
-    }
+    out: ScopeBlocks = {WHOLE: (dict(blocks), units)}
     for part in table_slices(plan, table, units):
         rows = part.rows
         out[part.key] = (
@@ -490,9 +488,9 @@ def _finish_scope(
 ) -> tuple[dict[str, MetricResult], dict[str, dict[str, Any]]]:
     options = plan.options
     blocks = scope.blocks
-    results = metric_values(plan, blocks)
+    results = metric_results(plan, blocks)
     if options.bootstrap > 0:
-        values = finalised_values(plan, blocks, results)
+        values = finalised_numbers(plan, blocks, results)
         wanted = {name: (m, plan.keys[name]) for name, m in plan.metrics.items()}
         wanted = {name: pair for name, pair in wanted.items() if values.get(name) is not None}
         intervals: dict[str, Interval] = replicate_intervals(
@@ -507,7 +505,7 @@ def _finish_scope(
             },
         )
         with_intervals(results, intervals)
-    return results, table_values(plan, blocks)
+    return results, table_results(plan, blocks)
 
 
 def finish(

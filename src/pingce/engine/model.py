@@ -20,7 +20,7 @@ import copy
 import dataclasses
 import json
 import os
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError, OptionError, SuiteError
-from ..metrics.protocol import LEFT_OUT, MODEL_FAILED, StatBlock
+from ..metrics.protocol import LEFT_OUT, MODEL_FAILED
 from ..predict import AnswerCache, messages_of, openai_tools, parse_model
 from ..progress import ProgressHook
 from ..readers import (
@@ -46,7 +46,7 @@ from ..remote.http import RetryPolicy
 from ..remote.toolcalls import restore_names
 from ..suites.spec import ModelSpec
 from .fields import field_map
-from .plan import Plan
+from .plan import Plan, StatBlocks
 
 __all__ = ["Answered", "ask_model", "mark_model_failures", "model_fields", "model_plan"]
 
@@ -351,7 +351,7 @@ def _open_cache(option: str | bool | None) -> AnswerCache | None:
 
 
 def mark_model_failures(
-    plan: Plan, table: Table, blocks: Mapping[Hashable, StatBlock], failed: Mapping[int, str]
+    plan: Plan, table: Table, blocks: StatBlocks, failed: Mapping[int, str]
 ) -> int:
     """Leave the records whose model call failed out of every statistic that reads a field the
     model fills: their rows count nowhere (NaN for raw rows) and the reason is in the

@@ -12,7 +12,7 @@ from __future__ import annotations
 import glob
 import os
 import platform
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ from .._version import __version__
 from ..errors import InputError, OptionError
 from ..gates import check_gate_names
 from ..joins import joined_reading
-from ..metrics.protocol import Context, RecordMap, StatBlock, one_part
+from ..metrics.protocol import Context, RecordMap, one_part
 from ..options import RunOptions
 from ..progress import ProgressHook
 from ..records import Table, load_records, wanted_fields
@@ -30,14 +30,13 @@ from ..sampling import SamplingInfo, sample_indices
 from ..suites.build import BuiltSuite, load_suite
 from ..suites.spec import SuiteSpec
 from .fields import check_maps_read, data_paths, field_map, suite_names
-from .plan import Plan, make_plan
+from .plan import Plan, StatBlocks, make_plan
 from .shards import expand_paths
 from .similarities import BackendChoice, Scored, score_pairs
 from .slices import slice_keys
 from .values import unparsed_rows
 
 __all__ = [
-    "Blocks",
     "Data",
     "load",
     "pairs_of",
@@ -52,7 +51,6 @@ __all__ = [
 Data = str | os.PathLike[str] | Iterable[Mapping[str, Any]] | Any
 """Records: a path (JSONL, JSON, CSV, TSV, Parquet, Excel; ``-`` for standard input), a data
 frame (pandas, polars, pyarrow, ``datasets``) or an iterable of dictionaries."""
-Blocks = dict[Hashable, StatBlock]
 
 
 def plan_run(
@@ -161,7 +159,7 @@ def pairs_of(plan: Plan, table: Table) -> list[tuple[str, str]]:
 
 def statistics(
     plan: Plan, table: Table, scored: Scored | None, map_records: RecordMap = one_part
-) -> Blocks:
+) -> StatBlocks:
     """Every statistic of the plan over ``table``, once each; their per-record work runs
     through ``map_records`` (the executor's policy: one part here by default)."""
     context = Context(similarity=None if scored is None else scored.table, map_records=map_records)

@@ -11,7 +11,7 @@ model: the statistics' own (required fields, duplicate turns) and the command li
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,12 +19,17 @@ import numpy as np
 
 from ..errors import InputError, OptionError, SuiteError
 from ..labels import LabelScale
-from ..metrics.protocol import Metric, Statistic, TableMetric
+from ..metrics.protocol import Metric, StatBlock, Statistic, TableMetric
 from ..options import RunOptions
 from ..records import FieldSpec, ParseFailure, Table
 from ..suites.build import BuiltSuite
 
-__all__ = ["Plan", "check_records", "make_plan"]
+__all__ = ["Plan", "StatBlocks", "check_records", "make_plan"]
+
+StatBlocks = Mapping[Hashable, StatBlock]
+"""The statistic blocks of a run (or a slice, a shard, one side of a comparison), each under its
+statistic's key in :attr:`Plan.statistics`: what the statistics phase makes and values,
+intervals, slices and comparisons read."""
 
 
 @dataclass

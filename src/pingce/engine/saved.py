@@ -22,7 +22,7 @@ from ..metrics.protocol import LEFT_OUT, MODEL_FAILED, StatBlock
 from ..records import Table
 from ..runfolder.stats import SavedStats, small_codes
 from .groups import unit_sort_keys
-from .plan import Plan
+from .plan import Plan, StatBlocks
 from .slices import slice_keys
 
 __all__ = ["match_keys", "saved_blocks", "saved_stats"]
@@ -31,7 +31,7 @@ __all__ = ["match_keys", "saved_blocks", "saved_stats"]
 def saved_stats(
     plan: Plan,
     table: Table,
-    blocks: dict[Hashable, StatBlock],
+    blocks: StatBlocks,
     units: np.ndarray | None,
     *,
     piece: bool = False,
@@ -146,7 +146,7 @@ def _canonical(value: Any) -> Any:
     return value
 
 
-def saved_blocks(saved: SavedStats, plan: Plan) -> dict[Hashable, StatBlock]:
+def saved_blocks(saved: SavedStats, plan: Plan) -> StatBlocks:
     """The blocks of ``saved`` keyed as ``plan`` keys its statistics (an :class:`OptionError`
     when the plan has a statistic the saved run did not compute)."""
     by_key = {entry["key"]: name for name, entry in saved.manifest["statistics"].items()}

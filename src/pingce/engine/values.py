@@ -5,7 +5,7 @@ the failures counted on the way. Every function here reads blocks; none recomput
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from functools import partial
 from typing import TYPE_CHECKING
@@ -15,7 +15,7 @@ import numpy as np
 from ..metrics.protocol import LEFT_OUT, Metric, StatBlock
 from ..records import FieldSpec, ParseFailure, Table
 from ..results import Failures, MetricResult, RecordRows
-from .plan import Plan
+from .plan import Plan, StatBlocks
 from .slices import unit_split_reason
 
 if TYPE_CHECKING:
@@ -23,24 +23,22 @@ if TYPE_CHECKING:
 
 __all__ = [
     "count_failures",
-    "finalised_value",
-    "finalised_values",
+    "finalised_number",
+    "finalised_numbers",
     "invalid_predictions",
     "left_out_records",
-    "metric_value",
-    "metric_values",
+    "metric_result",
+    "metric_results",
     "model_failed_records",
-    "policed_value",
+    "null_where_units_split",
+    "policed_result",
     "record_rows",
-    "split_unit_values",
     "statistic_notes",
-    "table_values",
+    "table_results",
     "unparsed_rows",
     "with_failed_records",
     "with_intervals",
 ]
-
-Blocks = Mapping[Hashable, StatBlock]
 
 _OVERFLOW = (
     "not a finite number: the records' values add up beyond the largest 64-bit float (about "
@@ -50,7 +48,7 @@ _OVERFLOW = (
 (latencies near 1e308), and an infinity is no more a value than 0/0 is."""
 
 
-def metric_value(metric: Metric, block: StatBlock) -> MetricResult:
+def metric_result(metric: Metric, block: StatBlock) -> MetricResult:
     """A metric's value on a block, with n and the reason when undefined, and a note when the
     zero-division policy made the value (or a part of it) instead of the data."""
     note = None
@@ -80,7 +78,7 @@ def metric_value(metric: Metric, block: StatBlock) -> MetricResult:
     )
 
 
-def finalised_value(metric: Metric, block: StatBlock, value: float | None) -> float | None:
+def finalised_number(metric: Metric, block: StatBlock, value: float | None) -> float | None:
     """The value that intervals and tests resample around: the finaliser of the block's summed
     statistics, before :meth:`Metric.reported_value` may replace it for the report (the exact
     mean, where ``aggregate: bootstrap`` reports rouge-score's bootstrap mid); None when the
@@ -92,12 +90,12 @@ def finalised_value(metric: Metric, block: StatBlock, value: float | None) -> fl
     return finalised if math.isfinite(finalised) else None
 
 
-def finalised_values(
-    plan: Plan, blocks: Blocks, results: Mapping[str, MetricResult]
+def finalised_numbers(
+    plan: Plan, blocks: StatBlocks, results: Mapping[str, MetricResult]
 ) -> dict[str, float | None]:
-    """Each metric's :func:`finalised_value` over ``blocks`` (``results``: their values)."""
+    """Each metric's :func:`finalised_number` over ``blocks`` (``results``: their values)."""
     return {
-        name: finalised_value(plan.metrics[name], blocks[plan.keys[name]], r.value)
+        name: finalised_number(plan.metrics[name], blocks[plan.keys[name]], r.value)
         for name, r in results.items()
     }
 
@@ -113,20 +111,20 @@ def with_intervals(
     return results
 
 
-def metric_values(plan: Plan, blocks: Blocks) -> dict[str, MetricResult]:
+def metric_results(plan: Plan, blocks: StatBlocks) -> dict[str, MetricResult]:
     """Every metric's value over the blocks' records, under the run's judge-failure policy."""
     policy = plan.options.on_judge_failure
     return {
-        name: policed_value(metric, blocks[plan.keys[name]], policy)
+        name: policed_result(metric, blocks[plan.keys[name]], policy)
         for name, metric in plan.metrics.items()
     }
 
 
-def policed_value(metric: Metric, block: StatBlock, policy: str) -> MetricResult:
-    """:func:`metric_value` under the judge-failure policy (``--on-judge-failure``), with the
+def policed_result(metric: Metric, block: StatBlock, policy: str) -> MetricResult:
+    """:func:`metric_result` under the judge-failure policy (``--on-judge-failure``), with the
     records the metric covers, those it was computed over and those whose prediction did not
     parse (scored as wrong)."""
-    result = metric_value(metric, block)
+    result = metric_result(metric, block)
     covered = block.covered()
     failed = left_out_records(block)
     if failed:
@@ -185,7 +183,7 @@ def with_failed_records(
     )
 
 
-def split_unit_values(plan: Plan, path: str, metrics: dict[str, MetricResult]) -> None:
+def null_where_units_split(plan: Plan, path: str, metrics: dict[str, MetricResult]) -> None:
     """A slice by ``path``, a field that varies within units: the metrics that read a unit as a
     whole (a dialogue's slope) get no value there, rather than a misleading one (in place)."""
     for name in plan.metrics:
@@ -194,12 +192,12 @@ def split_unit_values(plan: Plan, path: str, metrics: dict[str, MetricResult]) -
             metrics[name] = MetricResult(value=None, n=0, undefined_reason=reason)
 
 
-def table_values(plan: Plan, blocks: Blocks) -> dict[str, dict[str, object]]:
+def table_results(plan: Plan, blocks: StatBlocks) -> dict[str, dict[str, object]]:
     """Every table metric over the blocks' records."""
     return {name: t.build(blocks[plan.keys[name]].total()) for name, t in plan.tables.items()}
 
 
-def per_record_values(metric: Metric, block: StatBlock) -> np.ndarray:
+def per_record_finalised(metric: Metric, block: StatBlock) -> np.ndarray:
     """The metric on each record alone: its finaliser over the record's own statistics, and
     null for a record the metric does not count (a judge record for a set metric, a record
     predicted No for precision, a record left out after a failed call), whatever the
@@ -212,7 +210,7 @@ def per_record_values(metric: Metric, block: StatBlock) -> np.ndarray:
     assert block.rows is not None
     rows = np.asarray(block.rows, dtype=np.float64)
     if rows.ndim == 2 and rows.shape[0] > 1 and rows.strides[0] == 0:  # the same row for all
-        return np.broadcast_to(per_record_values(metric, replace(block, rows=rows[:1])), block.n)
+        return np.broadcast_to(per_record_finalised(metric, replace(block, rows=rows[:1])), block.n)
     values = np.asarray(metric.finalize(rows), dtype=np.float64)
     values[np.asarray(metric.count(rows)) == 0] = np.nan
     return values
@@ -224,7 +222,7 @@ def worse_than_best(metric: Metric, values: np.ndarray) -> np.ndarray:
         return values < metric.best if metric.higher_is_better else values > metric.best
 
 
-def record_rows(plan: Plan, table: Table, blocks: Blocks) -> RecordRows:
+def record_rows(plan: Plan, table: Table, blocks: StatBlocks) -> RecordRows:
     """Per-record values of every metric that has one, and the reason each record missed."""
     values: dict[str, np.ndarray] = {}
     misses: dict[str, np.ndarray] = {}
@@ -232,7 +230,7 @@ def record_rows(plan: Plan, table: Table, blocks: Blocks) -> RecordRows:
         if not (metric.per_record and metric.decomposable):
             continue
         block = blocks[plan.keys[name]]
-        column = _one_value_for_all(per_record_values(metric, block))
+        column = _one_value_for_all(per_record_finalised(metric, block))
         values[name] = column
         reasons = block.reasons.get(metric.reason) if metric.reason else None
         left_out = block.reasons.get(LEFT_OUT)
@@ -320,12 +318,12 @@ def invalid_predictions(table: Table) -> int | None:
     return int(invalid.sum())
 
 
-def statistic_notes(blocks: Iterable[Blocks]) -> list[str]:
+def statistic_notes(blocks: Iterable[StatBlocks]) -> list[str]:
     """The notes of every block (of one run, or of both sides of a comparison), each once."""
     return list(dict.fromkeys(note for group in blocks for b in group.values() for note in b.notes))
 
 
-def count_failures(table: Table, blocks: Blocks, judge: int) -> Failures:
+def count_failures(table: Table, blocks: StatBlocks, judge: int) -> Failures:
     """Parse failures, failed similarity pairs, predictions off their label scale (a count
     that suites with a label scale always show) and the events the statistics counted."""
     failures = Failures(parse=parse_failures(table), judge=judge)

@@ -20,7 +20,7 @@ from typing import Any
 import orjson
 
 from .._json import dumps
-from ..remote.cache import KeyedStore
+from ..remote.cache import KeyedTable
 
 __all__ = ["AnswerCache", "CachedAnswer", "request_key"]
 
@@ -49,7 +49,7 @@ class AnswerCache:
     """Answers by request key in an SQLite file; safe to share between threads."""
 
     def __init__(self, path: str | os.PathLike[str]):
-        self._store = KeyedStore(path, "answers", _COLUMNS)
+        self._store = KeyedTable(path, "answers", _COLUMNS)
         self.path: Path = self._store.path
 
     def get_many(self, keys: Sequence[str]) -> dict[str, CachedAnswer]:

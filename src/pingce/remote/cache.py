@@ -5,7 +5,7 @@ backends' scores (``scores``, :class:`~pingce.similarity.SimilarityCache`) and t
 the model under test (``answers``, :class:`~pingce.predict.AnswerCache`), so ``--cache`` and
 ``--no-cache`` govern both. Each owner makes its keys (a SHA-256 of everything its answer
 depends on; never an API key or a URL's credentials) and decides what a row holds;
-:class:`KeyedStore` stores and finds the rows, and :func:`buffered_writer` writes the answers of
+:class:`KeyedTable` stores and finds the rows, and :func:`buffered_writer` writes the answers of
 a run as they arrive (every 0.2 s), so a killed run keeps what it was given and the rerun asks
 only for the rest. The file is opened as the run store's (:mod:`pingce._sqlite`: WAL, a wait for
 another process's lock, each write one transaction).
@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 
 from .._sqlite import connect, retrying, transaction, use_wal
 
-__all__ = ["KeyedStore", "buffered_writer", "cache_path", "default_cache_path"]
+__all__ = ["KeyedTable", "buffered_writer", "cache_path", "default_cache_path"]
 
 T = TypeVar("T")
 
@@ -49,7 +49,7 @@ def cache_path(option: str | os.PathLike[str] | bool | None) -> Path | None:
     return Path(option)
 
 
-class KeyedStore:
+class KeyedTable:
     """Rows by key in one table of an SQLite file; safe to share between threads.
 
     ``columns`` are the SQL definitions of the stored columns (``"score REAL NOT NULL"``); the

@@ -9,10 +9,10 @@ no numpy."""
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._lazy import lazy_exports
 from ..errors import OptionError
 from ..remote.cache import cache_path
 from .names import BackendName, parse_backend_name
@@ -48,11 +48,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    return getattr(importlib.import_module(f"{__name__}.{module}"), name)
+__getattr__ = lazy_exports(__name__, _LAZY)
 
 
 def _accepted(cls: type, options: dict[str, Any] | None) -> dict[str, Any]:

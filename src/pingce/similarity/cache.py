@@ -14,7 +14,7 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from ..remote.cache import KeyedStore, default_cache_path
+from ..remote.cache import KeyedTable, default_cache_path
 from .base import Pair
 
 __all__ = ["SimilarityCache", "default_cache_path"]
@@ -40,7 +40,7 @@ class SimilarityCache:
     """Scores by (signature, a, b) in an SQLite file; safe to share between threads."""
 
     def __init__(self, path: str | os.PathLike[str]):
-        self._store = KeyedStore(path, "scores", _COLUMNS)
+        self._store = KeyedTable(path, "scores", _COLUMNS)
         self.path: Path = self._store.path
 
     def get_many(self, signature: str, pairs: Sequence[Pair]) -> dict[Pair, float]:

@@ -1,5 +1,5 @@
 """The pages of ``pingce view`` (:mod:`pingce.viewer`): :class:`Viewer` answers a request target
-with a :class:`Response`, reading the run store (:mod:`pingce.store`) and a run's folder, pairing
+with a :class:`Response`, reading the run store (:mod:`pingce.history`) and a run's folder, pairing
 two runs through :func:`pingce.compare_runs`, and drawing with report/'s renderers (the style
 sheet, :mod:`pingce.report.charts`, comparison.html)."""
 
@@ -15,8 +15,10 @@ from typing import Any
 from urllib.parse import parse_qs, quote, unquote, urlencode, urlsplit
 
 from .. import compare_runs
+from .._json import dumps_indented
 from .._version import __version__
 from ..errors import PingceError
+from ..history import MetricRow, RunInfo, default_store_path, run_info, runs
 from ..report.charts import (
     TWO_LEFT,
     TWO_RIGHT,
@@ -30,7 +32,6 @@ from ..report.charts import (
 from ..report.comparison_html import render_comparison_html
 from ..report.format import fmt_number
 from ..report.page import STYLE, asset, esc, head, style
-from ..store import MetricRow, RunInfo, default_store_path, run_info, runs
 
 __all__ = [
     "CSP",
@@ -189,7 +190,7 @@ class Viewer:
         except PingceError as exc:  # the store cannot be read
             return _html(500, "The run store cannot be read", f"<p>{esc(exc)}</p>", self.store)
 
-    def _runs(self, suite: str | None = None, slices: bool = False) -> list[RunInfo]:
+    def _recorded_runs(self, suite: str | None = None, slices: bool = False) -> list[RunInfo]:
         return runs(suite=suite, store=self.store, slices=slices)
 
     def _info(self, name: str) -> RunInfo:
@@ -203,7 +204,7 @@ class Viewer:
     def index(self, query: dict[str, str]) -> Response:
         suite = query.get("suite") or None
         part = (query.get("name") or "").strip()
-        everything = self._runs()
+        everything = self._recorded_runs()
         suites = sorted({r.suite for r in everything})
         shown = [
             r
@@ -297,19 +298,19 @@ class Viewer:
         folder = Path(info.out_dir) if info.out_dir else None
         if folder is None:
             why = "This run wrote no output folder (its records were evaluated in memory)."
-            return self._stored(info, why)
+            return self._history_page(info, why)
         report = folder / "report.html"
         if not folder.is_dir():
-            return self._stored(info, f"The run's output folder {folder} is gone.")
+            return self._history_page(info, f"The run's output folder {folder} is gone.")
         if not report.is_file():
-            return self._stored(
+            return self._history_page(
                 info,
                 f"The run's output folder {folder} holds no report.html; "
                 f"`pingce report {info.name}` writes it again from results.json.",
             )
         other = self._written_over(info, folder)
         if other is not None:
-            return self._stored(info, other)
+            return self._history_page(info, other)
         return self._report(info, report)
 
     def _written_over(self, info: RunInfo, folder: Path) -> str | None:
@@ -328,7 +329,7 @@ class Viewer:
             return None
         newer = [
             r.name
-            for r in self._runs(suite=None)
+            for r in self._recorded_runs(suite=None)
             if r.out_dir == info.out_dir and r.name != info.name
         ]
         hint = f" The newest run recorded with that folder is {newer[0]}." if newer else ""
@@ -360,7 +361,7 @@ class Viewer:
             body = head[: cut + newline] + bar + head[cut + newline :]
         return Response(200, body, csp=REPORT_CSP, file=report, skip=len(head), end=size)
 
-    def _stored(self, info: RunInfo, why: str) -> Response:
+    def _history_page(self, info: RunInfo, why: str) -> Response:
         """A run's page from the store alone: the reason there is no report, the metrics with
         their intervals (all records, then each slice), and where the run came from."""
         groups: dict[str | None, list[MetricRow]] = {}
@@ -390,7 +391,7 @@ class Viewer:
 
     def compare(self, query: dict[str, str]) -> Response:
         a_name, b_name = query.get("a") or None, query.get("b") or None
-        everything = self._runs()
+        everything = self._recorded_runs()
         if a_name is None or b_name is None:
             picker = _compare_form(everything, a_name, b_name)
             text = "Pick two runs." if everything else "The run store holds no run yet."
@@ -442,7 +443,7 @@ class Viewer:
     # /trend -----------------------------------------------------------------------------------
 
     def trend(self, query: dict[str, str]) -> Response:
-        everything = self._runs()
+        everything = self._recorded_runs()
         suites = sorted({r.suite for r in everything})
         suite = query.get("suite") or None
         if suite is None and everything:
@@ -451,7 +452,7 @@ class Viewer:
             raise NotFound(f"no run of the suite {suite!r} in the run store {self.store}")
         if suite is None:
             return _html(200, "Trend", "<p>The run store holds no run yet.</p>", self.store)
-        of_suite = list(reversed(self._runs(suite=suite, slices=True)))  # oldest first
+        of_suite = list(reversed(self._recorded_runs(suite=suite, slices=True)))  # oldest first
         metrics = _metric_names(of_suite)
         metric = query.get("metric") or (metrics[0] if metrics else None)
         if metric is None or metric not in metrics:
@@ -578,8 +579,8 @@ def _facts(found: Sequence[RunInfo]) -> str:
         body.append(f"<tr><th scope='row'>signature</th><td colspan='3'>{text}</td></tr>")
     else:
         (r,) = found
-        sig = json.dumps(r.signature, ensure_ascii=False, indent=2, sort_keys=True)
-        options = json.dumps(r.options, ensure_ascii=False, indent=2, sort_keys=True)
+        sig = dumps_indented(r.signature, sort_keys=True)
+        options = dumps_indented(r.options, sort_keys=True)
         body.append(
             "<tr><th scope='row'>signature</th><td><details><summary>show</summary>"
             f"<pre class='sig'>{esc(sig)}</pre></details></td></tr>"

@@ -1,4 +1,4 @@
-"""The run store (pingce.store): every `pingce run` recorded in SQLite, listed, shown and
+"""The run store (pingce.history): every `pingce run` recorded in SQLite, listed, shown and
 removed from the command line and from Python; two processes writing at once."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import pingce
-from pingce import store
+from pingce import history
 from pingce.results import EvaluationResult
 
 from .cli_run import ENV, run_pingce, run_python
@@ -35,6 +35,14 @@ def contract_result() -> EvaluationResult:
 @pytest.fixture(scope="module")
 def calls_result() -> EvaluationResult:
     return pingce.evaluate("function-call", CALLS, bootstrap=0)
+
+
+def test_the_former_module_name_still_imports() -> None:
+    """``pingce.store`` (the run history's name before) gives the same functions."""
+    from pingce import store
+
+    assert store.record_run is history.record_run and store.runs is history.runs
+    assert sorted(store.__all__) == sorted(history.__all__)
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +92,7 @@ def test_a_cli_run_is_recorded_with_what_reproduces_it(recorded_run: tuple[Path,
 def test_the_store_is_versioned_and_in_wal_mode(recorded_run: tuple[Path, Path, Path]) -> None:
     db, _, _ = recorded_run
     with sqlite3.connect(db) as connection:
-        assert connection.execute("PRAGMA user_version").fetchone()[0] == store.SCHEMA_VERSION
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == history.SCHEMA_VERSION
         assert connection.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         count = connection.execute(
             "SELECT count(*) FROM metrics JOIN runs ON runs.id = run_id WHERE name = 'first'"
@@ -97,13 +105,13 @@ def test_default_names_are_suite_and_time_made_unique(
 ) -> None:
     db = tmp_path / "runs.db"
     when = time.mktime((2024, 5, 6, 7, 8, 9, 0, 0, -1))
-    names = [store.record_run(contract_result, store=db, started=when).name for _ in range(3)]
+    names = [history.record_run(contract_result, store=db, started=when).name for _ in range(3)]
     assert names == [
         "contract-risk-20240506-070809",
         "contract-risk-20240506-070809-2",
         "contract-risk-20240506-070809-3",
     ]
-    assert store.default_name("my/suite.yaml", when) == "suite-20240506-070809"
+    assert history.default_name("my/suite.yaml", when) == "suite-20240506-070809"
 
 
 def test_a_name_in_use_stops_the_run_before_it_starts(
@@ -119,8 +127,8 @@ def test_a_name_in_use_stops_the_run_before_it_starts(
     assert "--name first" in done.stderr and "already" in done.stderr
     assert "pingce runs rm first" in done.stderr
     assert not out.exists()
-    with pytest.raises(store.StoreError, match="already"):
-        store.record_run(pingce.evaluate("contract-risk", CONTRACT, bootstrap=0), name="first",
+    with pytest.raises(history.StoreError, match="already"):
+        history.record_run(pingce.evaluate("contract-risk", CONTRACT, bootstrap=0), name="first",
                          store=db)  # fmt: skip
 
 
@@ -176,21 +184,21 @@ def test_the_store_path_follows_the_environment(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PINGCE_STORE", str(tmp_path / "a.db"))
-    assert store.default_store_path() == tmp_path / "a.db"
+    assert history.default_store_path() == tmp_path / "a.db"
     monkeypatch.delenv("PINGCE_STORE")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
-    assert store.default_store_path() == tmp_path / "xdg" / "pingce" / "runs.db"
+    assert history.default_store_path() == tmp_path / "xdg" / "pingce" / "runs.db"
     monkeypatch.delenv("XDG_DATA_HOME")
-    assert store.default_store_path() == Path.home() / ".local" / "share" / "pingce" / "runs.db"
+    assert history.default_store_path() == Path.home() / ".local" / "share" / "pingce" / "runs.db"
 
 
 def test_tests_never_write_to_the_users_store(tmp_path: Path) -> None:
     """tests/conftest.py points PINGCE_STORE (and XDG_DATA_HOME) at a throwaway folder before
     any test runs; a child process started the usual way (tests/cli_run.py) records there."""
     home = Path.home() / ".local" / "share"
-    assert not store.default_store_path().is_relative_to(home)
+    assert not history.default_store_path().is_relative_to(home)
     assert not Path(ENV["PINGCE_STORE"]).is_relative_to(home)
-    done = run_python("-c", "from pingce.store import default_store_path as p; print(p())")
+    done = run_python("-c", "from pingce.history import default_store_path as p; print(p())")
     assert Path(done.stdout.strip()) == Path(os.environ["PINGCE_STORE"])
 
 
@@ -235,18 +243,18 @@ def test_the_git_commit_of_the_datas_repository_is_recorded(
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert pingce.run_info("in-git", store=db).git_commit == head
-    assert store.git_commit(data) == head
+    assert history.git_commit(data) == head
     # records from memory, in a folder outside any repository: no data, hash or commit
     in_a_repo = subprocess.run(["git", "rev-parse", "HEAD"], cwd=outside, capture_output=True)
     cwd = Path.cwd()
     os.chdir(outside)
     try:
-        info = store.record_run(calls_result, store=db, name="in-memory")
+        info = history.record_run(calls_result, store=db, name="in-memory")
     finally:
         os.chdir(cwd)
     assert info.data_path is None and info.data_sha256 is None
     if in_a_repo.returncode != 0:
-        assert info.git_commit is None and store.git_commit(outside, None) is None
+        assert info.git_commit is None and history.git_commit(outside, None) is None
 
 
 # ------------------------------------------------------------------------------ listing
@@ -259,10 +267,10 @@ def filled(
     db = tmp_path / "runs.db"
     start = time.time() - 1000
     for k in range(4):
-        store.record_run(contract_result, store=db, name=f"contract-{k}", started=start + 10 * k,
+        history.record_run(contract_result, store=db, name=f"contract-{k}", started=start + 10 * k,
                          data=CONTRACT, out=tmp_path / f"c{k}")  # fmt: skip
     for k in range(2):
-        store.record_run(calls_result, store=db, name=f"calls-{k}", started=start + 5 + 10 * k,
+        history.record_run(calls_result, store=db, name=f"calls-{k}", started=start + 5 + 10 * k,
                          data=CALLS, out=tmp_path / f"f{k}")  # fmt: skip
     return db
 
@@ -281,12 +289,12 @@ def test_the_data_of_a_glob_is_hashed_as_the_files_joined(
     joined = tmp_path / "all.jsonl"
     joined.write_bytes(b"".join((shards / f"part-{k}.jsonl").read_bytes() for k in range(3)))
     db = tmp_path / "runs.db"
-    on_shards = store.record_run(contract_result, store=db, data=str(shards / "*.jsonl"))
-    on_joined = store.record_run(contract_result, store=db, data=joined)
+    on_shards = history.record_run(contract_result, store=db, data=str(shards / "*.jsonl"))
+    on_joined = history.record_run(contract_result, store=db, data=joined)
     assert on_shards.data_sha256 == hashlib.sha256(joined.read_bytes()).hexdigest()
     assert on_shards.data_sha256 == on_joined.data_sha256
     assert on_shards.data_path == str((shards / "*.jsonl").resolve())
-    nothing = store.record_run(contract_result, store=db, data=str(shards / "*.parquet"))
+    nothing = history.record_run(contract_result, store=db, data=str(shards / "*.parquet"))
     assert nothing.data_sha256 is None  # no file matches: nothing to hash
 
 
@@ -331,10 +339,49 @@ def test_cli_lists_filters_and_shows(filled: Path, tmp_path: Path) -> None:
     assert done.returncode == 2 and "no run named 'nope'" in done.stderr
 
 
+def _strict_json(text: str) -> object:
+    """JSON as other readers take it: ``NaN`` and ``Infinity`` are errors."""
+
+    def refuse(constant: str) -> object:
+        raise ValueError(f"not JSON: {constant}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_a_nan_in_a_stored_run_is_null_in_every_json_output(
+    tmp_path: Path, contract_result: EvaluationResult
+) -> None:
+    """One JSON policy (pingce._json): a NaN in a recorded run's options or metrics is written
+    null by the history and by ``pingce runs --json`` (before: ``NaN``, invalid JSON)."""
+    import sqlite3
+
+    db = tmp_path / "runs.db"
+    nan = float("nan")
+    metrics = dict(contract_result.metrics)
+    name = next(iter(metrics))
+    metrics[name] = metrics[name].model_copy(update={"value": nan})
+    result = contract_result.model_copy(update={"metrics": metrics})
+    history.record_run(result, store=db, name="nan", options={"level": nan, "n": [1.0, nan]})
+    with sqlite3.connect(db) as connection:
+        (options,) = connection.execute("SELECT options FROM runs").fetchone()
+    assert _strict_json(options) == {"level": None, "n": [1.0, None]}
+    listed = run_pingce("runs", "--store", str(db), "--json", cwd=tmp_path)
+    assert listed.returncode == 0, listed.stderr
+    shown = run_pingce("runs", "show", "nan", "--store", str(db), "--json", cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    for text in (listed.stdout, shown.stdout):
+        data = _strict_json(text)
+        run = data[0] if isinstance(data, list) else data
+        assert isinstance(run, dict) and run["options"]["level"] is None
+        assert next(m for m in run["metrics"] if m["metric"] == name)["value"] is None
+    with pytest.raises(ValueError, match="not JSON: NaN"):  # the check can fail
+        _strict_json(json.dumps({"level": nan}))
+
+
 def test_the_list_reads_at_80_columns_with_whole_names(tmp_path: Path, contract_result) -> None:
     db = tmp_path / "runs.db"
     long_name = "a-rather-long-run-name-for-the-new-prompt-v2-with-retrieval-and-reranking"
-    store.record_run(contract_result, store=db, name=long_name, out=tmp_path / ("o" * 30))
+    history.record_run(contract_result, store=db, name=long_name, out=tmp_path / ("o" * 30))
     env = {**ENV, "COLUMNS": "80"}
     args = [sys.executable, "-m", "pingce", "runs", "--store", str(db)]
     done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
@@ -375,22 +422,22 @@ def test_migrations_take_an_old_store_forward(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, calls_result: EvaluationResult
 ) -> None:
     db = tmp_path / "runs.db"
-    store.record_run(calls_result, store=db, name="old")
+    history.record_run(calls_result, store=db, name="old")
 
     def add_column(connection: sqlite3.Connection) -> None:
         connection.execute("ALTER TABLE runs ADD COLUMN note TEXT")
 
-    current = store.SCHEMA_VERSION
-    monkeypatch.setattr(store, "SCHEMA_VERSION", current + 1)
-    monkeypatch.setitem(store.MIGRATIONS, current + 1, add_column)
-    store.record_run(calls_result, store=db, name="new")
+    current = history.SCHEMA_VERSION
+    monkeypatch.setattr(history, "SCHEMA_VERSION", current + 1)
+    monkeypatch.setitem(history.MIGRATIONS, current + 1, add_column)
+    history.record_run(calls_result, store=db, name="new")
     with sqlite3.connect(db) as connection:
         assert connection.execute("PRAGMA user_version").fetchone()[0] == current + 1
         columns = [row[1] for row in connection.execute("PRAGMA table_info(runs)")]
     assert "note" in columns
     assert [r.name for r in pingce.runs(store=db)] == ["new", "old"]
-    monkeypatch.setattr(store, "SCHEMA_VERSION", current)
-    with pytest.raises(store.StoreError, match="newer pingce"):
+    monkeypatch.setattr(history, "SCHEMA_VERSION", current)
+    with pytest.raises(history.StoreError, match="newer pingce"):
         pingce.runs(store=db)
 
 
@@ -402,7 +449,7 @@ WRITER = textwrap.dedent(
     import sys, time
     from pathlib import Path
     from pingce.results import EvaluationResult
-    from pingce.store import record_run
+    from pingce.history import record_run
 
     results, db, go, tag, count = sys.argv[1:6]
     result = EvaluationResult.model_validate_json(Path(results).read_text(encoding="utf-8"))
@@ -511,7 +558,9 @@ def test_a_name_reserved_by_a_dead_process_is_taken_over(tmp_path: Path) -> None
     ended) does not hold the name for ever; a live one does, for Python's record_run too; a
     failed run gives its name back."""
     db = tmp_path / "runs.db"
-    reserve = "import sys; from pingce.store import reserve_name as r; r(sys.argv[1], sys.argv[2])"
+    reserve = (
+        "import sys; from pingce.history import reserve_name as r; r(sys.argv[1], sys.argv[2])"
+    )
     done = run_python("-c", reserve + "; print('reserved')", "left", str(db))
     assert done.returncode == 0 and "reserved" in done.stdout, done.stderr
     run = run_pingce(
@@ -526,8 +575,8 @@ def test_a_name_reserved_by_a_dead_process_is_taken_over(tmp_path: Path) -> None
         env=ENV, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
     ) as holder:  # fmt: skip
         assert holder.stdout is not None and holder.stdout.readline().strip() == "reserved"
-        with pytest.raises(store.StoreError, match="held: a run of that name is in progress"):
-            store.record_run(pingce.evaluate("function-call", CALLS, bootstrap=0), name="held",
+        with pytest.raises(history.StoreError, match="held: a run of that name is in progress"):
+            history.record_run(pingce.evaluate("function-call", CALLS, bootstrap=0), name="held",
                              store=db)  # fmt: skip
         holder.communicate("\n", timeout=30)
     bad = tmp_path / "bad.jsonl"
@@ -666,3 +715,26 @@ def test_stats_npz_of_earlier_versions_with_text_ids_is_still_read(tmp_path: Pat
     del old["ids_json"]
     old["ids"] = np.array(ids, dtype=str)
     assert SavedStats(saved.manifest, old).ids() == ids
+
+
+def test_the_history_tables_read_plain_data_not_the_history() -> None:
+    """report/history.py renders any value with the attributes it declares (``StoredRun``)."""
+    import io
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from pingce.report.history import print_run, print_runs
+
+    row = SimpleNamespace(metric="accuracy", slice=None, value=0.5, ci_low=0.25, ci_high=0.75, n=4)
+    run = SimpleNamespace(
+        name="plain", suite="s", created="2026-01-02T03:04:05+00:00", n_records=4,
+        data_path=None, data_sha256=None, git_commit=None, pingce_version="0", out_dir=None,
+        signature={}, options={}, failures={}, metrics=[row],
+    )  # fmt: skip
+    out = io.StringIO()
+    console = Console(file=out, width=120)
+    print_runs([run], "runs.db", console)
+    print_run(run, console)
+    text = out.getvalue()
+    assert "plain" in text and "2026-01-02 03:04" in text and "accuracy" in text and "0.75" in text

@@ -1,6 +1,6 @@
 """Two stored runs compared, as ``pingce compare RUN_A RUN_B`` and :func:`pingce.compare_runs`
 take them: run names (from the run store) or run output folders, read back (results.json,
-records.jsonl, stats.npz) and handed to :func:`pingce.engine.runs.compare_runs`. Nothing is
+records.jsonl, stats.npz) and handed to :func:`pingce.engine.stored_runs.compare_runs`. Nothing is
 evaluated again and no model is called.
 
 The suite is the one given, else the suite file the store recorded for the candidate (when it
@@ -15,13 +15,13 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .engine.profile import Profile
-from .engine.runs import compare_runs
+from .engine.stored_runs import compare_runs
 from .errors import OptionError
+from .history import RunInfo, StoreError, run_folder
 from .options import RunOptions
 from .progress import ProgressHook
 from .results import ComparisonResult, EvaluationResult
 from .runfolder.reader import read_run
-from .store import RunInfo, StoreError, run_folder
 
 __all__ = ["RunRef", "compare_stored", "read_stored"]
 

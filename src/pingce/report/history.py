@@ -1,5 +1,7 @@
-"""Console tables of the run store (``pingce runs``, ``pingce runs show``): they read the
-:class:`~pingce.store.RunInfo` records the store returns, nothing else.
+"""Console tables of the run history (``pingce runs``, ``pingce runs show``): they read runs as
+the plain data declared here (:class:`StoredRun`, :class:`StoredMetric`: the attributes read,
+nothing else), which :class:`pingce.history.RunInfo` and ``MetricRow`` are; no import of the
+history.
 
 Names (of runs and of metrics) are never cut: their columns do not wrap and are as wide as
 their longest entry; the other columns fold when the console is narrow."""
@@ -7,8 +9,8 @@ their longest entry; the other columns fold when the console is narrow."""
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
 from rich.cells import cell_len
 from rich.console import Console
@@ -17,13 +19,59 @@ from rich.table import Table
 
 from .format import fmt_number
 
-if TYPE_CHECKING:
-    from ..store import MetricRow, RunInfo
-
-__all__ = ["HEADLINE", "print_run", "print_runs"]
+__all__ = ["HEADLINE", "StoredMetric", "StoredRun", "print_run", "print_runs"]
 
 HEADLINE = 3
 """Metrics shown per run in the list (the first ones of its suite)."""
+
+
+class StoredMetric(Protocol):
+    """One metric of a stored run, as the tables read it: over all records (``slice`` None)
+    or over one slice (``field=value``)."""
+
+    @property
+    def metric(self) -> str: ...
+    @property
+    def slice(self) -> str | None: ...
+    @property
+    def value(self) -> float | None: ...
+    @property
+    def ci_low(self) -> float | None: ...
+    @property
+    def ci_high(self) -> float | None: ...
+    @property
+    def n(self) -> int: ...
+
+
+class StoredRun(Protocol):
+    """A stored run, as the tables read it (times ISO 8601, paths absolute or None)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def suite(self) -> str: ...
+    @property
+    def created(self) -> str: ...
+    @property
+    def n_records(self) -> int: ...
+    @property
+    def data_path(self) -> str | None: ...
+    @property
+    def data_sha256(self) -> str | None: ...
+    @property
+    def git_commit(self) -> str | None: ...
+    @property
+    def pingce_version(self) -> str: ...
+    @property
+    def out_dir(self) -> str | None: ...
+    @property
+    def signature(self) -> Mapping[str, Any]: ...
+    @property
+    def options(self) -> Mapping[str, Any]: ...
+    @property
+    def failures(self) -> Mapping[str, Any]: ...
+    @property
+    def metrics(self) -> Sequence[StoredMetric]: ...
 
 
 def _when(created: str) -> str:
@@ -31,7 +79,7 @@ def _when(created: str) -> str:
     return created[:16].replace("T", " ")
 
 
-def _interval(row: MetricRow) -> str:
+def _interval(row: StoredMetric) -> str:
     if row.ci_low is None or row.ci_high is None:
         return "—"
     return f"[{fmt_number(row.ci_low)}, {fmt_number(row.ci_high)}]"
@@ -48,7 +96,7 @@ def _shown_path(path: str | None) -> str:
     return path if relative.startswith("..") else relative
 
 
-def print_runs(found: Sequence[RunInfo], store: str | os.PathLike[str], console: Console) -> None:
+def print_runs(found: Sequence[StoredRun], store: str | os.PathLike[str], console: Console) -> None:
     """The runs, newest first: name, suite, when, records, the first metrics, output folder.
 
     A table when it fits the console's width; else one block of lines per run (the name on a
@@ -82,7 +130,7 @@ def print_runs(found: Sequence[RunInfo], store: str | os.PathLike[str], console:
         console.print(f"  output {escape(output)}", highlight=False)
 
 
-def _row(run: RunInfo) -> tuple[str, str, str, str, str, str]:
+def _row(run: StoredRun) -> tuple[str, str, str, str, str, str]:
     headline = [m for m in run.metrics if m.slice is None][:HEADLINE]
     metrics = "\n".join(f"{m.metric} {fmt_number(m.value, 3)}" for m in headline)
     return (
@@ -95,10 +143,10 @@ def _row(run: RunInfo) -> tuple[str, str, str, str, str, str]:
     )
 
 
-def print_run(run: RunInfo, console: Console) -> None:
+def print_run(run: StoredRun, console: Console) -> None:
     """One run: its metrics with intervals (all records, then a table per slice), then where it
     came from (data and its hash, git commit, options, version, output folder)."""
-    parts: dict[str | None, list[MetricRow]] = {}
+    parts: dict[str | None, list[StoredMetric]] = {}
     for row in run.metrics:
         parts.setdefault(row.slice, []).append(row)
     longest = max((cell_len(m.metric) for m in run.metrics), default=6)
