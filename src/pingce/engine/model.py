@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import InputError, OptionError, SuiteError
 from ..metrics.protocol import LEFT_OUT, MODEL_FAILED, StatBlock
-from ..predict import AnswerCache, ChatModel, messages_of, openai_tools, parse_model_name
+from ..predict import AnswerCache, ChatModel, messages_of, openai_tools
 from ..progress import ProgressHook
 from ..readers import (
     Block,
@@ -252,8 +252,8 @@ def ask_model(
     """Ask the model for every record of ``data`` (only those at ``lines`` when given: a
     sample), and fill the prediction field with each answer."""
     options = plan.options
-    assert options.model is not None
-    name = parse_model_name(options.model)
+    call = options.model_call
+    assert call is not None
     spec = spec_of(plan)
     known = [f.path for f in plan.fields] + spec.prompt + spec.tools
     label, unit, numbers, records = read_raw(data, options.encoding, known)
@@ -269,11 +269,11 @@ def ask_model(
     cache = _open_cache(options.cache)
     try:
         client = ChatModel(
-            name,
-            base_url=options.model_base_url or options.base_url,
-            api_key_env=options.api_key_env,
-            parameters={**spec.parameters, **dict(options.model_params)},
-            concurrency=options.model_concurrency or spec.concurrency,
+            call.name,
+            base_url=call.base_url,
+            api_key_env=call.api_key_env,
+            parameters={**spec.parameters, **dict(call.params)},
+            concurrency=call.concurrency or spec.concurrency,
             timeout=spec.timeout,
             policy=RetryPolicy(max_retries=spec.max_retries),
             price_prompt=spec.price_prompt,
@@ -294,7 +294,7 @@ def ask_model(
             bodies.append(client.body(messages, tools))
             renames.append(renamed)
         signature = client.signature()
-        advance = progress(f"model {name}", float(len(bodies)))
+        advance = progress(f"model {call.name}", float(len(bodies)))
         answers, stats = client.answer_all(bodies, advance)
     finally:
         client.close()
@@ -333,7 +333,7 @@ def ask_model(
             "prediction; left out of the metrics that read it, never scored as wrong)"
         )
     summary = {
-        "model": options.model,
+        "model": call.text,
         "signature": signature,
         "records": len(records),
         "cached_answers": cached,
