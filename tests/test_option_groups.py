@@ -6,6 +6,7 @@ option table (:mod:`pingce.option_table`)."""
 from __future__ import annotations
 
 import dataclasses
+import pickle
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -157,6 +158,19 @@ def test_the_groups_leave_the_recorded_options_alone() -> None:
     assert not set(recorded) & set(GROUPS.values())
     assert not set(options.given()) & set(GROUPS.values())
     assert options == RunOptions(similarity="embedding", bootstrap=20)
+
+
+def test_the_groups_travel_with_the_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Ray engine pickles the options to its workers: their groups arrive built (a worker
+    parses nothing again)."""
+    options = RunOptions(similarity="lexical:char-1-3", bootstrap=20)
+    _ = options.scoring
+    calls = _counting(monkeypatch)
+    copy = pickle.loads(pickle.dumps(options))
+    assert copy == options and copy.scoring == options.scoring
+    assert isinstance(copy.scoring.backend, BackendName)
+    assert copy.scoring.backend.text == "lexical:char-1-3"
+    assert calls == []
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
