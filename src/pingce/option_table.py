@@ -56,7 +56,10 @@ Group = Literal[
 """What an option is about: ``scoring`` (the similarity backend: two stored runs were scored
 already), ``inputs`` (how record files are read: two stored runs have none), ``model`` (the model
 under test), ``sampling``, ``bootstrap``, ``policy`` (how metrics are computed), ``gates``,
-``engine``, ``output`` (what the command prints and records)."""
+``engine``, ``output`` (what the command prints and records). The engine reads a group's options
+together, parsed, from :class:`pingce.options.RunOptions` (``bootstrap``: ``resampling``,
+``sampling``, ``inputs``, ``scoring``, ``model``: ``model_call``, ``engine``: ``executor``,
+``gates``: ``gating``; ``tests/test_option_groups.py`` holds them to this table)."""
 
 RUN_AND_COMPARE = frozenset({"run", "compare", "compare-runs"})
 SCORED = frozenset({"run", "compare", "calibrate"})

@@ -15,6 +15,7 @@ import enum
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from ._constraints import check_value
@@ -26,7 +27,7 @@ from .metrics import ZeroDivision, check_zero_division
 from .option_table import find, keywords, options_of
 from .records import parse_path
 from .sampling import Allocation, Shortfall
-from .similarity.names import parse_backend_name
+from .similarity.names import BackendName, parse_backend_name
 from .urls import base_url_source, check_base_url
 
 if TYPE_CHECKING:
@@ -35,8 +36,15 @@ if TYPE_CHECKING:
 
 __all__ = [
     "KEEP_SUITE",
+    "Executor",
+    "Gating",
+    "Inputs",
     "KeepSuite",
+    "ModelCall",
+    "Resampling",
     "RunOptions",
+    "Sampling",
+    "Scoring",
     "command_line_options",
     "parse_map",
     "parse_model_params",
@@ -60,10 +68,105 @@ KEEP_SUITE = KeepSuite.KEEP
 
 
 @dataclass(frozen=True)
+class Resampling:
+    """The ``bootstrap`` group: how the intervals (and a comparison's tests) resample."""
+
+    resamples: int
+    """``--bootstrap``: resamples (and randomisation trials); 0: no intervals."""
+    method: BootstrapMethod
+    """``--bootstrap-method``: ``multinomial`` (n records with replacement) or ``poisson`` (each
+    record weighs Poisson(1), keyed on the seed, its id and the resample)."""
+    interval_method: CIMethod
+    """``--ci-method``: ``bca``, ``percentile`` or ``basic``."""
+    level: float
+    """``--ci-level``: the intervals' coverage (and 1 - the significance level)."""
+    seed: int
+    """``--seed``: the run's seed (a slice draws from its own: ``engine.slices.slice_seed``)."""
+
+    @property
+    def poisson(self) -> bool:
+        """Whether each resample weighs each record by its own keyed Poisson(1) weight."""
+        return self.method == "poisson"
+
+
+@dataclass(frozen=True)
+class Sampling:
+    """The ``sampling`` group: ``--sample N [--stratify FIELD]``."""
+
+    size: int | None
+    """``--sample``: records (or units) to draw; None: all of them."""
+    stratify: str | None
+    allocation: Allocation
+    short_strata: Shortfall
+    seed: int
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """The ``inputs`` group: how record files are read and joined."""
+
+    encoding: str | None
+    field_map: Mapping[str, str]
+    gold: str | None
+    allow_missing: bool
+
+
+@dataclass(frozen=True)
+class Scoring:
+    """The ``scoring`` group: the similarity backend, parsed once (its name's grammar read when
+    the options were made), and where a remote one is reached and cached."""
+
+    backend: BackendName | SimilarityBackend
+    """The parsed ``--similarity`` name, or the caller's instance (kept open by the caller)."""
+    base_url: str | None
+    cache: str | bool | None
+
+
+@dataclass(frozen=True)
+class ModelCall:
+    """The ``model`` group: the model under test (``--model openai:NAME``), its name parsed."""
+
+    text: str
+    """``--model`` as given (``openai:qwen2.5-7b-instruct``)."""
+    name: str
+    """The model's name at its endpoint (``qwen2.5-7b-instruct``)."""
+    base_url: str | None
+    """``--model-base-url``, else ``--base-url``; None: the environment's (PINGCE_BASE_URL,
+    then OPENAI_BASE_URL)."""
+    api_key_env: str | None
+    params: Mapping[str, Any]
+    concurrency: int | None
+    provider: str
+    """The registered provider (``openai``: :mod:`pingce.predict.registry`) that answers."""
+
+
+@dataclass(frozen=True)
+class Executor:
+    """The ``engine`` group: which executor runs, and the Ray engine's cluster and scratch."""
+
+    name: Literal["local", "ray"]
+    ray_address: str | None
+    ray_scratch: str | None
+
+
+@dataclass(frozen=True)
+class Gating:
+    """The ``gates`` group: the gates checked on the result (exit 4 when one fails)."""
+
+    gates: tuple[Gate, ...]
+    regression_gates: tuple[RegressionGate, ...]
+    on_interval: bool
+    """Gates read the pessimistic end of the interval (``--gate-on-interval``)."""
+
+
+@dataclass(frozen=True)
 class RunOptions:
     """Options of a run (the command line's, with the same defaults), parsed
     (:func:`run_options`, :func:`command_line_options`) and checked when they are made: a
-    :class:`RunOptions` that exists is valid, and nothing changes it."""
+    :class:`RunOptions` that exists is valid, and nothing changes it. The engine reads them by
+    group (:attr:`resampling`, :attr:`sampling`, :attr:`inputs`, :attr:`scoring`,
+    :attr:`model_call`, :attr:`executor`, :attr:`gating`): each built once, from the checked
+    values, the similarity name parsed when it is checked."""
 
     similarity: str | SimilarityBackend = DEFAULT_SIMILARITY
     """A backend name (``--similarity``) or, from Python, a backend instance (the caller keeps
@@ -142,6 +245,58 @@ class RunOptions:
     def __post_init__(self) -> None:
         self.validate()
 
+    @cached_property
+    def resampling(self) -> Resampling:
+        """``--bootstrap``, ``--bootstrap-method``, ``--ci-method``, ``--ci-level``, ``--seed``."""
+        return Resampling(
+            self.bootstrap, self.bootstrap_method, self.ci_method, self.ci_level, self.seed
+        )
+
+    @cached_property
+    def sampling(self) -> Sampling:
+        return Sampling(self.sample, self.stratify, self.allocation, self.short_strata, self.seed)
+
+    @cached_property
+    def inputs(self) -> Inputs:
+        return Inputs(self.encoding, self.field_map, self.gold, self.allow_missing)
+
+    @cached_property
+    def scoring(self) -> Scoring:
+        """The similarity backend parsed (here, once: :meth:`validate` reads it first; a name
+        outside the grammar is a ``ValueError``), with its endpoint and cache."""
+        from .similarity.base import SimilarityBackend
+
+        given = self.similarity
+        backend = given if isinstance(given, SimilarityBackend) else parse_backend_name(given)
+        return Scoring(backend, self.base_url, self.cache)
+
+    @cached_property
+    def model_call(self) -> ModelCall | None:
+        """The model under test, its name parsed (here, once: :meth:`validate` reads it first),
+        or None (no ``--model``)."""
+        if self.model is None:
+            return None
+        from .predict.registry import parse_model
+
+        parsed = parse_model(self.model)
+        return ModelCall(
+            self.model,
+            parsed.model,
+            self.model_base_url or self.base_url,
+            self.api_key_env,
+            self.model_params,
+            self.model_concurrency,
+            parsed.provider,
+        )
+
+    @cached_property
+    def executor(self) -> Executor:
+        return Executor(self.engine, self.ray_address, self.ray_scratch)
+
+    @cached_property
+    def gating(self) -> Gating:
+        return Gating(self.gates, self.regression_gates, self.gate_on_interval)
+
     def recorded(self) -> dict[str, Any]:
         """The options as the run store records them (plain data; ``zero_division`` unset is
         ``"suite"``)."""
@@ -173,17 +328,15 @@ class RunOptions:
         self._validate_paths()
 
     def _validate_backend(self) -> None:
-        """The processes setting, the similarity name's grammar and the base URLs."""
-        from .similarity.base import SimilarityBackend
-
+        """The processes setting, the similarity name's grammar (parsed, once: :attr:`scoring`)
+        and the base URLs."""
         processes_setting()
-        remote = self.model is not None
-        if not isinstance(self.similarity, SimilarityBackend):
-            try:
-                remote = parse_backend_name(self.similarity).remote or remote
-            except ValueError as exc:
-                raise OptionError(f"--similarity {exc}") from None
-        self._validate_urls(remote)
+        try:
+            backend = self.scoring.backend
+        except ValueError as exc:
+            raise OptionError(f"--similarity {exc}") from None
+        remote = isinstance(backend, BackendName) and backend.remote
+        self._validate_urls(remote or self.model is not None)
 
     def _validate_numbers(self) -> None:
         """Numbers in their ranges (``OPTION_TYPES``) and the ones that need another."""
@@ -299,11 +452,9 @@ class RunOptions:
             if given:
                 raise OptionError(f"{', '.join(given)}: needs --model openai:NAME")
             return
-        from .predict.client import parse_model_name
-
         if not isinstance(self.model, str):
             raise OptionError(f"--model must be a name such as openai:NAME, got {self.model!r}")
-        parse_model_name(self.model)
+        _ = self.model_call  # its name parsed, once (an OptionError when it is not one)
         if not isinstance(self.model_params, Mapping):
             raise OptionError(f"--model-param must map names to values, got {self.model_params!r}")
         if self.model_concurrency is not None:

@@ -127,13 +127,14 @@ def compare(
     if path is not None:
         console.print(f"output: {path}")
     show_profile(timer, written, start, err_console)
-    failed = regressions(result.metrics, options.regression_gates)
+    gates = options.gating.regression_gates
+    failed = regressions(result.metrics, gates)
     for line in failed:
         err_console.print(f"gate failed: {line}", markup=False, highlight=False, soft_wrap=True)
     if failed:
         sys.exit(EXIT_GATE)
-    if options.regression_gates:
-        console.print(f"no regression: {len(options.regression_gates)} gate(s) passed")
+    if gates:
+        console.print(f"no regression: {len(gates)} gate(s) passed")
     if any(side.judge for side in result.failures.values()):
         sys.exit(EXIT_JUDGE_FAILURES)
 

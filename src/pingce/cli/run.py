@@ -184,12 +184,13 @@ def run(
         console.print(f"outputs: {target}/ ({', '.join(paths)})")
         show_profile(timer, written, start, err_console)
         keep(result)
-        failed = failed_gates(result.metrics, options.gates, on_interval=options.gate_on_interval)
+        gating = options.gating
+        failed = failed_gates(result.metrics, gating.gates, on_interval=gating.on_interval)
         for line in failed:
             err_console.print(f"gate failed: {line}", markup=False, highlight=False, soft_wrap=True)
         if failed:
             sys.exit(EXIT_GATE)
-        if options.gates and not quiet:
-            console.print(f"gates passed: {len(options.gates)}")
+        if gating.gates and not quiet:
+            console.print(f"gates passed: {len(gating.gates)}")
         if result.failures.judge or getattr(result.failures, "model", 0):
             sys.exit(EXIT_JUDGE_FAILURES)

@@ -23,7 +23,7 @@ import numpy as np
 from .._halves import in_halves
 from ..errors import InputError
 from ..metrics.protocol import LEFT_OUT, StatBlock
-from ..options import RunOptions
+from ..options import Resampling, RunOptions
 from ..progress import ProgressHook
 from ..records import Table, json_equal_key
 from ..results import (
@@ -181,7 +181,7 @@ def compare_suite(
         }
     units = unit_codes(table_c, plan.unit)
     keys = None
-    if options.bootstrap_method == "poisson":
+    if options.resampling.poisson:
         by_id = table_c.first_without_id() is None and loaded_b.first_without_id() is None
         names = table_c.ids if by_id else match_keys(table_c, plan.suite.spec.match_by or [])
         keys = paired_keys([str(n) for n in names], by_id)
@@ -238,8 +238,9 @@ def compare_blocks(
     if options.on_judge_failure == "skip":
         blocks_c, blocks_b = _left_out_on_both(blocks_c, blocks_b)
     with context.phase("intervals"):
-        results = _compared(plan, blocks_c, blocks_b, units, options.seed, "", progress, keys)
-        results = _judged(results, options)
+        seed = options.resampling.seed
+        results = _compared(plan, blocks_c, blocks_b, units, seed, "", progress, keys)
+        results = _judged(results, options.resampling)
     slices: dict[str, ComparisonSlice] | None = None
     if slice_rows:
         with context.phase("slices"):
@@ -251,7 +252,7 @@ def compare_blocks(
                     {k: b.take(rows) for k, b in blocks_c.items()},
                     {k: b.take(rows) for k, b in blocks_b.items()},
                     None if units is None else units[rows],
-                    slice_seed(options.seed, part.key, poisson=keys is not None),
+                    slice_seed(seed, part.key, poisson=keys is not None),
                     f" {part.key}",
                     progress,
                     None if keys is None else keys[rows],
@@ -265,7 +266,7 @@ def compare_blocks(
             # one family: every metric of every slice (scanning slices for a difference is
             # many tests)
             flat = {(k, n): m for k, sl in slices.items() for n, m in sl.metrics.items()}
-            judged = _judged(flat, options)
+            judged = _judged(flat, options.resampling)
             for (k, n), m in judged.items():
                 slices[k].metrics[n] = m
     return results, slices
@@ -365,8 +366,7 @@ def _compared(
 ) -> dict[str, MetricComparison]:
     """Both values, the difference, its paired interval and the tests of every metric, over
     these blocks (all records, or one slice's); Holm and the verdict come later."""
-    options = plan.options
-    policy = options.on_judge_failure
+    resampling, policy = plan.options.resampling, plan.options.on_judge_failure
     results: dict[str, MetricComparison] = {}
     deltas: dict[str, float | None] = {}
     for name, metric in plan.metrics.items():
@@ -395,34 +395,36 @@ def _compared(
     grouped_b, _ = resampled_blocks(blocks_b, units, None)
     wanted = {name: (m, plan.keys[name]) for name, m in plan.metrics.items()}
     tests: dict[str, list[SignificanceTest]] = {name: [] for name in plan.metrics}
-    if options.bootstrap > 0:
-        advance = progress(f"paired bootstrap{label}", float(options.bootstrap))
+    if resampling.resamples > 0:
+        advance = progress(f"paired bootstrap{label}", float(resampling.resamples))
         intervals = paired_intervals(
             grouped_c,
             grouped_b,
             wanted,
             deltas,
-            resamples=options.bootstrap,
+            resamples=resampling.resamples,
             seed=seed,
-            method=options.ci_method,
-            level=options.ci_level,
+            method=resampling.interval_method,
+            level=resampling.level,
             progress=advance,
             keys=keys,
         )
-        advance = progress(f"approximate randomisation{label}", float(options.bootstrap))
+        advance = progress(f"approximate randomisation{label}", float(resampling.resamples))
         randomised = approximate_randomisation(
             grouped_c,
             grouped_b,
             wanted,
             deltas,
-            trials=options.bootstrap,
+            trials=resampling.resamples,
             seed=seed,
             progress=advance,
         )
         for name, interval in intervals.items():
             method = f"paired-bootstrap-{interval.method}"
             tests[name].append(
-                SignificanceTest(test=method, p_value=interval.p_value, resamples=options.bootstrap)
+                SignificanceTest(
+                    test=method, p_value=interval.p_value, resamples=resampling.resamples
+                )
             )
             results[name] = results[name].model_copy(
                 update={
@@ -438,7 +440,7 @@ def _compared(
                 SignificanceTest(
                     test="approximate-randomisation",
                     p_value=p_value,
-                    resamples=options.bootstrap,
+                    resamples=resampling.resamples,
                 )
             )
     for name, (metric, key) in wanted.items():
@@ -481,11 +483,11 @@ K = TypeVar("K", bound=Hashable)
 
 
 def _judged(
-    results: Mapping[K, MetricComparison], options: RunOptions
+    results: Mapping[K, MetricComparison], resampling: Resampling
 ) -> dict[K, MetricComparison]:
     """Holm across the entries that have a p-value, then significance (``p_holm < 1 -
     ci_level``) and the verdict in words."""
-    alpha = 1.0 - options.ci_level
+    alpha, resamples = 1.0 - resampling.level, resampling.resamples
     family: dict[K, float] = {key: m.p_value for key, m in results.items() if m.p_value is not None}
     adjusted = holm(family)
     out: dict[K, MetricComparison] = {}
@@ -493,20 +495,20 @@ def _judged(
         if key not in adjusted:
             verdict = None
             if m.delta is not None:
-                verdict = "not tested (--bootstrap 0)" if options.bootstrap <= 0 else "not tested"
+                verdict = "not tested (--bootstrap 0)" if resamples <= 0 else "not tested"
             out[key] = m.model_copy(update={"verdict": verdict})
             continue
         p, p_holm = m.p_value, adjusted[key]
         assert p is not None and m.delta is not None
         significant = p_holm < alpha
-        shown = _p(p, options.bootstrap)
+        shown = _p(p, resamples)
         if p < alpha:
             better = (m.delta > 0) == m.higher_is_better
             verdict = f"candidate {'better' if better else 'worse'}, {shown}, "
             if significant:
                 verdict += "significant after Holm"
             else:
-                verdict += f"not significant after Holm ({_p(p_holm, options.bootstrap, 'p_holm')})"
+                verdict += f"not significant after Holm ({_p(p_holm, resamples, 'p_holm')})"
         else:
             verdict = f"no significant difference ({shown})"
         out[key] = m.model_copy(

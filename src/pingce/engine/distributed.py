@@ -33,6 +33,7 @@ from ..progress import no_progress
 from ..results import EvaluationResult, Failures
 from ..runfolder.layout import RECORD_SHARDS, STAT_SHARDS, part_file
 from ..runfolder.outputs import RunOutputs, ShardFolder
+from ..similarity.names import BackendName
 from ..stats import record_keys
 from .assembly import data_info, id_notes, run_result
 from .context import RunContext
@@ -88,13 +89,13 @@ def check_ray_options(options: RunOptions, plan: Plan | None = None) -> list[str
         )
     for name in ray_refused(options.given()):
         raise OptionError(f"{name} is not available with --engine ray yet; run it locally")
-    if isinstance(options.similarity, SimilarityBackend):
+    if isinstance(options.scoring.backend, SimilarityBackend):
         raise OptionError(
             "--engine ray builds its similarity backend in every worker: give it by name "
             "(similarity='embed:...'), not as an object"
         )
     notes = []
-    if options.bootstrap > 0 and options.bootstrap_method != "poisson":
+    if options.resampling.resamples > 0 and not options.resampling.poisson:
         notes.append(
             "--engine ray draws the Poisson bootstrap (--bootstrap-method poisson): a multinomial "
             "resample needs every record in one place"
@@ -115,11 +116,10 @@ def _remote_backend(options: RunOptions, suite_options: dict[str, Any]) -> Remot
     from ..similarity import make_backend
     from ..similarity.remote import RemoteBackend
 
+    scoring = options.scoring
+    assert isinstance(scoring.backend, BackendName)  # check_ray_options refuses an instance
     backend = make_backend(
-        str(options.similarity),
-        base_url=options.base_url,
-        cache=options.cache,
-        options=suite_options,
+        scoring.backend, base_url=scoring.base_url, cache=scoring.cache, options=suite_options
     )
     assert isinstance(backend, RemoteBackend)
     return backend
@@ -216,13 +216,12 @@ def _judge_phase(
     """Score every distinct pair of the whole data set once, before the pieces are scored (which
     then find every answer in the cache): the backend's counts, or None when the run's backend
     is not a remote one."""
-    from ..similarity.names import parse_backend_name
-
     if not any(s.needs_similarity for s in plan.statistics.values()):
         return None
-    if not parse_backend_name(str(options.similarity)).remote:
+    backend = options.scoring.backend
+    if not (isinstance(backend, BackendName) and backend.remote):
         return None
-    if options.cache is False:
+    if options.scoring.cache is False:
         raise OptionError(
             "--engine ray shares a remote backend's answers between its workers through the "
             "cache: leave the cache on (no --no-cache)"
@@ -329,12 +328,12 @@ def run_on_ray(
     """The Ray executor: run ``suite`` over the files ``data`` (paths or globs) on Ray (a
     cluster at the options' ``ray_address``; a local one when none is running)."""
     options = context.options
-    ray_address = options.ray_address
+    ray_address = options.executor.ray_address
     with context.phase("plan"):
         if not isinstance(data, str | os.PathLike | list | tuple):
             raise OptionError("--engine ray reads files (paths or globs), not records in memory")
         notes = check_ray_options(options)
-        if options.bootstrap > 0:
+        if options.resampling.resamples > 0:
             options = replace(options, bootstrap_method="poisson")
         plan = plan_run(suite, options)
         check_ray_options(options, plan)
@@ -367,7 +366,7 @@ def run_on_ray(
     # the workers' shards: per-record values (records/*.parquet) and statistics (stats/*.npz),
     # linked (or copied) into the outputs when written (a cluster of several machines needs
     # this folder on a file system they share: --ray-scratch)
-    shards = ShardFolder.make(options.ray_scratch)
+    shards = ShardFolder.make(options.executor.ray_scratch)
     try:
         result = _run(
             ray,

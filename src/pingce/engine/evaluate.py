@@ -37,7 +37,7 @@ def evaluate_suite(
     holding what the run produced beside it (:attr:`EvaluationResult.outputs`: per-record rows,
     saved statistics, the model's answers)."""
     context = RunContext.of(options, progress, profile)
-    if context.options.engine == "ray":
+    if context.options.executor.name == "ray":
         from .distributed import run_on_ray  # Ray Data is imported by this executor only
 
         return run_on_ray(suite, data, context)

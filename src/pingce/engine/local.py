@@ -74,20 +74,20 @@ class Run:
         """Values, intervals and tables over ``blocks``; with ``units`` (a unit code per record)
         the bootstrap resamples whole units; with ``keys`` (a Poisson key per record) it weighs
         each record (or unit) by its own key."""
-        plan, options = self.plan, self.plan.options
+        plan, resampling = self.plan, self.plan.options.resampling
         results = metric_results(plan, blocks)
         intervals: dict[str, Interval] = {}
-        if options.bootstrap > 0:
+        if resampling.resamples > 0:
             resampled, keys = resampled_blocks(blocks, units, keys)
-            advance = self.progress(f"bootstrap {label}".strip(), float(options.bootstrap))
+            advance = self.progress(f"bootstrap {label}".strip(), float(resampling.resamples))
             intervals = bootstrap_intervals(
                 resampled,
                 {name: (m, plan.keys[name]) for name, m in plan.metrics.items()},
                 finalised_numbers(plan, blocks, results),
-                resamples=options.bootstrap,
+                resamples=resampling.resamples,
                 seed=seed,
-                method=options.ci_method,
-                level=options.ci_level,
+                method=resampling.interval_method,
+                level=resampling.level,
                 progress=advance,
                 keys=keys,
             )
@@ -101,7 +101,7 @@ class Run:
             rows = part.rows
             values = self.values(
                 {k: b.take(rows) for k, b in self.blocks.items()},
-                slice_seed(plan.options.seed, part.key, poisson=self.keys is not None),
+                slice_seed(plan.options.resampling.seed, part.key, poisson=self.keys is not None),
                 part.key,
                 None if units is None else units[rows],
                 None if self.keys is None else self.keys[rows],
@@ -121,7 +121,7 @@ def _with_model(
     lines: set[int] | None = None
     sampling: SamplingInfo | None = None
     n_loaded = 0
-    if plan.options.sample is not None:
+    if plan.options.sampling.size is not None:
         with context.phase("load"):
             first = load(plan, data, progress)
         n_loaded = first.n
@@ -146,7 +146,7 @@ def _loaded(
 ) -> tuple[Table, np.ndarray | None, SamplingInfo | None, int, Answered | None, Plan]:
     """The records of the run (answered by the model first with ``--model``), checked and
     drawn (``--sample``), their unit codes, how many were loaded, and the model's answers."""
-    if context.options.model is not None:
+    if context.options.model_call is not None:
         return _with_model(plan, data, context)
     with context.phase("load"):
         table = load(plan, data, context.progress)
@@ -178,11 +178,12 @@ def run_local(
         if answered is not None:
             failures.model = model_failed  # type: ignore[attr-defined]  # an extra count
     keys = None
-    if options.bootstrap_method == "poisson" and options.bootstrap > 0:
+    resampling = options.resampling
+    if resampling.poisson and resampling.resamples > 0:
         keys = bootstrap_keys(table, plan.unit)
     run = Run(plan, table, blocks, units, context.progress, keys)
     with context.phase("intervals"):
-        metrics, tables = run.values(blocks, options.seed, "", units, keys)
+        metrics, tables = run.values(blocks, resampling.seed, "", units, keys)
     with context.phase("slices"):
         slices = run.slices()
     result = run_result(

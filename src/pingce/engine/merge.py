@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..metrics.protocol import Metric, StatBlock
+from ..options import Resampling
 from ..progress import no_progress
 from ..results import Failures, MetricResult, SliceResult
 from ..runfolder.records import write_record_shard
@@ -237,19 +238,18 @@ def merge_shards(shards: Iterable[Shard]) -> Shard:
 
 
 def _scope(
-    plan: Plan,
+    resampling: Resampling,
     blocks: StatBlocks,
     units: np.ndarray | None,
     keys: np.ndarray | None,
 ) -> Scope:
-    options = plan.options
     sums: dict[Hashable, np.ndarray] = {}
-    if keys is not None and options.bootstrap > 0:
+    if keys is not None and resampling.resamples > 0:
         resampled, unit_keys = resampled_blocks(
             {k: b for k, b in blocks.items() if b.decomposable}, units, keys
         )
         assert unit_keys is not None
-        sums = poisson_sums(resampled, unit_keys, options.bootstrap, options.seed)
+        sums = poisson_sums(resampled, unit_keys, resampling.resamples, resampling.seed)
     n = next(iter(blocks.values())).n if blocks else 0
     raw = any(not b.decomposable for b in blocks.values())
     return Scope(n, {k: b.reduced() for k, b in blocks.items()}, sums, keys if raw else None)
@@ -268,15 +268,15 @@ def shard_of(
 ) -> Shard:
     """What the shard ``table`` (scored into ``blocks``) adds to its run (``file``: the number
     of its file in a run over several, which keys its records without an id with their line)."""
-    options = plan.options
-    keys = bootstrap_keys(table, plan.unit, file=file) if options.bootstrap > 0 else None
-    scopes = {WHOLE: _scope(plan, blocks, units, keys)}
+    resampling = plan.options.resampling
+    keys = bootstrap_keys(table, plan.unit, file=file) if resampling.resamples > 0 else None
+    scopes = {WHOLE: _scope(resampling, blocks, units, keys)}
     splits: dict[str, bool] = {}
     for part in table_slices(plan, table, units):
         rows = part.rows
         splits[part.path] = part.splits_units
         scopes[part.key] = _scope(
-            plan,
+            resampling,
             {k: b.take(rows) for k, b in blocks.items()},
             None if units is None else units[rows],
             None if keys is None else keys[rows],
@@ -342,7 +342,8 @@ def run_shard(
         write_record_shard(record_rows(plan, table, blocks), table.source, rows_to)
     if stats_to is not None:
         saved_stats(plan, table, blocks, units, piece=True).save(stats_to)
-    keep = plan.options.bootstrap > 0 and plan.options.ci_method == "bca"
+    resampling = plan.options.resampling
+    keep = resampling.resamples > 0 and resampling.interval_method == "bca"
     return shard, scope_blocks(plan, table, blocks, units) if keep else None
 
 
@@ -356,7 +357,7 @@ def _thetas(
     resample_raw: RawThetas | None = None,
 ) -> dict[str, np.ndarray]:
     """Each metric's value on each Poisson replicate of the scope."""
-    options = plan.options
+    resampling = plan.options.resampling
     out: dict[str, np.ndarray] = {}
     raw: dict[Hashable, list[tuple[str, Metric]]] = {}  # metrics of one raw statistic together
     for name, (metric, key) in wanted.items():
@@ -370,7 +371,7 @@ def _thetas(
         rows = scope.blocks[key].rows
         assert rows is not None and scope.keys is not None
         metrics = [metric for _, metric in named]
-        thetas = resample(metrics, rows, scope.keys, options.bootstrap, options.seed)
+        thetas = resample(metrics, rows, scope.keys, resampling.resamples, resampling.seed)
         for k, (name, _) in enumerate(named):
             out[name] = thetas[k]
     return out
@@ -423,7 +424,8 @@ def _jackknife(
 
 def needs_jackknife_pass(plan: Plan, merged: Shard) -> bool:
     """Whether BCa needs the second pass over the shards (a dense decomposable statistic)."""
-    if plan.options.bootstrap <= 0 or plan.options.ci_method != "bca":
+    resampling = plan.options.resampling
+    if resampling.resamples <= 0 or resampling.interval_method != "bca":
         return False
     whole = merged.scopes[WHOLE]
     return any(
@@ -486,10 +488,10 @@ def _finish_scope(
     moments: Mapping[str, np.ndarray],
     resample_raw: RawThetas | None = None,
 ) -> tuple[dict[str, MetricResult], dict[str, dict[str, Any]]]:
-    options = plan.options
+    resampling = plan.options.resampling
     blocks = scope.blocks
     results = metric_results(plan, blocks)
-    if options.bootstrap > 0:
+    if resampling.resamples > 0:
         values = finalised_numbers(plan, blocks, results)
         wanted = {name: (m, plan.keys[name]) for name, m in plan.metrics.items()}
         wanted = {name: pair for name, pair in wanted.items() if values.get(name) is not None}
@@ -497,8 +499,8 @@ def _finish_scope(
             wanted,
             values,
             _thetas(plan, scope, wanted, resample_raw),
-            method=options.ci_method,
-            level=options.ci_level,
+            method=resampling.interval_method,
+            level=resampling.level,
             jackknives={
                 name: _jackknife(metric, blocks[key], moments.get(name), plan.unit is not None)
                 for name, (metric, key) in wanted.items()

@@ -29,7 +29,8 @@ import numpy as np
 
 from ..errors import InputError, OptionError, SuiteError
 from ..metrics.protocol import LEFT_OUT, MODEL_FAILED
-from ..predict import AnswerCache, messages_of, openai_tools, parse_model
+from ..predict import AnswerCache, messages_of, openai_tools
+from ..predict.registry import provider_entry
 from ..progress import ProgressHook
 from ..readers import (
     Block,
@@ -252,9 +253,8 @@ def ask_model(
     """Ask the model for every record of ``data`` (only those at ``lines`` when given: a
     sample), and fill the prediction field with each answer."""
     options = plan.options
-    assert options.model is not None
-    parsed = parse_model(options.model)
-    name = parsed.model
+    call = options.model_call
+    assert call is not None
     spec = spec_of(plan)
     known = [f.path for f in plan.fields] + spec.prompt + spec.tools
     label, unit, numbers, records = read_raw(data, options.encoding, known)
@@ -269,12 +269,12 @@ def ask_model(
     tool_paths = [(path, parse_path(path)) for path in spec.tools]
     cache = _open_cache(options.cache)
     try:
-        client = parsed.entry.load()(
-            name,
-            base_url=options.model_base_url or options.base_url,
-            api_key_env=options.api_key_env,
-            parameters={**spec.parameters, **dict(options.model_params)},
-            concurrency=options.model_concurrency or spec.concurrency,
+        client = provider_entry(call.provider).load()(
+            call.name,
+            base_url=call.base_url,
+            api_key_env=call.api_key_env,
+            parameters={**spec.parameters, **dict(call.params)},
+            concurrency=call.concurrency or spec.concurrency,
             timeout=spec.timeout,
             policy=RetryPolicy(max_retries=spec.max_retries),
             price_prompt=spec.price_prompt,
@@ -295,7 +295,7 @@ def ask_model(
             bodies.append(client.body(messages, tools))
             renames.append(renamed)
         signature = client.signature()
-        advance = progress(f"model {name}", float(len(bodies)))
+        advance = progress(f"model {call.name}", float(len(bodies)))
         answers, stats = client.answer_all(bodies, advance)
     finally:
         client.close()
@@ -334,7 +334,7 @@ def ask_model(
             "prediction; left out of the metrics that read it, never scored as wrong)"
         )
     summary = {
-        "model": options.model,
+        "model": call.text,
         "signature": signature,
         "records": len(records),
         "cached_answers": cached,

@@ -64,7 +64,8 @@ def plan_run(
     built = load_suite(suite, defaults=options.suite_defaults())
     identify = built.spec.match_by or [] if comparison else []
     plan = make_plan(built, options, identify=identify)
-    check_gate_names([*options.gates, *options.regression_gates], plan.metrics)
+    gating = options.gating
+    check_gate_names([*gating.gates, *gating.regression_gates], plan.metrics)
     return plan
 
 
@@ -75,22 +76,22 @@ def load(plan: Plan, data: Data, progress: ProgressHook, label: str = "records")
     if isinstance(data, str | os.PathLike) and os.path.isfile(data):
         total = float(os.path.getsize(data))
     advance = progress(f"loading {label}", total)
-    mapping = field_map(plan.suite.spec.fields, plan.options.field_map)
+    inputs = plan.options.inputs
+    mapping = field_map(plan.suite.spec.fields, inputs.field_map)
     source = str(data) if isinstance(data, str | os.PathLike) else None
     specs, id_path = data_paths(plan.fields, plan.suite.spec.id_field, mapping, source)
-    options = plan.options
     source_or_join: Any = data
     join = None
-    if options.gold is not None:
+    if inputs.gold is not None:
         if not isinstance(data, str | os.PathLike):
             raise OptionError("--gold joins two files: give the predictions as a file too")
         source_or_join, join = joined_reading(
             data,
-            options.gold,
+            inputs.gold,
             wanted=wanted_fields(specs, id_path),
             id_field=id_path,
-            encoding=options.encoding,
-            allow_missing=options.allow_missing,
+            encoding=inputs.encoding,
+            allow_missing=inputs.allow_missing,
         )
     try:
         table = load_records(
@@ -98,7 +99,7 @@ def load(plan: Plan, data: Data, progress: ProgressHook, label: str = "records")
             specs,
             id_path=id_path,
             progress=advance if total is not None and join is None else None,
-            encoding=options.encoding,
+            encoding=inputs.encoding,
         )
     except InputError as exc:
         raise exc if join is None else join.relocate(exc) from None
@@ -106,7 +107,7 @@ def load(plan: Plan, data: Data, progress: ProgressHook, label: str = "records")
         table.notes.extend(join.notes(str(data)))
     if mapping:
         suite_names(table, plan.fields, specs)
-        check_maps_read(table, options.field_map)
+        check_maps_read(table, inputs.field_map)
     if not isinstance(data, str | os.PathLike) and label != "records":
         table.source = f"<{label}>"  # two lists of dicts: say which is which
     return table
@@ -144,9 +145,9 @@ def similarities(plan: Plan, tables: Sequence[Table], progress: ProgressHook) ->
     if not needing:
         return None
     pairs = (p for table in tables for s in needing for p in s.pairs(table))
-    options = plan.options
+    scoring = plan.options.scoring
     choice = BackendChoice(
-        options.similarity, options.base_url, options.cache, plan.suite.spec.similarity
+        scoring.backend, scoring.base_url, scoring.cache, plan.suite.spec.similarity
     )
     return score_pairs(pairs, choice, progress)
 
@@ -186,13 +187,13 @@ def versions() -> dict[str, str]:
 
 def signature(plan: Plan, scored: Scored | None) -> Signature:
     """Everything needed to reproduce the numbers."""
-    options, suite = plan.options, plan.suite
+    resampling, suite = plan.options.resampling, plan.suite
     return Signature(
-        seed=options.seed,
-        bootstrap=options.bootstrap,
-        ci_method=options.ci_method,
-        bootstrap_method=options.bootstrap_method,
-        ci_level=options.ci_level,
+        seed=resampling.seed,
+        bootstrap=resampling.resamples,
+        ci_method=resampling.interval_method,
+        bootstrap_method=resampling.method,
+        ci_level=resampling.level,
         similarity=None if scored is None else scored.signature,
         unit=suite.spec.unit,
         zero_division=suite.spec.defaults.zero_division,
@@ -206,14 +207,14 @@ def sample(
     plan: Plan, table: Table, units: np.ndarray | None
 ) -> tuple[Table, np.ndarray | None, SamplingInfo | None]:
     """``--sample N [--stratify FIELD]``: the drawn records (whole units in a unit suite)."""
-    options = plan.options
-    if options.sample is None:
+    sampling = plan.options.sampling
+    if sampling.size is None:
         return table, units, None
     keys = None
     order = None
-    if options.stratify:
-        keys = slice_keys(table, options.stratify, plan)
-        scale = plan.label_scales.get(options.stratify)
+    if sampling.stratify:
+        keys = slice_keys(table, sampling.stratify, plan)
+        scale = plan.label_scales.get(sampling.stratify)
         if scale is not None:
             order = list(scale.labels)
     population, noun = table.n, "records"
@@ -225,11 +226,11 @@ def sample(
     index, info = sample_indices(
         keys,
         population,
-        options.sample,
-        seed=options.seed,
-        allocation=options.allocation,
-        short=options.short_strata,
-        field=options.stratify,
+        sampling.size,
+        seed=sampling.seed,
+        allocation=sampling.allocation,
+        short=sampling.short_strata,
+        field=sampling.stratify,
         order=order,
         noun=noun,
     )

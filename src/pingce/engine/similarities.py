@@ -12,15 +12,17 @@ from typing import Any
 
 from ..progress import Advance, ProgressHook
 from ..similarity import BackendStats, Pair, SimilarityBackend, SimilarityTable, make_backend
+from ..similarity.names import BackendName
 
 __all__ = ["BackendChoice", "Scored", "score_pairs"]
 
 
 @dataclass(frozen=True)
 class BackendChoice:
-    """Which backend to open: a name (``--similarity``) or an instance the caller owns."""
+    """Which backend to open: a name (``--similarity``; a run's options carry it parsed) or an
+    instance the caller owns."""
 
-    backend: str | SimilarityBackend
+    backend: str | BackendName | SimilarityBackend
     base_url: str | None = None
     cache: str | bool | None = None
     options: Mapping[str, Any] | None = None

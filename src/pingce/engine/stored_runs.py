@@ -303,7 +303,7 @@ def compare_runs(
             plan, _slice_names(plan, saved_c, saved_b, pairing, labels), pairing.units
         )
     keys = None
-    if options.bootstrap_method == "poisson":
+    if options.resampling.poisson:
         keys = paired_keys(pairing.keys, pairing.by == "id")
     compared = compare_blocks(plan, blocks_c, blocks_b, pairing.units, slice_rows, context, keys)
     notes = [

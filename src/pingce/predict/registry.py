@@ -43,6 +43,7 @@ __all__ = [
     "parse_model",
     "parse_model_name",
     "provider_entries",
+    "provider_entry",
     "unregister",
 ]
 
@@ -128,6 +129,14 @@ def provider_entries() -> tuple[ProviderEntry, ...]:
     """Every registered provider, in order."""
     _load_builtins()
     return tuple(_ENTRIES)
+
+
+def provider_entry(name: str) -> ProviderEntry:
+    """The registered provider ``name`` (a name :func:`parse_model` accepted)."""
+    for entry in provider_entries():
+        if entry.name == name:
+            return entry
+    raise OptionError(f"--model: no provider {name!r}; expected {model_grammar()}")
 
 
 def model_grammar() -> str:

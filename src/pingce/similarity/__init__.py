@@ -61,34 +61,39 @@ def _accepted(cls: type, options: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def make_backend(
-    spec: str,
+    spec: str | BackendName,
     *,
     base_url: str | None = None,
     cache: str | Path | bool | None = None,
     options: dict[str, Any] | None = None,
 ) -> SimilarityBackend:
-    """A backend from its command-line name. ``cache``: a path, None for the default file, or
-    False for no cache. ``options`` go to the backend (judge template, concurrency, prices...)."""
+    """A backend from its command-line name (or the name parsed already: a run's options carry
+    it, :attr:`pingce.options.RunOptions.scoring`). ``cache``: a path, None for the default file,
+    or False for no cache. ``options`` go to the backend (judge template, concurrency,
+    prices...)."""
     from .cache import SimilarityCache
 
-    try:
-        name = parse_backend_name(spec)
-    except ValueError as exc:
-        raise OptionError(f"--similarity {exc}") from None
+    name = spec if isinstance(spec, BackendName) else _parsed(spec)
     store: SimilarityCache | None = None
     path = cache_path(cache) if name.remote else None
     if path is not None:
         store = SimilarityCache(path)
     try:
-        return _build(spec, name, base_url, store, options)
+        return _build(name, base_url, store, options)
     except BaseException:
         if store is not None:
             store.close()
         raise
 
 
+def _parsed(spec: str) -> BackendName:
+    try:
+        return parse_backend_name(spec)
+    except ValueError as exc:
+        raise OptionError(f"--similarity {exc}") from None
+
+
 def _build(
-    spec: str,
     name: BackendName,
     base_url: str | None,
     store: SimilarityCache | None,
@@ -104,4 +109,4 @@ def _build(
     try:
         return cls(*name.arguments, **keywords)
     except (TypeError, ValueError) as exc:
-        raise OptionError(f"--similarity {spec}: {exc}") from None
+        raise OptionError(f"--similarity {name.text}: {exc}") from None

@@ -41,6 +41,8 @@ class BackendName:
     """The backend class's positional arguments read from the name (the model; for
     ``lexical:char-MIN-MAX`` the n-gram orders)."""
     entry: BackendEntry | None = field(default=None, compare=False, repr=False)
+    text: str = field(default="", compare=False)
+    """The name as it was given (``embedding``; its messages quote it)."""
 
     @property
     def remote(self) -> bool:
@@ -61,5 +63,5 @@ def parse_backend_name(text: str) -> BackendName:
         except ValueError as exc:
             raise ValueError(f"{text!r}: {exc}") from None
         if read is not None:
-            return BackendName(kind, read[0], read[1], entry)
+            return BackendName(kind, read[0], read[1], entry, text)
     raise ValueError(f"{text!r}: expected {backend_grammar()}")
