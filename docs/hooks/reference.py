@@ -38,17 +38,43 @@ def options_page() -> str:
 
 
 def python_api_page() -> str:
-    names = "\n".join(f"::: pingce.{name}" for name in _api_names())
-    return (
-        "# Python API\n\n"
-        "`import pingce`: the names of `pingce.__all__`, from their docstrings.\n\n" + names + "\n"
-    )
+    """``pingce.__all__`` from the docstrings: the functions (evaluate, compare, compare_runs
+    first), the result types, the errors, then any other name."""
+    parts = [
+        "# Python API",
+        "",
+        "`import pingce`: every name of `pingce.__all__`, from its docstring. The keyword "
+        "options of `evaluate`, `compare` and `compare_runs` are the command line's, listed in "
+        "[Options](options.md).",
+    ]
+    for title, names in _api_sections().items():
+        if names:
+            parts += ["", f"## {title}", ""]
+            parts += [f"::: pingce.{name}\n{_LEVEL_3}" for name in names]
+    return "\n".join(parts) + "\n"
 
 
-def _api_names() -> list[str]:
+_LEVEL_3 = "    options:\n      heading_level: 3\n"
+
+
+def _api_sections() -> dict[str, list[str]]:
+    import inspect
+
     import pingce
 
-    return [name for name in pingce.__all__ if name != "__version__"]
+    first = ["evaluate", "compare", "compare_runs"]
+    names = [n for n in pingce.__all__ if n != "__version__" and n not in first]
+    values = {n: getattr(pingce, n) for n in names}
+    functions = [n for n in names if inspect.isfunction(values[n])]
+    errors = [n for n in names if inspect.isclass(values[n]) and issubclass(values[n], Exception)]
+    results = [n for n in names if n.endswith(("Result", "Comparison"))]
+    placed = set(functions) | set(errors) | set(results)
+    return {
+        "Functions": first + functions,
+        "Results": results,
+        "Errors": errors,
+        "Other names": [n for n in names if n not in placed],
+    }
 
 
 def metrics_page() -> str:
