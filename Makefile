@@ -42,8 +42,8 @@ demo: $(VENV)/.installed-run
 	$(BIN)/pingce demo --out demo-out
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks docs/hooks
+	$(BIN)/ruff format --check src tests benchmarks docs/hooks
 
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy src
@@ -66,7 +66,7 @@ browser-deps:
 # The documentation site (mkdocs.yml) built into site/; --strict: a broken link, a missing page
 # or a reference that does not resolve is an error. `make test` runs it too.
 docs: $(VENV)/.installed-test
-	$(BIN)/mkdocs build --strict
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 test: lint typecheck browser-deps docs
 	$(BIN)/pytest; status=$$?; if [ $$status -eq 5 ]; then echo "pytest collected no tests"; exit 0; fi; exit $$status
