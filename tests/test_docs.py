@@ -304,6 +304,17 @@ def test_a_new_metric_appears_on_the_metrics_page(monkeypatch: pytest.MonkeyPatc
     assert "| `planted_rate` |" in _reference().metrics_page()
 
 
+def test_a_new_option_appears_on_the_options_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pingce import option_table
+
+    planted = option_table.Option(
+        "planted_knob", int, "A planted option.", frozenset({"run"}), "output", python="int"
+    )
+    monkeypatch.setattr(option_table, "OPTIONS", (*option_table.OPTIONS, planted))
+    page = _reference().options_page()
+    assert "| `--planted-knob` | `planted_knob` |" in page and "A planted option." in page
+
+
 def test_every_option_and_command_is_documented() -> None:
     from mkdocs_click._docs import make_command_docs
 
