@@ -42,6 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 NOT_RUN = re.compile(r"<!--\s*not run:[^>]*-->\s*\Z")
 EXIT = re.compile(r"\s+#\s*exit\s+(\d+)\s*$")
+_STORES = tempfile.TemporaryDirectory(prefix="pingce-docs-stores-")
+"""The pages' run stores (one a page), removed when the tests end."""
 PAGE_SECONDS = 30.0
 """CPU seconds of a page's examples together, its commands' included (the aim is under 10 s;
 CPU time, so that a busy machine does not fail the page)."""
@@ -139,7 +141,7 @@ def run_command(command: Command, env: dict[str, str]) -> str | None:
 def evaluate_console(example: Example) -> str | None:
     env = example.namespace.setdefault("__console_env__", None)
     if env is None:
-        store = Path(tempfile.mkdtemp(prefix="pingce-docs-store-")) / "runs.db"
+        store = Path(tempfile.mkdtemp(dir=_STORES.name)) / "runs.db"
         env = example.namespace["__console_env__"] = environment(store)
     for command in commands(example.parsed):
         failed = run_command(command, env)
