@@ -335,6 +335,37 @@ def test_every_option_and_command_is_documented() -> None:
         assert f"pingce {name}" in ctx_lines
 
 
+def test_the_model_pages_list_every_field() -> None:
+    """The suite-yaml, results-json, run-folder and exit-codes pages hold every key of the
+    models and tables they are made from (a new field appears without editing a page)."""
+    from pingce.cli.environment import EXIT_CODES
+    from pingce.results import ComparisonResult, EvaluationResult, MetricComparison, MetricResult
+    from pingce.runfolder import layout
+    from pingce.suites.spec import LabelsSpec, ModelSpec, SimilarityOptions, SuiteSpec
+
+    reference = _reference()
+    pages = {
+        reference.suite_yaml_page(): [SuiteSpec, LabelsSpec, ModelSpec],
+        reference.results_json_page(): [
+            EvaluationResult,
+            MetricResult,
+            ComparisonResult,
+            MetricComparison,
+        ],
+    }
+    for page, models in pages.items():
+        for model in models:
+            for name in model.model_fields:
+                assert f"| `{name}` |" in page, (model.__name__, name)
+    yaml = reference.suite_yaml_page()
+    assert all(f"| `{name}` |" in yaml for name in SimilarityOptions.__annotations__)
+    folder = reference.run_folder_page()
+    files = [getattr(layout, n) for n in layout.__all__ if isinstance(getattr(layout, n), str)]
+    assert all(f"| `{name}` |" in folder for name in files)
+    codes = reference.exit_codes_page()
+    assert all(f"| {e.code} |" in codes for e in EXIT_CODES)
+
+
 def test_every_environment_variable_read_is_declared() -> None:
     """A variable the code reads (``os.environ.get("X")``, ``environ["X"]``, ``getenv``) is in
     pingce.cli.environment.VARIABLES, so the environment page lists it."""
