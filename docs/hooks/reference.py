@@ -142,9 +142,54 @@ def run_folder_page() -> str:
         "stats.npz": [_doc(stats.SavedStats), _doc(stats)],
         "predictions.jsonl": [_doc(records.write_predictions)],
     }
+    example = _example_run()
     for title, texts in sections.items():
         lines += ["", f"## {title}", "", *(f"{text}\n" for text in texts)]
+        lines += example.get(title, [])
     return "\n".join(lines) + "\n"
+
+
+def _array_text(name: str, array: Any) -> str:
+    shape = " x ".join(str(n) for n in array.shape) or "one value"
+    kind = "text" if array.dtype.kind == "U" else array.dtype.name
+    return f"`{name}` ({kind}, {shape})"
+
+
+EXAMPLE = ("contract-risk", "examples/contract_risk/records.jsonl")
+"""The run whose files the run-folder page shows: a built-in suite on its bundled example."""
+
+
+def _example_run() -> dict[str, list[str]]:
+    """The first line of records.jsonl and the arrays of stats.npz of :data:`EXAMPLE`'s run
+    (without intervals), as the run-folder page shows them."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    import numpy as np
+
+    import pingce
+
+    suite, data = EXAMPLE
+    command = f"`pingce run {suite} --data {data}`"
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(__file__).resolve().parents[2]
+        pingce.evaluate(suite, root / data, bootstrap=0, out=folder)
+        first = (Path(folder) / "records.jsonl").read_text(encoding="utf-8").splitlines()[0]
+        with np.load(Path(folder) / "stats.npz", allow_pickle=False) as saved:
+            arrays = [_array_text(name, saved[name]) for name in saved.files]
+    shown = json.dumps(json.loads(first), ensure_ascii=False, indent=2)
+    return {
+        "records.jsonl": [
+            f"The first line of {command}'s records.jsonl, indented:",
+            "",
+            "```json",
+            shown,
+            "```",
+            "",
+        ],
+        "stats.npz": [f"The arrays of {command}'s stats.npz: " + ", ".join(arrays) + ".", ""],
+    }
 
 
 def exit_codes_page() -> str:
