@@ -154,6 +154,20 @@ def test_seed_demo_records() -> None:
     assert empty_text_count(result) == 0 == reference.rouge_raised
 
 
+def test_bundled_reference_example_is_the_demo() -> None:
+    """examples/function_call/reference.jsonl (the docs' worked example) is the reference's 11
+    demo records verbatim with ids added, the first 11 of records.jsonl, and gives the
+    reference's printed summary."""
+    folder = Path(__file__).resolve().parents[1] / "examples" / "function_call"
+    lines = (folder / "reference.jsonl").read_text("utf-8").splitlines()
+    assert lines == (folder / "records.jsonl").read_text("utf-8").splitlines()[:11]
+    records = [json.loads(line) for line in lines]
+    assert [{k: v for k, v in r.items() if k != "id"} for r in records] == SEED_DEMO_RECORDS
+    result = pingce.evaluate("function-call", folder / "reference.jsonl", bootstrap=0)
+    for name in METRICS:
+        assert round(result.metrics[name].value, 5) == SEED_DEMO_SUMMARY[name]
+
+
 def test_hand_arithmetic_two_tiny_calls() -> None:
     # "a{}" against "b{}": jieba words [a, {, }] and [b, {, }]. ROUGE-1 and -L: 2 of 3 words,
     # F = 2PR/(P + R + 1e-8) with P = R = 2/3; ROUGE-2: 1 of 2 bigrams; BLEU: p1 = 2/3,
