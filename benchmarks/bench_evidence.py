@@ -9,7 +9,7 @@ joined by "，", a paraphrase with one number or the parties changed, and an inv
 (even records) or a sentence of the previous record's contract (odd records). No law
 citations: the clauses alone are compared.
 
-1. The peer, in this process: the all-pairs loop a user writes for the seed's method with a
+1. The peer, in this process: the all-pairs loop a user writes for the reference's method with a
    lexical backend. For each record, pingce's own ``split_sentences`` (both sides see the same
    candidates), candidates = the sentences and every window of two adjacent ones (joined as
    ``join_sentences`` does); for each clause the character 1-3-gram count cosine (casefold,
@@ -20,7 +20,7 @@ citations: the clauses alone are compared.
    is timed on the first 200 and reported too.
 2. pingce as users run it: ``pingce run SUITE --data FILE --similarity lexical --bootstrap 0
    --profile``, SUITE a copy of the built-in contract-risk.yaml with ``check_details: false``
-   (the seed's method, comparable with the loop): median of 3 runs. Target: >= 20x the loop.
+   (the reference's method, comparable with the loop): median of 3 runs. Target: >= 20x the loop.
    Then the built-in suite with its defaults (``check_details: true``, 1,000 resamples).
 3. Checks: every clause's verdict (from the miss notes in records.jsonl) equals the loop's on
    the first 1,000 records, in the full run and in a run on a file of those 1,000 records, whose
@@ -205,7 +205,7 @@ def pingce_verdicts(run: CliRun, limit: int) -> tuple[list[list[str]], int]:
 
 
 def seed_suite() -> Path:
-    """The built-in contract-risk suite with ``check_details: false`` (the seed's method)."""
+    """The built-in contract-risk suite with ``check_details: false`` (the reference's method)."""
     text = (SRC / "pingce" / "suites" / "contract-risk.yaml").read_text(encoding="utf-8")
     old = "  check_details: true"
     assert old in text, "the built-in suite no longer sets check_details: true"

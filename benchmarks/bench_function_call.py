@@ -1,4 +1,4 @@
-"""Benchmark: ``pingce run function-call`` against the seed's own pipeline, same data, same run.
+"""Benchmark: ``pingce run function-call`` against the reference's pipeline, same data, same run.
 
 Records of realistic size (1-3 calls of 2-6 arguments, mostly Chinese values), generated with
 seed 0 by ``tests/fc_data.py:realistic_records(n, exact_share=0.5)`` into ``benchmarks/data/``:
@@ -9,16 +9,16 @@ it drew and what is in the file). At each size (default 50,000 and 100,000):
 1. pingce as users run it: ``pingce run function-call --data FILE --out DIR --profile``, a child
    process timed from outside (wall clock, peak RSS, seconds per phase), with the default 1,000
    bootstrap resamples, and again with ``--bootstrap 0`` (the cost of the intervals);
-2. the seed's pipeline in this process: import jieba, ``rouge`` and nltk, load jieba's
-   dictionary, ``json.loads`` every line, then ``tests/fc_reference.py`` (the seed's ``fc_score``
+2. the reference's pipeline in this process: import jieba, ``rouge`` and nltk, load jieba's
+   dictionary, ``json.loads`` every line, then ``tests/fc_reference.py`` (its ``fc_score``
    code, record by record). The imports and the dictionary load are paid once per process and
    counted at every size.
 
 The numbers must be identical, read from the files pingce wrote: every metric's mean in
-results.json rounded to 5 decimals as the seed prints it, the unrounded means and every
+results.json rounded to 5 decimals as the reference prints it, the unrounded means and every
 record's six values in records.jsonl to 1e-9, and ``failures.empty_text`` equal to the number
 of records on which the ``rouge`` package raised. At the largest size jieba's segmentation alone
-is timed too (``list(jieba.cut(text))`` over every serialised text the seed segments).
+is timed too (``list(jieba.cut(text))`` over every serialised text the reference segments).
 
 Run: ``.venv/bin/python benchmarks/bench_function_call.py [N ...]`` (validate small, e.g. 2000).
 """
@@ -89,7 +89,7 @@ def data_mix(records: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 def check(
     run: CliRun, records: list[dict[str, Any]], reference: Any, per_record: bool
 ) -> list[str]:
-    """Differences between what pingce wrote and the seed's numbers (empty when identical)."""
+    """Differences between what pingce wrote and the reference's numbers (empty when identical)."""
     from tests.fc_reference import METRICS
 
     n = len(records)
@@ -107,7 +107,7 @@ def check(
             )
     empty = results["failures"].get("empty_text")
     if empty != reference.rouge_raised:
-        problems.append(f"empty_text {empty}, seed's rouge raised on {reference.rouge_raised}")
+        problems.append(f"empty_text {empty}, reference's rouge raised on {reference.rouge_raised}")
     if not per_record:
         return problems
     bad = rows = 0
@@ -136,7 +136,7 @@ def main() -> None:
     info = machine(["jieba", "rouge", "nltk"])
     print(f"sizes: {', '.join(f'{n:,}' for n in SIZES)} records, exact share {EXACT_SHARE}")
 
-    # the seed's imports and jieba's dictionary: once per process, counted at every size
+    # the reference's imports and jieba's dictionary: once per process, counted at every size
     t = time.perf_counter()
     import jieba
 
@@ -166,7 +166,7 @@ def main() -> None:
             out=out_dir("function_call", f"{n}-bootstrap0"),
         )
 
-        # 2. the seed's pipeline in this process
+        # 2. the reference's pipeline in this process
         t = time.perf_counter()
         with open(path, encoding="utf-8") as handle:
             records = [json.loads(line) for line in handle]
@@ -192,7 +192,7 @@ def main() -> None:
             jieba_s = time.perf_counter() - t
             print(
                 f"jieba alone: list(jieba.cut) over {len(texts):,} texts ({words:,} words): "
-                f"{jieba_s:.1f} s = {jieba_s / seed_score:.0%} of the seed's scoring time",
+                f"{jieba_s:.1f} s = {jieba_s / seed_score:.0%} of the reference's scoring time",
                 flush=True,
             )
 
@@ -236,11 +236,11 @@ def main() -> None:
                 print(line)
         if problems:
             failed = True
-            print("MISMATCH between pingce and the seed:\n  " + "\n  ".join(problems))
+            print("MISMATCH between pingce and the reference:\n  " + "\n  ".join(problems))
         else:
             print(
-                "numbers identical: means rounded to 5 like the seed and unrounded to 1e-9, every "
-                "record's six values to 1e-9, empty_text = records where rouge raised"
+                "numbers identical: means rounded to 5 as the reference and unrounded to 1e-9, "
+                "every record's six values to 1e-9, empty_text = records where rouge raised"
             )
         summary["sizes"][str(n)] = {
             "records": n,

@@ -179,7 +179,7 @@ def bench_judge() -> dict[str, Any]:
 
 def selection_records(n: int, seed: int = 0) -> list[dict[str, Any]]:
     """``n`` selection records over a vocabulary of entity names, with the kinds of prediction
-    errors the seed's data shows (suffixes, case, English/Chinese variants, misses, extras)."""
+    errors the reference's data shows (suffixes, case, English/Chinese variants, misses, extras)."""
     rng = random.Random(seed)
     zh = ["员工", "部门", "订单", "客户", "合同", "库存", "仓库", "课程", "学生", "成绩", "供应商"]
     zh_tail = ["信息", "明细", "记录", "档案", "配置", "条款", "目录", ""]

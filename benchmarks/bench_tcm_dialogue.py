@@ -1,10 +1,10 @@
 """The tcm-dialogue suite at scale, through the command line.
 
-100,000 seeded dialogues of 2-8 turns (~500,000 records, every field of CONTRACT.md present) in
+100,000 seeded dialogues of 2-8 turns (~500,000 records, every field of the protocol present) in
 a JSONL file in ``benchmarks/data/``. pingce as users run it (``pingce run tcm-dialogue --data
-FILE --out DIR --profile``, a child process timed from outside) against the seed's way in this
+FILE --out DIR --profile``, a child process timed from outside) against the reference's way in this
 process: ``json.loads`` of every line, then a plain per-dialogue Python loop with
-``numpy.polyfit`` for the slope (what the seed document writes; 9 metrics, no intervals).
+``numpy.polyfit`` for the slope (what the protocol writes; 9 metrics, no intervals).
 
 1. Like for like: ``--similarity exact --bootstrap 0`` (the loop computes no intervals and
    compares diagnoses exactly). Target: pingce >= 5x faster.
@@ -66,7 +66,7 @@ def turns(dialogues: int, seed: int = 0) -> Iterator[dict[str, Any]]:
 
 
 def naive(records: list[dict[str, Any]]) -> dict[str, float]:
-    """The seed's way: group the turns by dialogue, loop, numpy.polyfit per dialogue."""
+    """The reference's way: group the turns by dialogue, loop, numpy.polyfit per dialogue."""
     by: dict[str, list[dict[str, Any]]] = {}
     for r in records:
         by.setdefault(r["dialogue_id"], []).append(r)
@@ -214,7 +214,7 @@ def main() -> None:
             ],
         ],
         title=f"\ntcm-dialogue, {n:,} turns in {DIALOGUES:,} dialogues, same run (ratio = the "
-        "seed's way / pingce):",
+        "reference's way / pingce):",
     )
     print(
         f"cost of the intervals: {exact_boot.wall_s - like.wall_s:.2f} s (intervals phase "

@@ -1,7 +1,7 @@
-"""Function-call records for the tests and the benchmark: the seed's demo, seeded random ones.
+"""Function-call records for the tests and the benchmark: the reference's demo, seeded random ones.
 
-* :data:`SEED_DEMO_RECORDS`: the 11 ``mock_data`` records of the seed's ``fc_score_demo.py``,
-  verbatim (seeds/function-call-metrics.md).
+* :data:`SEED_DEMO_RECORDS`: the 11 ``mock_data`` records of the reference's ``fc_score_demo.py``,
+  verbatim (the function-call protocol's reference implementation).
 * :func:`random_records`: realistic and adversarial records: Chinese, English and mixed names
   and values; 0-3 calls, parallel calls of one name with different arguments; strings, ints,
   floats (with decimal points, which the ``rouge`` package takes for sentence ends), booleans,
@@ -39,7 +39,7 @@ __all__ = [
 Call = dict[str, Any]
 Record = dict[str, Any]
 
-# fc_score_demo.py: mock_data, verbatim (comments kept as they are in the seed).
+# fc_score_demo.py: mock_data, verbatim (comments kept as they are in the reference).
 SEED_DEMO_RECORDS: list[Record] = [
     {
         "query": "打开客厅灯",
@@ -341,7 +341,7 @@ def _gold_calls(rng: random.Random) -> list[Call]:
             continue
         call: Call = {"name": _name(rng), "arguments": _arguments(rng)}
         if not call["arguments"] and rng.random() < 0.5:
-            del call["arguments"]  # the seed reads a missing "arguments" as {}
+            del call["arguments"]  # the reference reads a missing "arguments" as {}
         calls.append(call)
     return calls
 

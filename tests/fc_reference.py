@@ -1,21 +1,22 @@
-"""The seed's function-call scorer, as the test oracle.
+"""The reference's function-call scorer, as the test oracle.
 
-This is ``fc_score.py`` of seeds/function-call-metrics.md, run on the seed's own libraries:
+This is ``fc_score.py``, the function-call protocol's reference implementation, on its libraries:
 ``jieba.cut`` words, ``rouge.Rouge().get_scores`` (pltrdy's ``rouge`` 1.0.1) F-measures with any
 exception it raises scored 0, and nltk's ``sentence_bleu`` with ``SmoothingFunction().method3``.
 Serialisation (``fn2str``/``fns2str``), pairing (``score_fn``: both lists sorted by ``fn2str``)
-and argument comparison (whole ``arguments`` dicts with Python ``==``) are the seed's, line for
+and argument comparison (whole ``arguments`` dicts with Python ``==``) are the reference's, line for
 line. Nothing here is taken from pingce.
 
-Differences from the seed, none of which changes a number:
+Differences from the reference, none of which changes a number:
 
-* per-record values are returned unrounded, beside the seed's summary (means rounded to 5
-  decimals, summed in record order with ``sum`` as the seed does);
-* the seed prints ``[ROUGE ERROR] ...``/``[BLEU ERROR] ...`` and scores 0; here the exception is
+* per-record values are returned unrounded, beside the reference's summary (means rounded to 5
+  decimals, summed in record order with ``sum`` as the reference does);
+* the reference prints ``[ROUGE ERROR] ...``/``[BLEU ERROR] ...`` and scores 0; here the exception
+  is
   recorded per record (``rouge_error``/``bleu_error``) and nothing is printed;
 * jieba's logger and nltk's warnings are silenced.
 
-``pred_fn`` must already be a list of call dictionaries (the seed cannot read raw model text or
+``pred_fn`` must already be a list of call dictionaries (the reference cannot read raw model text or
 arguments given as JSON text); :func:`parse_calls` turns those forms into the parsed form with
 the standard library's ``json``.
 """
@@ -49,14 +50,14 @@ __all__ = [
     "score_record",
 ]
 
-# The seed's summary keys, in the order fc_score prints them.
+# The reference's summary keys, in the order fc_score prints them.
 METRICS = ("fn_acc_name", "fn_acc_all", "rouge-1", "rouge-2", "rouge-l", "bleu-4")
 
 jieba.setLogLevel(logging.WARNING)
 logging.getLogger("jieba").setLevel(logging.WARNING)
 
 
-# --- the seed's functions, verbatim in behaviour -------------------------------------------
+# --- the reference's functions, verbatim in behaviour -------------------------------------------
 
 
 def common_score_arguments(fn_gold: Mapping[str, Any], fn_pred: Mapping[str, Any]) -> float:
@@ -108,7 +109,7 @@ class _NlgScores:
 
 
 def compute_rouge_bleu(gold_text: str, pred_text: str) -> _NlgScores:
-    """计算 ROUGE 和 BLEU-4 指标 (the seed's, recording instead of printing its exceptions)."""
+    """计算 ROUGE 和 BLEU-4 指标 (the reference's, recording instead of printing its exceptions)."""
     hypothesis = list(jieba.cut(pred_text))
     reference = list(jieba.cut(gold_text))
     out = _NlgScores(values={})
@@ -118,7 +119,7 @@ def compute_rouge_bleu(gold_text: str, pred_text: str) -> _NlgScores:
         out.values["rouge-1"] = rouge_scores["rouge-1"]["f"]
         out.values["rouge-2"] = rouge_scores["rouge-2"]["f"]
         out.values["rouge-l"] = rouge_scores["rouge-l"]["f"]
-    except Exception as exc:  # the seed: print(f"[ROUGE ERROR] {e}") and score 0
+    except Exception as exc:  # the reference: print(f"[ROUGE ERROR] {e}") and score 0
         out.rouge_error = f"{type(exc).__name__}: {exc}"
         out.values.update({"rouge-1": 0.0, "rouge-2": 0.0, "rouge-l": 0.0})
     try:
@@ -127,18 +128,18 @@ def compute_rouge_bleu(gold_text: str, pred_text: str) -> _NlgScores:
             warnings.simplefilter("ignore")
             bleu = sentence_bleu([reference], hypothesis, smoothing_function=smooth_func)
         out.values["bleu-4"] = bleu
-    except Exception as exc:  # the seed: print(f"[BLEU ERROR] {e}") and score 0
+    except Exception as exc:  # the reference: print(f"[BLEU ERROR] {e}") and score 0
         out.bleu_error = f"{type(exc).__name__}: {exc}"
         out.values["bleu-4"] = 0.0
     return out
 
 
-# --- per-record scores and the seed's summary -----------------------------------------------
+# --- per-record scores and the reference's summary -----------------------------------------------
 
 
 @dataclass
 class RecordScore:
-    """One record as the seed scores it, unrounded, with the exceptions it swallowed."""
+    """One record as the reference scores it, unrounded, with the exceptions it swallowed."""
 
     query: str
     values: dict[str, float]
@@ -159,7 +160,7 @@ class RecordScore:
 
 @dataclass
 class Reference:
-    """All records' scores, their unrounded means and the seed's printed summary."""
+    """All records' scores, their unrounded means and the reference's printed summary."""
 
     records: list[RecordScore]
     means: dict[str, float]
@@ -175,7 +176,7 @@ class Reference:
 
 
 def score_record(item: Mapping[str, Any]) -> RecordScore:
-    """One record, exactly as the loop body of the seed's ``fc_score``."""
+    """One record, exactly as the loop body of the reference's ``fc_score``."""
     fn_gold = item.get("gold_fn", [])
     fn_pred = item.get("pred_fn", [])
     fn_acc_name, fn_acc_all = score_fn(fn_gold, fn_pred)
@@ -188,14 +189,14 @@ def score_record(item: Mapping[str, Any]) -> RecordScore:
         values.update(nlg.values)
         score.rouge_error = nlg.rouge_error
         score.bleu_error = nlg.bleu_error
-    except Exception as exc:  # the seed: print(f"[NLG SCORE ERROR] {e}") and score 0
+    except Exception as exc:  # the reference: print(f"[NLG SCORE ERROR] {e}") and score 0
         score.nlg_error = f"{type(exc).__name__}: {exc}"
         values.update({"rouge-1": 0.0, "rouge-2": 0.0, "rouge-l": 0.0, "bleu-4": 0.0})
     return score
 
 
 def fc_reference(score_data: Sequence[Mapping[str, Any]]) -> Reference:
-    """Per-record values, unrounded means and the seed's rounded summary of ``score_data``."""
+    """Per-record values, unrounded means and the reference's rounded summary of ``score_data``."""
     if not score_data:
         raise ValueError("score_data 不能为空")
     records = [score_record(item) for item in score_data]
@@ -203,7 +204,7 @@ def fc_reference(score_data: Sequence[Mapping[str, Any]]) -> Reference:
     means: dict[str, float] = {}
     summary: dict[str, int | float] = {"eval_size": n}
     for key in METRICS:
-        # The seed: round(sum(float(r[key]) for r in results) / len(results), 5)
+        # The reference: round(sum(float(r[key]) for r in results) / len(results), 5)
         mean = sum(float(r.values[key]) for r in records) / n
         means[key] = mean
         summary[key] = round(mean, 5)
@@ -211,11 +212,11 @@ def fc_reference(score_data: Sequence[Mapping[str, Any]]) -> Reference:
 
 
 def fc_score(score_data: Sequence[Mapping[str, Any]]) -> dict[str, int | float]:
-    """The seed's ``fc_score`` result (without its print)."""
+    """The reference's ``fc_score`` result (without its print)."""
     return fc_reference(score_data).summary
 
 
-# --- input forms the seed cannot read, turned into its parsed form --------------------------
+# --- input forms the reference cannot read, turned into its parsed form --------------------------
 
 
 def _parse_call(call: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""The seed's second function-call scorer, ``hf_fc_score`` (Hugging Face ``evaluate``), as the
+"""The reference's second function-call scorer, ``hf_fc_score`` (Hugging Face ``evaluate``), as the
 test oracle, built from the libraries ``evaluate`` wraps.
 
 Why not ``evaluate`` itself: ``pip install evaluate`` (0.4.6) works, but the package holds no
@@ -16,7 +16,7 @@ when it loads the script. So this module computes what those scripts compute
   ``mid.fmeasure``. The aggregator draws from numpy's global random state, which ``evaluate``
   seeds with ``np.random.seed(module.seed)`` around ``_compute`` (``module.seed``: the ``seed`` of
   ``evaluate.load``, by default a word of numpy's state at load time, so ``np.random.seed(s)``
-  before the seed's ``hf_fc_score``, which loads its metrics inside, makes it ``s``). Here
+  before the reference's ``hf_fc_score``, which loads its metrics inside, makes it ``s``). Here
   :func:`hf_fc_score` calls ``np.random.seed(seed)`` just before ``aggregate()`` (and puts the
   previous state back), or, with ``seed=None``, reports the exact mean (``use_aggregator=False``,
   then ``np.mean``) that pingce reports by default;
@@ -25,12 +25,12 @@ when it loads the script. So this module computes what those scripts compute
   ``compute_bleu`` (``max_order=4``, ``smooth=False``), written out below from its published
   source (tensorflow/nmt, ``nmt/scripts/bleu.py``).
 
-``score_fn`` and ``fns2str`` are the seed's (:mod:`tests.fc_reference`; the seed's two files
-define them identically). Values are returned unrounded; the seed rounds them to 5 decimals.
+``score_fn`` and ``fns2str`` are the reference's (:mod:`tests.fc_reference`; its two files
+define them identically). Values are returned unrounded; the reference rounds them to 5 decimals.
 
 A one-off cross-check with the real ``evaluate`` 0.4.6 (its three scripts and nmt's ``bleu.py``
 taken from copies of their repositories and loaded from local paths in a throwaway virtual
-environment, with the Hub off; the seed's ``hf_fc_score`` otherwise verbatim, unrounded) agreed
+environment, with the Hub off; the reference's ``hf_fc_score`` otherwise verbatim, unrounded) agreed
 with pingce on the 21 bundled examples and on 828 seeded random records: the bootstrap mids (numpy
 seeds 0, 7 and 2024), BLEU and ``fn_acc_name`` bit for bit, the means within 4e-16 (summation
 order); see the README, "Suite: function-call-hf".
@@ -140,7 +140,7 @@ def _rouge(
 def hf_fc_score(
     score_data: Sequence[Mapping[str, Any]], *, seed: int | None = None, use_stemmer: bool = False
 ) -> dict[str, float]:
-    """``hf_fc_score`` of the seed, unrounded; ROUGE as the exact mean (``seed=None``) or as
+    """``hf_fc_score`` of the reference, unrounded; ROUGE as the exact mean (``seed=None``) or as
     ``evaluate`` reports it after ``np.random.seed(seed)``."""
     if not score_data:
         raise ValueError("score_data 不能为空")

@@ -1,7 +1,8 @@
 """Model answers as they come (function-call suite): the shapes APIs and open models return,
 answers that call nothing, answers that try to call and are broken, and a required gold.
 
-Every expected number comes from the seed's ``score_fn`` (tests/fc_reference.py) applied to call
+Every expected number comes from the reference's ``score_fn`` (tests/fc_reference.py) applied to
+call
 lists written out by hand, never from pingce. The answer shapes are built here from those lists
 the way each API documents them (OpenAI Chat Completions and Responses, Anthropic Messages,
 Qwen/Hermes ``<tool_call>`` text).
@@ -376,8 +377,8 @@ def mixed_records() -> list[dict[str, Any]]:
 
 
 def expected_by_hand() -> dict[str, dict[str, float]]:
-    """The seed's score_fn on the hand-written call lists; a prediction that does not parse is
-    a wrong answer (0, 0); for the others also the seed's ROUGE/BLEU (fc_reference)."""
+    """The reference's score_fn on the hand-written call lists; a prediction that does not parse is
+    a wrong answer (0, 0); for the others also the reference's ROUGE/BLEU (fc_reference)."""
     out: dict[str, dict[str, float]] = {}
     for record_id, gold, _, calls in MIXED:
         if calls is None:

@@ -21,7 +21,7 @@ EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "contract_risk" / "
 LEVELS = ["高", "中", "低"]
 ALIASES = {"high": "高", "medium": "中", "low": "低"}
 
-# CONTRACT.md: results.json top level, and the contract-risk metric names.
+# results.json's top level, and the contract-risk metric names scripts rely on.
 TOP_LEVEL_KEYS = {
     "pingce_version",
     "suite",
@@ -43,7 +43,7 @@ CONTRACT_METRICS = [
     "qwk",
     "avg_latency_sec",
     "p95_latency_sec",
-    # the evidence half (CONTRACT.md, "Added with the second round of work")
+    # the evidence half (clauses, laws, task success, rules)
     "clause_hallucination_rate",
     "altered_clause_rate",
     "law_hallucination_rate",

@@ -326,7 +326,7 @@ def test_generic_text_metrics_have_their_own_names() -> None:
     names = set(metric_registry())
     assert {"text_rouge_n", "text_rouge_l", "text_rouge_lsum", "text_bleu"} <= names
     assert {"text_corpus_bleu", "text_chrf"} <= names
-    assert {"rouge-1", "rouge-2", "rouge-l", "bleu-4"} <= names  # the seed's, kept
+    assert {"rouge-1", "rouge-2", "rouge-l", "bleu-4"} <= names  # the reference's, kept
     assert not set(DEPRECATED) & names
 
 
@@ -557,7 +557,7 @@ def test_a_metric_left_without_records_by_failures_says_why() -> None:
 
 
 def test_values_above_the_best_are_not_misses() -> None:
-    """The seed's max assignment lets sem_recall exceed 1: that is no miss."""
+    """The reference's max assignment lets sem_recall exceed 1: that is no miss."""
     records = [
         {"id": "s1", "task": "selection", "gold_items": ["订单"], "pred_items": ["订单表", "订单"]},
     ]

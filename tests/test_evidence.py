@@ -315,7 +315,7 @@ def test_law_citations_in_records() -> None:
     result = evaluate(records)
     assert result.metrics["law_hallucination_rate"].value == pytest.approx(3 / 5)
     assert result.metrics["law_hallucination_rate"].n == 5
-    # the low-level record's citation is not checked but counts as evidence (the seed's 总证据数)
+    # the low-level record's citation is not checked but counts as evidence (reference: 总证据数)
     assert result.metrics["hallucination_rate"].value == pytest.approx(3 / 6)
     assert result.failures.model_dump().get("law_citations_not_checked") == 1
     why = misses(result, "law_hallucination_rate")

@@ -1,8 +1,8 @@
-"""The built-in ``function-call`` suite against the seed's ``fc_score``.
+"""The built-in ``function-call`` suite against the reference's ``fc_score``.
 
-Every expected number comes from tests/fc_reference.py (the seed's code, run on jieba, the
+Every expected number comes from tests/fc_reference.py (the reference's code, run on jieba, the
 ``rouge`` package and nltk) or from hand arithmetic, never from pingce. Records come from
-tests/fc_data.py: the seed's 11 demo records verbatim, hand-picked corner cases and thousands of
+tests/fc_data.py: the reference's 11 demo records, hand-picked corner cases and thousands of
 seeded random ones.
 """
 
@@ -42,11 +42,11 @@ N_REALISTIC = 500
 N_FORMS = 400
 ALL_METRICS = (*METRICS, "fn_acc_args")
 
-# The seed's fc_score on its own 11 demo records, as the oracle computes it (jieba 0.42.1, rouge
-# 1.0.1, nltk 3.10). fn_acc_name: all 11 names right; fn_acc_all: 3 records with a wrong value
-# (22/23 度, 打开/开启, 打开/关闭), so 8/11 = 0.72727 (CONTRACT.md's example value).
-# The seed's printed example ({"eval_size": 40, "fn_acc_name": 0.85, ...}) is from 40 other
-# records that the seed does not show, so it cannot be reproduced from the demo.
+# The reference's fc_score on its own 11 demo records, as the oracle computes it (jieba 0.42.1,
+# rouge 1.0.1, nltk 3.10). fn_acc_name: all 11 names right; fn_acc_all: 3 records with a wrong
+# value (22/23 度, 打开/开启, 打开/关闭), so 8/11 = 0.72727 (the protocol's example value).
+# The reference's printed example ({"eval_size": 40, "fn_acc_name": 0.85, ...}) is from 40 other
+# records that the reference does not show, so it cannot be reproduced from the demo.
 SEED_DEMO_SUMMARY = {
     "eval_size": 11,
     "fn_acc_name": 1.0,
@@ -73,7 +73,7 @@ def mismatches(
     reference: Reference,
     metrics: Sequence[str] = METRICS,
 ) -> list[str]:
-    """Every difference between pingce and the seed: per record, corpus mean, rounded summary."""
+    """Every difference between pingce and the reference: per record, mean, rounded summary."""
     out: list[str] = []
     rows = result.record_values()
     if len(rows) != len(records):
@@ -120,7 +120,7 @@ def assert_parity(
 
 
 def empty_text_count(result: pingce.EvaluationResult) -> int:
-    """Where pingce shows the records whose text scores the seed's rouge exception set to 0."""
+    """Where pingce shows the records whose text scores the reference's rouge exception set to 0."""
     return int(result.failures.model_dump().get("empty_text", -1))
 
 
@@ -134,14 +134,14 @@ def random_case() -> tuple[list[dict[str, Any]], Reference, pingce.EvaluationRes
     return records, fc_reference(records), evaluate(records)
 
 
-# --- the seed's demo --------------------------------------------------------------------------
+# --- the reference's demo -------------------------------------------------------------------------
 
 
 def test_oracle_reproduces_the_seed_demo_output() -> None:
     assert len(SEED_DEMO_RECORDS) == 11
     summary = fc_score(SEED_DEMO_RECORDS)
     assert summary == SEED_DEMO_SUMMARY
-    assert list(summary) == ["eval_size", *METRICS]  # the seed's key order
+    assert list(summary) == ["eval_size", *METRICS]  # the reference's key order
     assert summary["fn_acc_all"] == round(8 / 11, 5)
 
 
@@ -152,6 +152,20 @@ def test_seed_demo_records() -> None:
     assert result.metrics["fn_acc_all"].value == pytest.approx(8 / 11, abs=1e-15)
     assert result.failures.parse == 0
     assert empty_text_count(result) == 0 == reference.rouge_raised
+
+
+def test_bundled_reference_example_is_the_demo() -> None:
+    """examples/function_call/reference.jsonl (the docs' worked example) is the reference's 11
+    demo records verbatim with ids added, the first 11 of records.jsonl, and gives the
+    reference's printed summary."""
+    folder = Path(__file__).resolve().parents[1] / "examples" / "function_call"
+    lines = (folder / "reference.jsonl").read_text("utf-8").splitlines()
+    assert lines == (folder / "records.jsonl").read_text("utf-8").splitlines()[:11]
+    records = [json.loads(line) for line in lines]
+    assert [{k: v for k, v in r.items() if k != "id"} for r in records] == SEED_DEMO_RECORDS
+    result = pingce.evaluate("function-call", folder / "reference.jsonl", bootstrap=0)
+    for name in METRICS:
+        assert round(result.metrics[name].value, 5) == SEED_DEMO_SUMMARY[name]
 
 
 def test_hand_arithmetic_two_tiny_calls() -> None:
@@ -186,7 +200,7 @@ def test_random_records_equal_the_seed(
     assert all(set(row["values"]) >= set(ALL_METRICS) for row in result.record_values())
     assert_parity(records, result, reference)
     assert result.failures.parse == 0
-    # the seed prints "[ROUGE ERROR] ..." and scores 0; pingce must count those records
+    # the reference prints "[ROUGE ERROR] ..." and scores 0; pingce must count those records
     assert reference.rouge_raised > 100
     assert empty_text_count(result) == reference.rouge_raised
 
@@ -206,7 +220,7 @@ def test_random_records_cover_the_cases(
     assert any("true" in t for t in texts) and any("1e-05" in t for t in texts)
     assert sum(r.values["fn_acc_all"] not in (0.0, 1.0) for r in reference.records) > 20
     assert sum(r.rouge_error == "ValueError: Reference is empty." for r in reference.records)
-    # pairs the seed finds equal although they serialise differently (1 / 1.0 / true)
+    # pairs the reference finds equal although they serialise differently (1 / 1.0 / true)
     assert any(
         r.values["fn_acc_all"] == 1.0 and r.gold_text != r.pred_text for r in reference.records
     )
@@ -301,7 +315,7 @@ def test_empty_lists_score_like_the_seed_and_are_counted() -> None:
         {"id": "fine", "gold_fn": [lc], "pred_fn": [lc]},
     ]
     result, reference = assert_parity(records)
-    # the seed: empty/empty is right (1, 1); the rouge package raises on the empty text -> 0
+    # the reference: empty/empty is right (1, 1); the rouge package raises on the empty text -> 0
     assert [r.rouge_raised for r in reference.records] == [True, True, True, False]
     values = [row["values"] for row in result.record_values()]
     assert (values[0]["fn_acc_name"], values[0]["fn_acc_all"]) == (1.0, 1.0)
@@ -320,7 +334,7 @@ def _fenced(calls: list[dict[str, Any]]) -> str:
 
 
 def _seed_form(calls: list[dict[str, Any]]) -> list[tuple[str, Any]]:
-    """What the seed reads of a call: its name and ``arguments`` (missing = {})."""
+    """What the reference reads of a call: its name and ``arguments`` (missing = {})."""
     return [(c["name"], c.get("arguments", {})) for c in calls]
 
 
@@ -522,14 +536,14 @@ def test_fn_acc_args_hand_computed() -> None:
     for (_, _, want_args, want_all), row, ref in zip(
         FN_ACC_ARGS_CASES, rows, reference.records, strict=True
     ):
-        assert ref.values["fn_acc_all"] == want_all, row["id"]  # hand value agrees with the seed
+        assert ref.values["fn_acc_all"] == want_all, row["id"]  # the hand value agrees
         assert row["values"]["fn_acc_all"] == want_all, row["id"]
         assert row["values"]["fn_acc_args"] == pytest.approx(want_args, abs=1e-15), row["id"]
     mean = math.fsum(c[2] for c in FN_ACC_ARGS_CASES) / len(FN_ACC_ARGS_CASES)
     assert result.metrics["fn_acc_args"].value == pytest.approx(mean, abs=1e-15)
 
 
-# --- inputs the seed scores that are easy to get wrong ----------------------------------------
+# --- inputs the reference scores that are easy to get wrong ---------------------------------------
 
 
 def test_long_record_below_the_recursion_limit() -> None:
@@ -541,7 +555,7 @@ def test_long_record_below_the_recursion_limit() -> None:
 
 def test_record_too_long_for_the_rouge_package() -> None:
     """The ``rouge`` package recovers the LCS recursively; on one sentence of ~700 words against
-    ~700 others it exceeds Python's recursion limit and the seed catches the RecursionError and
+    ~700 others it exceeds Python's recursion limit and the reference catches the RecursionError and
     scores ROUGE 0. pingce (README: "pingce computes the true value") deliberately gives the
     package's value without the limit instead: checked here against the package run with a
     higher recursion limit. BLEU is unaffected."""
@@ -567,7 +581,7 @@ def test_record_too_long_for_the_rouge_package() -> None:
 
 
 def test_empty_function_name_scored_like_the_seed() -> None:
-    """The seed serialises a call named "" as "{...}" and scores it; so must pingce."""
+    """The reference serialises a call named "" as "{...}" and scores it; so must pingce."""
     records = [
         {"id": "e1", "gold_fn": [{"name": ""}], "pred_fn": [{"name": ""}]},
         {"id": "e2", "gold_fn": [{"name": "", "arguments": {"a": 1}}], "pred_fn": [_c("a", a=1)]},
@@ -576,7 +590,7 @@ def test_empty_function_name_scored_like_the_seed() -> None:
 
 
 def test_null_arguments_in_a_prediction_scored_like_the_seed() -> None:
-    """The seed reads ``"arguments": null`` as None: serialised "fnull", unequal to {}."""
+    """The reference reads ``"arguments": null`` as None: serialised "fnull", unequal to {}."""
     records = [
         {"id": "n1", "gold_fn": [_c("f")], "pred_fn": [{"name": "f", "arguments": None}]},
         {"id": "n2", "gold_fn": [_c("f", a=1)], "pred_fn": [{"name": "f", "arguments": None}]},
@@ -585,7 +599,7 @@ def test_null_arguments_in_a_prediction_scored_like_the_seed() -> None:
 
 
 def test_jsonl_integers_beyond_64_bits_keep_their_value(tmp_path: Path) -> None:
-    """``json.loads`` (how the seed's users read JSONL) keeps 2**64 an exact integer."""
+    """``json.loads`` (how the reference's users read JSONL) keeps 2**64 an exact integer."""
     records = [
         {"id": "big", "gold_fn": [_c("f", n=2**64)], "pred_fn": [_c("f", n=2**64 + 1)]},
         {"id": "neg", "gold_fn": [_c("f", n=-(2**63) - 1)], "pred_fn": [_c("f", n=-(2**63))]},
@@ -622,7 +636,7 @@ print(json.dumps(out, ensure_ascii=False))
 
 
 def test_jieba_dictionary_changed_between_evaluations() -> None:
-    """The seed segments with jieba's dictionary as it is at the time; a user dictionary added
+    """The reference segments with jieba's dictionary as it is at the time; a user dictionary added
     after a first evaluation must change pingce's words too (run in a fresh interpreter so the
     changed dictionary stays out of this process)."""
     proc = run_python("-c", JIEBA_DICTIONARY_CHANGE, cwd=Path(__file__).resolve().parents[1])

@@ -1,7 +1,7 @@
-"""The built-in suite function-call-hf (issue 14): the seed's second computation, ``hf_fc_score``
-with Hugging Face ``evaluate``, on the records of function-call.
+"""The built-in suite function-call-hf (issue 14): the function-call protocol's second
+computation, ``hf_fc_score`` with Hugging Face ``evaluate``, on the records of function-call.
 
-The oracle is :mod:`tests.hf_reference`: the seed's ``hf_fc_score`` built from the libraries
+The oracle is :mod:`tests.hf_reference`: the reference's ``hf_fc_score`` built from the libraries
 ``evaluate``'s metric scripts call (scikit-learn's ``accuracy_score``, rouge-score's
 ``RougeScorer`` and ``BootstrapAggregator``, sacrebleu's ``Tokenizer13a`` and tensorflow/nmt's
 ``compute_bleu`` written out from its source), because ``evaluate`` itself cannot run here:
@@ -58,9 +58,9 @@ Record = dict[str, Any]
 
 
 def seed_form(records: list[Record]) -> list[Record]:
-    """The records as the seed reads them: calls as lists of ``{"name", "arguments"}`` dicts
+    """The records as the reference reads them: calls as lists of ``{"name", "arguments"}`` dicts
     (raw model text, JSON-text arguments and ``tool_calls`` parsed with the standard library;
-    prose that is not JSON, a refusal, calls nothing, which the seed cannot read at all)."""
+    prose that is not JSON, a refusal, calls nothing, which the reference cannot read at all)."""
     return [
         {**r, "gold_fn": _calls(r["gold_fn"]), "pred_fn": _calls(r.get("pred_fn", []))}
         for r in records
@@ -494,7 +494,7 @@ def test_bleu_zero_for_an_order_without_a_match_says_so(
     gold = _one_call("f", "a", 1)
     pred = _one_call(name, key, value) if key else [{"name": "f", "arguments": {}}]
     records = [{"id": str(i), "gold_fn": gold, "pred_fn": pred} for i in range(3)]
-    assert hf_fc_score(seed_form(records))["bleu-4"] == 0.0  # the seed's own value
+    assert hf_fc_score(seed_form(records))["bleu-4"] == 0.0  # the reference's own value
     result = pingce.evaluate("function-call-hf", records, bootstrap=0)
     bleu = result.metrics["bleu-4"]
     assert bleu.value == 0.0

@@ -1,5 +1,5 @@
 """The function-points suite: judge metrics against scikit-learn, set metrics against hand
-arithmetic, the seed's semantic score against an independent implementation, and calibration."""
+arithmetic, the reference's semantic score against an independent implementation, calibration."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def test_exact_set_metrics_by_hand() -> None:
 
 
 def seed_fuzzy(pred: list[str], gold: list[str], sim: dict[tuple[str, str], float]) -> float:
-    """Score_fuzzy of the seed, written out independently: sum over predictions of the best
+    """Score_fuzzy of the reference, written out independently: sum over predictions of the best
     I(p, t)·Sim(p, t), I = 1 for identical strings (Sim 1) or Sim > 0.7."""
     total = 0.0
     for p in dict.fromkeys(pred):

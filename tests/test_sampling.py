@@ -67,7 +67,7 @@ def strata_of(result) -> dict[str, tuple[int, int, int]]:
 
 
 # --------------------------------------------------------------------------------------------
-# Equal allocation (the seed document's 1:1:1 rule)
+# Equal allocation (the contract-review protocol's 1:1:1 rule)
 
 
 def test_example_data_has_the_expected_strata() -> None:

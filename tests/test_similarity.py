@@ -56,7 +56,7 @@ FAST = {"backoff": 0.01, "max_backoff": 5.0, "timeout": 2.0}
 Pair = tuple[str, str]
 
 
-# helpers: records, pairs and the seed's fuzzy score, computed here --------------------------
+# helpers: records, pairs and the reference's fuzzy score, computed here --------------------------
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -88,7 +88,7 @@ def asked_pairs(records: list[dict[str, Any]]) -> list[Pair]:
 
 
 def seed_sem(records: list[dict[str, Any]], sim: Callable[[str, str], float]) -> dict[str, float]:
-    """The seed's fuzzy set score: exact match 1, else Sim if Sim > τ, else 0; per prediction
+    """The reference's fuzzy set score: exact match 1, else Sim if Sim > τ, else 0; per prediction
     its best truth; P = ΣScore/Σ|P|, R = ΣScore/Σ|T|, F1 = 2PR/(P + R)."""
     total = n_pred = n_gold = 0.0
     for gold, pred in selections(records):
@@ -941,7 +941,7 @@ def test_use_encodes_each_distinct_text_once_in_batches_with_progress(
     assert advanced[0] == 1 and 1 < len(advanced) <= len(calls) + 1
     for a, b in pairs:
         assert table.get(a, b) == pytest.approx(sim(a, b), abs=1e-6)
-    # the seed's semantic scores of the example with these cosines, through the engine
+    # the reference's semantic scores of the example with these cosines, through the engine
     result = pingce.evaluate("function-points", EXAMPLE, similarity="embedding", bootstrap=0)
     assert result.similarity is not None and result.similarity["encoded_texts"] == len(texts)
     for name, value in seed_sem(examples, sim).items():

@@ -19,7 +19,7 @@ from pingce.suites import builtin_suites, load_suite
 
 from .cli_run import run_pingce
 
-# CONTRACT.md, "contract-risk": the metric and table names scripts rely on.
+# contract-risk: the metric and table names scripts rely on.
 CONTRACT_RISK_METRICS = [
     "accuracy",
     "weighted_accuracy",
@@ -31,7 +31,7 @@ CONTRACT_RISK_METRICS = [
     "qwk",
     "avg_latency_sec",
     "p95_latency_sec",
-    # the evidence half (CONTRACT.md, "Added with the second round of work")
+    # the evidence half (clauses, laws, task success, rules)
     "clause_hallucination_rate",
     "altered_clause_rate",
     "law_hallucination_rate",

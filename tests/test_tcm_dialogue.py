@@ -1,4 +1,4 @@
-"""The built-in ``tcm-dialogue`` suite against an independent reading of CONTRACT.md.
+"""The built-in ``tcm-dialogue`` suite against an independent reading of its protocol.
 
 The reference below is plain Python over dialogues (nothing from ``pingce.metrics``); pingce
 must agree with it on seeded random data, on the shipped example (whose numbers are also checked
@@ -717,7 +717,7 @@ def test_metrics_ignore_record_order_and_turn_offsets(seed: int) -> None:
 
 
 def test_undefined_reason_reads_as_in_the_contract_example() -> None:
-    # CONTRACT.md's results.json example: "rejection_precision": {"value": null, "n": 0,
+    # the protocol's results.json example: "rejection_precision": {"value": null, "n": 0,
     # "undefined_reason": "no CASE_REJECTED turns"}
     records = [{"dialogue_id": "a", "turn": 1, "status": "DEFINITIVE"}]
     result = pingce.evaluate("tcm-dialogue", records, bootstrap=0)

@@ -1,7 +1,7 @@
 """The results of a run and of a comparison: plain data that reports only read.
 
 ``pingce.evaluate`` returns an :class:`EvaluationResult`; ``result.model_dump_json()`` is the
-content of results.json (see CONTRACT.md). Values are full-precision floats or ``None`` (null)
+content of results.json. Values are full-precision floats or ``None`` (null)
 with an ``undefined_reason``; nothing is rounded here, only in reports. The per-record values
 and miss reasons (records.jsonl) are :class:`RecordRows`: arrays made by the engine in its one
 pass over the statistics, never a callback into the metrics. ``pingce.compare`` returns a
@@ -122,7 +122,7 @@ class MetricResult(_Plain):
     unparsed_records: int | None = Field(
         None,
         description="Records it covers whose prediction did not parse (never dropped: each "
-        "suite's section of the README says how they score).",
+        "suite's page in the documentation says how they score).",
     )
 
     def partial(self) -> str | None:
@@ -157,7 +157,7 @@ class Failures(BaseModel):
 
     ``judge``: similarity calls that failed after retries; ``parse``: records whose prediction
     could not be parsed (scored as wrong). Suites may add counts, such as ``empty_text``: records
-    a seed-compatible text score set to 0 because the seed's library raises on them, and
+    a reference-compatible text score set to 0 (the reference's library raises on them), and
     ``invalid_prediction`` (every suite with a label scale): records whose predicted label is
     off the scale, blank or null (scored as wrong; left out of the kappas, with a note).
     """

@@ -1,9 +1,9 @@
 """Random and stratified sampling of records, seeded.
 
-Stratified sampling draws equal numbers per stratum by default (seed §3.1: 4/4/4 for N = 12 on
-three risk levels), the remainder going one each to the first strata in their order; proportional
-allocation uses the largest-remainder rule. A stratum too small for its quota is an error unless
-``short="take-all"``, which takes all it has and says so in the results.
+Stratified sampling draws equal numbers per stratum by default (the contract-review protocol's §3.1:
+4/4/4 for N = 12 on three risk levels), the remainder going one each to the first strata in their
+order; proportional allocation uses the largest-remainder rule. A stratum too small for its quota is
+an error unless ``short="take-all"``, which takes all it has and says so in the results.
 """
 
 from __future__ import annotations

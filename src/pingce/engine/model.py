@@ -87,8 +87,8 @@ def spec_of(plan: Plan) -> ModelSpec:
     if spec is None:
         raise OptionError(
             f"--model: suite {plan.suite.spec.name!r} has no `model:` block naming the prompt "
-            "field, the tools field and the prediction field (README: Running the model under "
-            "test)"
+            "field, the tools field and the prediction field (copy the suite and add one, as the "
+            "built-in function-call suite has it)"
         )
     return spec
 

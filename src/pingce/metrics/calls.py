@@ -1,4 +1,4 @@
-"""Function-call metrics (seeds/function-call-metrics.md), reference-exact by default.
+"""Function-call metrics (the function-call protocol), equal to its reference's by default.
 
 Records carry the gold calls and the model's answer. Gold is a required JSON list of calls
 ``{"name", "arguments"}`` (``arguments`` an object or JSON text; an item may also be an OpenAI

@@ -1,4 +1,4 @@
-"""Multi-turn diagnostic dialogue metrics (seeds/tcm-dialogue-metrics.md, CONTRACT.md).
+"""Multi-turn diagnostic dialogue metrics: the TCM dialogue protocol (docs/suites/tcm-dialogue.md).
 
 One record per turn: ``dialogue_id``, ``turn`` and the system's ``status`` (``DEFINITIVE``,
 ``INQUIRY_ONLY``, ``CASE_REJECTED``, ``EMERGENCY_ABORT``), with optional diagnoses, texts,
@@ -204,7 +204,7 @@ def _differences(pred: dict[str, Any], gold: dict[str, Any], keys: Sequence[str]
 
 
 class DialogueFields:
-    """The field names the dialogue metrics read (CONTRACT.md's by default)."""
+    """The field names the dialogue metrics read (the protocol's record fields by default)."""
 
     def __init__(
         self,

@@ -1,6 +1,6 @@
-"""Evidence metrics (seeds/contract-risk-metrics.md, 1.3-1.4): is a cited clause in the record's
-source document, are its details unchanged, does a cited law article exist, and did the whole
-task succeed.
+"""Evidence metrics (the contract-review protocol, §1.3-1.4; docs/suites/contract-risk.md): is a
+cited clause in the record's source document, are its details unchanged, does a cited law
+article exist, and did the whole task succeed.
 
 Record fields (names set by the suite's ``inputs``): ``contract`` (the source text),
 ``evidence`` (a list of ``{"clause"?: str, "law"?: str}``; other keys are kept out of the way),

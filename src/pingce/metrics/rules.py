@@ -1,4 +1,4 @@
-"""Retrieval metrics of rule ids (seeds/contract-risk-metrics.md, 1.4 ``rule_recall``): did the
+"""Retrieval metrics of rule ids (the contract-review protocol, §1.4 ``rule_recall``): did the
 retriever find the rules that apply?
 
 Per record, ``gold_rules`` (the rules that apply) and ``retrieved_rules`` (what the retriever

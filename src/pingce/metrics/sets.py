@@ -1,5 +1,6 @@
-"""Function-point metrics (seeds/function-points-metrics.md): a binary judge task and a set
-selection task, the latter matched exactly or by meaning through a similarity backend.
+"""Function-point metrics (the function-point protocol, docs/suites/function-points.md): a
+binary judge task and a set selection task, the latter matched exactly or by meaning through a
+similarity backend.
 
 Records of both tasks share a file; ``task`` says which (``judge`` or ``selection``).
 

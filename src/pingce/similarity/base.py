@@ -1,6 +1,6 @@
 """The similarity protocol: score text pairs to floats in [0, 1], with a signature.
 
-Metrics that need meaning never call a model themselves (DESIGN.md, "Two phases"): the runner
+Metrics that need meaning never call a model themselves (pairs first, scores second): the runner
 collects every pair the metrics will need, removes duplicates, asks a backend once, and hands the
 resulting :class:`SimilarityTable` to the metrics. A backend's :meth:`SimilarityBackend.signature`
 (name, model, template hash, parameters) keys the cache and goes into results.json.

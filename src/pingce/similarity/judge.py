@@ -6,13 +6,13 @@ once (the cache makes a rerun free), many at a time up to a concurrency limit. A
 answers without a score are retried with exponential back-off; a pair that still has no score is
 a failure (NaN, counted, shown), never a 0.
 
-The default prompt is the seed's 𝒫_sim with the two texts fenced as data, so a text that says
-"ignore the above" stays inside its fence (a closing tag inside a text is escaped), and asks for
-``{"score": x}``. The answer is asked for as JSON structured output where the server supports it
-(``structured``: ``auto``, the default, sends ``response_format`` with :data:`SCORE_SCHEMA`;
-a server that refuses it with a 400 naming ``response_format``/``json_schema`` or a 422 is asked
-again without it, once, and never again by that backend); :func:`parse_score` reads the JSON, else
-the one number of the answer.
+The default prompt is the function-point protocol's 𝒫_sim with the two texts fenced as data, so a
+text that says "ignore the above" stays inside its fence (a closing tag inside a text is escaped),
+and asks for ``{"score": x}``. The answer is asked for as JSON structured output where the server
+supports it (``structured``: ``auto``, the default, sends ``response_format`` with
+:data:`SCORE_SCHEMA`; a server that refuses it with a 400 naming ``response_format``/``json_schema``
+or a 422 is asked again without it, once, and never again by that backend); :func:`parse_score`
+reads the JSON, else the one number of the answer.
 """
 
 from __future__ import annotations
@@ -62,7 +62,8 @@ DEFAULT_TEMPLATE = (
     "<x>\n{a}\n</x>\n<y>\n{b}\n</y>\n\n"
     'Answer with JSON only: {{"score": <a number between 0.0 and 1.0>}}'
 )
-"""The seed's 𝒫_sim, with the candidate texts fenced as data and a JSON answer asked for."""
+"""The function-point protocol's similarity prompt 𝒫_sim, with the candidate texts fenced as
+data and a JSON answer asked for."""
 
 SCORE_SCHEMA: dict[str, Any] = {
     "type": "object",
