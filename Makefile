@@ -9,7 +9,7 @@ PIP    := $(BIN)/python -m pip
 LOCK   := requirements/dev.txt
 LOCK_VENV := .venv-lock
 
-.PHONY: demo test lint typecheck browser-deps bench lock clean
+.PHONY: demo test lint typecheck browser-deps docs bench lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -42,8 +42,8 @@ demo: $(VENV)/.installed-run
 	$(BIN)/pingce demo --out demo-out
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/ruff format --check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks docs/hooks
+	$(BIN)/ruff format --check src tests benchmarks docs/hooks
 
 typecheck: $(VENV)/.installed-test
 	$(BIN)/mypy src
@@ -63,11 +63,16 @@ browser-deps:
 		$$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-wqy-microhei; \
 	fi
 
-test: lint typecheck browser-deps
+# The documentation site (mkdocs.yml) built into site/; --strict: a broken link, a missing page
+# or a reference that does not resolve is an error. `make test` runs it too.
+docs: $(VENV)/.installed-test
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+test: lint typecheck browser-deps docs
 	$(BIN)/pytest; status=$$?; if [ $$status -eq 5 ]; then echo "pytest collected no tests"; exit 0; fi; exit $$status
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/run_all.py
 
 clean:
-	rm -rf $(VENV) $(LOCK_VENV) demo-out pingce-out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(LOCK_VENV) demo-out pingce-out site .pytest_cache .mypy_cache .ruff_cache

@@ -147,6 +147,7 @@ class SliceResult(BaseModel):
     model_config = _JSON
 
     n_records: int
+    """Records with this value of the slice field."""
     metrics: dict[str, MetricResult]
     tables: dict[str, dict[str, Any]] = {}
 
@@ -173,19 +174,29 @@ class Signature(BaseModel):
     model_config = ConfigDict(extra="allow", ser_json_inf_nan=NON_FINITE)
 
     seed: int
+    """The seed of the bootstrap and of ``--sample``."""
     bootstrap: int
+    """Bootstrap resamples (0: no intervals)."""
     ci_method: str
+    """How the resamples become an interval (``bca``, ``percentile``...)."""
     ci_level: float
+    """The intervals' confidence level (0.95)."""
     bootstrap_method: str = "multinomial"
     """``multinomial`` (n records drawn with replacement) or ``poisson`` (a Poisson(1) weight
     per record keyed on the record)."""
     similarity: str | None
+    """The similarity backend and its model or settings (``lexical:char-1-3``), when a metric
+    used one."""
     unit: str | None = None
     """The field whose values the bootstrap resamples (whole dialogues), or None for records."""
     zero_division: float | None
+    """The value of 0/0 (null: undefined, with a reason)."""
     labels: list[str] | None
+    """The label scale, in order."""
     metrics: dict[str, str]
+    """Each metric with every argument it was computed with."""
     versions: dict[str, str]
+    """pingce's, Python's and the numeric libraries' versions."""
 
 
 class DataInfo(BaseModel):
@@ -194,8 +205,11 @@ class DataInfo(BaseModel):
     model_config = _JSON
 
     source: str
+    """The records' file, as given (or what kind of object they were)."""
     n_loaded: int
+    """Records read, before ``--sample``."""
     id_field: str
+    """The field holding the records' ids."""
     field_map: dict[str, str] = {}
     """The data's column for each suite field read from another name (``--map``, ``fields:``)."""
     encoding: str | None = None
@@ -303,15 +317,23 @@ class EvaluationResult(_Plain):
     OMIT_WHEN_NONE = ("profile",)
 
     pingce_version: str
+    """The pingce that made the result."""
     suite: str
+    """The suite's name."""
     n_records: int
+    """Records evaluated (after ``--sample``)."""
     metrics: dict[str, MetricResult]
+    """Each metric by name, in the suite's order."""
     tables: dict[str, dict[str, Any]] = {}
+    """Each table by name (a confusion matrix's labels and counts, per-class rows...)."""
     slices: dict[str, SliceResult] = {}
+    """With ``--slice FIELD``: the metrics over the records of each value, keyed
+    ``FIELD=value``."""
     failures: Failures = Failures()
     signature: Signature
     data: DataInfo
     sampling: SamplingInfo | None = None
+    """With ``--sample``: how the records were drawn."""
     similarity: dict[str, Any] | None = None
     """What the similarity backend did: pairs, requests, cache hits, failures, tokens, cost,
     latency (present when a metric needed similarities)."""
@@ -319,6 +341,7 @@ class EvaluationResult(_Plain):
     """What ``--model`` did: the model, requests, cached answers, failures, tokens, cost,
     latency (present when the model under test was run)."""
     definitions: dict[str, str] = {}
+    """Each metric's definition in words, as ``pingce metrics`` prints it."""
     notes: list[str] = Field(
         default_factory=list, description="Things to know about this run (deprecated names...)."
     )
@@ -501,8 +524,11 @@ class ComparisonResult(_Plain):
     pingce_version: str
     suite: str
     n_records: int
+    """Records paired (by id, or ``match_by``)."""
     candidate: str
+    """The candidate's records or run, as given."""
     baseline: str
+    """The baseline's records or run, as given."""
     metrics: dict[str, MetricComparison]
     failures: dict[str, Failures] = Field(
         default_factory=dict,

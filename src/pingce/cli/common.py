@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from .environment import EXIT_GATE, EXIT_INPUT, EXIT_INTERRUPTED, EXIT_JUDGE_FAILURES
+
 STARTED = time.perf_counter()
 """When the command line was imported: ``--profile``'s start-up phase runs from here to the
 engine."""
@@ -40,12 +42,6 @@ __all__ = [
     "show_profile",
     "store_path_option",
 ]
-
-EXIT_INPUT = 2
-EXIT_JUDGE_FAILURES = 3
-EXIT_GATE = 4
-EXIT_INTERRUPTED = 130
-"""Ctrl+C (SIGINT): 128 + the signal's number, as shells report it."""
 
 
 @contextmanager

@@ -32,15 +32,25 @@ __all__ = [
 ]
 
 RESULTS = "results.json"
+"""The result of the run: every metric's value, interval and definition, the slices, the
+failures, the data and the signature (:class:`pingce.EvaluationResult` as JSON)."""
 RECORDS = "records.jsonl"
+"""One JSON line per record: its id, line, the fields the suite read, each metric's value and
+why a record missed a metric (:mod:`pingce.runfolder.records`)."""
 RECORD_SHARDS = "records"
 """``--engine ray``: records.jsonl as Parquet shards (``part-N.parquet``)."""
 STATS = "stats.npz"
+"""The run's per-record statistics as NumPy arrays, which ``pingce compare RUN_A RUN_B`` pairs
+without evaluating again (:mod:`pingce.runfolder.stats`)."""
 STAT_SHARDS = "stats"
 """``--engine ray``: stats.npz a piece (``part-N.npz``)."""
 PREDICTIONS = "predictions.jsonl"
+"""``--model``: the records as the model under test answered them, one JSON line each, each with
+its prediction (the whole ``chat.completion``) in the suite's prediction field."""
 REPORT_MD = "report.md"
+"""The report as Markdown: the metrics with their intervals and definitions."""
 REPORT_HTML = "report.html"
+"""The report as one HTML page (no server needed): metrics, charts and the records."""
 
 OUTPUT_FILES = (RESULTS, RECORDS, REPORT_MD, REPORT_HTML, STATS)
 """The files of a run folder that every local run writes (stats.npz but for a result read back
@@ -51,8 +61,12 @@ ROWS = (RECORDS, RECORD_SHARDS, STATS, STAT_SHARDS)
 run's rows or statistics beside this run's result)."""
 
 COMPARISON_JSON = "comparison.json"
+"""A comparison's result: per metric both values, the difference, its paired interval and tests
+(:class:`pingce.ComparisonResult` as JSON)."""
 COMPARISON_HTML = "comparison.html"
+"""A comparison as one HTML page, with the records that flipped."""
 COMPARISON_MD = "comparison.md"
+"""A comparison as Markdown."""
 COMPARISON_FILES = (COMPARISON_JSON, COMPARISON_HTML, COMPARISON_MD)
 
 

@@ -81,8 +81,11 @@ class LabelsSpec(_Checked):
     model_config = ConfigDict(extra="forbid")
 
     values: list[StrictStr | StrictInt] = Field(min_length=2)
+    """The labels in scale order (the weighted kappas and weighted accuracy read the order)."""
     aliases: dict[str, str] = {}
+    """Other spellings of a label in the data, each read as the label it names."""
     case_insensitive: bool = True
+    """Whether ``High`` in the data is read as ``high``."""
 
 
 class DefaultsSpec(BaseModel):
@@ -111,20 +114,31 @@ class ModelSpec(_Checked):
     model_config = ConfigDict(extra="forbid")
 
     prompt: list[str] = ["query"]
+    """The field (or the first present of several) holding the text or the messages sent."""
     tools: list[str] = []
+    """The field(s) holding a record's functions (OpenAI tools or BFCL function docs)."""
     default_tools: list[dict[str, Any]] | str | None = None
+    """The functions of a record without ``tools``: a list, or a JSON file of one (relative to
+    the suite file)."""
     prediction: str
+    """The field the whole ``chat.completion`` answer is written to."""
     latency: str | None = "latency_sec"
+    """The field the measured seconds are written to (null: none)."""
     system: str | None = None
+    """A system message sent before the prompt."""
     parameters: dict[str, Any] = {}
     """Request parameters (temperature, max_tokens, tool_choice...); ``--model-param`` is laid
     over them."""
     concurrency: Concurrency = 16
+    """Requests in flight at once (``--model-concurrency`` overrides it)."""
     timeout: Seconds = 120.0
+    """Seconds a request may take."""
     max_retries: Retries = 5
+    """Retries of a failed request (with back-off, honouring Retry-After)."""
     price_prompt: Price = 0.0
+    """Price per 1k prompt tokens (for ``cost``)."""
     price_completion: Price = 0.0
-    """Prices per 1k tokens (for ``cost``)."""
+    """Price per 1k completion tokens (for ``cost``)."""
 
     @field_validator("prompt", "tools", mode="before")
     @classmethod
@@ -157,8 +171,13 @@ class SuiteSpec(_Checked):
     model_config = ConfigDict(extra="forbid")
 
     name: str
+    """The suite's name (in reports, the run store and the default output folder
+    ``pingce-out/<name>-<time>``): a letter or digit, then letters, digits, ``-``, ``_``, ``.``."""
     description: str = ""
+    """What the suite evaluates, as ``pingce suites`` lists it."""
     id_field: str = "id"
+    """The field holding a record's id (records pair by it in comparisons and ``--gold``
+    joins)."""
     unit: str | None = None
     """A field whose records belong together (a dialogue): the bootstrap resamples and
     ``--sample`` draws whole units, not single records."""
@@ -166,13 +185,19 @@ class SuiteSpec(_Checked):
     """Fields that identify a record across two systems' outputs (``pingce compare``) when the
     records carry no id, e.g. ``[dialogue_id, turn]``."""
     labels: LabelsSpec | None = None
+    """The label scale, for suites whose records carry labels."""
     inputs: dict[str, str] = {}
+    """Record fields that feed the metric parameters of the same name (``gold: gold_level``)."""
     fields: dict[str, str] = {}
     """The data's name for a field the suite reads (``pred_level: answer``); ``--map`` is laid
     over it."""
     defaults: DefaultsSpec = DefaultsSpec()
+    """Arguments given to every metric that takes a parameter of that name."""
     metrics: dict[str, dict[str, Any]] = Field(min_length=1)
+    """The metrics computed, each a registered metric's name (``pingce metrics``) with its
+    arguments (``{}`` for none)."""
     tables: dict[str, dict[str, Any]] = {}
+    """The tables computed (a confusion matrix, per-class rows), as ``metrics``."""
     model: ModelSpec | None = None
     """How ``--model`` asks the model under test for this suite's predictions."""
     similarity: dict[str, Any] = {}

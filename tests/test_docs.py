@@ -1,0 +1,335 @@
+"""The documentation's examples run, and the reference pages come from the code.
+
+Every example in ``docs/**/*.md`` and ``README.md`` is executed as the site's convention says
+(parsed by Sybil: its Markdown code-block lexer and doctest parser, with a parser of our own
+for ``console`` blocks):
+
+- a ```` ```console ```` block is a shell session: each ``$ `` line is a command run from the
+  repository root with this Python's ``bin`` first on PATH and ``PINGCE_STORE`` set to a file of
+  the page's own; the lines after it are its output (stdout and stderr together). A line ``...``
+  alone matches any number of lines, ``...`` within a line any text; everything else matches
+  exactly (numbers too). A command must exit 0, or with the status of a trailing ``# exit N``;
+- a ```` ```python ```` block of ``>>>`` lines is a doctest (ELLIPSIS, NORMALIZE_WHITESPACE),
+  run from the repository root; the blocks of a page share their namespace, in order;
+- a block right after ``<!-- not run: REASON -->`` is not executed.
+
+A page is one test: its examples run in order (a command may read what an earlier one wrote).
+"""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import os
+import re
+import resource
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+sybil = pytest.importorskip("sybil")
+
+from sybil import Document, Example, Region  # noqa: E402
+from sybil.parsers.markdown import CodeBlockParser, PythonCodeBlockParser  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+NOT_RUN = re.compile(r"<!--\s*not run:[^>]*-->\s*\Z")
+EXIT = re.compile(r"\s+#\s*exit\s+(\d+)\s*$")
+PAGE_SECONDS = 30.0
+"""CPU seconds of a page's examples together, its commands' included (the aim is under 10 s;
+CPU time, so that a busy machine does not fail the page)."""
+
+
+def pages() -> list[Path]:
+    """Every page whose examples run: docs/**/*.md and README.md."""
+    found = sorted((ROOT / "docs").rglob("*.md")) if (ROOT / "docs").is_dir() else []
+    return [p for p in [*found, ROOT / "README.md"] if p.is_file()]
+
+
+# ------------------------------------------------------------------------------ console blocks
+
+
+@dataclass(frozen=True)
+class Command:
+    """One ``$ `` line of a console block and the output written under it."""
+
+    command: str
+    expected: list[str]
+    status: int
+
+
+def commands(block: str) -> list[Command]:
+    """The commands of a console block (lines before the first ``$ `` are ignored)."""
+    found: list[Command] = []
+    for line in block.splitlines():
+        if line.startswith("$ "):
+            status = EXIT.search(line)
+            found.append(Command(line[2:], [], int(status.group(1)) if status else 0))
+        elif found:
+            found[-1].expected.append(line)
+    return found
+
+
+def _lines(text: str) -> list[str]:
+    lines = [line.rstrip() for line in text.splitlines()]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def output_pattern(expected: Iterable[str]) -> re.Pattern[str]:
+    """The regular expression the shown output stands for: ``...`` alone any lines (none
+    too), ``...`` in a line any text; the rest literally."""
+    parts: list[str] = []
+    for line in _lines("\n".join(expected)):
+        if line.strip() == "...":
+            parts.append(r"(?:[^\n]*\n)*?")
+        else:
+            parts.append(".*?".join(re.escape(piece) for piece in line.split("...")) + r"\n")
+    return re.compile("".join(parts))
+
+
+def matches(expected: list[str], output: str) -> bool:
+    actual = "".join(line + "\n" for line in _lines(output))
+    return output_pattern(expected).fullmatch(actual) is not None
+
+
+def environment(store: Path) -> dict[str, str]:
+    """The commands' environment: this Python's bin first on PATH, the page's run store, no
+    terminal width or colour of the caller's (rich then prints 80 columns, plain)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "FORCE_COLOR")}
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["PINGCE_STORE"] = str(store)
+    return env
+
+
+def run_command(command: Command, env: dict[str, str]) -> str | None:
+    """None when the command exits as expected with the output shown, else what differed."""
+    done = subprocess.run(
+        command.command,
+        shell=True,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=300,
+    )
+    problems = []
+    if done.returncode != command.status:
+        problems.append(f"exit status {done.returncode}, expected {command.status}")
+    if command.expected and not matches(command.expected, done.stdout):
+        problems.append("the output differs from the page")
+    if not problems:
+        return None
+    shown = "\n".join(command.expected)
+    return (
+        f"$ {command.command}\n{'; '.join(problems)}\n"
+        f"--- on the page\n{shown}\n--- printed\n{done.stdout}"
+    )
+
+
+def evaluate_console(example: Example) -> str | None:
+    env = example.namespace.setdefault("__console_env__", None)
+    if env is None:
+        store = Path(tempfile.mkdtemp(prefix="pingce-docs-store-")) / "runs.db"
+        env = example.namespace["__console_env__"] = environment(store)
+    for command in commands(example.parsed):
+        failed = run_command(command, env)
+        if failed is not None:
+            return failed
+    return None
+
+
+def _run(document: Document, start: int) -> bool:
+    """Whether the block starting at ``start`` runs (no ``<!-- not run: ... -->`` before it)."""
+    before = document.text[:start]
+    fence = before.rfind("```")
+    head = before[: fence if fence >= 0 and before[fence:].count("\n") == 0 else len(before)]
+    return NOT_RUN.search(head) is None
+
+
+class ConsoleParser(CodeBlockParser):
+    """```` ```console ```` blocks, evaluated by :func:`evaluate_console`."""
+
+    def __init__(self) -> None:
+        super().__init__("console", evaluate_console)
+
+    def __call__(self, document: Document) -> Iterator[Region]:
+        for region in super().__call__(document):
+            if _run(document, region.start):
+                yield region
+
+
+class DoctestParser(PythonCodeBlockParser):
+    """```` ```python ```` blocks in doctest form (``>>>``); other Python blocks are shown, not
+    run."""
+
+    def __init__(self) -> None:
+        super().__init__(doctest_optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+
+    def __call__(self, document: Document) -> Iterator[Region]:
+        for block in self.codeblock_parser(document):
+            source = block.parsed
+            if source.startswith(">>>") and _run(document, block.start):
+                for region in self.doctest_parser(source, document.path):
+                    region.adjust(block, source)
+                    yield region
+
+
+PARSERS = (ConsoleParser(), DoctestParser())
+
+
+def examples(path: Path) -> tuple[Document, list[Example]]:
+    document = Document.parse(str(path), *PARSERS)
+    return document, list(document.examples())
+
+
+def run_page(path: Path) -> None:
+    """Evaluate every example of the page in order (a SybilFailure at the first that fails)."""
+    _, found = examples(path)
+    for example in found:
+        example.evaluate()
+
+
+@pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_page_examples(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    started = _cpu_seconds()
+    run_page(page)
+    assert _cpu_seconds() - started < PAGE_SECONDS
+
+
+def _cpu_seconds() -> float:
+    own, children = (
+        resource.getrusage(resource.RUSAGE_SELF),
+        resource.getrusage(resource.RUSAGE_CHILDREN),
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+# ------------------------------------------------------------------------------ the runner itself
+
+RUN = (
+    "$ pingce run contract-risk --data examples/contract_risk/records.jsonl --no-store "
+    "--bootstrap 0 --out {out}\n"
+)
+
+
+def _page(tmp_path: Path, text: str) -> Path:
+    page = tmp_path / "page.md"
+    page.write_text(text, encoding="utf-8")
+    return page
+
+
+def test_output_pattern() -> None:
+    assert matches(["a", "...", "d"], "a\nb\nc\nd\n")
+    assert matches(["a", "...", "b"], "a\nb\n")
+    assert matches(["took ... s"], "took 1.5 s\n")
+    assert matches(["x  "], "x\n\n")
+    assert not matches(["a", "d"], "a\nb\nd\n")
+    assert not matches(["0.8333"], "0.8334\n")
+    assert not matches(["n 60"], "n 600\n")
+
+
+def test_console_examples_pass_and_fail_on_a_changed_number(tmp_path: Path) -> None:
+    """The runner passes a page whose output is the real one, and fails it when one number of
+    the output differs (accuracy 0.8333 shown as 0.8334)."""
+    out = tmp_path / "out"
+    good = (
+        "```console\n" + RUN.format(out=out) + "contract-risk: 60 records\n...\n"
+        "│ accuracy ... │ 0.8333 │ ...\n...\n```\n"
+    )
+    run_page(_page(tmp_path, good))
+    with pytest.raises(AssertionError, match=r"0\.8334"):
+        run_page(_page(tmp_path, good.replace("0.8333", "0.8334")))
+
+
+def test_exit_status_and_not_run(tmp_path: Path) -> None:
+    page = "```console\n$ pingce run no-such-suite --data x.jsonl  # exit 2\n...\n```\n"
+    run_page(_page(tmp_path, page))
+    with pytest.raises(AssertionError, match="exit status 2, expected 0"):
+        run_page(_page(tmp_path, page.replace("  # exit 2", "")))
+    skipped = "<!-- not run: needs a server -->\n```console\n$ false\n```\n"
+    assert examples(_page(tmp_path, skipped))[1] == []
+
+
+def test_doctest_blocks_share_a_namespace_and_fail_on_a_changed_number(tmp_path: Path) -> None:
+    text = (
+        "```python\n>>> import pingce\n>>> r = pingce.evaluate('contract-risk', "
+        "'examples/contract_risk/records.jsonl', bootstrap=0)\n```\n\ntext\n\n"
+        "```python\n>>> round(r.metrics['accuracy'].value, 4)\n0.8333\n```\n"
+        "```python\nnot_a_doctest()\n```\n"
+    )
+    run_page(_page(tmp_path, text))
+    with pytest.raises(AssertionError, match=r"0\.8334"):
+        run_page(_page(tmp_path, text.replace("0.8333\n", "0.8334\n")))
+
+
+# ------------------------------------------------------------------------------ reference pages
+
+
+def _reference() -> Any:
+    sys.path.insert(0, str(ROOT / "docs" / "hooks"))
+    try:
+        return importlib.import_module("reference")
+    finally:
+        sys.path.pop(0)
+
+
+def test_every_reference_page_in_the_nav_is_generated() -> None:
+    nav = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    listed = set(re.findall(r"reference/([\w-]+\.md)", nav))
+    assert listed == set(_reference().PAGES)
+    assert not (ROOT / "docs" / "reference").exists()  # never written by hand
+
+
+def test_a_new_metric_appears_on_the_metrics_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pingce.metrics import registry
+
+    page = _reference().metrics_page()
+    for name in [*registry.metric_registry(), *registry.table_registry()]:
+        assert f"| `{name}` |" in page
+    planted = dict(registry.metric_registry())
+    info = next(iter(planted.values()))
+    planted["planted_rate"] = info
+    monkeypatch.setattr(registry, "metric_registry", lambda: planted)
+    assert "| `planted_rate` |" in _reference().metrics_page()
+
+
+def test_every_option_and_command_is_documented() -> None:
+    from mkdocs_click._docs import make_command_docs
+
+    from pingce.cli import COMMANDS, cli
+    from pingce.option_table import OPTIONS
+
+    options = _reference().options_page()
+    for option in OPTIONS:
+        assert option.option is None or f"`{option.option}`" in options
+    ctx_lines = "\n".join(make_command_docs("pingce", cli, depth=1, style="table"))
+    for name in COMMANDS:
+        assert f"pingce {name}" in ctx_lines
+
+
+def test_every_environment_variable_read_is_declared() -> None:
+    """A variable the code reads (``os.environ.get("X")``, ``environ["X"]``, ``getenv``) is in
+    pingce.cli.environment.VARIABLES, so the environment page lists it."""
+    from pingce.cli.environment import VARIABLES
+
+    declared = {name.strip() for v in VARIABLES for name in v.name.split(",")}
+    read = re.compile(r"""(?:environ\.get|environ\[|getenv)\(?\s*["']([A-Z_]+)["']""")
+    constants = re.compile(r"""^[A-Z_]+_VARIABLE\s*=\s*["']([A-Z_]+)["']""", re.MULTILINE)
+    found: set[str] = set()
+    for path in (ROOT / "src" / "pingce").rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        found |= set(read.findall(text)) | set(constants.findall(text))
+        found |= set(re.findall(r'for name in \(("[A-Z_]+"(?:, "[A-Z_]+")*)\)', text))
+    names = {n.strip('" ') for group in found for n in group.split(",")}
+    assert names - declared == set()
