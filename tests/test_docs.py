@@ -19,7 +19,7 @@ A page is one test: its examples run in order (a command may read what an earlie
 from __future__ import annotations
 
 import doctest
-import importlib
+import importlib.util
 import os
 import re
 import resource
@@ -42,6 +42,8 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 NOT_RUN = re.compile(r"<!--\s*not run:[^>]*-->\s*\Z")
 EXIT = re.compile(r"\s+#\s*exit\s+(\d+)\s*$")
+_STORES = tempfile.TemporaryDirectory(prefix="pingce-docs-stores-")
+"""The pages' run stores (one a page), removed when the tests end."""
 PAGE_SECONDS = 30.0
 """CPU seconds of a page's examples together, its commands' included (the aim is under 10 s;
 CPU time, so that a busy machine does not fail the page)."""
@@ -139,7 +141,7 @@ def run_command(command: Command, env: dict[str, str]) -> str | None:
 def evaluate_console(example: Example) -> str | None:
     env = example.namespace.setdefault("__console_env__", None)
     if env is None:
-        store = Path(tempfile.mkdtemp(prefix="pingce-docs-store-")) / "runs.db"
+        store = Path(tempfile.mkdtemp(dir=_STORES.name)) / "runs.db"
         env = example.namespace["__console_env__"] = environment(store)
     for command in commands(example.parsed):
         failed = run_command(command, env)
@@ -277,11 +279,15 @@ def test_doctest_blocks_share_a_namespace_and_fail_on_a_changed_number(tmp_path:
 
 
 def _reference() -> Any:
-    sys.path.insert(0, str(ROOT / "docs" / "hooks"))
-    try:
-        return importlib.import_module("reference")
-    finally:
-        sys.path.pop(0)
+    """docs/hooks/reference.py, the MkDocs hook that makes the reference pages."""
+    name = "pingce_docs_reference"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, ROOT / "docs/hooks/reference.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[name] = module
+    return sys.modules[name]
 
 
 def test_every_reference_page_in_the_nav_is_generated() -> None:
@@ -302,6 +308,17 @@ def test_a_new_metric_appears_on_the_metrics_page(monkeypatch: pytest.MonkeyPatc
     planted["planted_rate"] = info
     monkeypatch.setattr(registry, "metric_registry", lambda: planted)
     assert "| `planted_rate` |" in _reference().metrics_page()
+
+
+def test_a_new_option_appears_on_the_options_page(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pingce import option_table
+
+    planted = option_table.Option(
+        "planted_knob", int, "A planted option.", frozenset({"run"}), "output", python="int"
+    )
+    monkeypatch.setattr(option_table, "OPTIONS", (*option_table.OPTIONS, planted))
+    page = _reference().options_page()
+    assert "| `--planted-knob` | `planted_knob` |" in page and "A planted option." in page
 
 
 def test_every_option_and_command_is_documented() -> None:

@@ -38,24 +38,44 @@ class SimilarityOptions(TypedDict, total=False):
     types and ranges: ``concurrency: many`` or ``timeout: -1`` is an error naming the option."""
 
     template: str
+    """Judge: the prompt template a pair is asked with."""
     system: str | None
+    """Judge: a system message sent before it."""
     structured: Literal["auto", "json_schema", "json_object", "off"]
+    """Judge: the ``response_format`` sent (``auto``: a JSON schema, dropped for the rest of the
+    run once the server refuses it; ``off``: none)."""
     temperature: Annotated[float, Range(0, 2)]
+    """Judge: the sampling temperature (0 by default)."""
     max_tokens: Annotated[int, Range(1, 1_000_000)]
+    """Judge: the longest answer asked for."""
     concurrency: Concurrency
+    """Remote backends: requests in flight at once."""
     max_retries: Retries
+    """Remote backends: retries of a failed request."""
     timeout: Seconds
+    """Remote backends: seconds a request may take."""
     backoff: Annotated[float, Range(0, 3_600)]
+    """Remote backends: seconds before the first retry (doubling after each)."""
     max_backoff: Annotated[float, Range(0, 86_400)]
+    """Remote backends: the longest wait between retries."""
     max_retry_after: Annotated[float, Range(0, 86_400)]
+    """Remote backends: the longest ``Retry-After`` honoured."""
     price_prompt: Price
+    """Remote backends: price per 1k prompt tokens (for ``cost``)."""
     price_completion: Price
+    """Remote backends: price per 1k completion tokens (for ``cost``)."""
     batch_size: Annotated[int, Range(1, 100_000)]
+    """Embeddings and rerank: texts or pairs per batch."""
     normalize: Literal["none", "sigmoid"]
+    """Rerank: ``sigmoid`` for a server that returns raw logits instead of scores in [0, 1]."""
     device: str
+    """Local embedding models: the torch device (``cpu``)."""
     threads: Annotated[int, Range(1, 1_024)]
+    """The universal sentence encoder: threads of its matrix products (1 by default)."""
     min_n: Annotated[int, Range(1, 20)]
+    """Lexical: the shortest character n-gram."""
     max_n: Annotated[int, Range(1, 20)]
+    """Lexical: the longest character n-gram."""
 
 
 class _Checked(BaseModel):
