@@ -239,8 +239,8 @@ release to the next; benchmarks/bench_backend_auc.py prints the table to paste."
 
 
 def readme_row(name: str) -> list[float]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    lines = text[text.index("### Choosing a similarity backend") :].splitlines()
+    text = (ROOT / "docs" / "how-to" / "similarity.md").read_text(encoding="utf-8")
+    lines = text[text.index("## Choosing a similarity backend") :].splitlines()
     row = next(line for line in lines if line.startswith(f"| `{name}`"))
     return [float(cell.strip(" *")) for cell in row.split("|")[2:-1]]
 
@@ -273,8 +273,8 @@ def disagreements(
 def test_the_readme_table_holds_these_numbers(measured: dict[tuple[str, str], float]) -> None:
     table = {key: readme_row(name) for key, name in BACKENDS.items()}
     assert disagreements(measured, table) == []
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    section = text[text.index("### Choosing a similarity backend") :]
+    text = (ROOT / "docs" / "how-to" / "similarity.md").read_text(encoding="utf-8")
+    section = text[text.index("## Choosing a similarity backend") :]
     assert f"lexical {measured[('lexical', 'zh-unrelated')]:.3f}" in section
 
 

@@ -877,9 +877,10 @@ def test_paired_comparison_of_weighted_metrics(tmp_path: Path) -> None:
 
 
 def test_the_readme_example_suite_runs_and_matches_sklearn(tmp_path: Path) -> None:
-    """The YAML under "scikit-learn's options" in README.md gives scikit-learn's values."""
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("#### scikit-learn's options", 1)[1]
+    """The YAML under "scikit-learn's options" in docs/suites/contract-risk.md gives
+    scikit-learn's values."""
+    page = Path(__file__).parent.parent / "docs" / "suites" / "contract-risk.md"
+    section = page.read_text(encoding="utf-8").split("# scikit-learn's options", 1)[1]
     example = section.split("```yaml\n", 1)[1].split("```", 1)[0]
     suite = tmp_path / "suite.yaml"
     suite.write_text(example, encoding="utf-8")

@@ -945,11 +945,12 @@ def test_options_from_the_command_line(tmp_path: Path) -> None:
 
 
 def test_the_readme_example_suite_loads() -> None:
-    """The suite of README's text-overlap section loads, its `bleu` entry as bleu_1..bleu_4."""
+    """The suite of docs/suites/text-overlap.md loads, its `bleu` entry as bleu_1..bleu_4."""
     import yaml
 
-    readme = (Path(__file__).parents[1] / "README.md").read_text(encoding="utf-8")
-    section = readme[readme.index("## Text overlap for any suite") :]
+    section = (Path(__file__).parents[1] / "docs" / "suites" / "text-overlap.md").read_text(
+        encoding="utf-8"
+    )
     start = section.index("```yaml") + len("```yaml")
     block = section[start : section.index("```\n", start)]
     spec = SuiteSpec.model_validate({"name": "readme", **yaml.safe_load(block)})
