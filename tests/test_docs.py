@@ -382,3 +382,13 @@ def test_every_environment_variable_read_is_declared() -> None:
         found |= set(re.findall(r'for name in \(("[A-Z_]+"(?:, "[A-Z_]+")*)\)', text))
     names = {n.strip('" ') for group in found for n in group.split(",")}
     assert names - declared == set()
+
+
+def test_the_readme_links_files_that_exist() -> None:
+    """Every relative link of README.md names a file of the repository (the generated reference
+    exists only in the built site, so the README does not link into it)."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    targets = re.findall(r"\]\(([^)#\s]+)", text)
+    local = [t for t in targets if "://" not in t]
+    assert len(local) > 30
+    assert [t for t in local if not (ROOT / t).exists()] == []
