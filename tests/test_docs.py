@@ -18,8 +18,10 @@ A page is one test: its examples run in order (a command may read what an earlie
 
 from __future__ import annotations
 
+import atexit
 import doctest
 import importlib.util
+import json
 import os
 import re
 import resource
@@ -103,6 +105,66 @@ def matches(expected: list[str], output: str) -> bool:
     return output_pattern(expected).fullmatch(actual) is not None
 
 
+LOCAL_MODEL = "http://localhost:8000/v1"
+"""The address the pages give a model server they serve themselves (``vllm serve``): in a command
+the runner runs, it is the tests' loopback server (:mod:`tests.loopback`), started for the page,
+which answers each query of the bundled function-call example with what that example's system
+answered (its ``pred_fn``: calls as ``tool_calls``, text as text), so a page's ``--model`` run is
+executed and its output compared like any other."""
+
+
+def _stand_in_message(request: Any) -> dict[str, Any]:
+    """The loopback model's message for a request: the example system's answer to its query."""
+    answer = _EXAMPLE_ANSWERS.get(request.prompt or "", "")
+    if isinstance(answer, str):
+        return {"content": answer}
+    calls = [c.get("function", c) for c in answer]
+    return {
+        "tool_calls": [
+            {
+                "id": f"call_{i}",
+                "type": "function",
+                "function": {
+                    "name": call["name"],
+                    "arguments": call["arguments"]
+                    if isinstance(call["arguments"], str)
+                    else json.dumps(call["arguments"], ensure_ascii=False),
+                },
+            }
+            for i, call in enumerate(calls)
+        ]
+    }
+
+
+_EXAMPLE_ANSWERS: dict[str, Any] = {
+    record["query"]: record["pred_fn"]
+    for record in map(
+        json.loads,
+        (ROOT / "examples/function_call/records.jsonl").read_text(encoding="utf-8").splitlines(),
+    )
+}
+_SERVERS: list[Any] = []
+
+
+def _local_model(env: dict[str, str]) -> str:
+    """The loopback model server's URL (started once; stopped when the tests end), with the
+    page's environment made local: no proxy, no stray endpoint or key, its own cache."""
+    if not _SERVERS:
+        from tests.loopback import LoopbackServer
+
+        server = LoopbackServer(lifetime=600).start()
+        server.answer = _stand_in_message
+        _SERVERS.append(server)
+        atexit.register(server.stop)
+    for key in list(env):
+        upper = key.upper()
+        if upper.endswith("_PROXY") or upper.startswith(("OPENAI_", "PINGCE_BASE_URL")):
+            del env[key]
+    env["NO_PROXY"] = "127.0.0.1,localhost"
+    env.setdefault("PINGCE_CACHE_DIR", tempfile.mkdtemp(dir=_STORES.name))
+    return str(_SERVERS[0].url)
+
+
 def environment(store: Path) -> dict[str, str]:
     """The commands' environment: this Python's bin first on PATH, the page's run store, no
     terminal width or colour of the caller's (rich then prints 80 columns, plain)."""
@@ -114,8 +176,11 @@ def environment(store: Path) -> dict[str, str]:
 
 def run_command(command: Command, env: dict[str, str]) -> str | None:
     """None when the command exits as expected with the output shown, else what differed."""
+    line = command.command
+    if LOCAL_MODEL in line:
+        line = line.replace(LOCAL_MODEL, _local_model(env))
     done = subprocess.run(
-        command.command,
+        line,
         shell=True,
         cwd=ROOT,
         env=env,

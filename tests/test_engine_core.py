@@ -67,7 +67,7 @@ def test_evaluate_chooses_the_executor_and_the_executors_do_not_know_each_other(
     assert "distributed" not in graph["local"] and "local" not in graph["distributed"]
     assert not {"evaluate", "local", "distributed"} & (graph["merge"] | graph["phases"])
     # both comparisons share the slices module and the assembly, not an executor
-    for module in ("compare", "runs"):
+    for module in ("compare", "stored_runs"):
         assert {"slices", "assembly", "context"} <= graph[module] | graph["compare"]
         assert not {"local", "distributed", "evaluate"} & graph[module]
 

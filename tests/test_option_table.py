@@ -244,8 +244,10 @@ def test_each_command_is_imported_only_when_it_is_asked_for() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == [
-        "['pingce.cli.common']",
         "['pingce.cli.common',",
+        "'pingce.cli.environment']",
+        "['pingce.cli.common',",
+        "'pingce.cli.environment',",
         "'pingce.cli.run',",
         "'pingce.cli.table']",
     ]

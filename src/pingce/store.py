@@ -2,5 +2,7 @@
 it (``from pingce.store import record_run``) keeps working. New code imports
 :mod:`pingce.history`."""
 
+from . import history
 from .history import *  # noqa: F403
-from .history import __all__ as __all__
+
+__all__ = history.__all__
