@@ -35,8 +35,11 @@ RESULTS = "results.json"
 """The result of the run: every metric's value, interval and definition, the slices, the
 failures, the data and the signature (:class:`pingce.EvaluationResult` as JSON)."""
 RECORDS = "records.jsonl"
-"""One JSON line per record: its id, line, the fields the suite read, each metric's value and
-why a record missed a metric (:mod:`pingce.runfolder.records`)."""
+"""One JSON line per record: its id, line, ``context`` (the record's context fields that no
+metric reads, whole: the suite's ``context:`` and ``--context``, with ``--model`` the prompt's
+fields; a field the record lacks is not there, and a record with none has no ``context``), the
+fields the suite read, each metric's value and why a record missed a metric
+(:mod:`pingce.runfolder.records`)."""
 RECORD_SHARDS = "records"
 """``--engine ray``: records.jsonl as Parquet shards (``part-N.parquet``)."""
 STATS = "stats.npz"
