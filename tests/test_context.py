@@ -174,3 +174,13 @@ def test_tcm_dialogue_records_without_ids_show_dialogue_and_turn_in_the_page(
     assert ids[:5] == ["d1 · 1", "d1 · 2", "d1 · 3", "d1 · 4", "d2 · 1"]
     page = _embedded((tmp_path / "report.html").read_text("utf-8"))
     assert page["ids"] == ids and None not in page["ids"]
+
+
+def test_a_comparison_carries_the_context_and_its_note() -> None:
+    result = pingce.compare(
+        "function-call", _records(), _records(), bootstrap=0, context=["meta.note", "nowhere"]
+    )
+    assert (
+        "--context nowhere: no record has this field (check its spelling or path)" in result.notes
+    )
+    assert not any("meta.note" in note for note in result.notes)
