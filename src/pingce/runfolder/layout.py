@@ -49,7 +49,8 @@ STAT_SHARDS = "stats"
 """``--engine ray``: stats.npz a piece (``part-N.npz``)."""
 PREDICTIONS = "predictions.jsonl"
 """``--model``: the records as the model under test answered them, one JSON line each, each with
-its prediction (the whole ``chat.completion``) in the suite's prediction field."""
+its prediction (the whole ``chat.completion``) in the suite's prediction field; the same record's
+records.jsonl line (by its id) has the messages sent in its ``context`` (the prompt's fields)."""
 REPORT_MD = "report.md"
 """The report as Markdown: the metrics with their intervals and definitions."""
 REPORT_HTML = "report.html"
