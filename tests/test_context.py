@@ -184,3 +184,11 @@ def test_a_comparison_carries_the_context_and_its_note() -> None:
         "--context nowhere: no record has this field (check its spelling or path)" in result.notes
     )
     assert not any("meta.note" in note for note in result.notes)
+
+
+def test_the_record_frame_has_the_context_with_the_fields() -> None:
+    pytest.importorskip("pandas")
+    result = pingce.evaluate("function-call", _records(), bootstrap=0)
+    frame = result.record_frame(fields=True)
+    assert list(frame["query"]) == ["q1", "q2", None]
+    assert "query" not in result.record_frame().columns

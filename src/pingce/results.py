@@ -441,7 +441,8 @@ class EvaluationResult(_Plain):
         (records.jsonl's rows): ``id``, ``line``, then a float column per metric that has
         per-record values (named as the metric; NaN where records.jsonl has null) and, for the
         metrics whose records can miss with a reason, ``<metric>_reason`` (text, missing where the
-        record did not miss). ``fields=True`` adds the fields the suite read, after ``line``.
+        record did not miss). ``fields=True`` adds the fields the suite read, after ``line``,
+        then its context fields (None where a record lacks one).
         The rows are the ones this result holds from :func:`pingce.evaluate`; a result built from
         results.json holds none (use ``pandas.read_json("records.jsonl", lines=True)``). Needs
         pandas."""
