@@ -22,6 +22,7 @@ from pingce.results import RecordRows
 from pingce.runfolder.records import jsonl_lines, read_jsonl
 from pingce.suites.build import load_suite
 
+from ._browser import MISSING, browser_available
 from .cli_run import run_pingce
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -192,3 +193,37 @@ def test_the_record_frame_has_the_context_with_the_fields() -> None:
     frame = result.record_frame(fields=True)
     assert list(frame["query"]) == ["q1", "q2", None]
     assert "query" not in result.record_frame().columns
+
+
+@pytest.mark.skipif(not browser_available(), reason=MISSING)
+def test_the_records_table_shows_the_context_folded_and_whole_in_chromium(
+    browser: Any, tmp_path: Path
+) -> None:
+    """In the page: the query in the context column; a 500-character value folded, its whole
+    text in the fold; the payloads text, never markup, and never run."""
+    pingce.evaluate("function-call", _records(), bootstrap=0, context="meta.note", out=tmp_path)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("dialog", lambda d: (errors.append(d.message), d.dismiss()))
+    page.goto((tmp_path / "report.html").as_uri())
+    page.wait_for_selector("html[data-ready]", timeout=15_000)
+    cells = page.locator("#r-body td.context")
+    assert cells.count() == 3
+    first = cells.nth(0)
+    assert "q1" in (first.text_content() or "")
+    fold = first.locator("details")
+    assert fold.count() == 1
+    assert first.locator("details .whole").text_content() == _records()[0]["meta"]["note"]
+    third = cells.nth(2).text_content() or ""
+    assert "<script>window.__xss=1</script>" in third and 'onerror="alert(2)"' in third
+    assert page.locator("#r-body img, #r-body script").count() == 0
+    assert page.evaluate("window.__xss") is None
+    page.fill("#f-search", "q2")
+    page.wait_for_timeout(350)
+    ids = page.eval_on_selector_all(
+        "#r-body tr[data-index]", "rows => rows.map(r => r.children[1].textContent)"
+    )
+    assert ids == ["b"]
+    assert errors == []
+    page.close()

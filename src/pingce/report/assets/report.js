@@ -51,9 +51,12 @@
       var t = whole(v), s = el("div", "kv");
       s.appendChild(el("span", "k", f + " "));
       if (t.length > D.field_chars) {
-        var d = el("details");
-        d.appendChild(el("summary", "v", shown(v)));
+        var d = el("details"), sum = el("summary", "v", shown(v));
+        d.appendChild(sum);
         d.appendChild(el("div", "whole", t));
+        d.addEventListener("toggle", function () {  // open: the whole text alone
+          sum.textContent = d.open ? t.length.toLocaleString("en") + " characters" : shown(v);
+        });
         s.appendChild(d);
       } else {
         s.appendChild(el("span", "v", t));
