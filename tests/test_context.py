@@ -227,3 +227,14 @@ def test_the_records_table_shows_the_context_folded_and_whole_in_chromium(
     assert ids == ["b"]
     assert errors == []
     page.close()
+
+
+def test_a_report_written_again_from_the_folder_keeps_the_context(tmp_path: Path) -> None:
+    from pingce.report.rewrite import rewrite_reports
+
+    pingce.evaluate("function-call", _records(), bootstrap=0, context="meta.note", out=tmp_path)
+    first = _embedded((tmp_path / "report.html").read_text("utf-8"))
+    rewrite_reports(tmp_path, tmp_path / "again")
+    again = _embedded((tmp_path / "again" / "report.html").read_text("utf-8"))
+    assert again["context"] == first["context"]
+    assert again["context"]["meta.note"][0] == _records()[0]["meta"]["note"]
