@@ -571,6 +571,11 @@ def test_a_suite_declares_its_fields_by_yaml(server: LoopbackServer, tmp_path: P
     assert bfcl["tools"] == openai_tools([BFCL_FUNCTION])[0] and bfcl["max_tokens"] == 32
     assert by_prompt["北京今天天气怎么样？"]["tools"] == [WEATHER_TOOL]
     assert all("latency_sec" not in p for p in result.predictions or [])
+    # the messages sent travel with each record: the prompt's fields are its context
+    rows = result.records
+    assert rows is not None
+    assert rows.context["question"][0] == records[0]["question"]
+    assert rows.context["query"][1] == "北京今天天气怎么样？"
 
 
 def test_function_call_hf_runs_the_model_too(server: LoopbackServer, tmp_path: Path) -> None:

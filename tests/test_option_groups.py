@@ -64,6 +64,7 @@ def _changed(tmp_path: Path) -> dict[str, tuple[dict[str, Any], Any]]:
         "short_strata": ({}, "take-all"),
         "field_map": ({}, {"pred_level": "answer"}),
         "encoding": ({}, "gb18030"),
+        "context": ({}, ("question",)),
         "gold": ({}, str(gold)),
         "allow_missing": ({"gold": str(gold)}, True),
         "similarity": ({}, "exact"),

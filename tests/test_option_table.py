@@ -147,6 +147,7 @@ def test_the_keywords_are_the_old_allow_lists() -> None:
         *["base_url", "cache", "encoding", "gates", "regression_gates", "gate_on_interval", "gold"],
         *["allow_missing", "model", "model_base_url", "api_key_env", "model_params"],
         *["model_concurrency", "engine", "ray_address", "ray_scratch"],
+        "context",  # issue 31: context travels with the record
     }
     assert set(keywords("compare")) == {
         *[
@@ -170,6 +171,7 @@ def test_the_keywords_are_the_old_allow_lists() -> None:
         ],
         "regression_gates",
         "slices",
+        "context",
     }
     assert set(keywords("compare-runs")) == {
         *["bootstrap", "seed", "ci_method", "bootstrap_method", "ci_level", "on_judge_failure"],
@@ -185,6 +187,7 @@ def test_what_two_stored_runs_refuse_or_leave_unused() -> None:
         "encoding",
         "gold",
         "allow_missing",
+        "context",
     }
     assert {n for n, why in refused.items() if why == "note"} == {
         "similarity",

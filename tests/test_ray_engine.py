@@ -922,3 +922,41 @@ def test_a_judge_run_on_ray_killed_halfway_resumes_without_asking_again(
     assert set(first) | set(second) == pairs
     results = json.loads((tmp_path / "out2" / "results.json").read_text(encoding="utf-8"))
     assert results["similarity"]["cache_hits"] == answered_first
+
+
+def test_context_travels_on_ray_as_locally(ray_cluster: Any, tmp_path: Path) -> None:
+    """--context on Ray: each record's context in its shard as in the local records.jsonl, and
+    the note of a field no record has said once, for a field that only some pieces have not."""
+    from pingce.runfolder.records import read_record_shards
+
+    text = (EXAMPLES / "function_call" / "records.jsonl").read_text(encoding="utf-8")
+    rows = [json.loads(line) for line in text.splitlines()]
+    for k, row in enumerate(rows):
+        if k % 7 == 0:  # in some pieces only
+            row["meta"] = {"source": f"s{k}"}
+    folder = tmp_path / "parts"
+    folder.mkdir()
+    for k in range(3):
+        text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows[k::3])
+        (folder / f"part-{k}.jsonl").write_text(text, encoding="utf-8")
+    options: dict[str, Any] = {"bootstrap": 0, "context": ["meta.source", "nowhere"]}
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    result = pingce.evaluate(
+        "function-call",
+        str(folder / "part-*.jsonl"),
+        engine="ray",
+        ray_scratch=str(scratch),
+        **options,
+    )
+    pingce.report.write_outputs(result, tmp_path / "ray")
+    assert result.notes == [
+        "--context nowhere: no record has this field (check its spelling or path)"
+    ]
+    got = {
+        r["id"]: r.get("context")
+        for r in read_record_shards(tmp_path / "ray" / "records").iter_rows()
+    }
+    assert got["seed-03"] == {"query": "调节厨房温度到22度"}
+    assert got["seed-01"] == {"query": "打开客厅灯", "meta.source": "s0"}
+    assert sum("meta.source" in (c or {}) for c in got.values()) == len(rows[::7])

@@ -94,7 +94,8 @@ def entry_frame(
 
 
 def record_frame(what: str, rows: RecordRows, fields: bool) -> pd.DataFrame:
-    """One row per record: ``id``, ``line``, the fields read (with ``fields``), each metric's
+    """One row per record: ``id``, ``line``, the fields read and the context fields (with
+    ``fields``; a context value None where the record lacks it), each metric's
     per-record value (float64, NaN where undefined) and, where the engine gives one, the reason
     each record missed it (``<metric>_reason``, text; missing where it did not miss)."""
     require_pandas(what)
@@ -115,7 +116,7 @@ def record_frame(what: str, rows: RecordRows, fields: bool) -> pd.DataFrame:
         columns[name] = column
 
     if fields:
-        for path, column in rows.fields.items():
+        for path, column in [*rows.fields.items(), *rows.context.items()]:
             add(path, pd.Series(_objects(column), dtype=object))
     for name, values in rows.values.items():
         add(name, pd.Series(np.asarray(values, dtype=np.float64)))

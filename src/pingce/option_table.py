@@ -355,6 +355,19 @@ OPTIONS: list[Option] = [
         multiple=True,
     ),
     Option(
+        "context",
+        str,
+        "Also keep this record field beside each record's values (records.jsonl's context, "
+        "report.html's records table), added to the suite's context: fields (repeatable); "
+        "no statistic reads it.",
+        frozenset({"run", "compare"}),
+        "inputs",
+        default=(),
+        python="str | Sequence[str]",
+        metavar="FIELD",
+        multiple=True,
+    ),
+    Option(
         "encoding",
         str,
         "Encoding of text record files (utf-8, gb18030, utf-16, ...) [default: detected].",
@@ -662,6 +675,7 @@ if TYPE_CHECKING:
         on_judge_failure: JudgeFailure
         laws: str | None
         field_map: Mapping[str, str]
+        context: str | Sequence[str]
         encoding: str | None
         gold: str | PathLike[str] | None
         allow_missing: bool
@@ -687,6 +701,7 @@ if TYPE_CHECKING:
         on_judge_failure: JudgeFailure
         laws: str | None
         field_map: Mapping[str, str]
+        context: str | Sequence[str]
         encoding: str | None
         gold: str | PathLike[str] | None
         allow_missing: bool

@@ -109,6 +109,9 @@ class Inputs:
     field_map: Mapping[str, str]
     gold: str | None
     allow_missing: bool
+    context: tuple[str, ...] = ()
+    """``--context``: record fields kept beside each record's values (added to the suite's
+    ``context:``)."""
 
 
 @dataclass(frozen=True)
@@ -200,6 +203,9 @@ class RunOptions:
     """Similarity cache: a path, None for the default file, False for none."""
     encoding: str | None = None
     """The encoding of text record files (``--encoding``); None detects it."""
+    context: tuple[str, ...] = ()
+    """Record fields kept beside each record's values (``--context``), added to the suite's
+    ``context:``: records.jsonl's ``context``; no statistic reads them."""
     gates: tuple[Gate, ...] = ()
     """``--fail-under``/``--fail-over`` gates, checked on the result (exit 4 when one fails)."""
     regression_gates: tuple[RegressionGate, ...] = ()
@@ -258,7 +264,7 @@ class RunOptions:
 
     @cached_property
     def inputs(self) -> Inputs:
-        return Inputs(self.encoding, self.field_map, self.gold, self.allow_missing)
+        return Inputs(self.encoding, self.field_map, self.gold, self.allow_missing, self.context)
 
     @cached_property
     def scoring(self) -> Scoring:
@@ -413,6 +419,7 @@ class RunOptions:
                     ) from None
         named = [("--slice", p) for p in self.slices]
         named += [("--stratify", self.stratify)] if self.stratify else []
+        named += [("--context", p) for p in self.context]
         for option, path in named:
             try:
                 parse_path(path)
@@ -537,10 +544,11 @@ def run_options(options: Mapping[str, Any], command: str = "run") -> RunOptions:
         for alias in option.aliases:
             if alias in given:
                 given[option.name] = given.pop(alias)
-    if isinstance(given.get("slices"), str):
-        given["slices"] = (given["slices"],)
-    elif "slices" in given:
-        given["slices"] = tuple(given["slices"])
+    for name in ("slices", "context"):
+        if isinstance(given.get(name), str):
+            given[name] = (given[name],)
+        elif name in given:
+            given[name] = tuple(given[name])
     known = set(keywords(command))
     unknown = sorted(set(given) - known)
     if unknown:

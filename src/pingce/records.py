@@ -146,6 +146,9 @@ class FieldSpec:
     """Whether records.jsonl and report.html repeat the field's value beside each record's
     values. False for context that is large and mostly the same from record to record (the
     function schemas offered to a model): the record's line number points to it."""
+    context: bool = field(default=False, compare=False)
+    """Whether the field is kept only to be shown beside the record (a suite's ``context:``,
+    ``--context``): no statistic reads it; records.jsonl writes it under ``context``."""
 
     def __post_init__(self) -> None:
         parse_path(self.path)

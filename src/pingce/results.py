@@ -223,14 +223,17 @@ class RecordRows:
 
     ``ids`` are the records' ids (None for a record without one), ``lines`` their line numbers,
     ``fields`` the values of the fields the suite read (labels as their names), ``values`` one
-    float array per metric (NaN where undefined) and ``misses`` one object array per metric (the
-    reason a record missed, None where it did not or nothing is known)."""
+    float array per metric (NaN where undefined), ``misses`` one object array per metric (the
+    reason a record missed, None where it did not or nothing is known) and ``context`` the
+    values of the context fields no statistic reads (the suite's ``context:``, ``--context``),
+    as read, None where a record lacks the field."""
 
     ids: list[str | None]
     lines: np.ndarray
     fields: dict[str, Any] = field(default_factory=dict)
     values: dict[str, np.ndarray] = field(default_factory=dict)
     misses: dict[str, np.ndarray] = field(default_factory=dict)
+    context: dict[str, Any] = field(default_factory=dict)
 
     CHUNK = 65536
 
@@ -255,10 +258,12 @@ class RecordRows:
             {k: pick(v) for k, v in self.fields.items()},
             {k: v[at] for k, v in self.values.items()},
             {k: v[at] for k, v in self.misses.items()},
+            {k: pick(v) for k, v in self.context.items()},
         )
 
     def iter_rows(self) -> Iterator[dict[str, Any]]:
-        """One dictionary per record: id, line, the fields read, values and miss reasons, as
+        """One dictionary per record: id, line, its context (when it has any), the fields
+        read, values and miss reasons, as
         plain JSON data (what the record's records.jsonl line reads back as: an evidence item
         an object, a tuple a list, NaN None); made a chunk at a time, so a million records never
         sit in memory as a million dictionaries."""
@@ -270,14 +275,18 @@ class RecordRows:
             ]
             values = [(name, _plain(column[start:stop])) for name, column in self.values.items()]
             misses = [(name, column[start:stop]) for name, column in self.misses.items()]
+            context = [
+                (path, _json_data(list(column[start:stop])))
+                for path, column in self.context.items()
+            ]
             ids, lines = self.ids[start:stop], self.lines[start:stop].tolist()
             for i in range(stop - start):
-                row: dict[str, Any] = {
-                    "id": ids[i],
-                    "line": lines[i],
-                    "fields": {path: column[i] for path, column in fields},
-                    "values": {name: column[i] for name, column in values},
-                }
+                row: dict[str, Any] = {"id": ids[i], "line": lines[i]}
+                shown = {path: column[i] for path, column in context if column[i] is not None}
+                if shown:
+                    row["context"] = shown
+                row["fields"] = {path: column[i] for path, column in fields}
+                row["values"] = {name: column[i] for name, column in values}
                 missed = {name: column[i] for name, column in misses if column[i] is not None}
                 if missed:
                     row["misses"] = missed
@@ -432,7 +441,8 @@ class EvaluationResult(_Plain):
         (records.jsonl's rows): ``id``, ``line``, then a float column per metric that has
         per-record values (named as the metric; NaN where records.jsonl has null) and, for the
         metrics whose records can miss with a reason, ``<metric>_reason`` (text, missing where the
-        record did not miss). ``fields=True`` adds the fields the suite read, after ``line``.
+        record did not miss). ``fields=True`` adds the fields the suite read, after ``line``,
+        then its context fields (None where a record lacks one).
         The rows are the ones this result holds from :func:`pingce.evaluate`; a result built from
         results.json holds none (use ``pandas.read_json("records.jsonl", lines=True)``). Needs
         pandas."""

@@ -41,7 +41,7 @@ from .assembly import comparison_result
 from .context import RunContext
 from .groups import paired_keys, resampled_blocks, unit_codes
 from .phases import Data, load, pairs_of, plan_run, signature, similarities, statistics
-from .plan import Plan, StatBlocks, check_records
+from .plan import Plan, StatBlocks, check_records, found_context, unseen_context
 from .profile import Profile
 from .saved import match_keys
 from .slices import Slice, slice_keys, slice_seed, slices_of, unit_split_reason
@@ -197,6 +197,7 @@ def compare_suite(
             *table_b.notes,
             *(f"candidate: {note}" for note in statistic_notes([blocks_c])),
             *(f"baseline: {note}" for note in statistic_notes([blocks_b])),
+            *unseen_context(plan, found_context(plan, table_c) | found_context(plan, table_b)),
         ],
     )
     context.finish(result)

@@ -51,7 +51,7 @@ from .merge import (
     scope_finalised_numbers,
 )
 from .phases import load, pairs_of, plan_run, signature
-from .plan import Plan, check_records
+from .plan import Plan, check_records, unseen_context
 from .shards import (
     PIECE_BYTES,
     Piece,
@@ -473,7 +473,12 @@ def _run(
         failures=Failures(**merged.failures),
         signature=sig,
         data=data_info(plan, source, merged.n),
-        notes=[*merged.notes, *id_notes(plan, merged.with_id, ", ".join(paths)), *notes],
+        notes=[
+            *merged.notes,
+            *id_notes(plan, merged.with_id, ", ".join(paths)),
+            *unseen_context(plan, merged.context_found),
+            *notes,
+        ],
         similarity=merged.similarity,
     )
     return result

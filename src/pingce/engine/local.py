@@ -35,7 +35,7 @@ from .context import RunContext
 from .groups import bootstrap_keys, resampled_blocks, unit_codes
 from .model import Answered, ask_model, mark_model_failures, model_plan
 from .phases import Data, load, plan_run, sample, signature, similarities, statistics
-from .plan import Plan, StatBlocks, check_records
+from .plan import Plan, StatBlocks, check_records, found_context, unseen_context
 from .saved import saved_stats
 from .slices import slice_seed, table_slices
 from .values import (
@@ -197,6 +197,7 @@ def run_local(
         notes=[
             *table.notes,
             *id_notes(plan, any(i is not None for i in table.ids), table.source),
+            *unseen_context(plan, found_context(plan, table)),
             *statistic_notes([blocks]),
             *(answered.notes if answered is not None else []),
         ],

@@ -45,7 +45,7 @@ from ..stats import (
 from .assembly import Values, slice_result
 from .groups import bootstrap_keys, resampled_blocks, unit_codes
 from .phases import load, similarities, statistics
-from .plan import Plan, StatBlocks, check_records
+from .plan import Plan, StatBlocks, check_records, found_context
 from .saved import saved_stats
 from .slices import slice_order, table_slices
 from .values import (
@@ -115,6 +115,8 @@ class Shard:
     signature: str | None = None
     """The similarity backend's signature (the same in every shard)."""
     sources: list[str] = field(default_factory=list)
+    context_found: frozenset[str] = frozenset()
+    """The ``--context`` fields some record of the shard has (the run's note names the others)."""
 
     def add(self, other: Shard) -> Shard:
         """The two shards' contributions added up, but for their scopes (:class:`Merger`)."""
@@ -136,6 +138,7 @@ class Shard:
             similarity=added_counts(self.similarity, other.similarity),
             signature=self.signature or other.signature,
             sources=list(dict.fromkeys([*self.sources, *other.sources])),
+            context_found=self.context_found | other.context_found,
         )
 
 
@@ -338,6 +341,7 @@ def run_shard(
     )
     if scored is not None:
         shard.signature = scored.signature
+    shard.context_found = found_context(plan, table)
     if rows_to is not None:
         write_record_shard(record_rows(plan, table, blocks), table.source, rows_to)
     if stats_to is not None:

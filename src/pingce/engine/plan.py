@@ -11,7 +11,7 @@ model: the statistics' own (required fields, duplicate turns) and the command li
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +24,15 @@ from ..options import RunOptions
 from ..records import FieldSpec, ParseFailure, Table
 from ..suites.build import BuiltSuite
 
-__all__ = ["Plan", "StatBlocks", "check_records", "make_plan"]
+__all__ = [
+    "Plan",
+    "StatBlocks",
+    "check_records",
+    "context_paths",
+    "found_context",
+    "make_plan",
+    "unseen_context",
+]
 
 StatBlocks = Mapping[Hashable, StatBlock]
 """The statistic blocks of a run (or a slice, a shard, one side of a comparison), each under its
@@ -46,6 +54,11 @@ class Plan:
     keys: dict[str, Hashable]
     label_scales: dict[str, LabelScale]
     """Fields read as labels, and their scale (records.jsonl shows their names)."""
+    context: tuple[str, ...] = ()
+    """The context fields (the suite's ``context:``, ``--context``, with ``--model`` the
+    prompt's fields), in that order: shown beside each record, read by no statistic. Those that
+    a statistic reads anyway are in records.jsonl's ``fields``; the others are read as
+    :attr:`FieldSpec.context` fields."""
 
     @property
     def metrics(self) -> dict[str, Metric]:
@@ -118,7 +131,45 @@ def make_plan(
             fields.append(FieldSpec(path, "value", required=False))
             known.add(path)
     scales = {f.path: f.scale for f in fields if f.kind == "label" and f.scale is not None}
-    return Plan(suite, options, fields, statistics, keys, scales)
+    context = context_paths(suite, options)
+    for path in context:
+        if path not in known:  # kept to be shown; absent or null: not there for that record
+            fields.append(FieldSpec(path, "json", required=False, context=True))
+            known.add(path)
+    return Plan(suite, options, fields, statistics, keys, scales, context)
+
+
+def context_paths(suite: BuiltSuite, options: RunOptions) -> tuple[str, ...]:
+    """The context fields of a run: the suite's ``context:``, ``--context`` and, with
+    ``--model``, the fields its prompt is read from (the messages sent), each once."""
+    model = suite.spec.model
+    prompt = model.prompt if model is not None and options.model is not None else []
+    return tuple(dict.fromkeys([*suite.spec.context, *options.inputs.context, *prompt]))
+
+
+def found_context(plan: Plan, table: Table) -> frozenset[str]:
+    """The ``--context`` fields that some record of ``table`` has."""
+    return frozenset(
+        path for path in plan.options.inputs.context if not _absent(table.column(path))
+    )
+
+
+def unseen_context(plan: Plan, found: Collection[str]) -> list[str]:
+    """The run's note of the ``--context`` fields that no record has (``found``: those some
+    record has, :func:`found_context`): none, or one. A suite's own context fields that no
+    record has are silent (a suite names what its records may hold)."""
+    unseen = [path for path in plan.options.inputs.context if path not in found]
+    if not unseen:
+        return []
+    which = "this field" if len(unseen) == 1 else "these fields"
+    return [f"--context {', '.join(unseen)}: no record has {which} (check its spelling or path)"]
+
+
+def _absent(column: Any) -> bool:
+    """Whether a column holds no value at all (NaN or None in every record)."""
+    if isinstance(column, np.ndarray) and column.dtype.kind == "f":
+        return bool(np.isnan(column).all())
+    return isinstance(column, list) and all(value is None for value in column)
 
 
 def check_records(plan: Plan, table: Table) -> None:
@@ -132,12 +183,7 @@ def check_records(plan: Plan, table: Table) -> None:
         *(("--slice", p) for p in options.slices),
     ]:
         column = table.column(path)
-        absent = (
-            bool(np.isnan(column).all())
-            if isinstance(column, np.ndarray) and column.dtype.kind == "f"
-            else isinstance(column, list) and all(value is None for value in column)
-        )
-        if absent:
+        if _absent(column):
             raise OptionError(
                 f"{option} {path}: no record of {table.source} has the field {path!r} "
                 f"({table.n} records read); check its spelling or its path (a.b[0].c)"

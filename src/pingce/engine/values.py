@@ -8,7 +8,7 @@ import math
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -248,9 +248,14 @@ def record_rows(plan: Plan, table: Table, blocks: StatBlocks) -> RecordRows:
             if (explained != None).any():  # noqa: E711  (object array)
                 misses[name] = explained
     fields: dict[str, object] = {}
+    context: dict[str, list[Any]] = {}
     hidden = {spec.path for spec in plan.fields if not spec.echo}
+    shown = {spec.path for spec in plan.fields if spec.context}
     for path, column in table.columns.items():
         if path in hidden or _absent_everywhere(column):
+            continue
+        if path in shown:
+            context[path] = column
             continue
         scale = plan.label_scales.get(path)
         if scale is not None:  # a prediction off the scale: (invalid)
@@ -259,7 +264,7 @@ def record_rows(plan: Plan, table: Table, blocks: StatBlocks) -> RecordRows:
             ]
         else:
             fields[path] = column
-    return RecordRows(table.ids, table.lines, fields, values, misses)
+    return RecordRows(table.ids, table.lines, fields, values, misses, context)
 
 
 def _one_value_for_all(column: np.ndarray) -> np.ndarray:

@@ -363,7 +363,8 @@ def _records_section(result: EvaluationResult, rows: RecordRows | None) -> str:
         '<button type="button" id="p-last">»</button>'
         '<label>per page <select id="p-size"><option>25</option><option selected>50</option>'
         "<option>100</option><option>500</option></select></label></div>"
-        '<table class="records"><thead><tr><th>line</th><th>id</th><th>fields</th>'
+        '<table class="records"><thead><tr><th>line</th><th>id</th>'
+        f"{'<th>context</th>' if rows.context else ''}<th>fields</th>"
         '<th>values</th><th>missed because</th></tr></thead><tbody id="r-body"></tbody></table>'
         "</section>\n"
     )

@@ -23,6 +23,7 @@ __all__ = [
     "FIELD_CHARS",
     "FREQUENT",
     "escaped",
+    "page_ids",
     "records_json",
     "script_json",
     "slice_groups",
@@ -84,6 +85,20 @@ def _field_texts(column: Any) -> bytes:
     return orjson.dumps(out)
 
 
+def _whole_texts(column: Any) -> bytes:
+    """A context field as a JSON array of its values whole (never cut: the page folds long
+    ones), null where a record lacks it; a value orjson cannot write (an integer beyond 64 bits)
+    as its JSON text."""
+    values = list(column)
+    try:
+        return orjson.dumps(values)
+    except TypeError:
+        texts = json_texts(values)
+        return orjson.dumps(
+            [None if v is None else t.decode("utf-8") for v, t in zip(values, texts, strict=True)]
+        )
+
+
 def _cut(text: str) -> str:
     return text[: FIELD_CHARS - 1] + "…"
 
@@ -110,18 +125,42 @@ def _slice_codes(result: EvaluationResult, rows: RecordRows) -> list[np.ndarray 
     return out
 
 
+def page_ids(result: EvaluationResult, rows: RecordRows) -> list[str | None]:
+    """The ids the page shows: each record's id; for a record without one in a suite of units
+    (a dialogue's turns: ``Signature.unit``), its unit's value and its place among the unit's
+    records in line order (``d1 · 2``: the second turn of dialogue d1 in the file), so that no
+    row reads as empty. records.jsonl keeps the id the record had (null)."""
+    ids: list[str | None] = [None if i is None else str(i) for i in rows.ids]
+    unit = result.signature.unit
+    column = rows.fields.get(unit) if unit is not None else None
+    if column is None or all(i is not None for i in ids):
+        return ids
+    units = column.tolist() if isinstance(column, np.ndarray) else list(column)
+    order = np.argsort(np.asarray(rows.lines, dtype=np.int64), kind="stable").tolist()
+    seen: dict[str, int] = {}
+    for i in order:
+        if units[i] is None:
+            continue
+        name = units[i] if isinstance(units[i], str) else orjson.dumps(units[i]).decode()
+        seen[name] = seen.get(name, 0) + 1
+        if ids[i] is None:
+            ids[i] = f"{name} · {seen[name]}"
+    return ids
+
+
 def records_json(result: EvaluationResult, rows: RecordRows) -> Iterator[bytes]:
     """The records as the JSON the page's script reads, a column at a time (not yet escaped
     for a script element): ids, lines, the metrics' names, ``values`` (a column per metric),
     ``fields`` (a column per field), ``misses`` (per metric that missed somewhere: the rows that
     missed and each one's reason as a number), ``slices`` (per slice field, each record's slice
-    value as a number), ``reasons`` (the distinct reasons, by number) and ``frequent`` (the
-    numbers of the most frequent reasons, most frequent first)."""
+    value as a number), ``reasons`` (the distinct reasons, by number), ``frequent`` (the
+    numbers of the most frequent reasons, most frequent first) and ``context`` (a column per
+    context field, values whole, null where a record lacks it)."""
     numpy_option = orjson.OPT_SERIALIZE_NUMPY
     metrics = list(dict.fromkeys([*rows.values, *rows.misses]))
     yield b'{"n":' + str(rows.n).encode() + b',"field_chars":' + str(FIELD_CHARS).encode()
     yield b',"ids":'
-    yield orjson.dumps([None if i is None else str(i) for i in rows.ids])
+    yield orjson.dumps(page_ids(result, rows))
     yield b',"lines":' + orjson.dumps(np.asarray(rows.lines, dtype=np.int64), option=numpy_option)
     yield b',"metrics":' + orjson.dumps(metrics) + b',"values":{'
     for k, (name, column) in enumerate(rows.values.items()):
@@ -129,6 +168,9 @@ def records_json(result: EvaluationResult, rows: RecordRows) -> Iterator[bytes]:
     yield b'},"fields":{'
     for k, (name, column) in enumerate(rows.fields.items()):
         yield (b"," if k else b"") + orjson.dumps(name) + b":" + _field_texts(column)
+    yield b'},"context":{'
+    for k, (name, column) in enumerate(rows.context.items()):
+        yield (b"," if k else b"") + orjson.dumps(name) + b":" + _whole_texts(column)
     yield b'},"misses":{'
     code: dict[str, int] = {}
     tallies: list[np.ndarray] = []

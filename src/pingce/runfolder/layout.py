@@ -35,8 +35,11 @@ RESULTS = "results.json"
 """The result of the run: every metric's value, interval and definition, the slices, the
 failures, the data and the signature (:class:`pingce.EvaluationResult` as JSON)."""
 RECORDS = "records.jsonl"
-"""One JSON line per record: its id, line, the fields the suite read, each metric's value and
-why a record missed a metric (:mod:`pingce.runfolder.records`)."""
+"""One JSON line per record: its id, line, ``context`` (the record's context fields that no
+metric reads, whole: the suite's ``context:`` and ``--context``, with ``--model`` the prompt's
+fields; a field the record lacks is not there, and a record with none has no ``context``), the
+fields the suite read, each metric's value and why a record missed a metric
+(:mod:`pingce.runfolder.records`)."""
 RECORD_SHARDS = "records"
 """``--engine ray``: records.jsonl as Parquet shards (``part-N.parquet``)."""
 STATS = "stats.npz"
@@ -46,7 +49,8 @@ STAT_SHARDS = "stats"
 """``--engine ray``: stats.npz a piece (``part-N.npz``)."""
 PREDICTIONS = "predictions.jsonl"
 """``--model``: the records as the model under test answered them, one JSON line each, each with
-its prediction (the whole ``chat.completion``) in the suite's prediction field."""
+its prediction (the whole ``chat.completion``) in the suite's prediction field; the same record's
+records.jsonl line (by its id) has the messages sent in its ``context`` (the prompt's fields)."""
 REPORT_MD = "report.md"
 """The report as Markdown: the metrics with their intervals and definitions."""
 REPORT_HTML = "report.html"

@@ -2,8 +2,12 @@
 RecordRows`), written and read: :func:`jsonl_lines` makes the text a column at a time,
 :func:`write_records` writes the file (in halves on two cores), :func:`read_jsonl` makes the
 lines columns again; and predictions.jsonl (:func:`write_predictions`). One line a record:
-``{"id":..,"line":..,"fields":{..},"values":{..}}`` and, when the record missed a metric,
-``"misses":{"metric":"reason"}``; a NaN value is null (:mod:`pingce._json`)."""
+``{"id":..,"line":..,"context":{..},"fields":{..},"values":{..}}`` and, when the record missed a
+metric, ``"misses":{"metric":"reason"}``; a NaN value is null (:mod:`pingce._json`).
+``context`` holds the record's context fields (the suite's ``context:``, ``--context``; with
+``--model`` the prompt's fields, the messages sent) that no statistic reads, whole, as the record
+has them: a field the record lacks (or holds null) is not there, and a record with none has no
+``context``; a context field that a statistic reads is in ``fields``."""
 
 from __future__ import annotations
 
@@ -47,12 +51,9 @@ def jsonl_lines(
     columns of few distinct values joined once per distinct combination) instead of a
     dictionary per record. ``start`` and ``stop``: only the records in that range (a line
     depends on its own record alone, so the text of a range is that part of the whole)."""
+    head, _ = _row_template([b'{"id":', rows.ids, b',"line":', rows.lines, b""])
     columns, closing = _row_template(
         [
-            b'{"id":',
-            rows.ids,
-            b',"line":',
-            rows.lines,
             b',"fields":{',
             *_members(rows.fields),
             b'},"values":{',
@@ -65,7 +66,9 @@ def jsonl_lines(
     for first in range(start, end, chunk):
         last = min(first + chunk, end)
         with collector_paused():  # many small containers, no cycles
-            pieces = [_fragments(column[first:last], text) for text, column in columns]
+            pieces = [_fragments(column[first:last], text) for text, column in head]
+            pieces.extend(_sparse(b',"context":{', rows.context, first, last))
+            pieces.extend(_fragments(column[first:last], text) for text, column in columns)
             pieces.extend(_endings(closing, misses, first, last))
             merged = _merged(pieces, last - first)
             text = b"".join(map(b"".join, zip(*merged, strict=True)))
@@ -80,6 +83,7 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
     fields: dict[str, list[Any]] = {}
     values: dict[str, list[float]] = {}
     misses: dict[str, list[Any]] = {}
+    context: dict[str, list[Any]] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -92,7 +96,7 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
         numbers.append(int(row.get("line") or number))
         # a column first seen on this line is padded for the lines before it (made only
         # then: a default built on every line would make reading quadratic in the lines)
-        for column, data in (("fields", fields), ("misses", misses)):
+        for column, data in (("fields", fields), ("misses", misses), ("context", context)):
             for key, value in (row.get(column) or {}).items():
                 if key not in data:
                     data[key] = [None] * i
@@ -102,7 +106,7 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
                 values[key] = [np.nan] * i
             values[key].append(np.nan if value is None else value)
         n = i + 1
-        for data in (fields, misses):
+        for data in (fields, misses, context):
             for column_values in data.values():
                 if len(column_values) < n:
                     column_values.append(None)
@@ -115,6 +119,7 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
         {k: np.asarray(v, dtype=object) for k, v in fields.items()},
         {k: np.asarray(v, dtype=np.float64) for k, v in values.items()},
         {k: np.asarray(v, dtype=object) for k, v in misses.items()},
+        context,
     )
 
 
@@ -301,6 +306,27 @@ def _endings(
     codes = some.astype(np.int64)
     opening = _Coded([closing, closing + b',"misses":{'], codes)
     return [opening, *entries, _Coded([b"}\n", b"}}\n"], codes)]
+
+
+def _sparse(opening: bytes, columns: dict[str, Any], start: int, stop: int) -> list[Pieces]:
+    """Per row of [start, stop), an object of the columns' values that are not None, as
+    ``opening`` (``,"name":{``), the members and ``}``; nothing where every value is None (and
+    no pieces at all when no row has one). Made a column at a time, as the misses are."""
+    n = stop - start
+    some = np.zeros(n, dtype=bool)
+    entries: list[Pieces] = []
+    for name, column in columns.items():
+        values = np.empty(n, dtype=object)
+        for i, value in enumerate(column[start:stop]):  # a list value stays one value
+            values[i] = value
+        present = np.fromiter(map(operator.is_not, values, repeat(None)), bool, n)
+        if present.any():
+            entries.append(_entries(values, present, some, dumps(name) + b":"))
+            some |= present
+    if not some.any():
+        return []
+    codes = some.astype(np.int64)
+    return [_Coded([b"", opening], codes), *entries, _Coded([b"", b"}"], codes)]
 
 
 def _entries(reasons: np.ndarray, missed: np.ndarray, some: np.ndarray, key: bytes) -> Pieces:

@@ -166,6 +166,12 @@ class SuiteSpec(_Checked):
     arguments (``{}`` for none)."""
     tables: dict[str, dict[str, Any]] = {}
     """The tables computed (a confusion matrix, per-class rows), as ``metrics``."""
+    context: list[str] = []
+    """Record fields shown beside each record's values (the question, query, prompt, messages,
+    contract text, entity: what was asked), in records.jsonl's ``context`` and report.html's
+    records table; no statistic reads them. A path a record lacks is absent for that record;
+    a path no record has is silent (``--context`` adds more, and names those no record has in a
+    note)."""
     model: ModelSpec | None = None
     """How ``--model`` asks the model under test for this suite's predictions."""
     similarity: dict[str, Any] = {}
@@ -201,6 +207,18 @@ class SuiteSpec(_Checked):
     @classmethod
     def _match_paths(cls, value: list[str] | None) -> list[str] | None:
         for path in value or ():
+            parse_path(path)
+        return value
+
+    @field_validator("context", mode="before")
+    @classmethod
+    def _context_names(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("context")
+    @classmethod
+    def _context_paths(cls, value: list[str]) -> list[str]:
+        for path in value:
             parse_path(path)
         return value
 

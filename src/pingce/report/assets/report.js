@@ -3,6 +3,7 @@
   var D = JSON.parse(document.getElementById("pingce-data").textContent);
   var N = D.n, metrics = D.metrics, reasons = D.reasons;
   var fieldNames = Object.keys(D.fields);
+  var contextNames = Object.keys(D.context || {});
   var miss = {};
   var anyMiss = new Uint8Array(N);
   metrics.forEach(function (name) {
@@ -41,10 +42,37 @@
     if (typeof v === "number") return String(Math.round(v * 1e4) / 1e4);
     return shown(v);
   }
+  function contextCell(i) {
+    // a record's context fields, each whole: a long one folded, its summary the first characters
+    var td = el("td", "context");
+    contextNames.forEach(function (f) {
+      var v = D.context[f][i];
+      if (v === null || v === undefined) return;
+      var t = whole(v), s = el("div", "kv");
+      s.appendChild(el("span", "k", f + " "));
+      if (t.length > D.field_chars) {
+        var d = el("details"), sum = el("summary", "v", shown(v));
+        d.appendChild(sum);
+        d.appendChild(el("div", "whole", t));
+        d.addEventListener("toggle", function () {  // open: the whole text alone
+          sum.textContent = d.open ? t.length.toLocaleString("en") + " characters" : shown(v);
+        });
+        s.appendChild(d);
+      } else {
+        s.appendChild(el("span", "v", t));
+      }
+      td.appendChild(s);
+    });
+    return td;
+  }
   function searchText(i) {
     var parts = [D.ids[i] === null ? "" : D.ids[i], String(D.lines[i])];
     fieldNames.forEach(function (f) {
       var v = D.fields[f][i];
+      if (v !== null) parts.push(whole(v));
+    });
+    contextNames.forEach(function (f) {
+      var v = D.context[f][i];
       if (v !== null) parts.push(whole(v));
     });
     metrics.forEach(function (m) { var c = miss[m][i]; if (c >= 0) parts.push(reasons[c]); });
@@ -107,6 +135,7 @@
       tr.dataset.index = String(i);
       tr.appendChild(el("td", "num", String(D.lines[i])));
       tr.appendChild(el("td", "id", D.ids[i] === null ? "" : D.ids[i]));
+      if (contextNames.length) tr.appendChild(contextCell(i));
       var ftd = el("td", "fields");
       fieldNames.forEach(function (f) {
         var s = el("span", "kv");
@@ -143,7 +172,7 @@
     }
     if (!rows.length) {
       var none = el("tr"), td = el("td", "empty", "No record matches these filters.");
-      td.colSpan = 5;
+      td.colSpan = contextNames.length ? 6 : 5;
       none.appendChild(td);
       frag.appendChild(none);
     }
