@@ -126,6 +126,9 @@ def test_a_flipped_call_shows_both_systems_argument_by_argument(function_call_pa
     assert "<del>客厅</del>" in broken and "<ins>卧室</ins>" in broken
     unchanged = next(p for p in pairs if "seed-02" in p)
     assert "Every field is the same on both sides." in unchanged
+    # a record both systems missed alike gives its reason once
+    both = re.findall(r'<li class="st-w">.*?</li>', text)
+    assert both and all('<span class="why">both: ' in li for li in both)
 
 
 @pytest.fixture(scope="module")
@@ -247,3 +250,18 @@ def test_the_viewers_paired_page_puts_both_runs_side_by_side(browser: Any, tmp_p
     assert visible.count() == 1 and "seed-03" in visible.inner_text()
     assert visible.locator("td.side.c ins").inner_text() == "22"
     page.close()
+
+
+def test_at_most_pairs_shown_records_the_flipped_first(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from pingce.report import side_by_side
+
+    monkeypatch.setattr(side_by_side, "PAIRS_SHOWN", 3)
+    result = pingce.compare("function-call", function_call_candidate(), FUNCTION_CALL, bootstrap=0)
+    write_comparison(result, tmp_path)
+    text = (tmp_path / "comparison.html").read_text(encoding="utf-8")
+    shown = re.findall(r'<article class="pair".*?id <code>([^<]*)</code>', text)
+    assert shown == ["seed-01", "seed-02", "seed-03"]  # both flipped ones, then the first other
+    total = len(read(FUNCTION_CALL))
+    assert f"3 of the {total:,} records are shown here, those that flipped first" in text

@@ -226,17 +226,29 @@ def _metric_lines(
         values_c, values_b = candidate.values.get(name), baseline.values.get(name)
         vb = "—" if values_b is None else fmt_number(_finite(values_b[j]))
         vc = "—" if values_c is None else fmt_number(_finite(values_c[i]))
-        reasons = []
-        for side, rows, k in (("baseline", baseline, j), ("candidate", candidate, i)):
-            column = rows.misses.get(name)
-            if column is not None and column[k] is not None:
-                reasons.append(f"{side}: {column[k]}")
-        why = f' <span class="why">{esc("; ".join(reasons))}</span>' if reasons else ""
+        why = _reasons(baseline.misses.get(name), j, candidate.misses.get(name), i)
         out.append(
             f'<li class="st-{code}"><span class="badge">{esc(STATUSES[code])}</span> '
             f"<code>{esc(name)}</code> {esc(vb)} → {esc(vc)}{why}</li>"
         )
     return f'<ul class="mstat">{"".join(out)}</ul>' if out else ""
+
+
+def _reasons(before: np.ndarray | None, j: int, after: np.ndarray | None, i: int) -> str:
+    """Why each side missed a record (once when both missed it alike), escaped."""
+    old = None if before is None else before[j]
+    new = None if after is None else after[i]
+    if old is None and new is None:
+        return ""
+    if old == new:
+        text = f"both: {new}"
+    else:
+        text = "; ".join(
+            f"{side}: {reason}"
+            for side, reason in (("baseline", old), ("candidate", new))
+            if reason is not None
+        )
+    return f' <span class="why">{esc(text)}</span>'
 
 
 def _finite(value: Any) -> float | None:
