@@ -9,8 +9,6 @@ report.html and its own (``report/assets/comparison.css``); one small script
 from __future__ import annotations
 
 import math
-import operator
-from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -19,7 +17,7 @@ from ..results import ComparisonResult, MetricComparison, MetricResult, RecordRo
 from .charts import PLOT_WIDTH, axis_labels, forest, is_finite, nice_ceiling, tick
 from .format import fmt_number, fmt_p
 from .page import STYLE, asset, esc, head, script, script_hash, style
-from .side_by_side import pairs_section
+from .side_by_side import pairs_section, statuses
 
 __all__ = ["FLIPS_SHOWN", "SCRIPT", "STYLE_OWN", "render_comparison_html"]
 
@@ -54,26 +52,16 @@ def _aligned(candidate: RecordRows, baseline: RecordRows) -> np.ndarray | None:
     return None
 
 
-def _missed(rows: RecordRows, name: str) -> np.ndarray | None:
-    column = rows.misses.get(name)
-    if column is None:
-        return None
-    return np.fromiter(map(operator.is_not, column, repeat(None)), bool, rows.n)
-
-
 def _flips(
     candidate: RecordRows, baseline: RecordRows, order: np.ndarray, name: str
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Candidate positions of the records that the candidate got right and the baseline missed
-    (fixed), and the reverse (broken), by the metric's per-record miss reasons."""
-    missed_c = _missed(candidate, name)
-    missed_b = _missed(baseline, name)
-    if missed_c is None and missed_b is None:
+    (fixed), and the reverse (broken), by the metric's per-record miss reasons (the statuses of
+    :func:`~pingce.report.side_by_side.statuses`)."""
+    codes = statuses(candidate, baseline, order, [name]).get(name)
+    if codes is None:
         return None
-    none = np.zeros(candidate.n, dtype=bool)
-    c = none if missed_c is None else missed_c
-    b = none if missed_b is None else missed_b[order]
-    return np.flatnonzero(b & ~c), np.flatnonzero(c & ~b)
+    return np.flatnonzero(codes == "f"), np.flatnonzero(codes == "b")
 
 
 def _flip_rows(
