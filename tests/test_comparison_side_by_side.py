@@ -8,6 +8,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -225,7 +226,7 @@ def test_a_filter_hides_the_unchanged_records_in_chromium(
 
 
 def test_the_viewers_paired_page_puts_both_runs_side_by_side(browser: Any, tmp_path: Path) -> None:
-    from pingce.viewer import Viewer
+    from pingce.viewer import Viewer, make_server
 
     candidate = tmp_path / "candidate.jsonl"
     candidate.write_text(
@@ -240,16 +241,27 @@ def test_the_viewers_paired_page_puts_both_runs_side_by_side(browser: Any, tmp_p
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
     response = Viewer(db).respond("/paired?" + urlencode({"a": "new", "b": "old"}))
-    assert response.status == 200
-    page_file = tmp_path / "paired.html"
-    page_file.write_bytes(response.body)
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.goto(page_file.as_uri())
-    page.select_option("#sbs-status", "f")
-    visible = page.locator("article.pair:visible")
-    assert visible.count() == 1 and "seed-03" in visible.inner_text()
-    assert visible.locator("td.side.c ins").inner_text() == "22"
-    page.close()
+    assert response.status == 200 and b'<section id="pairs">' in response.body
+    served = make_server(db, port=0)  # served, under the viewer's policy header as well
+    thread = threading.Thread(target=served.serve_forever, daemon=True)
+    thread.start()
+    errors: list[str] = []
+    try:
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.goto(served.url.rstrip("/") + "/paired?" + urlencode({"a": "new", "b": "old"}))
+        assert page.locator("#sbs-controls").is_visible()  # the script ran
+        page.select_option("#sbs-status", "f")
+        visible = page.locator("article.pair:visible")
+        assert visible.count() == 1 and "seed-03" in visible.inner_text()
+        assert visible.locator("td.side.c ins").inner_text() == "22"
+        page.close()
+    finally:
+        served.shutdown()
+        served.server_close()
+        thread.join(5)
+    assert errors == []
 
 
 def test_at_most_pairs_shown_records_the_flipped_first(
