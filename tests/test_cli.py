@@ -557,25 +557,34 @@ def test_tables_at_80_columns_never_cut_a_name(tmp_path: Path) -> None:
 
 def test_a_comparison_at_80_columns_never_cuts_a_name(tmp_path: Path) -> None:
     """Issue 13: the comparison table stacks at 80 columns (a metric's numbers below its name);
-    at 130 it is a table; notes follow it as lines; nothing is cut with an ellipsis."""
+    at 130 it is a table; notes follow it as lines. Issue 31: the metrics that changed have rows,
+    one line names the unchanged ones; only a note or verdict line ends cut with an ellipsis."""
     import subprocess
     import sys
 
     from tests.cli_run import ENV
 
     data = Path(pingce.__file__).parent / "examples" / "contract_risk" / "records.jsonl"
+    old = tmp_path / "old.jsonl"
+    text = data.read_text(encoding="utf-8")
+    old.write_text(text.replace('"pred_level": "中"', '"pred_level": "低"'), encoding="utf-8")
     args = [sys.executable, "-m", "pingce", "compare", "contract-risk", "--data", str(data)]
-    args += ["--baseline", str(data), "--bootstrap", "200", "--out", str(tmp_path / "c")]
+    args += ["--baseline", str(old), "--bootstrap", "200", "--out", str(tmp_path / "c")]
     for width in ("80", "160"):
         env = {**ENV, "COLUMNS": width}
         done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=300)
         assert done.returncode == 0, done.stderr
-        assert "…" not in done.stdout
         lines = done.stdout.splitlines()
+        assert all("…" not in line[:-1] for line in lines)
         assert all(len(line) <= int(width) for line in lines)
         compared = json.loads((tmp_path / "c" / "comparison.json").read_text())
-        for name in compared["metrics"]:
-            assert any(line.startswith(f"│ {name} ") for line in lines), (width, name)
+        unchanged = done.stdout.split("unchanged (", 1)[1].split("significance at", 1)[0]
+        named = set(re.split(r"[,\s]+", unchanged.split(":", 1)[1].strip()))
+        for name, m in compared["metrics"].items():
+            if m["delta"] == 0:
+                assert name in named, name
+            else:
+                assert any(line.startswith(f"│ {name} ") for line in lines), (width, name)
 
 
 def test_report_md_slice_tables_stay_narrow(tmp_path: Path) -> None:

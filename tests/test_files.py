@@ -540,9 +540,10 @@ def test_a_utf8_file_forced_into_a_code_page_is_said_to_read_as_utf8_too(tmp_pat
     done = run_pingce("run", "function-points", "--data", str(path), "--out", str(tmp_path / "o"),
                       "--bootstrap", "0", "--encoding", "latin-1", "--no-store")  # fmt: skip
     assert done.returncode == 0, done.stderr
-    said = " ".join(done.stdout.split())
+    said = " ".join(results(tmp_path / "o")["notes"])  # the console's note: one line, cut
     assert f"{path}: text read as iso8859-1 (as --encoding asked); its characters beyond ASCII " \
         "read as UTF-8 too" in said  # fmt: skip
+    assert f"note: {path}"[:70] in done.stdout
     gbk, _ = risk_gbk_csv(tmp_path)
     done = run_pingce("run", "contract-risk", "--data", str(gbk), "--out", str(tmp_path / "g"),
                       "--bootstrap", "0", "--encoding", "gbk", "--no-store")  # fmt: skip

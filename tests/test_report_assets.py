@@ -53,9 +53,10 @@ def test_the_run_page_embeds_the_style_and_script_files_and_allows_that_script_o
         EXAMPLES / "contract_risk" / "records.jsonl",
         bootstrap=0,
     )
-    assert f"<style>\n{asset('report.css')}</style>" in pingce.report.render_comparison_html(
-        comparison
-    )
+    page = pingce.report.render_comparison_html(comparison)
+    assert f"<style>\n{asset('report.css')}\n{asset('comparison.css')}</style>" in page
+    assert f"<script>{script('comparison.js')}</script>" in page
+    assert esc(f"script-src {script_hash('comparison.js')}") in page
 
 
 def test_a_built_wheel_ships_every_asset(tmp_path: Path) -> None:

@@ -123,7 +123,8 @@ def compare(
             fail(exc)
             return
     start = time.perf_counter()
-    print_comparison(result, console)
+    whole = None if path is None else str(path.parent / "comparison.md")
+    print_comparison(result, console, written=whole)
     if path is not None:
         console.print(f"output: {path}")
     show_profile(timer, written, start, err_console)

@@ -1,14 +1,14 @@
 """comparison.html: the page of a comparison (:class:`~pingce.results.ComparisonResult`): each
 metric's two values, their difference with its paired interval drawn as a forest plot around 0
 (:mod:`pingce.report.charts`), the p-values and the verdict in words, failures per side, the
-records that flipped (from both sides' :class:`~pingce.results.RecordRows`) and the signature.
-No script; the same style sheet as report.html."""
+records that flipped, both systems' records side by side (:mod:`pingce.report.side_by_side`,
+from both sides' :class:`~pingce.results.RecordRows`) and the signature. The style sheet of
+report.html and its own (``report/assets/comparison.css``); one small script
+(``report/assets/comparison.js``, allowed by its hash) filters the records side by side."""
 
 from __future__ import annotations
 
 import math
-import operator
-from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -16,9 +16,15 @@ import numpy as np
 from ..results import ComparisonResult, MetricComparison, MetricResult, RecordRows
 from .charts import PLOT_WIDTH, axis_labels, forest, is_finite, nice_ceiling, tick
 from .format import fmt_number, fmt_p
-from .page import STYLE, asset, esc, head, style
+from .page import STYLE, asset, esc, head, script, script_hash, style
+from .side_by_side import pairs_section, statuses
 
-__all__ = ["FLIPS_SHOWN", "render_comparison_html"]
+__all__ = ["FLIPS_SHOWN", "SCRIPT", "STYLE_OWN", "render_comparison_html"]
+
+SCRIPT = "comparison.js"
+"""The script of comparison.html's records side by side (report/assets/)."""
+STYLE_OWN = "comparison.css"
+"""comparison.html's own style sheet, after report.css (report/assets/)."""
 
 
 FLIPS_SHOWN = 200
@@ -46,26 +52,16 @@ def _aligned(candidate: RecordRows, baseline: RecordRows) -> np.ndarray | None:
     return None
 
 
-def _missed(rows: RecordRows, name: str) -> np.ndarray | None:
-    column = rows.misses.get(name)
-    if column is None:
-        return None
-    return np.fromiter(map(operator.is_not, column, repeat(None)), bool, rows.n)
-
-
 def _flips(
     candidate: RecordRows, baseline: RecordRows, order: np.ndarray, name: str
 ) -> tuple[np.ndarray, np.ndarray] | None:
     """Candidate positions of the records that the candidate got right and the baseline missed
-    (fixed), and the reverse (broken), by the metric's per-record miss reasons."""
-    missed_c = _missed(candidate, name)
-    missed_b = _missed(baseline, name)
-    if missed_c is None and missed_b is None:
+    (fixed), and the reverse (broken), by the metric's per-record miss reasons (the statuses of
+    :func:`~pingce.report.side_by_side.statuses`)."""
+    codes = statuses(candidate, baseline, order, [name]).get(name)
+    if codes is None:
         return None
-    none = np.zeros(candidate.n, dtype=bool)
-    c = none if missed_c is None else missed_c
-    b = none if missed_b is None else missed_b[order]
-    return np.flatnonzero(b & ~c), np.flatnonzero(c & ~b)
+    return np.flatnonzero(codes == "f"), np.flatnonzero(codes == "b")
 
 
 def _flip_rows(
@@ -103,6 +99,21 @@ def _flip_rows(
 def _finite(value: Any) -> float | None:
     number = float(value)
     return number if math.isfinite(number) else None
+
+
+def _record_sections(
+    result: ComparisonResult, candidate: RecordRows | None, baseline: RecordRows | None
+) -> tuple[str, dict[str, tuple[int, int]]]:
+    """The records that flipped and both systems' records side by side (when both sides'
+    rows are given and can be matched), and each metric's flip counts."""
+    flipped, counts = _flipped_section(result, candidate, baseline)
+    if candidate is None or baseline is None:
+        return flipped, counts
+    order = _aligned(candidate, baseline)
+    if order is None:
+        return flipped, counts
+    verdicts = {name: _verdict(m) for name, m in result.metrics.items()}
+    return flipped + pairs_section(candidate, baseline, order, verdicts), counts
 
 
 def _flipped_section(
@@ -166,9 +177,12 @@ def render_comparison_html(
     side; the records that flipped (when both sides' per-record rows are given: ``candidate``
     and ``baseline``, as :attr:`EvaluationResult.records` of each); the signature."""
     sig = result.signature
-    flipped, counts = _flipped_section(result, candidate, baseline)
+    flipped, counts = _record_sections(result, candidate, baseline)
     title = f"pingce comparison: {result.suite}"
-    csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; script-src 'none'"
+    csp = (
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+        f"script-src {script_hash(SCRIPT)}"
+    )
     deltas = [
         MetricResult(value=m.delta, ci_low=m.ci_low, ci_high=m.ci_high, n=m.n)
         for m in result.metrics.values()
@@ -227,7 +241,7 @@ def render_comparison_html(
     notes = "".join(f'<li class="note">{esc(note)}</li>' for note in result.notes)
     return "".join(
         [
-            head(title, csp, style(asset(STYLE))),
+            head(title, csp, style(asset(STYLE), asset(STYLE_OWN))),
             f'<header><h1>{esc(title)}</h1><ul class="facts">'
             f"<li>candidate <code>{esc(result.candidate)}</code></li>"
             f"<li>baseline <code>{esc(result.baseline)}</code></li>"
@@ -253,6 +267,6 @@ def render_comparison_html(
             "<footer>Written by pingce ",
             esc(result.pingce_version),
             ". Everything on this page is in this one file; it makes no network request."
-            "</footer>\n</body>\n</html>\n",
+            f"</footer>\n<script>{script(SCRIPT)}</script>\n</body>\n</html>\n",
         ]
     )

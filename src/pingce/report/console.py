@@ -1,5 +1,10 @@
 """Console output of a run or a comparison, with rich: tables of metrics (with intervals), the
-confusion matrix, slices, failures, notes and the time per phase."""
+confusion matrix, slices, failures, notes and the time per phase.
+
+Made for 80 columns: a note is one line, cut at the console's width (the whole text is in
+report.md and results.json, or comparison.md and comparison.json); a metric computed over no
+record (its fields absent from the data) has no row but a place in one line that names it and
+says why; a comparison's table holds the metrics that changed, and one line names the others."""
 
 from __future__ import annotations
 
@@ -7,15 +12,19 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
-from ..results import ComparisonResult, EvaluationResult, MetricComparison
+from ..results import ComparisonResult, EvaluationResult, MetricComparison, MetricResult
 from .format import fmt_interval, fmt_number, fmt_p, fmt_value, model_line, similarity_line
 
 if TYPE_CHECKING:
     from ..calibrate import CalibrationResult
 
 __all__ = [
+    "left_out",
+    "one_line",
     "print_calibration",
     "print_comparison",
     "print_metric_list",
@@ -24,13 +33,51 @@ __all__ = [
     "print_result",
     "print_slices",
     "print_suite_list",
+    "unchanged",
 ]
 
 
-def print_notes(notes: list[str], console: Console) -> None:
-    """Things the user should know (deprecated names...), one line each."""
+def print_notes(notes: list[str], console: Console) -> bool:
+    """Things the user should know (deprecated names...), one line each, cut at the console's
+    width (the whole text is in the report files); whether one was cut."""
+    cut = False
     for note in notes:
-        console.print(f"[yellow]note:[/yellow] {note}", highlight=False)
+        cut |= one_line(f"[yellow]note:[/yellow] {escape(note)}", console)
+    return cut
+
+
+def one_line(text: str, console: Console, *, markup: bool = True) -> bool:
+    """``text`` on one line of the console, cut with an ellipsis where it is wider; whether it
+    was."""
+    console.print(
+        text, markup=markup, highlight=False, emoji=False, no_wrap=True, overflow="ellipsis"
+    )
+    shown = Text.from_markup(text) if markup else Text(text)
+    return shown.cell_len > console.width
+
+
+def left_out(metrics: Mapping[str, MetricResult]) -> dict[str, list[str]]:
+    """The metrics computed over no record, with no value (their fields absent from the data,
+    such as a latency field no record has), by the reason they have none, in order."""
+    reasons: dict[str, list[str]] = {}
+    for name, m in metrics.items():
+        if m.value is None and m.n == 0:
+            reasons.setdefault(m.undefined_reason or "no value", []).append(name)
+    return reasons
+
+
+def print_left_out(reasons: Mapping[str, list[str]], console: Console) -> None:
+    """One line naming the metrics :func:`left_out` found and why (nothing when there are none)."""
+    if not reasons:
+        return
+    n = sum(map(len, reasons.values()))
+    why = "; ".join(f"{', '.join(names)} ({reason})" for reason, names in reasons.items())
+    console.print(
+        f"left out, {n} metric(s) computed over no record: {why}",
+        markup=False,
+        highlight=False,
+        emoji=False,
+    )
 
 
 def print_profile(seconds: dict[str, float], console: Console) -> None:
@@ -46,30 +93,38 @@ def print_profile(seconds: dict[str, float], console: Console) -> None:
 
 
 def print_result(result: EvaluationResult, console: Console) -> None:
-    """Print the metrics table, any tables, slices, failures and sampling."""
+    """Print the metrics table, each metric's note on a line of its own (cut at the console's
+    width), one line for the metrics computed over no record, any tables, slices, failures and
+    sampling."""
     sig = result.signature
     title = f"{result.suite}: {result.n_records} records"
     if result.n_records != result.data.n_loaded:
         title += f" (of {result.data.n_loaded} loaded)"
-    table = Table(title=title, title_justify="left")
-    table.add_column("metric", style="bold", no_wrap=True)
-    table.add_column("value", justify="right")
     by = f", by {sig.unit}" if sig.unit else ""
     by += ", poisson" if sig.bootstrap_method == "poisson" else ""
     ci_head = f"{sig.ci_level:.0%} CI ({sig.ci_method}{by})" if sig.bootstrap else "CI (off)"
+    missing = left_out(result.metrics)
+    gone = {name for names in missing.values() for name in names}
+    kept = {name: m for name, m in result.metrics.items() if name not in gone}
+    partial = any(m.partial() for m in kept.values())
+    table = Table(title=title, title_justify="left")
+    table.add_column("metric", style="bold", no_wrap=True)
+    table.add_column("value", justify="right")
     table.add_column(ci_head, justify="right")
     table.add_column("n", justify="right")
-    partial = any(m.partial() for m in result.metrics.values())
     if partial:  # records scored / records covered, where some were left out
         table.add_column("scored", justify="right", style="yellow")
-    table.add_column("note", overflow="fold", max_width=60)
-    for name, m in result.metrics.items():
+    for name, m in kept.items():
         value = fmt_value(m)
         if m.value is None:
             value = f"[yellow]{value}[/yellow]"
         scored = [m.partial() or ""] if partial else []
-        table.add_row(name, value, fmt_interval(m), str(m.n), *scored, m.note())
+        table.add_row(name, value, fmt_interval(m), str(m.n), *scored)
     console.print(table)
+    for name, m in kept.items():  # the notes, a line each (whole in report.md)
+        if m.note():
+            one_line(f"{name}: {m.note()}", console, markup=False)
+    print_left_out(missing, console)
     for name, data in result.tables.items():
         drawn = _matrix_table(name, data) if "matrix" in data else _label_table(name, data)
         if drawn is not None:
@@ -131,7 +186,8 @@ def print_slices(result: EvaluationResult, console: Console) -> None:
     """Every metric per slice value: a row per metric (names never cut), a column per value of
     a slice field, as many columns a table as the console's width holds, the rest in further
     tables (labels wrap, never cut)."""
-    names = list(result.metrics)
+    gone = {name for names in left_out(result.metrics).values() for name in names}
+    names = [name for name in result.metrics if name not in gone] or list(result.metrics)
     label = max(len(name) for name in [*names, "records"]) + 4
     per_table = max(1, (console.width - label) // 12)  # a value "0.8333" and its separators
     by_field: dict[str, list[str]] = {}
@@ -160,24 +216,39 @@ def print_slices(result: EvaluationResult, console: Console) -> None:
             )
 
 
-def print_comparison(result: ComparisonResult, console: Console) -> None:
-    """The comparison table (both values, the difference, its interval, p and Holm's p), then
-    what the tests say, in words (colour only repeats it), and the slices."""
+def unchanged(metrics: Mapping[str, MetricComparison]) -> list[str]:
+    """The metrics whose value is the same on both sides (a difference of exactly 0, or no value
+    on either), in order."""
+    return [
+        name
+        for name, m in metrics.items()
+        if m.delta == 0 or (m.delta is None and m.candidate == m.baseline)
+    ]
+
+
+def print_comparison(
+    result: ComparisonResult, console: Console, *, written: str | None = None
+) -> None:
+    """The comparison table of the metrics that changed (both values, the difference, its
+    interval, p and Holm's p) and one line naming the unchanged ones, then what the tests say
+    of the changed ones, in words (colour only repeats it), and the slices. Notes and verdicts
+    are a line each, cut at the console's width; ``written``: the file that holds them whole
+    (comparison.md), else a line says how to get them whole."""
     signature = result.signature
     by = f", by {signature.unit}" if signature.unit else ""
     title = f"{result.suite}: candidate {result.candidate} vs baseline {result.baseline}, "
     title += f"{result.n_records} records"
-    console.print(_comparison_table(title, result.metrics, result, by, console.width))
+    cut = _print_table(title, result.metrics, result, by, console)
     alpha = 1.0 - signature.ci_level
     tested = [m for m in result.metrics.values() if m.p_value is not None]
     if tested or any(m.verdict for m in result.metrics.values()):
         console.print(
             f"significance at {alpha:.2g} (Holm across {len(tested)} metrics):", highlight=False
         )
-        _print_verdicts(result.metrics, console)
+        cut |= _print_verdicts(result.metrics, console)
     for key, sl in (result.slices or {}).items():
         head = f"slice {key}: {sl.n_records} records"
-        console.print(_comparison_table(head, sl.metrics, result, by, console.width))
+        cut |= _print_table(head, sl.metrics, result, by, console)
     if result.slices:
         n_tests = sum(
             1 for sl in result.slices.values() for m in sl.metrics.values() if m.p_value is not None
@@ -187,13 +258,45 @@ def print_comparison(result: ComparisonResult, console: Console) -> None:
             highlight=False,
         )
         for key, sl in result.slices.items():
-            _print_verdicts(sl.metrics, console, f"{key}: ")
+            cut |= _print_verdicts(sl.metrics, console, f"{key}: ")
     for side, failed in result.failures.items():
         counts = {k: v for k, v in failed.model_dump().items() if v}
         if counts:
             shown = ", ".join(f"{k} {v}" for k, v in counts.items())
             console.print(f"[yellow]{side} failures: {shown}[/yellow]")
-    print_notes(result.notes, console)
+    cut |= print_notes(result.notes, console)
+    if cut:
+        where = written or "comparison.md, written with --out"
+        console.print(f"(the lines cut are whole in {where})", highlight=False)
+
+
+def _print_table(
+    title: str,
+    metrics: dict[str, MetricComparison],
+    result: ComparisonResult,
+    by: str,
+    console: Console,
+) -> bool:
+    """The table of the metrics that changed, its notes a line each, and a line naming the
+    unchanged metrics; whether a note was cut."""
+    cut = False
+    same = unchanged(metrics)
+    changed = {name: m for name, m in metrics.items() if name not in same}
+    if changed:
+        console.print(_comparison_table(title, changed, result, by, console.width))
+        for name, m in changed.items():
+            if m.note:
+                cut |= one_line(f"{name}: {m.note}", console, markup=False)
+    else:
+        console.print(title, markup=False, highlight=False)
+    if same:
+        console.print(
+            f"unchanged (the same value on both sides), {len(same)} metric(s): {', '.join(same)}",
+            markup=False,
+            highlight=False,
+            emoji=False,
+        )
+    return cut
 
 
 def _comparison_table(
@@ -204,7 +307,7 @@ def _comparison_table(
     width: int,
 ) -> Table:
     """A table when it fits the console, else a row per metric with its numbers on a line
-    below (names are never cut); notes follow the table as lines of their own."""
+    below (names are never cut)."""
     signature = result.signature
     poisson = ", poisson" if signature.bootstrap_method == "poisson" else ""
     ci_head = f"{signature.ci_level:.0%} CI ({signature.ci_method}{by}{poisson})"
@@ -251,19 +354,18 @@ def _comparison_table(
                 f"  p {fmt_p(m.p_value) or '—'}  Holm {fmt_p(m.p_holm) or '—'}"
             )
             table.add_row(f"[bold]{name}[/bold]\n{numbers}")
-    notes = [(name, m.note) for name, m, _, _ in rows if m.note]
-    if notes:
-        table.caption = "\n".join(f"{name}: {note}" for name, note in notes)
-        table.caption_justify = "left"
     return table
 
 
 def _print_verdicts(
     metrics: dict[str, MetricComparison], console: Console, prefix: str = ""
-) -> None:
-    """One line per metric: the verdict, then the other tests' p-values."""
+) -> bool:
+    """One line per metric that changed: the verdict, then the other tests' p-values (cut at
+    the console's width)."""
+    same = set(unchanged(metrics))
+    cut = False
     for name, m in metrics.items():
-        if m.verdict is None:
+        if m.verdict is None or name in same:
             continue
         others = [
             f"{t.test} p={fmt_p(t.p_value)}"
@@ -273,7 +375,8 @@ def _print_verdicts(
         line = f"  {prefix}{name}: {m.verdict}"
         if others:
             line += f" ({'; '.join(others)})"
-        console.print(line, markup=False, highlight=False, emoji=False)
+        cut |= one_line(line, console, markup=False)
+    return cut
 
 
 def print_calibration(result: CalibrationResult, console: Console) -> None:
