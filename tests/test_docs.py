@@ -266,12 +266,53 @@ def run_page(path: Path) -> None:
         example.evaluate()
 
 
+def _registered() -> tuple[set[str], set[str], set[str]]:
+    """The names in the metric, backend and model-provider registries."""
+    from pingce.metrics.registry import metric_registry, table_registry
+    from pingce.predict.registry import provider_entries
+    from pingce.similarity.registry import backend_entries
+
+    return (
+        set(metric_registry()) | set(table_registry()),
+        {e.kind for e in backend_entries()},
+        {e.name for e in provider_entries()},
+    )
+
+
+@pytest.fixture
+def registries_kept() -> Iterator[None]:
+    """What a page registers (the add-a-metric and add-a-backend guides register their worked
+    examples) is removed after it, so that no later test sees it."""
+    from pingce.metrics.registry import unregister as unregister_metric
+    from pingce.predict.registry import unregister as unregister_provider
+    from pingce.similarity.registry import unregister as unregister_backend
+
+    before = _registered()
+    try:
+        yield
+    finally:
+        after = _registered()
+        for undo, old, new in zip(
+            (unregister_metric, unregister_backend, unregister_provider), before, after, strict=True
+        ):
+            for name in new - old:
+                undo(name)
+
+
 @pytest.mark.parametrize("page", pages(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_page_examples(page: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_page_examples(page: Path, monkeypatch: pytest.MonkeyPatch, registries_kept: None) -> None:
     monkeypatch.chdir(ROOT)
     started = _cpu_seconds()
     run_page(page)
     assert _cpu_seconds() - started < PAGE_SECONDS
+    if page.name == "add-a-metric.md":  # the guide's metric registered, then removed by the fixture
+        assert "fast_share" in _registered()[0]
+
+
+def test_a_page_s_registrations_do_not_outlive_it() -> None:
+    """The add-a-metric guide registers ``fast_share``; after its test (or before it) the
+    registry does not hold it, whatever the order the tests ran in."""
+    assert "fast_share" not in _registered()[0]
 
 
 def _cpu_seconds() -> float:

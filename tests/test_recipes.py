@@ -25,9 +25,9 @@ from click.testing import CliRunner
 import pingce
 from pingce._constraints import Range
 from pingce.errors import SuiteError
-from pingce.metrics import registry as metric_registry_module
 from pingce.metrics.classification import ConfusionMetric
 from pingce.metrics.registry import metric_registry, register_metric
+from pingce.metrics.registry import unregister as unregister_metric
 from pingce.predict.client import Answer
 from pingce.predict.registry import ModelClient, model_help, modelapi, parse_model
 from pingce.predict.registry import unregister as unregister_provider
@@ -57,7 +57,6 @@ def error_rate(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """The recipe: a dataclass whose fields are its arguments, registered with
     ``@register_metric("name")``; ratios through the base's ``safe_divide`` policy."""
     metric_registry()  # the built-in ones first
-    monkeypatch.setattr(metric_registry_module, "_METRICS", dict(metric_registry_module._METRICS))
 
     @register_metric("recipe_error_rate")
     @dataclass(eq=False)
@@ -73,7 +72,10 @@ def error_rate(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
             total = self.total(summed)
             return 1.0 - np.trace(c, axis1=-2, axis2=-1) / np.maximum(total, 1)
 
-    yield "recipe_error_rate"
+    try:
+        yield "recipe_error_rate"
+    finally:
+        unregister_metric("recipe_error_rate")
 
 
 def _metric_suite(tmp_path: Path) -> Path:

@@ -48,6 +48,7 @@ __all__ = [
     "register_table",
     "resolve_name",
     "table_registry",
+    "unregister",
 ]
 
 BUILTIN_MODULES = (
@@ -183,6 +184,13 @@ def table_registry() -> dict[str, MetricInfo]:
     """Every registered table metric, by name."""
     _load_builtins()
     return dict(sorted(_TABLES.items()))
+
+
+def unregister(name: str) -> None:
+    """Remove the metric or table registered as ``name`` (a test's or an example's own), as
+    :func:`pingce.similarity.registry.unregister` does for a backend."""
+    _METRICS.pop(name, None)
+    _TABLES.pop(name, None)
 
 
 def resolve_name(name: str) -> tuple[str, str | None]:

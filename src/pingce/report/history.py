@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from .charts import Estimate
 from .format import fmt_number
 
 __all__ = ["HEADLINE", "StoredMetric", "StoredRun", "print_run", "print_runs"]
@@ -25,20 +26,15 @@ HEADLINE = 3
 """Metrics shown per run in the list (the first ones of its suite)."""
 
 
-class StoredMetric(Protocol):
-    """One metric of a stored run, as the tables read it: over all records (``slice`` None)
-    or over one slice (``field=value``)."""
+class StoredMetric(Estimate, Protocol):
+    """One metric of a stored run, as the tables read it: a value and its interval
+    (:class:`~pingce.report.charts.Estimate`) over all records (``slice`` None) or over one
+    slice (``field=value``)."""
 
     @property
     def metric(self) -> str: ...
     @property
     def slice(self) -> str | None: ...
-    @property
-    def value(self) -> float | None: ...
-    @property
-    def ci_low(self) -> float | None: ...
-    @property
-    def ci_high(self) -> float | None: ...
     @property
     def n(self) -> int: ...
 
