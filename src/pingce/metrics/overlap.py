@@ -178,16 +178,16 @@ def _tokens(table: Table, path: str, tokenizer: str, map_records: RecordMap) -> 
     def build() -> list[list[str]]:
         texts = _texts(table, path)
         tokenize = get_tokenizer(tokenizer)
-        if texts:
-            tokenize(texts[0])  # loads the tokenizer (jieba's dictionary) before any fork
+        # the first text here: it loads the tokenizer (jieba's dictionary) before any fork
+        first = [tokenize(texts[0])] if texts else []
 
         def work(part: Sequence[str]) -> list[list[str]]:
             with collector_paused():
                 return [tokenize(t) for t in part]
 
         # jieba is most of a text metric's time: the executor's map may give the second half of
-        # the texts to a second process (same tokens either way)
-        tokens = list(chain.from_iterable(map_records(work, texts)))
+        # the other texts to a second process (same tokens either way)
+        tokens = first + list(chain.from_iterable(map_records(work, texts[1:])))
         warn_if_empty(texts, tokens, tokenizer)
         return tokens
 
