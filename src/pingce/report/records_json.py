@@ -73,7 +73,7 @@ def _field_texts(column: Any) -> bytes:
         whole = orjson.dumps(values)
     except TypeError:  # an integer beyond 64 bits, or a value orjson cannot write
         whole = b""
-    if whole and (len(whole) <= 2 + VALUE_CHARS or not any(map(_long, values))):
+    if whole and (len(whole) <= 2 + VALUE_CHARS or not _any_long(values)):
         return whole
     others = [i for i, v in enumerate(values) if not (v is None or type(v) in _SCALARS)]
     texts = json_texts([values[i] for i in others]) if others else []
@@ -88,6 +88,15 @@ def _field_texts(column: Any) -> bytes:
         elif type(v) is int and not -(2**63) <= v < 2**64:
             out[i] = json_texts([v])[0].decode("utf-8")
     return orjson.dumps(out)
+
+
+def _any_long(values: list[Any]) -> bool:
+    """Whether some value's text is longer than VALUE_CHARS (texts measured in one pass at C
+    speed; objects one at a time)."""
+    kinds = set(map(type, values))
+    if kinds <= {str, type(None)}:
+        return max(map(len, filter(None, values)), default=0) > VALUE_CHARS
+    return any(map(_long, values))
 
 
 def _long(value: Any) -> bool:
@@ -152,6 +161,9 @@ def _usage_tokens(column: Any) -> np.ndarray | None:
     """Each record's total tokens from a field holding the model's whole ``chat.completion``
     (its ``usage``), NaN where there is none; None when no value of the field has a usage."""
     if isinstance(column, np.ndarray) and column.dtype.kind != "O":
+        return None
+    first = next((v for v in column if v is not None), None)
+    if not (isinstance(first, dict) and "usage" in first):  # not the model's answers
         return None
     tokens = np.full(len(column), np.nan)
     for i, value in enumerate(column):
