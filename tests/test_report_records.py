@@ -205,7 +205,8 @@ def test_a_dialogue_shows_as_a_transcript(opened: Any, runs: dict[str, Path]) ->
         for name, why in record.get("misses", {}).items():
             assert why in (turn.locator("table.tvalues").text_content() or ""), name
     assert (
-        dialogue.locator(".turn.current .thead").text_content() == "turn 2 · line 2 (this record)"
+        dialogue.locator(".turn.current .thead").text_content()
+        == "turn 2 · line 2 · id d1 · 2 (this record)"
     )
 
 
@@ -298,8 +299,8 @@ def test_payloads_in_a_long_field_stay_text_in_the_page(tmp_path: Path) -> None:
 
 
 def xss_page(folder: Path) -> Path:
-    """A page whose first record's long answer, messages, model answer and context (an extra
-    per-record key the page's script shows generically) hold script payloads."""
+    """A page whose first record's long answer, messages, model answer and context field
+    hold script payloads."""
     suite = folder / "suite.yaml"
     suite.write_text(SUITE, encoding="utf-8")
     records = [
@@ -332,10 +333,8 @@ def xss_page(folder: Path) -> Path:
         None,
     ]
     rows.fields["raw"] = [completion, None]
+    rows.context["query"] = [LINK + IMG, "普通的问题"]
     text = render_html(result, rows)
-    context = '"context":{"query":[' + json.dumps(LINK + IMG) + ',"普通的问题"]},'
-    opening = 'id="pingce-data">{'
-    text = text.replace(opening, opening + context.replace("<", "\\u003c").replace(">", "\\u003e"))
     path = folder / "report.html"
     path.write_text(text, encoding="utf-8")
     return path
@@ -348,7 +347,10 @@ def test_payloads_stay_text_in_the_detail_view(browser: Any, tmp_path: Path) -> 
     assert p.locator("th[data-col='m:tokens']").count() == 1
     row = p.locator("#r-body tr.rec").first
     assert row.locator("td").nth(1).text_content() == SCRIPT
-    assert row.locator("td:nth-child(3)").text_content() == "15"  # tokens from the usage
+    heads = p.locator("table.records thead th").evaluate_all("ths => ths.map(t => t.dataset.col)")
+    tokens = heads.index("m:tokens")
+    assert row.locator("td").nth(tokens).text_content() == "15"  # tokens from the usage
+    assert LINK + IMG in (row.locator("td.context").text_content() or "")  # the context, as text
     row.click()
     detail = p.locator("#r-body tr.detail")
     text = detail.text_content() or ""

@@ -6,7 +6,7 @@
   var contextNames = Object.keys(D.context || {});
   var measures = D.measures || {};
   var KNOWN = ["n", "field_chars", "value_chars", "unit", "higher", "measures", "ids", "lines",
-    "metrics", "values", "fields", "misses", "slices", "reasons", "frequent"];
+    "metrics", "values", "fields", "context", "misses", "slices", "reasons", "frequent"];
   // any other per-record data the page holds (a column, or an object of columns): shown whole
   // in the detail view under its own name
   var extras = Object.keys(D).filter(function (k) { return KNOWN.indexOf(k) < 0; });
@@ -504,6 +504,11 @@
       var c = measure(m);
       return [m, c ? c[i] : null];
     }).filter(function (e) { return e[1] !== null && e[1] !== undefined; });
+    if (contextNames.length) {
+      left.appendChild(pairs("context", contextNames.map(function (f) {
+        return [f, D.context[f][i]];
+      })));
+    }
     extraEntries(i).forEach(function (e) { left.appendChild(pairs(e[0], e[1])); });
     left.appendChild(pairs("fields", fieldNames.map(function (f) { return [f, D.fields[f][i]]; })));
     var vs = add(right, el("section", "part"));
