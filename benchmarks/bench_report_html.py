@@ -8,10 +8,12 @@
    ``--disable-background-networking``), a fresh page each time: wall time from ``goto`` to the
    page's script having rendered the first page of records (median of 3, the first cold), and
    the page's own navigation timings; then, inside the page, the time of each filter over all
-   records (misses only, a reason, a slice value, a text search, the next page).
+   records (misses only, a reason, a slice value, a text search, the next page), of sorting
+   them (by a metric, again the other way, by a text field, by the latency column's head) and
+   of opening a record's detail view.
 
-Checked: the page holds every record (its embedded JSON's ``n``), shows the first 50, and its
-count of records that missed equals records.jsonl's.
+Checked: the page holds every record (its embedded JSON's ``n``), shows the first 50, its
+count of records that missed equals records.jsonl's, and a click opens one record.
 
 Data: seeded records (id, gold and predicted level, latency, a contract type, a Chinese answer
 and reference), a suite of accuracy, weighted accuracy, macro-F1, QWK, latency and ROUGE-L.
@@ -101,6 +103,14 @@ FILTERS = """async () => {
   $("f-search").value = ""; fire("f-search", "change");
   out.next_page = time(() => $("p-next").click());
   out.rows = document.querySelectorAll("#r-body tr[data-index]").length;
+  const sortBy = (key) => { $("s-by").value = key; fire("s-by", "change"); };
+  out.sort_metric = time(() => sortBy("v:text_rouge_l"));
+  out.sort_metric_again = time(() => $("s-dir").click());
+  out.sort_text = time(() => sortBy("f:answer"));
+  out.sort_latency = time(() => document.querySelector("th[data-col='m:latency'] button").click());
+  sortBy("");
+  out.open_record = time(() => document.querySelector("#r-body tr.rec").click());
+  out.detail_shown = document.querySelectorAll("#r-body tr.detail").length;
   return out;
 }"""
 
@@ -132,9 +142,10 @@ def open_in_chromium(path: Path, repeat: int = 3) -> dict[str, Any]:
         "filters_ms": {
             k: statistics.median(f[k] for f in filters)
             for k in filters[0]
-            if isinstance(filters[0][k], float | int) and k != "rows"
+            if isinstance(filters[0][k], float | int) and k not in ("rows", "detail_shown")
         },
         "rows_after_next": filters[-1]["rows"],
+        "details_opened": filters[-1]["detail_shown"],
         "misses_info": filters[-1]["misses_info"],
     }
 
@@ -179,6 +190,8 @@ def main() -> None:
         problems.append(f"misses only shows {opened['misses_info']!r}; records.jsonl: {missed}")
     if opened["rows_after_next"] != 50:
         problems.append(f"{opened['rows_after_next']} rows on a page, not 50")
+    if opened["details_opened"] != 1:
+        problems.append(f"a click opened {opened['details_opened']} records, not 1")
 
     print_table(
         ["what", "seconds", "target"],

@@ -1,5 +1,6 @@
 """The screenshots in the documentation (``docs/images/``), made by the browser from the bundled
-examples: report.html of the contract-risk example, and ``pingce view`` over a run history of
+examples: report.html of the contract-risk example (at 1280 px, its metrics at 800 px, a record
+opened), and ``pingce view`` over a run history of
 samples of it (the list of runs, two runs compared, a metric's trend).
 
 Each test takes its screenshot in Debian's chromium (the ``browser`` fixture) and checks that the
@@ -104,6 +105,24 @@ def test_report_html(browser: Any, history: tuple[Path, Path]) -> None:
     page.goto((history[1] / "report.html").as_uri())
     page.wait_for_selector("html[data-ready]", timeout=15_000)
     check_image("report.png", shot(page, full_page=False))
+    page.close()
+
+
+def test_report_html_at_800_px_and_a_record_opened(
+    browser: Any, history: tuple[Path, Path]
+) -> None:
+    """The metrics table in a window 800 px wide (nothing cut off), and a record's detail view."""
+    page = browser.new_page(viewport={"width": 800, "height": 900})
+    page.goto((history[1] / "report.html").as_uri())
+    page.wait_for_selector("html[data-ready]", timeout=15_000)
+    assert page.evaluate("document.documentElement.scrollWidth") <= 800
+    data: bytes = page.locator("#metrics").screenshot()
+    check_image("report-800.png", data)
+    page.set_viewport_size(VIEWPORT)
+    row = page.locator("#r-body tr.rec").nth(1)
+    row.click()
+    data = page.locator("#r-body tr.detail").screenshot()
+    check_image("report-record.png", data)
     page.close()
 
 

@@ -24,7 +24,7 @@ pd = pytest.importorskip("pandas")
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE = ROOT / "examples" / "function_points" / "records.jsonl"
 METRIC_COLUMNS = ["value", "ci_low", "ci_high", "n", "n_records", "n_scored"]
-METRIC_COLUMNS += ["unparsed_records", "failed_records", "model_failed_records"]
+METRIC_COLUMNS += ["unparsed_records", "higher_is_better", "failed_records", "model_failed_records"]
 NOTES = ["undefined_reason", "value_note", "ci_note"]
 
 
@@ -95,6 +95,8 @@ def test_metric_frame_dtypes_and_nulls_with_their_reasons(run: dict[str, Any]) -
         assert frame[column].dtype == np.float64
     assert frame["n"].dtype == np.int64
     assert str(frame["failed_records"].dtype) == "Int64"
+    assert str(frame["higher_is_better"].dtype) == "boolean"
+    assert frame["higher_is_better"].all()  # every metric of function-points: higher is better
     for column in ("slice", "slice_value", "metric", *NOTES):
         assert pd.api.types.is_string_dtype(frame[column]) or frame[column].dtype == object
     # the judge records have no selection items: the set metrics are null there, and say why

@@ -573,21 +573,26 @@ def test_comparison_page_in_the_browser(
 # --- fields that hold objects -------------------------------------------------------------------
 
 
-def test_a_field_column_within_the_budget_is_its_json_and_beyond_it_cut_texts() -> None:
-    """A column whose JSON fits FIELD_CHARS a record on average goes in as it is (the page shows
-    objects as JSON text and cuts long ones); a longer column as texts cut at FIELD_CHARS."""
-    from pingce.report.records_json import FIELD_CHARS, _field_texts
+def test_field_values_go_in_whole_up_to_value_chars_and_beyond_it_as_cut_texts() -> None:
+    """Values go into the page whole (objects as objects) for the detail view; a value (an
+    object's JSON text) longer than VALUE_CHARS is its text cut there, ending in an ellipsis."""
+    from pingce.report.records_json import FIELD_CHARS, VALUE_CHARS, _field_texts
 
     small = [{"nature": "寒"}, None, [1, 2.5], "x", float("nan")]
     assert json.loads(_field_texts(small)) == [{"nature": "寒"}, None, [1, 2.5], "x", None]
-    one_long = ["甲" * (3 * FIELD_CHARS)] + ["a"] * 10  # 3x the budget of one, 11 records
-    assert json.loads(_field_texts(one_long)) == one_long
-    big = [{"k": "v" * (2 * FIELD_CHARS)}] * 3 + [None, 7]
+    long = ["甲" * (3 * FIELD_CHARS)] + ["a"] * 10  # longer than the table shows: kept whole
+    assert json.loads(_field_texts(long)) == long
+    objects = [{"k": "v" * (2 * FIELD_CHARS)}] * 3 + [None, 7]
+    assert json.loads(_field_texts(objects)) == objects
+    big = [{"k": "v" * VALUE_CHARS}, "甲" * (VALUE_CHARS + 1), "甲" * VALUE_CHARS, None, 7]
     got = json.loads(_field_texts(big))
-    assert got[3:] == [None, 7]
-    expected = json.dumps(big[0], separators=(",", ":"))[: FIELD_CHARS - 1] + "…"
-    assert got[:3] == [expected] * 3
+    expected = json.dumps(big[0], separators=(",", ":"))[: VALUE_CHARS - 1] + "…"
+    assert got == [expected, "甲" * (VALUE_CHARS - 1) + "…", big[2], None, 7]
     assert json.loads(_field_texts([2**70, 1])) == [str(2**70), 1]
+    nested = [{"n": 2**70, "t": "x" * VALUE_CHARS}, {"n": 2**70}]  # orjson writes neither
+    got = json.loads(_field_texts(nested))
+    assert len(got[0]) == VALUE_CHARS and got[0].endswith("…")
+    assert got[1] == f'{{"n":{2**70}}}'  # its JSON text: orjson cannot read it back
 
 
 @browser_needed

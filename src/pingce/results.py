@@ -84,6 +84,7 @@ class MetricResult(_Plain):
         "n_records",
         "n_scored",
         "unparsed_records",
+        "higher_is_better",
     )
 
     value: float | None = Field(
@@ -123,6 +124,12 @@ class MetricResult(_Plain):
         None,
         description="Records it covers whose prediction did not parse (never dropped: each "
         "suite's page in the documentation says how they score).",
+    )
+    higher_is_better: bool | None = Field(
+        None,
+        description="Whether a higher value is better (false: lower is, as for latencies and "
+        "error rates); the metric's own direction, as comparisons and gates read it. Absent "
+        "from a results.json written before it was recorded.",
     )
 
     def partial(self) -> str | None:
@@ -405,8 +412,10 @@ class EvaluationResult(_Plain):
 
     def to_pandas(self) -> pd.DataFrame:
         """The metrics as a pandas DataFrame, one row per metric, in results.json's order:
-        ``metric``, ``value``, ``ci_low``, ``ci_high``, ``n``, ``failed_records`` (nullable
-        integer), then ``undefined_reason``, ``value_note`` and ``ci_note`` (text). A null value
+        ``metric``, ``value``, ``ci_low``, ``ci_high``, ``n``, ``n_records``, ``n_scored``,
+        ``unparsed_records``, ``higher_is_better`` (nullable boolean), ``failed_records`` and
+        ``model_failed_records`` (nullable integers), then ``undefined_reason``, ``value_note``
+        and ``ci_note`` (text). A null value
         is NaN with its ``undefined_reason``. With slices, two text columns come first,
         ``slice`` (the field) and ``slice_value``, missing on the rows of all records, and each
         slice's metrics follow those rows (one slice value after another, as in results.json).

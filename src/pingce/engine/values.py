@@ -75,6 +75,7 @@ def metric_result(metric: Metric, block: StatBlock) -> MetricResult:
         n=n,
         undefined_reason=reason,
         value_note=note,
+        higher_is_better=metric.higher_is_better,
     )
 
 
@@ -180,6 +181,7 @@ def with_failed_records(
         undefined_reason=f"{said} (--on-judge-failure skip computes it over the others)",
         failed_records=failed,
         model_failed_records=model or None,
+        higher_is_better=result.higher_is_better,
     )
 
 
@@ -189,7 +191,12 @@ def null_where_units_split(plan: Plan, path: str, metrics: dict[str, MetricResul
     for name in plan.metrics:
         reason = unit_split_reason(plan, name=name, path=path)
         if reason is not None:
-            metrics[name] = MetricResult(value=None, n=0, undefined_reason=reason)
+            metrics[name] = MetricResult(
+                value=None,
+                n=0,
+                undefined_reason=reason,
+                higher_is_better=plan.metrics[name].higher_is_better,
+            )
 
 
 def table_results(plan: Plan, blocks: StatBlocks) -> dict[str, dict[str, object]]:

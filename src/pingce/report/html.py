@@ -4,7 +4,8 @@ The page reads only an :class:`~pingce.results.EvaluationResult` and its
 :class:`~pingce.results.RecordRows`. It shows the metric table with each interval drawn as a
 forest plot, each confusion matrix as a heat map, the slice values as small multiples, the
 similarity accounting, the run's signature, and a drill-down of every record (its values and the
-reason it missed each metric), filterable and paged.
+reason it missed each metric), filterable, sortable by any column and paged; a record opens in
+place, whole (every field, each metric's value and reason, its dialogue's turns).
 
 Charts: hand-written inline SVG, made in Python (:mod:`pingce.report.charts`). A chart library
 (Vega-Lite through altair, plotly) would have to be inlined to keep the page offline: about 0.8 MB
@@ -36,7 +37,7 @@ A comparison gets a page of its own (:mod:`pingce.report.comparison_html`, no sc
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import orjson
@@ -44,8 +45,16 @@ import orjson
 from ..results import EvaluationResult, RecordRows
 from .charts import PLOT_WIDTH, axis_labels, forest, heat_map, tick, value_range
 from .format import fmt_interval, fmt_number, fmt_value
-from .page import STYLE, asset, esc, head, script, script_hash, short, style
-from .records_json import DIGITS, FIELD_CHARS, escaped, records_json, slice_groups
+from .page import STYLE, asset, direction, esc, head, script, script_hash, short, style
+from .records_json import (
+    DIGITS,
+    FIELD_CHARS,
+    VALUE_CHARS,
+    escaped,
+    record_measures,
+    records_json,
+    slice_groups,
+)
 
 __all__ = ["PLOT_WIDTH", "SCRIPT", "render_html", "write_html"]
 
@@ -71,6 +80,7 @@ def write_html(
 
 def _page(result: EvaluationResult, rows: RecordRows | None) -> Iterator[bytes]:
     rows = result.records if rows is None else rows
+    measures = record_measures(rows) if rows is not None else {}
     csp = (
         "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
         f"script-src {script_hash(SCRIPT)}"
@@ -83,7 +93,7 @@ def _page(result: EvaluationResult, rows: RecordRows | None) -> Iterator[bytes]:
         _tables_section(result),
         _slices_section(result),
         _similarity_section(result),
-        _records_section(result, rows),
+        _records_section(result, rows, list(measures)),
         _signature_section(result),
         "<footer>Written by pingce ",
         esc(result.pingce_version),
@@ -95,7 +105,7 @@ def _page(result: EvaluationResult, rows: RecordRows | None) -> Iterator[bytes]:
         return
     parts.append('<script type="application/json" id="pingce-data">')
     yield "".join(parts).encode("utf-8")
-    for chunk in records_json(result, rows):
+    for chunk in records_json(result, rows, measures):
         yield escaped(chunk)
     yield f"</script>\n<script>{script(SCRIPT)}</script>\n</body>\n</html>\n".encode()
 
@@ -161,20 +171,22 @@ def _metrics_section(result: EvaluationResult) -> str:
         )
         scored = m.partial()
         rows.append(
-            f'<tr><th scope="row">{label}</th><td class="num">{esc(fmt_value(m))}</td>'
+            f'<tr><th scope="row">{label}{direction(m.higher_is_better)}</th>'
+            f'<td class="num">{esc(fmt_value(m))}</td>'
             f'<td class="num">{esc(fmt_interval(m))}</td><td class="num">{m.n:,}'
             + (f" <small>({esc(scored)} scored)</small>" if scored else "")
             + f'</td><td class="plot">{forest(m, low, high, PLOT_WIDTH)}{scale}</td>'
-            f"<td>{esc(m.note())}</td></tr>"
+            f'<td class="note">{esc(m.note())}</td></tr>'
         )
     ci_head = f"{sig.ci_level:.0%} interval" if sig.bootstrap else "interval"
     return (
         '<section id="metrics"><h2>Metrics</h2>'
         '<table class="metrics"><thead><tr><th>metric</th><th>value</th>'
         f"<th>{esc(ci_head)}</th><th>n</th><th>{axis_labels(*shared, PLOT_WIDTH)}</th>"
-        "<th>note</th></tr></thead><tbody>" + "".join(rows) + "</tbody></table>"
-        '<p class="hint">The dot is the value, the bar its interval. Rows whose values lie outside '
-        "the shared axis have their own range, printed beside them.</p></section>\n"
+        '<th class="note">note</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>"
+        '<p class="hint">The dot is the value, the bar its interval; ↑ higher is better, ↓ lower '
+        "is better. Rows whose values lie outside the shared axis have their own range, printed "
+        "beside them.</p></section>\n"
     )
 
 
@@ -240,7 +252,8 @@ def _slices_section(result: EvaluationResult) -> str:
                     f'<span class="mval">{esc(shown)}</span></div>'
                 )
             parts.append(
-                f'<div class="panel"><div class="ptitle"><code>{esc(name)}</code> '
+                f'<div class="panel"><div class="ptitle"><code>{esc(name)}</code>'
+                f"{direction(overall.higher_is_better)} "
                 f'<span class="scale">{tick(low)} – {tick(high)}</span></div>'
                 + "".join(rows)
                 + "</div>"
@@ -325,7 +338,14 @@ def _signature_section(result: EvaluationResult) -> str:
     )
 
 
-def _records_section(result: EvaluationResult, rows: RecordRows | None) -> str:
+MEASURE_HEADS = {"latency": "latency", "tokens": "tokens", "cost": "cost"}
+"""The records table's head of each measure
+(:func:`~pingce.report.records_json.record_measures`)."""
+
+
+def _records_section(
+    result: EvaluationResult, rows: RecordRows | None, measures: Sequence[str] = ()
+) -> str:
     head = '<section id="records"><h2>Records</h2>'
     if rows is None:
         return (
@@ -343,10 +363,26 @@ def _records_section(result: EvaluationResult, rows: RecordRows | None) -> str:
             ]
             options.append("</optgroup>")
         slice_select = f'<label>slice <select id="f-slice">{"".join(options)}</select></label>'
+    columns = [
+        ("line", "line"),
+        ("id", "id"),
+        *((("context", "context"),) if rows.context else ()),
+        *((f"m:{m}", MEASURE_HEADS[m]) for m in measures),
+        ("fields", "fields"),
+        ("values", "values"),
+        ("misses", "missed because"),
+    ]
+    heads = "".join(
+        f'<th data-col="{esc(col)}" aria-sort="none"><button type="button" class="sort" '
+        f'title="sort by {esc(text)}">{esc(text)}<span class="arrow"></span></button></th>'
+        for col, text in columns
+    )
     return (
         head + f'<p class="hint">{rows.n:,} records: their values (to {DIGITS} decimals) and the '
-        "reason each metric missed; field values are cut at "
-        f"{FIELD_CHARS} characters (records.jsonl has everything).</p>"
+        f"reason each metric missed; field values are cut at {FIELD_CHARS} characters here. "
+        "Click a record, or press Enter on it, to open it whole: every field (up to "
+        f"{VALUE_CHARS:,} characters; records.jsonl has everything), every metric's value and "
+        "reason, and the other turns of its dialogue. Click a column's head to sort by it.</p>"
         "<noscript><p>The record list needs JavaScript.</p></noscript>"
         '<div class="controls">'
         '<label>metric <select id="f-metric"><option value="">all metrics</option></select>'
@@ -356,15 +392,15 @@ def _records_section(result: EvaluationResult, rows: RecordRows | None) -> str:
         'placeholder="reason contains…"></label><datalist id="reasons"></datalist>'
         f"{slice_select}"
         '<label>search <input type="search" id="f-search" placeholder="id, field, reason…">'
-        "</label></div>"
+        "</label>"
+        '<label>sort by <select id="s-by"></select></label>'
+        '<button type="button" id="s-dir" aria-label="sort order">ascending</button></div>'
         '<div class="pager"><button type="button" id="p-first">«</button>'
         '<button type="button" id="p-prev">‹ previous</button><span id="p-info"></span>'
         '<button type="button" id="p-next">next ›</button>'
         '<button type="button" id="p-last">»</button>'
         '<label>per page <select id="p-size"><option>25</option><option selected>50</option>'
         "<option>100</option><option>500</option></select></label></div>"
-        '<table class="records"><thead><tr><th>line</th><th>id</th>'
-        f"{'<th>context</th>' if rows.context else ''}<th>fields</th>"
-        '<th>values</th><th>missed because</th></tr></thead><tbody id="r-body"></tbody></table>'
-        "</section>\n"
+        f'<table class="records"><thead><tr>{heads}</tr></thead><tbody id="r-body"></tbody>'
+        "</table></section>\n"
     )

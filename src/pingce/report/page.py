@@ -16,7 +16,17 @@ import html
 from functools import cache
 from importlib.resources import files
 
-__all__ = ["STYLE", "asset", "esc", "head", "script", "script_hash", "short", "style"]
+__all__ = [
+    "STYLE",
+    "asset",
+    "direction",
+    "esc",
+    "head",
+    "script",
+    "script_hash",
+    "short",
+    "style",
+]
 
 STYLE = "report.css"
 """The pages' style sheet (report/assets/; also under the viewer's pages, so that they look
@@ -26,6 +36,18 @@ alike)."""
 def esc(value: object) -> str:
     """Text for HTML (element content and quoted attributes alike)."""
     return html.escape(str(value), quote=True)
+
+
+def direction(higher: bool | None) -> str:
+    """The mark beside a metric's name: ↑ when a higher value is better, ↓ when a lower one is
+    (latencies, error rates), nothing when the result does not say (an old results.json)."""
+    if higher is None:
+        return ""
+    word = "higher" if higher else "lower"
+    return (
+        f'<span class="better" title="{word} is better" aria-label="{word} is better">'
+        f"{'↑' if higher else '↓'}</span>"
+    )
 
 
 def short(text: str, limit: int) -> str:

@@ -22,16 +22,22 @@ __all__ = [
     "DIGITS",
     "FIELD_CHARS",
     "FREQUENT",
+    "VALUE_CHARS",
     "escaped",
     "page_ids",
+    "record_measures",
     "records_json",
     "script_json",
     "slice_groups",
 ]
 
 FIELD_CHARS = 120
-"""Characters of a field's value kept in the page (longer values end in an ellipsis; records.jsonl
-has them whole)."""
+"""Characters of a field's value shown in the records table (longer values end in an ellipsis
+there; the record's detail view shows them whole)."""
+VALUE_CHARS = 20_000
+"""Characters of a field's value (or of its JSON text) kept in the page: the detail view shows
+values whole up to this length; a longer one is kept to it, ending in an ellipsis, and the view
+says that records.jsonl has it whole."""
 DIGITS = 4
 """Decimals of the per-record values in the page (records.jsonl has them at full precision)."""
 
@@ -57,10 +63,10 @@ _SCALARS = (str, int, float, bool)
 
 
 def _field_texts(column: Any) -> bytes:
-    """A field as a JSON array. When the whole column's JSON fits the page's budget (on average
-    FIELD_CHARS a record) it is that JSON, values as they are (the page's script shows an object
-    as its JSON text and cuts long texts); otherwise numbers stay numbers and every other value
-    is its JSON text cut at FIELD_CHARS. None, NaN and infinities are null."""
+    """A field as a JSON array, its values whole (objects as objects) up to VALUE_CHARS
+    characters each: a longer value (or an object whose JSON text is longer) is its text cut at
+    VALUE_CHARS. Numbers stay numbers; None, NaN and infinities are null; an integer beyond
+    64 bits is its text."""
     if isinstance(column, np.ndarray) and column.dtype.kind in "fiub":
         return _rounded(column.astype(np.float64) if column.dtype.kind == "b" else column)
     values = column.tolist() if isinstance(column, np.ndarray) else list(column)
@@ -68,15 +74,15 @@ def _field_texts(column: Any) -> bytes:
         whole = orjson.dumps(values)
     except TypeError:  # an integer beyond 64 bits, or a value orjson cannot write
         whole = b""
-    if whole and len(whole) <= 2 + FIELD_CHARS * len(values):
+    if whole and (len(whole) <= 2 + VALUE_CHARS or not _any_long(values)):
         return whole
     others = [i for i, v in enumerate(values) if not (v is None or type(v) in _SCALARS)]
     texts = json_texts([values[i] for i in others]) if others else []
     out: list[Any] = values
     for i, text in zip(others, texts, strict=True):
-        out[i] = text.decode("utf-8")
+        out[i] = _object(text)
     for i, v in enumerate(out):
-        if type(v) is str and len(v) > FIELD_CHARS:
+        if type(v) is str and len(v) > VALUE_CHARS:
             out[i] = _cut(v)
         elif type(v) is float and not math.isfinite(v):
             out[i] = None
@@ -99,8 +105,41 @@ def _whole_texts(column: Any) -> bytes:
         )
 
 
+def _any_long(values: list[Any]) -> bool:
+    """Whether some value's text is longer than VALUE_CHARS (texts measured in one pass at C
+    speed; objects one at a time)."""
+    kinds = set(map(type, values))
+    if kinds <= {str, type(None)}:
+        return max(map(len, filter(None, values)), default=0) > VALUE_CHARS
+    return any(map(_long, values))
+
+
+def _long(value: Any) -> bool:
+    """Whether a value's text (an object's JSON) is longer than VALUE_CHARS (its UTF-8 bytes
+    counted for an object: never fewer than its characters)."""
+    if value is None or type(value) in (int, float, bool):
+        return False
+    if type(value) is str:
+        return len(value) > VALUE_CHARS
+    return len(orjson.dumps(value)) > VALUE_CHARS
+
+
+def _object(text: bytes) -> Any:
+    """An object's JSON text as the page holds it: the object again when the text is short
+    enough and orjson reads it back as it was, else the text (cut later when too long)."""
+    decoded = text.decode("utf-8")
+    if len(decoded) > VALUE_CHARS:
+        return decoded
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return decoded
+    # an integer beyond 64 bits reads back as a float: the text keeps its digits
+    return value if orjson.dumps(value) == text else decoded
+
+
 def _cut(text: str) -> str:
-    return text[: FIELD_CHARS - 1] + "…"
+    return text[: VALUE_CHARS - 1] + "…"
 
 
 def _slice_codes(result: EvaluationResult, rows: RecordRows) -> list[np.ndarray | None]:
@@ -148,17 +187,100 @@ def page_ids(result: EvaluationResult, rows: RecordRows) -> list[str | None]:
     return ids
 
 
-def records_json(result: EvaluationResult, rows: RecordRows) -> Iterator[bytes]:
+def _numeric(column: Any) -> bool:
+    """Whether a field's column holds numbers (and nulls) only, at least one."""
+    if isinstance(column, np.ndarray):
+        return column.dtype.kind in "fiu"
+    kinds = {type(v) for v in column} - {type(None)}
+    return bool(kinds) and kinds <= {int, float}
+
+
+def _usage_tokens(column: Any) -> np.ndarray | None:
+    """Each record's total tokens from a field holding the model's whole ``chat.completion``
+    (its ``usage``), NaN where there is none; None when no value of the field has a usage."""
+    if isinstance(column, np.ndarray) and column.dtype.kind != "O":
+        return None
+    first = next((v for v in column if v is not None), None)
+    if not (isinstance(first, dict) and "usage" in first):  # not the model's answers
+        return None
+    tokens = np.full(len(column), np.nan)
+    for i, value in enumerate(column):
+        usage = value.get("usage") if isinstance(value, dict) else None
+        total = usage.get("total_tokens") if isinstance(usage, dict) else None
+        if isinstance(total, int | float) and not isinstance(total, bool):
+            tokens[i] = total
+    return None if np.isnan(tokens).all() else tokens
+
+
+MEASURES = (("latency", ("latency",)), ("tokens", ("tokens",)), ("cost", ("cost",)))
+"""The per-record measures the records table gives a column of their own: the first numeric
+field whose name (its last part) holds one of the words; tokens also from a field holding the
+model's ``chat.completion`` (``--model``)."""
+
+
+def record_measures(rows: RecordRows) -> dict[str, str | np.ndarray]:
+    """The records' latency, tokens and cost where they have them: a field's name (the column
+    is the field's), or the values themselves (tokens counted from the model's answers)."""
+    out: dict[str, str | np.ndarray] = {}
+    for path, column in rows.fields.items():
+        name = path.rsplit(".", 1)[-1].lower()
+        for measure, words in MEASURES:
+            if measure not in out and any(w in name for w in words) and _numeric(column):
+                out[measure] = path
+                break
+    if "tokens" not in out:
+        for column in rows.fields.values():
+            tokens = _usage_tokens(column)
+            if tokens is not None:
+                out["tokens"] = tokens
+                break
+    return out
+
+
+def _header(
+    result: EvaluationResult,
+    rows: RecordRows,
+    metrics: list[str],
+    measures: dict[str, str | np.ndarray],
+) -> bytes:
+    """The object's first members, read before the columns: the record count, the two lengths
+    of a value (the table's and the page's), the unit field (a dialogue's records are shown as
+    one transcript), each metric's direction (``higher``: true, false, or null when unknown)
+    and ``measures`` (:func:`record_measures`: a field's name, or a column of values)."""
+    unit = result.signature.unit
+    higher = [m.higher_is_better if (m := result.metrics.get(name)) else None for name in metrics]
+    head = orjson.dumps(
+        {
+            "n": rows.n,
+            "field_chars": FIELD_CHARS,
+            "value_chars": VALUE_CHARS,
+            "unit": unit if unit in rows.fields else None,
+            "higher": higher,
+        }
+    )
+    members = b",".join(
+        orjson.dumps(key) + b":" + (orjson.dumps(v) if isinstance(v, str) else _rounded(v))
+        for key, v in measures.items()
+    )
+    return head[:-1] + b',"measures":{' + members + b"}"
+
+
+def records_json(
+    result: EvaluationResult,
+    rows: RecordRows,
+    measures: dict[str, str | np.ndarray] | None = None,
+) -> Iterator[bytes]:
     """The records as the JSON the page's script reads, a column at a time (not yet escaped
-    for a script element): ids, lines, the metrics' names, ``values`` (a column per metric),
-    ``fields`` (a column per field), ``misses`` (per metric that missed somewhere: the rows that
-    missed and each one's reason as a number), ``slices`` (per slice field, each record's slice
-    value as a number), ``reasons`` (the distinct reasons, by number), ``frequent`` (the
-    numbers of the most frequent reasons, most frequent first) and ``context`` (a column per
-    context field, values whole, null where a record lacks it)."""
+    for a script element): the :func:`_header` (``measures``: :func:`record_measures`' of the
+    rows, by default), ids, lines, the metrics' names, ``values`` (a
+    column per metric), ``fields`` (a column per field), ``misses`` (per metric that missed
+    somewhere: the rows that missed and each one's reason as a number), ``slices`` (per slice
+    field, each record's slice value as a number), ``reasons`` (the distinct reasons, by
+    number), ``frequent`` (the numbers of the most frequent reasons, most frequent first)
+    and ``context`` (a column per context field, values whole, null where a record lacks it)."""
     numpy_option = orjson.OPT_SERIALIZE_NUMPY
     metrics = list(dict.fromkeys([*rows.values, *rows.misses]))
-    yield b'{"n":' + str(rows.n).encode() + b',"field_chars":' + str(FIELD_CHARS).encode()
+    yield _header(result, rows, metrics, record_measures(rows) if measures is None else measures)
     yield b',"ids":'
     yield orjson.dumps(page_ids(result, rows))
     yield b',"lines":' + orjson.dumps(np.asarray(rows.lines, dtype=np.int64), option=numpy_option)

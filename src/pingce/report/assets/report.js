@@ -4,6 +4,16 @@
   var N = D.n, metrics = D.metrics, reasons = D.reasons;
   var fieldNames = Object.keys(D.fields);
   var contextNames = Object.keys(D.context || {});
+  var measures = D.measures || {};
+  var KNOWN = ["n", "field_chars", "value_chars", "unit", "higher", "measures", "ids", "lines",
+    "metrics", "values", "fields", "context", "misses", "slices", "reasons", "frequent"];
+  // any other per-record data the page holds (a column, or an object of columns): shown whole
+  // in the detail view under its own name
+  var extras = Object.keys(D).filter(function (k) { return KNOWN.indexOf(k) < 0; });
+  var TURN_NAMES = ["turn", "turn_id", "turn_index", "round"];
+  var turnField = fieldNames.filter(function (f) {
+    return TURN_NAMES.indexOf(f.split(".").pop().toLowerCase()) >= 0;
+  })[0];
   var miss = {};
   var anyMiss = new Uint8Array(N);
   metrics.forEach(function (name) {
@@ -21,16 +31,35 @@
     if (text !== undefined) e.textContent = text;
     return e;
   }
+  function add(parent, child) { parent.appendChild(child); return child; }
+  function arrow(name) {
+    var h = (D.higher || [])[metrics.indexOf(name)];
+    if (h !== true && h !== false) return null;
+    var s = el("span", "better", h ? "\u2191" : "\u2193");
+    s.title = (h ? "higher" : "lower") + " is better";
+    return s;
+  }
+  function label(name) { var a = arrow(name); return a ? name + " " + a.textContent : name; }
+  function measure(name) {
+    var m = measures[name];
+    return typeof m === "string" ? D.fields[m] : m;
+  }
   var metricSelect = $("f-metric");
-  metrics.forEach(function (name) { metricSelect.appendChild(el("option", "", name)); });
+  metrics.forEach(function (name) {
+    var o = add(metricSelect, el("option", "", label(name)));
+    o.value = name;
+  });
   var list = $("reasons");
   D.frequent.forEach(function (k) {
     var o = el("option");
     o.value = reasons[k];
     list.appendChild(o);
   });
+  var cols = Array.prototype.map.call(
+    document.querySelectorAll("table.records thead th[data-col]"),
+    function (th) { return th.dataset.col; });
 
-  var state = { page: 0, size: 50, rows: null };
+  var state = { page: 0, size: 50, rows: null, sort: "", dir: 1, open: {} };
   var haystack = null;
   function whole(v) { return typeof v === "object" ? JSON.stringify(v) : String(v); }
   function shown(v) {
@@ -78,6 +107,90 @@
     metrics.forEach(function (m) { var c = miss[m][i]; if (c >= 0) parts.push(reasons[c]); });
     return parts.join("\u0001").toLowerCase();
   }
+
+  // --- sorting --------------------------------------------------------------------------------
+  var sortSelect = $("s-by");
+  function option(parent, value, text) {
+    var o = add(parent, el("option", "", text));
+    o.value = value;
+  }
+  option(sortSelect, "", "record order");
+  option(sortSelect, "line", "line");
+  option(sortSelect, "id", "id");
+  Object.keys(measures).forEach(function (m) { option(sortSelect, "m:" + m, m); });
+  var valued = metrics.filter(function (m) { return D.values[m]; });
+  [["metrics", valued, "v:", label], ["fields", fieldNames, "f:", String]].forEach(function (g) {
+    if (!g[1].length) return;
+    var group = add(sortSelect, el("optgroup"));
+    group.label = g[0];
+    g[1].forEach(function (name) { option(group, g[2] + name, g[3](name)); });
+  });
+  option(sortSelect, "misses", "metrics missed");
+  var keys = {};
+  function sortKeys(key) {
+    if (keys[key]) return keys[key];
+    var raw;
+    if (key === "line") raw = D.lines;
+    else if (key === "id") raw = D.ids;
+    else if (key === "misses") {
+      raw = new Int32Array(N);
+      metrics.forEach(function (m) { for (var i = 0; i < N; i++) if (miss[m][i] >= 0) raw[i]++; });
+    } else if (key.slice(0, 2) === "m:") raw = measure(key.slice(2));
+    else if (key.slice(0, 2) === "v:") raw = D.values[key.slice(2)];
+    else if (key === "context") raw = D.context[contextNames[0]];  // by the first context field
+    else raw = D.fields[key.slice(2)];
+    var num = new Float64Array(N), str = new Array(N), kind = new Uint8Array(N);
+    for (var i = 0; i < N; i++) {
+      var v = raw ? raw[i] : null;
+      if (v === null || v === undefined || (typeof v === "number" && isNaN(v))) kind[i] = 2;
+      else if (typeof v === "number" || typeof v === "boolean") num[i] = Number(v);
+      else { kind[i] = 1; str[i] = whole(v); }
+    }
+    keys[key] = { num: num, str: str, kind: kind };
+    return keys[key];
+  }
+  var collator = new Intl.Collator(undefined, { numeric: true });
+  function sortRows(rows) {
+    if (!state.sort) return rows;
+    var k = sortKeys(state.sort), dir = state.dir;
+    var out = Array.prototype.slice.call(rows);
+    out.sort(function (a, b) {
+      var ka = k.kind[a], kb = k.kind[b];
+      if (ka !== kb) return ka === 2 ? 1 : kb === 2 ? -1 : dir * (ka - kb); // nulls last
+      if (ka === 2) return a - b;
+      var c = ka === 0 ? k.num[a] - k.num[b] : collator.compare(k.str[a], k.str[b]);
+      return c ? dir * c : a - b; // ties keep the records' order
+    });
+    return Int32Array.from(out);
+  }
+  function columnKey(col) {
+    var now = state.sort;
+    if (col === "fields") return now.slice(0, 2) === "f:" ? now : "f:" + fieldNames[0];
+    if (col === "values") {
+      if (metricSelect.value && D.values[metricSelect.value]) return "v:" + metricSelect.value;
+      return now.slice(0, 2) === "v:" ? now : "v:" + valued[0];
+    }
+    return col;
+  }
+  function columnOf(key) {
+    var kind = key.slice(0, 2);
+    return kind === "f:" ? "fields" : kind === "v:" ? "values" : key;
+  }
+  function sortBy(key, dir) {
+    state.sort = key;
+    state.dir = dir;
+    sortSelect.value = key;
+    $("s-dir").textContent = dir > 0 ? "ascending" : "descending";
+    document.querySelectorAll("table.records thead th[data-col]").forEach(function (th) {
+      var on = key && th.dataset.col === columnOf(key);
+      th.setAttribute("aria-sort", on ? (dir > 0 ? "ascending" : "descending") : "none");
+      th.querySelector(".arrow").textContent = on ? (dir > 0 ? " \u25b2" : " \u25bc") : "";
+    });
+    state.rows = sortRows(state.filtered);
+    render();
+  }
+
+  // --- filtering ------------------------------------------------------------------------------
   function filter() {
     var metric = metricSelect.value;
     var missesOnly = $("f-misses").checked;
@@ -116,63 +229,322 @@
       if (query && haystack[i].indexOf(query) < 0) continue;
       out[n++] = i;
     }
-    state.rows = out.subarray(0, n);
+    state.filtered = out.subarray(0, n);
+    state.rows = sortRows(state.filtered);
     state.page = 0;
     render();
   }
+
+  // --- the table's cells ----------------------------------------------------------------------
+  function unitOf(i) {
+    if (!D.unit) return null;
+    var u = D.fields[D.unit][i];
+    return u === null || u === undefined ? null : whole(u);
+  }
+  function fieldsCell(i) {
+    var td = el("td", "fields");
+    fieldNames.forEach(function (f) {
+      var s = add(td, el("span", "kv"));
+      s.appendChild(el("span", "k", f + " "));
+      s.appendChild(el("span", "v", fmt(D.fields[f][i])));
+    });
+    return td;
+  }
+  function shownMetrics() {
+    var metric = metricSelect.value;
+    var names = metric ? [metric] : metrics.slice();
+    var sorted = state.sort.slice(0, 2) === "v:" ? state.sort.slice(2) : null;
+    if (sorted && names.indexOf(sorted) > 0) {
+      names.splice(names.indexOf(sorted), 1);
+      names.unshift(sorted);
+    }
+    return { names: names, sorted: sorted };
+  }
+  function valueCells(i, shownNow) {
+    var vtd = el("td", "values"), mtd = el("td", "misses");
+    var groups = [], byReason = {};
+    shownNow.names.forEach(function (m) {
+      var col = D.values[m], c = miss[m][i];
+      if (col) {
+        var s = add(vtd, el("span", m === shownNow.sorted ? "kv sorted" : "kv"));
+        s.appendChild(el("span", "k", m + " "));
+        s.appendChild(el("span", c >= 0 ? "v low" : "v", fmt(col[i])));
+      }
+      if (c >= 0) {
+        if (byReason[c] === undefined) { byReason[c] = groups.length; groups.push([c, []]); }
+        groups[byReason[c]][1].push(m);
+      }
+    });
+    groups.forEach(function (g) {
+      var d = add(mtd, el("div", "reason"));
+      d.appendChild(el("span", "k", g[1].join(", ") + ": "));
+      d.appendChild(el("span", "why", reasons[g[0]]));
+    });
+    return { values: vtd, misses: mtd, missed: groups.length > 0 };
+  }
+  function extraCell(col, i) {
+    var td = el("td", "extra");
+    (extraEntries(i, [col])[0] || [col, []])[1].forEach(function (e) {
+      if (e[1] === null || e[1] === undefined) return;
+      var s = add(td, el("span", "kv"));
+      s.appendChild(el("span", "k", e[0] + " "));
+      s.appendChild(el("span", "v", fmt(e[1])));
+    });
+    return td;
+  }
+  function recordRow(i, shownNow) {
+    var tr = el("tr", "rec");
+    tr.dataset.index = String(i);
+    tr.tabIndex = 0;
+    tr.setAttribute("aria-expanded", state.open[i] ? "true" : "false");
+    var vm = valueCells(i, shownNow);
+    cols.forEach(function (col) {
+      if (col === "line") tr.appendChild(el("td", "num", String(D.lines[i])));
+      else if (col === "id") tr.appendChild(el("td", "id", D.ids[i] === null ? "" : D.ids[i]));
+      else if (col === "context") tr.appendChild(contextCell(i));
+      else if (col === "fields") tr.appendChild(fieldsCell(i));
+      else if (col === "values") tr.appendChild(vm.values);
+      else if (col === "misses") tr.appendChild(vm.misses);
+      else if (col.slice(0, 2) === "m:") {
+        var m = measure(col.slice(2));
+        tr.appendChild(el("td", "num", m && m[i] !== null ? fmt(m[i]) : ""));
+      } else tr.appendChild(extraCell(col, i));
+    });
+    if (vm.missed) tr.classList.add("miss");
+    return tr;
+  }
+
+  // --- the detail view of a record ------------------------------------------------------------
+  function isCut(v) {
+    return typeof v === "string" && v.length === D.value_chars && v.slice(-1) === "\u2026";
+  }
+  function isMessages(v) {
+    return Array.isArray(v) && v.length > 0 && v.every(function (m) {
+      return m && typeof m === "object" && typeof m.role === "string";
+    });
+  }
+  function isCompletion(v) {
+    return v && typeof v === "object" && !Array.isArray(v) && Array.isArray(v.choices);
+  }
+  function text(content) {
+    if (typeof content === "string") return content;
+    if (Array.isArray(content)) {
+      return content.map(function (p) {
+        return p && typeof p.text === "string" ? p.text : JSON.stringify(p, null, 2);
+      }).join("\n");
+    }
+    return content === null || content === undefined ? "" : JSON.stringify(content, null, 2);
+  }
+  function pretty(v) {
+    var flat = JSON.stringify(v);
+    var nested = /[[{]/.test(flat.slice(1)); // an object or array inside
+    return el("pre", "json", flat.length <= 80 && !nested ? flat : JSON.stringify(v, null, 2));
+  }
+  function toolCalls(calls) {
+    var box = el("div", "calls");
+    calls.forEach(function (call) {
+      var f = call && call.function ? call.function : call;
+      var args = f && f.arguments;
+      if (typeof args === "string") {
+        try { args = JSON.parse(args); } catch (e) { /* shown as the model wrote it */ }
+      }
+      var d = add(box, el("div", "call"));
+      d.appendChild(el("code", "fn", (f && f.name) || "?"));
+      d.appendChild(typeof args === "string" ? el("pre", "text", args) : pretty(args));
+    });
+    return box;
+  }
+  function transcript(messages) {
+    var box = el("div", "transcript");
+    messages.forEach(function (m) {
+      var turn = add(box, el("div", "msg role-" + String(m.role).replace(/[^a-z_]/gi, "")));
+      turn.appendChild(el("div", "role", m.role + (m.name ? " (" + m.name + ")" : "")));
+      if (m.content !== null && m.content !== undefined) {
+        turn.appendChild(el("pre", "text", text(m.content)));
+      }
+      if (Array.isArray(m.tool_calls)) turn.appendChild(toolCalls(m.tool_calls));
+    });
+    return box;
+  }
+  function completion(v) {
+    var box = el("div", "answer");
+    v.choices.forEach(function (choice) {
+      var msg = choice && choice.message;
+      if (msg) box.appendChild(transcript([msg]));
+    });
+    var facts = [];
+    if (v.model) facts.push("model " + v.model);
+    var u = v.usage;
+    if (u && typeof u === "object") {
+      ["prompt_tokens", "completion_tokens", "total_tokens"].forEach(function (k) {
+        if (typeof u[k] === "number") facts.push(k.replace("_", " ") + " " + u[k]);
+      });
+    }
+    if (facts.length) box.appendChild(el("div", "facts", facts.join(" \u00b7 ")));
+    var raw = add(box, el("details"));
+    raw.appendChild(el("summary", "", "the whole answer (JSON)"));
+    raw.appendChild(pretty(v));
+    return box;
+  }
+  function valueView(v) {
+    if (v === null || v === undefined) return el("span", "null", "null");
+    if (isMessages(v)) return transcript(v);
+    if (isCompletion(v)) return completion(v);
+    if (typeof v === "object") return pretty(v);
+    if (typeof v !== "string") return el("code", "", String(v));
+    if (v.length <= D.field_chars && v.indexOf("\n") < 0) return el("span", "str", v);
+    var box = el("div");
+    box.appendChild(el("pre", "text", v));
+    if (isCut(v)) {
+      box.appendChild(el("div", "hint", "cut at " + D.value_chars.toLocaleString("en") +
+        " characters in this page: records.jsonl has it whole"));
+    }
+    return box;
+  }
+  function pairs(title, entries) {
+    var sec = el("section", "part");
+    sec.appendChild(el("h4", "", title));
+    var dl = add(sec, el("dl"));
+    entries.forEach(function (e) {
+      dl.appendChild(el("dt", "", e[0]));
+      add(dl, el("dd")).appendChild(valueView(e[1]));
+    });
+    return sec;
+  }
+  function valuesTable(i, cls) {
+    var table = el("table", "small " + (cls || "rvalues"));
+    var body = add(table, el("tbody"));
+    metrics.forEach(function (m) {
+      var col = D.values[m], c = miss[m][i];
+      if (!col && c < 0) return;
+      var tr = add(body, el("tr", c >= 0 ? "miss" : ""));
+      var th = add(tr, el("th", "", m));
+      th.scope = "row";
+      var a = arrow(m);
+      if (a) { th.appendChild(document.createTextNode(" ")); th.appendChild(a); }
+      tr.appendChild(el("td", c >= 0 ? "num v low" : "num v", col ? fmt(col[i]) : ""));
+      tr.appendChild(el("td", "why", c >= 0 ? reasons[c] : ""));
+    });
+    return table;
+  }
+  var units = null;
+  function unitMembers(u) {
+    if (units === null) {
+      units = {};
+      for (var j = 0; j < N; j++) {
+        var key = unitOf(j);
+        if (key !== null) (units[key] = units[key] || []).push(j);
+      }
+      Object.keys(units).forEach(function (key) {
+        var t = turnField ? D.fields[turnField] : null;
+        units[key].sort(function (a, b) {
+          var ta = t && typeof t[a] === "number" ? t[a] : null;
+          var tb = t && typeof t[b] === "number" ? t[b] : null;
+          if (ta !== null && tb !== null && ta !== tb) return ta - tb;
+          return D.lines[a] - D.lines[b] || a - b;
+        });
+      });
+    }
+    return units[u] || [];
+  }
+  function dialogue(i) {
+    var u = unitOf(i);
+    if (u === null) return null;
+    var members = unitMembers(u);
+    var sec = el("section", "part dialogue");
+    sec.appendChild(el("h4", "", D.unit + " " + u + ": " + members.length +
+      (members.length === 1 ? " record" : " records") + ", turn by turn"));
+    var box = add(sec, el("div", "turns"));
+    members.forEach(function (j, k) {
+      var turn = add(box, el("div", j === i ? "turn current" : "turn"));
+      turn.dataset.index = String(j);
+      var t = turnField ? D.fields[turnField][j] : null;
+      turn.appendChild(el("div", "thead", "turn " + (t === null || t === undefined ? k + 1 : fmt(t)) +
+        " \u00b7 line " + D.lines[j] + (D.ids[j] !== null ? " \u00b7 id " + D.ids[j] : "") +
+        (j === i ? " (this record)" : "")));
+      var said = add(turn, el("div", "said"));
+      fieldNames.forEach(function (f) {
+        var v = D.fields[f][j];
+        if (f === D.unit || f === turnField || v === null || v === undefined) return;
+        var s = add(said, el("div", "kv"));
+        s.appendChild(el("span", "k", f + " "));
+        s.appendChild(el("span", "v", typeof v === "object" ? JSON.stringify(v) : String(v)));
+      });
+      turn.appendChild(valuesTable(j, "tvalues"));
+    });
+    return sec;
+  }
+  function extraEntries(i, names) {
+    var out = [];
+    (names || extras).forEach(function (k) {
+      var data = D[k];
+      if (Array.isArray(data) && data.length === N) { out.push([k, [[k, data[i]]]]); return; }
+      if (!data || typeof data !== "object" || Array.isArray(data)) return;
+      var entries = [];
+      Object.keys(data).forEach(function (name) {
+        var col = data[name];
+        if (Array.isArray(col) && col.length === N) entries.push([name, col[i]]);
+      });
+      if (entries.length) out.push([k, entries]);
+    });
+    return out;
+  }
+  function detail(i) {
+    var box = el("div", "record");
+    var head = add(box, el("div", "rhead"));
+    head.appendChild(el("strong", "", "line " + D.lines[i] +
+      (D.ids[i] !== null ? " \u00b7 id " + D.ids[i] : "")));
+    var close = add(head, el("button", "close", "close"));
+    close.type = "button";
+    close.dataset.close = String(i);
+    var grid = add(box, el("div", "rgrid"));
+    var left = add(grid, el("div"));
+    var right = add(grid, el("div"));
+    var ms = Object.keys(measures).map(function (m) {
+      var c = measure(m);
+      return [m, c ? c[i] : null];
+    }).filter(function (e) { return e[1] !== null && e[1] !== undefined; });
+    if (contextNames.length) {
+      left.appendChild(pairs("context", contextNames.map(function (f) {
+        return [f, D.context[f][i]];
+      })));
+    }
+    extraEntries(i).forEach(function (e) { left.appendChild(pairs(e[0], e[1])); });
+    left.appendChild(pairs("fields", fieldNames.map(function (f) { return [f, D.fields[f][i]]; })));
+    var vs = add(right, el("section", "part"));
+    vs.appendChild(el("h4", "", "values and reasons"));
+    vs.appendChild(valuesTable(i));
+    if (ms.length) right.appendChild(pairs("measured", ms));
+    var talk = dialogue(i);
+    if (talk) box.appendChild(talk);
+    return box;
+  }
+  function detailRow(i) {
+    var tr = el("tr", "detail");
+    tr.dataset.of = String(i);
+    var td = add(tr, el("td"));
+    td.colSpan = cols.length;
+    td.appendChild(detail(i));
+    return tr;
+  }
+
+  // --- a page of records ----------------------------------------------------------------------
   function render() {
     var body = $("r-body");
     var rows = state.rows, size = state.size;
     var pages = Math.max(1, Math.ceil(rows.length / size));
     if (state.page >= pages) state.page = pages - 1;
     var start = state.page * size, stop = Math.min(rows.length, start + size);
-    var metric = metricSelect.value;
-    var names = metric ? [metric] : metrics;
+    var shownNow = shownMetrics();
     var frag = document.createDocumentFragment();
     for (var p = start; p < stop; p++) {
       var i = rows[p];
-      var tr = el("tr");
-      tr.dataset.index = String(i);
-      tr.appendChild(el("td", "num", String(D.lines[i])));
-      tr.appendChild(el("td", "id", D.ids[i] === null ? "" : D.ids[i]));
-      if (contextNames.length) tr.appendChild(contextCell(i));
-      var ftd = el("td", "fields");
-      fieldNames.forEach(function (f) {
-        var s = el("span", "kv");
-        s.appendChild(el("span", "k", f + " "));
-        s.appendChild(el("span", "v", fmt(D.fields[f][i])));
-        ftd.appendChild(s);
-      });
-      tr.appendChild(ftd);
-      var vtd = el("td", "values"), mtd = el("td", "misses");
-      var groups = [], byReason = {};
-      names.forEach(function (m) {
-        var col = D.values[m], c = miss[m][i];
-        if (col) {
-          var s = el("span", "kv");
-          s.appendChild(el("span", "k", m + " "));
-          s.appendChild(el("span", c >= 0 ? "v low" : "v", fmt(col[i])));
-          vtd.appendChild(s);
-        }
-        if (c >= 0) {
-          if (byReason[c] === undefined) { byReason[c] = groups.length; groups.push([c, []]); }
-          groups[byReason[c]][1].push(m);
-        }
-      });
-      groups.forEach(function (g) {
-        var d = el("div", "reason");
-        d.appendChild(el("span", "k", g[1].join(", ") + ": "));
-        d.appendChild(el("span", "why", reasons[g[0]]));
-        mtd.appendChild(d);
-      });
-      if (groups.length) tr.className = "miss";
-      tr.appendChild(vtd);
-      tr.appendChild(mtd);
-      frag.appendChild(tr);
+      frag.appendChild(recordRow(i, shownNow));
+      if (state.open[i]) frag.appendChild(detailRow(i));
     }
     if (!rows.length) {
       var none = el("tr"), td = el("td", "empty", "No record matches these filters.");
-      td.colSpan = contextNames.length ? 6 : 5;
+      td.colSpan = cols.length;
       none.appendChild(td);
       frag.appendChild(none);
     }
@@ -186,6 +558,53 @@
     $("p-prev").disabled = $("p-first").disabled = state.page === 0;
     $("p-next").disabled = $("p-last").disabled = state.page >= pages - 1;
   }
+  function toggle(tr) {
+    var i = parseInt(tr.dataset.index, 10);
+    var next = tr.nextElementSibling;
+    if (state.open[i]) {
+      delete state.open[i];
+      if (next && next.classList.contains("detail")) next.remove();
+      tr.setAttribute("aria-expanded", "false");
+    } else {
+      state.open[i] = true;
+      tr.after(detailRow(i));
+      tr.setAttribute("aria-expanded", "true");
+    }
+  }
+  var body = $("r-body");
+  body.addEventListener("click", function (e) {
+    var closer = e.target.closest("button.close");
+    if (closer) {
+      var row = body.querySelector('tr.rec[data-index="' + closer.dataset.close + '"]');
+      if (row) { toggle(row); row.focus(); }
+      return;
+    }
+    var tr = e.target.closest("tr.rec");
+    if (!tr || String(window.getSelection() || "")) return; // selecting text opens nothing
+    toggle(tr);
+  });
+  body.addEventListener("keydown", function (e) {
+    var tr = e.target.closest ? e.target.closest("tr.rec") : null;
+    if (tr && e.target === tr && (e.key === "Enter" || e.key === " ")) {
+      e.preventDefault();
+      toggle(tr);
+    } else if (e.key === "Escape" && e.target.closest) {
+      var open = e.target.closest("tr.detail");
+      var row = open ? open.previousElementSibling : tr;
+      if (row && row.classList.contains("rec") && state.open[row.dataset.index]) {
+        toggle(row);
+        row.focus();
+      }
+    }
+  });
+  document.querySelectorAll("table.records thead th[data-col] button.sort").forEach(function (b) {
+    b.addEventListener("click", function () {
+      var key = columnKey(b.parentNode.dataset.col);
+      sortBy(key, key === state.sort ? -state.dir : 1);
+    });
+  });
+  sortSelect.addEventListener("change", function () { sortBy(sortSelect.value, state.dir); });
+  $("s-dir").addEventListener("click", function () { sortBy(state.sort, -state.dir); });
   var timer = null;
   function later() { clearTimeout(timer); timer = setTimeout(filter, 150); }
   ["f-metric", "f-misses", "f-slice"].forEach(function (id) {

@@ -1,0 +1,395 @@
+"""report.html's records, read in Debian's chromium (Playwright): a record's detail view (every
+field whole, JSON pretty-printed, every metric's value and reason), a tcm-dialogue dialogue as a
+transcript, sorting by any column, the latency column, the direction marks beside every metric,
+and the page at 800 px; untrusted text in a long field stays text in the page and in the
+browser, in the detail view too."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import pingce
+from pingce.report import render_html
+from pingce.report.records_json import FIELD_CHARS
+
+from ._browser import MISSING, browser_available
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+browser_needed = pytest.mark.skipif(not browser_available(), reason=MISSING)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The contract-risk (sliced by contract type) and tcm-dialogue examples, each run into a
+    folder of its own."""
+    folder = tmp_path_factory.mktemp("records")
+    out = {}
+    for suite, slices in (("contract-risk", ["contract_type"]), ("tcm-dialogue", [])):
+        data = EXAMPLES / suite.replace("-", "_") / "records.jsonl"
+        pingce.evaluate(suite, data, bootstrap=200, slices=slices, out=folder / suite)
+        out[suite] = folder / suite
+    return out
+
+
+def lines(folder: Path) -> list[dict[str, Any]]:
+    text = (folder / "records.jsonl").read_text(encoding="utf-8")
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def embedded(text: str) -> dict[str, Any]:
+    found = re.search(
+        r'<script type="application/json" id="pingce-data">(.*?)</script>', text, re.S
+    )
+    assert found is not None
+    data: dict[str, Any] = json.loads(found.group(1))
+    return data
+
+
+class Page:
+    """A report.html opened in chromium, its errors, dialogs and requests kept."""
+
+    def __init__(self, browser: Any, path: Path, width: int = 1280) -> None:
+        self.errors: list[str] = []
+        self.dialogs: list[str] = []
+        self.requests: list[str] = []
+        self.page = browser.new_page(viewport={"width": width, "height": 900})
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("dialog", lambda d: (self.dialogs.append(d.message), d.dismiss()))
+        self.page.on("request", lambda r: self.requests.append(r.url))
+        self.page.goto(path.as_uri())
+        self.page.wait_for_selector("html[data-ready]", timeout=15_000)
+
+    def ids(self) -> list[str]:
+        texts: list[str] = self.page.eval_on_selector_all(
+            "#r-body tr.rec", "rows => rows.map(r => r.children[1].textContent)"
+        )
+        return texts
+
+    def close(self) -> None:
+        assert self.errors == [] and self.dialogs == []
+        assert all(url.startswith("file:") for url in self.requests), self.requests
+        self.page.close()
+
+
+@pytest.fixture
+def opened(browser: Any, runs: dict[str, Path]) -> Iterator[dict[str, Page]]:
+    pages: dict[str, Page] = {}
+
+    def open_page(suite: str, width: int = 1280) -> Page:
+        pages[suite] = Page(browser, runs[suite] / "report.html", width)
+        return pages[suite]
+
+    yield open_page  # type: ignore[misc]
+    for page in pages.values():
+        page.close()
+
+
+# --- the page as written ------------------------------------------------------------------------
+
+
+def test_every_metric_is_marked_with_its_direction(runs: dict[str, Path]) -> None:
+    folder = runs["contract-risk"]
+    text = (folder / "report.html").read_text(encoding="utf-8")
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    assert {m["higher_is_better"] for m in results["metrics"].values()} == {True, False}
+    metrics = text[text.index('<table class="metrics">') : text.index("</table>")]
+    for name, m in results["metrics"].items():
+        word = "higher" if m["higher_is_better"] else "lower"
+        mark = f'<span class="better" title="{word} is better" aria-label="{word} is better">'
+        assert re.search(rf"<code[^>]*>{name}</code>{re.escape(mark)}[↑↓]</span>", metrics), name
+    assert '<code>avg_latency_sec</code><span class="better" title="lower' in text  # slices too
+    data = embedded(text)
+    by_name = dict(zip(data["metrics"], data["higher"], strict=True))
+    assert by_name == {k: results["metrics"][k]["higher_is_better"] for k in by_name}
+    assert data["measures"] == {"latency": "latency_sec"}
+    contract = lines(folder)[0]["fields"]["contract"]
+    assert len(contract) > FIELD_CHARS and data["fields"]["contract"][0] == contract  # whole
+
+
+# --- in the browser -----------------------------------------------------------------------------
+
+
+@browser_needed
+def test_a_record_opens_whole(opened: Any, runs: dict[str, Path]) -> None:
+    page = opened("contract-risk")
+    p = page.page
+    record = lines(runs["contract-risk"])[1]
+    row = p.locator("#r-body tr.rec").nth(1)
+    cut = row.locator("td.fields .kv", has_text="contract 第一条").locator(".v").text_content()
+    assert cut is not None
+    assert len(cut) == FIELD_CHARS and cut.endswith("…")  # the table cuts it
+    row.click()
+    detail = p.locator("#r-body tr.detail")
+    assert detail.count() == 1 and row.get_attribute("aria-expanded") == "true"
+    fields = detail.locator("section.part", has=p.locator("h4", has_text="fields"))
+    values = dict(
+        zip(
+            fields.locator("dt").all_text_contents(),
+            fields.locator("dd").all_text_contents(),
+            strict=True,
+        )
+    )
+    contract = record["fields"]["contract"]
+    assert len(contract) > FIELD_CHARS and values["contract"] == contract  # whole, Chinese intact
+    assert values["evidence"] == json.dumps(
+        record["fields"]["evidence"], indent=2, ensure_ascii=False
+    )
+    assert values["gold_level"] == record["fields"]["gold_level"]
+    table = detail.locator("table.rvalues tr")
+    rows = {
+        (r.locator("th").text_content() or "").split(" ")[0]: r.locator("td").all_text_contents()
+        for r in table.all()
+    }
+    assert set(rows) == set(record["values"])
+    for name, (value, why) in rows.items():
+        expected = record["values"][name]
+        assert value == ("null" if expected is None else f"{round(expected, 4):g}")
+        assert why == record.get("misses", {}).get(name, "")
+    assert "avg_latency_sec ↓" in (detail.locator("table.rvalues").text_content() or "")
+    detail.locator("button.close").click()
+    assert p.locator("#r-body tr.detail").count() == 0
+    assert row.get_attribute("aria-expanded") == "false"
+
+
+@browser_needed
+def test_the_keyboard_opens_and_closes_a_record(opened: Any) -> None:
+    p = opened("contract-risk").page
+    row = p.locator("#r-body tr.rec").first
+    assert row.get_attribute("tabindex") == "0"
+    p.focus("#p-size")
+    p.keyboard.press("Tab")  # the first column head's button, then on through the heads
+    for _ in range(12):  # past the heads' buttons, to the first record
+        if p.evaluate("document.activeElement.matches('#r-body tr.rec')"):
+            break
+        p.keyboard.press("Tab")
+    assert p.evaluate("document.activeElement.dataset.index") == "0"
+    p.keyboard.press("Enter")
+    assert p.locator("#r-body tr.detail").count() == 1
+    p.keyboard.press("Escape")
+    assert p.locator("#r-body tr.detail").count() == 0
+    p.keyboard.press(" ")
+    assert p.locator("#r-body tr.detail").count() == 1
+
+
+@browser_needed
+def test_a_dialogue_shows_as_a_transcript(opened: Any, runs: dict[str, Path]) -> None:
+    records = lines(runs["tcm-dialogue"])
+    page = opened("tcm-dialogue")
+    p = page.page
+    row = p.locator("#r-body tr.rec").nth(1)  # line 2: dialogue d1, turn 2
+    row.click()
+    dialogue = p.locator("#r-body tr.detail section.dialogue")
+    d1 = [r for r in records if r["fields"]["dialogue_id"] == "d1"]
+    assert len(d1) > 2
+    assert f"dialogue_id d1: {len(d1)} records, turn by turn" in (dialogue.text_content() or "")
+    turns = dialogue.locator(".turn")
+    assert turns.count() == len(d1)
+    order = sorted(d1, key=lambda r: r["fields"]["turn"])
+    for k, record in enumerate(order):
+        turn = turns.nth(k)
+        head = turn.locator(".thead").text_content() or ""
+        assert head.startswith(f"turn {record['fields']['turn']} · line {record['line']}")
+        said = turn.locator(".said").text_content() or ""
+        assert record["fields"]["pred_text"] in said and record["fields"]["gt_text"] in said
+        shown = turn.locator("table.tvalues tr").count()
+        assert shown == len(record["values"])  # each turn's values beside it
+        for name, why in record.get("misses", {}).items():
+            assert why in (turn.locator("table.tvalues").text_content() or ""), name
+    assert (
+        dialogue.locator(".turn.current .thead").text_content()
+        == "turn 2 · line 2 · id d1 · 2 (this record)"
+    )
+
+
+@browser_needed
+def test_sorting_by_a_metric_a_measure_and_a_field(opened: Any, runs: dict[str, Path]) -> None:
+    records = lines(runs["contract-risk"])
+    ids = [r["id"] for r in records]
+    page = opened("contract-risk")
+    p = page.page
+    p.select_option("#p-size", "100")
+
+    def order(key: Any, descending: bool = False) -> list[str]:
+        sign = -1 if descending else 1
+        known = [i for i in range(len(records)) if key(records[i]) is not None]
+        nulls = [i for i in range(len(records)) if key(records[i]) is None]
+        return [ids[i] for i in sorted(known, key=lambda i: sign * key(records[i])) + nulls]
+
+    # a metric: from the sort list, both ways; ties (0s and 1s) keep the records' order
+    accuracy = lambda r: r["values"]["accuracy"]  # noqa: E731
+    p.select_option("#s-by", "v:accuracy")
+    assert page.ids() == order(accuracy)
+    p.click("#s-dir")
+    assert page.ids() == order(accuracy, descending=True)
+    assert p.get_attribute("th[data-col=values]", "aria-sort") == "descending"
+    # the values column's head sorts by the metric the filter shows, nulls last
+    p.select_option("#f-metric", "rule_precision")
+    p.click("th[data-col=values] button")
+    precision = lambda r: r["values"]["rule_precision"]  # noqa: E731
+    assert page.ids() == order(precision)
+    first = p.locator("#r-body tr.rec").first.locator("td.values .kv").first
+    assert (first.text_content() or "").startswith("rule_precision")
+    p.select_option("#f-metric", "")
+    # the latency column: its head, once ascending, twice descending
+    p.click("th[data-col='m:latency'] button")
+    latency = lambda r: r["fields"]["latency_sec"]  # noqa: E731
+    assert page.ids() == order(latency)
+    p.click("th[data-col='m:latency'] button")
+    assert page.ids() == order(latency, descending=True)
+    assert p.get_attribute("th[data-col='m:latency']", "aria-sort") == "descending"
+    cells = p.locator("#r-body tr.rec td:nth-child(3)").all_text_contents()
+    assert cells[0] == f"{max(latency(r) for r in records):g}"
+    # an id (as text, digits as numbers), then the records' own order again
+    p.click("th[data-col=id] button")
+    assert page.ids() == sorted(ids, key=lambda t: (re.sub(r"\d+", "", t), int(t[3:])))
+    p.select_option("#s-by", "")
+    assert page.ids() == ids
+
+
+@browser_needed
+def test_the_page_at_800_px(opened: Any, tmp_path: Path) -> None:
+    p = opened("tcm-dialogue", width=800).page
+    assert p.evaluate("document.documentElement.scrollWidth") <= 800  # nothing cut off
+    table = p.locator("table.metrics")
+    box = table.bounding_box()
+    assert box is not None and box["x"] + box["width"] <= 800
+    for cell in p.locator("table.metrics svg.forest").all():
+        b = cell.bounding_box()
+        assert b is not None and b["x"] + b["width"] <= 800
+    note = p.locator("table.metrics td.note", has_text="resamples undefined").first
+    b = note.bounding_box()
+    assert b is not None and b["width"] > 400  # the note has a line of its own
+    p.screenshot(path=str(tmp_path / "report-800.png"), full_page=True)
+    assert (tmp_path / "report-800.png").stat().st_size > 20_000
+
+
+# --- untrusted text -----------------------------------------------------------------------------
+
+SUITE = """\
+name: xss-lite
+id_field: id
+metrics:
+  text_rouge_l: {pred: answer, gold: reference}
+"""
+SCRIPT = "<script>window.__xss=1;alert(1)</script>"
+LINK = '<a href="javascript:window.__xss=2">click</a>'
+IMG = '<img src=x onerror="window.__xss=3;alert(3)">'
+LONG = "甲方" * 40 + SCRIPT + LINK + IMG + "\u2028</script><script>window.__xss=4</script>"
+
+
+def test_payloads_in_a_long_field_stay_text_in_the_page(tmp_path: Path) -> None:
+    path = xss_page(tmp_path)
+    text = path.read_text(encoding="utf-8")
+    body = text[: text.index('<script type="application/json"')]
+    data = text[text.index('id="pingce-data">') : text.rindex("<script>")]
+    for payload in (SCRIPT, LINK, IMG, "</script><script>"):
+        assert payload not in data and payload not in body
+    assert "<img" not in text and "javascript:" not in body
+    assert html.escape(SCRIPT) not in body  # the records are the script's to draw
+    assert embedded(text)["fields"]["answer"][0] == LONG  # whole, not cut
+
+
+def xss_page(folder: Path) -> Path:
+    """A page whose first record's long answer, messages, model answer and context field
+    hold script payloads."""
+    suite = folder / "suite.yaml"
+    suite.write_text(SUITE, encoding="utf-8")
+    records = [
+        {"id": SCRIPT, "answer": LONG, "reference": "甲方应当支付"},
+        {"id": "r2", "answer": "甲方应当支付货款", "reference": "甲方应当支付"},
+    ]
+    result = pingce.evaluate(suite, records, bootstrap=0)
+    rows = result.records
+    assert rows is not None
+    completion = {
+        "model": IMG,
+        "choices": [
+            {
+                "message": {
+                    "role": "assistant",
+                    "content": SCRIPT,
+                    "tool_calls": [
+                        {
+                            "type": "function",
+                            "function": {"name": LINK, "arguments": json.dumps({"x": IMG})},
+                        }
+                    ],
+                }
+            }
+        ],
+        "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15},
+    }
+    rows.fields["messages"] = [
+        [{"role": "system", "content": IMG}, {"role": "user", "content": LONG}],
+        None,
+    ]
+    rows.fields["raw"] = [completion, None]
+    rows.context["query"] = [LINK + IMG, "普通的问题"]
+    text = render_html(result, rows)
+    path = folder / "report.html"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@browser_needed
+def test_payloads_stay_text_in_the_detail_view(browser: Any, tmp_path: Path) -> None:
+    page = Page(browser, xss_page(tmp_path))
+    p = page.page
+    assert p.locator("th[data-col='m:tokens']").count() == 1
+    row = p.locator("#r-body tr.rec").first
+    assert row.locator("td").nth(1).text_content() == SCRIPT
+    heads = p.locator("table.records thead th").evaluate_all("ths => ths.map(t => t.dataset.col)")
+    tokens = heads.index("m:tokens")
+    assert row.locator("td").nth(tokens).text_content() == "15"  # tokens from the usage
+    assert LINK + IMG in (row.locator("td.context").text_content() or "")  # the context, as text
+    row.click()
+    detail = p.locator("#r-body tr.detail")
+    text = detail.text_content() or ""
+    assert LONG.replace("\u2028", "") in text.replace("\u2028", "")  # whole
+    transcript = detail.locator(".transcript").first
+    assert transcript.locator(".msg").count() == 2
+    assert transcript.locator(".msg .role").all_text_contents() == ["system", "user"]
+    assert (transcript.locator(".msg pre").first.text_content() or "") == IMG
+    answer = detail.locator(".answer")
+    assert (answer.locator(".msg pre.text").text_content() or "") == SCRIPT
+    assert (answer.locator(".call code.fn").text_content() or "") == LINK
+    arguments = json.dumps({"x": IMG}, separators=(",", ":"))  # parsed, shown as JSON
+    assert answer.locator(".call pre").text_content() == arguments
+    assert "prompt tokens 12 · completion tokens 3 · total tokens 15" in text
+    context = detail.locator("section.part", has=p.locator("h4", has_text="context"))
+    assert context.locator("dd").text_content() == LINK + IMG
+    assert p.locator("#records img, #records script, #records a, #records iframe").count() == 0
+    assert p.evaluate("window.__xss") is None
+    assert p.evaluate("document.images.length") == 0
+    page.close()
+
+
+def test_the_tokens_come_from_a_field_or_the_model_s_answers() -> None:
+    from pingce.report.records_json import record_measures
+    from pingce.results import RecordRows
+
+    rows = RecordRows(
+        ids=["a", "b"],
+        lines=np.array([1, 2]),
+        fields={
+            "answer": [{"choices": [], "usage": {"total_tokens": 7}}, {"choices": []}],
+            "latency_ms": np.array([3.0, 4.0]),
+            "latency_note": ["slow", "fast"],  # not a number: no column
+            "cost": [0.1, None],
+        },
+    )
+    measures = record_measures(rows)
+    assert measures["latency"] == "latency_ms" and measures["cost"] == "cost"
+    tokens = measures["tokens"]
+    assert isinstance(tokens, np.ndarray) and tokens[0] == 7 and np.isnan(tokens[1])
+    rows.fields["n_tokens"] = [5, 6]
+    assert record_measures(rows)["tokens"] == "n_tokens"
