@@ -208,10 +208,10 @@ def test_report_md_has_the_metric_table(default_run: Path, rows: list) -> None:
     report = (default_run / "report.md").read_text(encoding="utf-8")
     correct = sum(level(r["gold_level"]) == level(r["pred_level"]) for r in rows)
     assert "| metric | value |" in report
-    row = next(line for line in report.splitlines() if line.startswith("| `accuracy` |"))
+    row = next(line for line in report.splitlines() if line.startswith("| `accuracy` ↑ |"))
     assert f"{correct / len(rows):.4f}" in row
     for name in CONTRACT_METRICS:
-        assert f"| `{name}` |" in report, name
+        assert re.search(rf"^\| `{name}` [↑↓] \|", report, re.M), name  # with its direction
     assert "contract-risk" in report
 
 
@@ -597,14 +597,14 @@ def test_report_md_slice_tables_stay_narrow(tmp_path: Path) -> None:
     text = (tmp_path / "o" / "report.md").read_text(encoding="utf-8")
     section = text.split("## Slices", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("|")]
-    assert rows and max(len(line) for line in rows) <= 110
+    assert rows and max(len(line) for line in rows) <= 112  # 110 and the direction mark
     for key, part in result.slices.items():
         assert key.split("=", 1)[1] in section
         for name, entry in part.metrics.items():
             if entry.value is not None:
                 assert f"{entry.value:.4f}" in section, (key, name)
     for name in result.metrics:
-        assert f"| `{name}` |" in section
+        assert f"| `{name}` ↑ |" in section or f"| `{name}` ↓ |" in section
 
 
 def test_a_pingce_warning_is_one_line_for_people(tmp_path: Path) -> None:

@@ -1,7 +1,9 @@
 """Both systems' records side by side in comparison.html and the viewer's paired page
 (:mod:`pingce.report.side_by_side`): the diff of a text and of a function call argument by
-argument, the status of each record on each metric, the filters (in Chromium), untrusted text
-escaped in the page and harmless in the browser, and the screenshot in the documentation."""
+argument, the status of each record on each metric, each record's context fields, the metrics'
+direction marks, the filters (in Chromium), untrusted text (in the outputs and in the context)
+escaped in the page and harmless in the browser. The screenshot in the documentation is
+tests/test_docs_images.py's."""
 
 from __future__ import annotations
 
@@ -22,14 +24,12 @@ from pingce.report.side_by_side import diff_html, flat_paths, statuses
 from pingce.results import RecordRows
 
 from .cli_run import run_pingce
-from .test_docs_images import check_image
-
-ROOT = Path(__file__).resolve().parent.parent
-FUNCTION_CALL = ROOT / "examples" / "function_call" / "records.jsonl"
+from .test_docs_images import FUNCTION_CALL, function_call_candidate
 
 SUITE = """\
 name: answers
 id_field: id
+context: [question]
 labels:
   values: [是, 否]
 inputs:
@@ -91,20 +91,6 @@ def test_statuses_by_the_miss_reasons() -> None:
 # --- the page -----------------------------------------------------------------------------------
 
 
-def function_call_candidate() -> list[dict[str, Any]]:
-    """The bundled function-call example with two predictions changed: seed-03's temperature
-    made right (fixed), seed-01's room made wrong (broken)."""
-    records = read(FUNCTION_CALL)
-    for record in records:
-        if record["id"] == "seed-03":
-            record["pred_fn"] = record["gold_fn"]
-        if record["id"] == "seed-01":
-            record["pred_fn"] = [
-                {"name": "light_control", "arguments": {"room": "卧室", "action": "打开"}}
-            ]
-    return records
-
-
 @pytest.fixture(scope="module")
 def function_call_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = tmp_path_factory.mktemp("side-by-side")
@@ -127,6 +113,12 @@ def test_a_flipped_call_shows_both_systems_argument_by_argument(function_call_pa
     assert "<del>客厅</del>" in broken and "<ins>卧室</ins>" in broken
     unchanged = next(p for p in pairs if "seed-02" in p)
     assert "Every field is the same on both sides." in unchanged
+    # what each record asked, above its statuses; the metrics with their direction marks
+    query = '<th scope="row"><code>query</code></th><td class="side" colspan="2">调节厨房温度到22度'
+    assert query in fixed and fixed.index("调节厨房温度到22度") < fixed.index("fn_acc_all")
+    mark = '<span class="better" title="higher is better" aria-label="higher is better">↑</span>'
+    assert f"<code>fn_acc_all</code>{mark}" in fixed
+    assert f'<th scope="row"><code>fn_acc_all</code>{mark}</th>' in text  # the differences
     # a record both systems missed alike gives its reason once
     both = re.findall(r'<li class="st-w">.*?</li>', text)
     assert both and all('<span class="why">both: ' in li for li in both)
@@ -143,8 +135,13 @@ def payload_page(tmp_path_factory: pytest.TempPathFactory) -> Path:
         {"id": f"r{i}", "gold": "是", "pred": "是", "answer": "甲方", "reference": "甲方"}
         for i in range(8)
     ]
+    for k, payload in enumerate((SCRIPT, IMG, LINK, CLOSE + JS)):
+        base[k]["question"] = payload  # the context, the same on both sides
     candidate = [dict(r) for r in base]
     baseline = [dict(r) for r in base]
+    baseline[4]["question"] = SCRIPT  # a context that differs: both shown
+    candidate[4]["question"] = {"text": IMG, "link": JS}
+    candidate[4]["pred"] = "否"
     candidate[0].update(id=SCRIPT, answer=IMG, pred="否")
     baseline[0].update(id=SCRIPT, answer=SCRIPT + LINK)
     candidate[1].update(id=JS, answer=CLOSE + JS)
@@ -181,8 +178,14 @@ def test_payloads_are_text_in_chromium(browser: Any, payload_page: Path) -> None
     shown = page.locator("#pairs").inner_text()
     for payload in (SCRIPT, IMG, LINK, JS):
         assert payload in shown, payload
+    contexts = page.locator("article.pair table.context")
+    assert SCRIPT in contexts.nth(0).inner_text() and IMG in contexts.nth(1).inner_text()
+    assert LINK in contexts.nth(2).inner_text() and JS in contexts.nth(3).inner_text()
+    differs = contexts.nth(4)
+    assert SCRIPT in differs.locator("td.side.b").inner_text()
+    assert json.loads(differs.locator("td.side.c").inner_text()) == {"text": IMG, "link": JS}
     page.select_option("#sbs-status", "fb")
-    assert page.locator("article.pair:visible").count() == 2  # records r0 and r1 flipped
+    assert page.locator("article.pair:visible").count() == 3  # records r0, r1 and r4 flipped
     assert page.evaluate("window.__xss") is None and dialogs == [] and errors == []
     page.close()
 
@@ -209,15 +212,19 @@ def test_a_filter_hides_the_unchanged_records_in_chromium(
     assert row.locator("td.side.b del").inner_text() == "23"
     assert row.locator("td.side.c ins").inner_text() == "22"
     page.select_option("#sbs-status", "f")
-    page.select_option("#sbs-metric", label="fn_acc_all")
+    page.select_option("#sbs-metric", label="fn_acc_all ↑")  # the filter by metric
     assert page.locator("article.pair:visible").count() == 1
-    page.select_option("#sbs-metric", label="fn_acc_name")  # nothing fixed on the name
+    flipped = page.locator("article.pair:visible")
+    context = flipped.locator("table.context")
+    assert context.locator("th").inner_text() == "query"
+    assert context.locator("td").inner_text() == "调节厨房温度到22度"
+    both = flipped.locator("tr.changed").first  # both systems' outputs, side by side
+    assert both.locator("td.side.b").inner_text() == "[0].arguments.temperature 23"
+    assert both.locator("td.side.c").inner_text() == "[0].arguments.temperature 22"
+    assert flipped.locator("li.st-f .better").first.get_attribute("title") == "higher is better"
+    page.select_option("#sbs-metric", label="fn_acc_name ↑")  # nothing fixed on the name
     assert page.locator("article.pair:visible").count() == 0
     assert page.locator("#sbs-none").is_visible()
-    page.select_option("#sbs-status", "fb")
-    page.select_option("#sbs-metric", "")
-    page.set_viewport_size({"width": 1280, "height": 760})
-    check_image("comparison-side-by-side.png", page.locator("#pairs").screenshot())
     assert errors == []
     page.close()
 
@@ -256,6 +263,7 @@ def test_the_viewers_paired_page_puts_both_runs_side_by_side(browser: Any, tmp_p
         visible = page.locator("article.pair:visible")
         assert visible.count() == 1 and "seed-03" in visible.inner_text()
         assert visible.locator("td.side.c ins").inner_text() == "22"
+        assert "调节厨房温度到22度" in visible.locator("table.context").inner_text()
         page.close()
     finally:
         served.shutdown()

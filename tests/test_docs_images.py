@@ -1,7 +1,9 @@
 """The screenshots in the documentation (``docs/images/``), made by the browser from the bundled
 examples: report.html of the contract-risk example (at 1280 px, its metrics at 800 px, a record
-opened), and ``pingce view`` over a run history of
-samples of it (the list of runs, two runs compared, a metric's trend).
+opened), ``pingce view`` over a run history of
+samples of it (the list of runs, two runs compared, a metric's trend), and comparison.html's
+records side by side (the function-call example against a candidate that fixed one record and
+broke another).
 
 Each test takes its screenshot in Debian's chromium (the ``browser`` fixture) and checks that the
 committed image is up to date: it exists and has the fresh one's width and height, and a size
@@ -11,6 +13,7 @@ bytes are not compared). ``PINGCE_DOCS_IMAGES=write`` writes the fresh images in
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 import sys
@@ -27,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 IMAGES = ROOT / "docs" / "images"
 EXAMPLE = "examples/contract_risk/records.jsonl"
 """As the pages show it: relative to the repository root, where the runs are made."""
+FUNCTION_CALL = ROOT / "examples" / "function_call" / "records.jsonl"
 WRITE = os.environ.get("PINGCE_DOCS_IMAGES") == "write"
 VIEWPORT = {"width": 1280, "height": 900}
 DAY = 86_400.0
@@ -56,6 +60,21 @@ def check_image(name: str, data: bytes) -> None:
     committed = path.read_bytes()
     assert size(committed) == size(data), hint
     assert abs(len(committed) - len(data)) <= len(data) / 4, hint
+
+
+def function_call_candidate() -> list[dict[str, Any]]:
+    """The bundled function-call example with two predictions changed: seed-03's temperature
+    made right (fixed), seed-01's room made wrong (broken)."""
+    lines = FUNCTION_CALL.read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    for record in records:
+        if record["id"] == "seed-03":
+            record["pred_fn"] = record["gold_fn"]
+        if record["id"] == "seed-01":
+            record["pred_fn"] = [
+                {"name": "light_control", "arguments": {"room": "卧室", "action": "打开"}}
+            ]
+    return records
 
 
 def shot(page: Any, *, full_page: bool = True) -> bytes:
@@ -140,6 +159,22 @@ def test_viewer_pages(browser: Any, viewer: str) -> None:
     page.wait_for_load_state()
     assert page.locator("svg.trend a.point").count() == len(SAMPLES)
     check_image("viewer-trend.png", shot(page))
+    page.close()
+
+
+def test_comparison_side_by_side(browser: Any, tmp_path: Path) -> None:
+    """comparison.html's records side by side, the changed ones: each with its query, its
+    statuses (the metrics with their direction marks) and both systems' calls, argument by
+    argument."""
+    from pingce.report import write_comparison
+
+    result = pingce.compare("function-call", function_call_candidate(), FUNCTION_CALL)
+    write_comparison(result, tmp_path)
+    page = browser.new_page(viewport={"width": 1280, "height": 760})
+    page.goto((tmp_path / "comparison.html").as_uri())
+    page.select_option("#sbs-status", "fb")
+    assert page.locator("article.pair:visible").count() == 2
+    check_image("comparison-side-by-side.png", page.locator("#pairs").screenshot())
     page.close()
 
 

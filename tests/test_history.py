@@ -726,7 +726,10 @@ def test_the_history_tables_read_plain_data_not_the_history() -> None:
 
     from pingce.report.history import print_run, print_runs
 
-    row = SimpleNamespace(metric="accuracy", slice=None, value=0.5, ci_low=0.25, ci_high=0.75, n=4)
+    row = SimpleNamespace(
+        metric="accuracy", slice=None, value=0.5, ci_low=0.25, ci_high=0.75, n=4,
+        higher_is_better=False,
+    )  # fmt: skip
     run = SimpleNamespace(
         name="plain", suite="s", created="2026-01-02T03:04:05+00:00", n_records=4,
         data_path=None, data_sha256=None, git_commit=None, pingce_version="0", out_dir=None,
@@ -738,3 +741,4 @@ def test_the_history_tables_read_plain_data_not_the_history() -> None:
     print_run(run, console)
     text = out.getvalue()
     assert "plain" in text and "2026-01-02 03:04" in text and "accuracy" in text and "0.75" in text
+    assert "accuracy ↓" in text and "↓ lower is better" in text  # the direction the row says

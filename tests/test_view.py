@@ -31,7 +31,7 @@ import pytest
 import pingce
 from pingce.history import MetricRow, RunInfo, record_run, run_info, runs
 from pingce.report.charts import value_range
-from pingce.report.format import fmt_number
+from pingce.report.format import direction_mark, fmt_number
 from pingce.viewer import REPORT_CSP, Viewer, ViewerServer, make_server, run_href
 
 from .cli_run import ENV
@@ -194,6 +194,12 @@ def shown(row: MetricRow | None) -> tuple[str, str]:
     return value, f"[{fmt_number(row.ci_low)}, {fmt_number(row.ci_high)}]"
 
 
+def named(row: MetricRow) -> str:
+    """A metric's name and its direction mark, as a page's text reads (the mark's element just
+    after the name)."""
+    return row.metric + direction_mark(row.higher_is_better)
+
+
 def overall(info: RunInfo) -> list[MetricRow]:
     return [m for m in info.metrics if m.slice is None]
 
@@ -233,7 +239,7 @@ def test_the_list_holds_every_run_newest_first_with_the_stored_values(
         assert texts[5] == f"{info.n_records:,}"
         for metric in overall(info)[:4]:
             value, interval = shown(metric)
-            assert f"{metric.metric} {value} {interval}" in texts[6]
+            assert f"{named(metric)} {value} {interval}" in texts[6]
         assert f'href="{html.escape(run_href(info.name))}"' in row
 
 
@@ -304,7 +310,7 @@ def test_a_run_whose_report_is_gone_says_so_and_shows_the_store(
         assert len(rows) == len(info.metrics) + len(slices)  # a head per table
         for metric in overall(info):
             value, interval = shown(metric)
-            assert any(cells(r)[:3] == [metric.metric, value, interval] for r in rows)
+            assert any(cells(r)[:3] == [named(metric), value, interval] for r in rows)
     assert (
         "The newest run recorded with that folder is over-2" in fetch(server, run_href("over")).text
     )
@@ -334,7 +340,7 @@ def test_compare_puts_the_stored_values_and_intervals_side_by_side(
         for row, ma in zip(rows, metrics, strict=True):
             mb = b.value(ma.metric, where)
             texts = cells(row)
-            assert texts[0] == ma.metric
+            assert texts[0] == named(ma)
             assert texts[1:3] == list(shown(ma))
             assert texts[3:5] == list(
                 shown(next(m for m in b.metrics if m.metric == ma.metric and m.slice == where))
@@ -701,3 +707,48 @@ def test_paired_runs_the_paired_test_of_two_stored_runs(tmp_path: Path) -> None:
     assert "candidate worse" in text
     other = Viewer(db).respond("/paired?" + urlencode({"a": "worse", "b": "nobody"}))
     assert other.status == 404
+
+
+# --- direction marks ----------------------------------------------------------------------------
+
+
+def test_every_page_marks_a_metrics_direction_and_an_old_run_only_a_known_one(
+    tmp_path: Path,
+) -> None:
+    """A run stored with its directions shows them on every page; one stored before directions
+    were (NULL) shows the metric registry's for a registered name and no mark for another."""
+    import sqlite3
+
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(SUITE.format(name=RISK), "utf-8")
+    db = tmp_path / "runs.db"
+    result = pingce.evaluate(suite, make_records(0.7, 1), bootstrap=0, slices=["kind"])
+    record_run(result, name="new", store=db, started=time.time() - DAY)
+    record_run(result, name="old", store=db)
+    with sqlite3.connect(db) as connection:  # as a run stored by an earlier pingce reads
+        old = "(SELECT id FROM runs WHERE name = 'old')"
+        connection.execute(f"UPDATE metrics SET higher_is_better = NULL WHERE run_id = {old}")
+        renamed = f"UPDATE metrics SET metric = 'own' WHERE metric = 'qwk' AND run_id = {old}"
+        connection.execute(renamed)  # a suite's own metric, unknown to the registry
+    new, old_run = run_info("new", store=db), run_info("old", store=db)
+    directions = {m.metric: m.higher_is_better for m in overall(new)}
+    assert directions == {"accuracy": True, "macro_f1": True, "qwk": True, "avg_latency_sec": False}
+    assert {m.metric: m.higher_is_better for m in overall(old_run)} == {
+        "accuracy": True, "macro_f1": True, "own": None, "avg_latency_sec": False,
+    }  # fmt: skip
+    up = '<span class="better" title="higher is better" aria-label="higher is better">↑</span>'
+    down = '<span class="better" title="lower is better" aria-label="lower is better">↓</span>'
+    viewer = Viewer(db)
+    listed = viewer.respond("/?" + urlencode({"suite": RISK})).body.decode("utf-8")
+    assert f">accuracy</a>{up}" in listed and f">avg_latency_sec</a>{down}" in listed
+    assert ">own</a> " in listed  # a name no one knows: no mark
+    compared = viewer.respond("/compare?" + urlencode({"a": "new", "b": "old"}))
+    rows = table_rows(compared.body.decode("utf-8"), "metrics compare")
+    texts = {cells(r)[0] for r in rows[1:]}
+    assert {"accuracy↑", "avg_latency_sec↓", "qwk↑", "own"} <= texts
+    trend = viewer.respond("/trend?" + urlencode({"suite": RISK, "metric": "avg_latency_sec"}))
+    text = trend.body.decode("utf-8")
+    assert f"<th>value{down}</th>" in text and ">avg_latency_sec ↓</option>" in text
+    stored_only = viewer.respond(run_href("old")).body.decode("utf-8")  # no folder: the store's
+    assert f"<code>accuracy</code>{up}</th>" in stored_only
+    assert "<code>own</code></th>" in stored_only

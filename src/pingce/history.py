@@ -71,7 +71,7 @@ __all__ = [
     "runs",
 ]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 """The schema this pingce writes (``PRAGMA user_version`` of the file)."""
 
 
@@ -94,6 +94,10 @@ class MetricRow:
     ci_low: float | None
     ci_high: float | None
     n: int
+    higher_is_better: bool | None = None
+    """The metric's direction as the run recorded it; for a run stored before directions were
+    (schema 2), the metric registry's for that name; None when neither knows it (the viewer
+    then shows no mark rather than a guessed one)."""
 
 
 @dataclass(frozen=True)
@@ -247,7 +251,17 @@ def _reservations(db: sqlite3.Connection) -> None:
     )
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _create, 2: _reservations}
+def _directions(db: sqlite3.Connection) -> None:
+    """Version 3: each metric's direction (1 higher is better, 0 lower is; NULL in the rows of
+    runs stored before, and of a result that did not say)."""
+    db.execute("ALTER TABLE metrics ADD COLUMN higher_is_better INTEGER")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {
+    1: _create,
+    2: _reservations,
+    3: _directions,
+}
 """``MIGRATIONS[v]`` takes a file at version ``v - 1`` to version ``v`` (0: an empty file). A
 schema change adds the next version here and raises :data:`SCHEMA_VERSION`."""
 
@@ -383,8 +397,8 @@ def record_run(
             [chosen, *fields.values()],
         )
         db.executemany(
-            "INSERT INTO metrics (run_id, position, metric, slice, value, ci_low, ci_high, n)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO metrics (run_id, position, metric, slice, value, ci_low, ci_high, n, "
+            "higher_is_better) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(cursor.lastrowid, k, *row) for k, row in enumerate(rows)],
         )
         return chosen
@@ -510,7 +524,8 @@ def name_used_message(name: str, store: str | os.PathLike[str] | None = None) ->
 
 def _metric_rows(result: EvaluationResult) -> Iterator[tuple[Any, ...]]:
     def row(metric: str, where: str, entry: MetricResult) -> tuple[Any, ...]:
-        return (metric, where, entry.value, entry.ci_low, entry.ci_high, entry.n)
+        higher = entry.higher_is_better
+        return (metric, where, entry.value, entry.ci_low, entry.ci_high, entry.n, higher)
 
     for metric, entry in result.metrics.items():
         yield row(metric, "", entry)
@@ -533,12 +548,13 @@ def _info(db: sqlite3.Connection, row: tuple[Any, ...], metrics: bool = True) ->
     signature, options, failures = (json.loads(text) for text in row[10:13])
     rows: list[MetricRow] = []
     if metrics:
-        for metric, where, value, low, high, n in db.execute(
-            "SELECT metric, slice, value, ci_low, ci_high, n FROM metrics WHERE run_id = ? "
-            "ORDER BY position",
+        for metric, where, value, low, high, n, higher in db.execute(
+            "SELECT metric, slice, value, ci_low, ci_high, n, higher_is_better FROM metrics "
+            "WHERE run_id = ? ORDER BY position",
             (run_id,),
         ):
-            rows.append(MetricRow(metric, where or None, value, low, high, n))
+            known = _registered_direction(metric) if higher is None else bool(higher)
+            rows.append(MetricRow(metric, where or None, value, low, high, n, known))
     return RunInfo(
         name=name,
         suite=suite,
@@ -554,6 +570,19 @@ def _info(db: sqlite3.Connection, row: tuple[Any, ...], metrics: bool = True) ->
         failures=failures,
         metrics=rows,
     )
+
+
+def _registered_direction(metric: str) -> bool | None:
+    """The direction of the metric registered under ``metric`` (a deprecated name read as its
+    new one), for a row stored without one; None when no metric of that name is registered in
+    this process (a suite's own metric, say)."""
+    from .metrics.registry import metric_registry, resolve_name
+
+    info = metric_registry().get(resolve_name(metric)[0])
+    if info is None:
+        return None
+    higher = getattr(info.factory, "higher_is_better", None)
+    return higher if isinstance(higher, bool) else None
 
 
 def runs(

@@ -16,7 +16,7 @@ import numpy as np
 from ..results import ComparisonResult, MetricComparison, MetricResult, RecordRows
 from .charts import PLOT_WIDTH, axis_labels, forest, is_finite, nice_ceiling, tick
 from .format import fmt_number, fmt_p
-from .page import STYLE, asset, esc, head, script, script_hash, style
+from .page import STYLE, asset, direction, esc, head, script, script_hash, style
 from .side_by_side import pairs_section, statuses
 
 __all__ = ["FLIPS_SHOWN", "SCRIPT", "STYLE_OWN", "render_comparison_html"]
@@ -113,7 +113,8 @@ def _record_sections(
     if order is None:
         return flipped, counts
     verdicts = {name: _verdict(m) for name, m in result.metrics.items()}
-    return flipped + pairs_section(candidate, baseline, order, verdicts), counts
+    directions = {name: m.higher_is_better for name, m in result.metrics.items()}
+    return flipped + pairs_section(candidate, baseline, order, verdicts, directions), counts
 
 
 def _flipped_section(
@@ -149,8 +150,9 @@ def _flipped_section(
         if not len(fixed) and not len(broken):
             continue
         parts.append(
-            f"<details><summary><code>{esc(name)}</code>: {len(fixed):,} fixed by the candidate, "
-            f"{len(broken):,} broken</summary>"
+            f"<details><summary><code>{esc(name)}</code>"
+            f"{direction(result.metrics[name].higher_is_better)}: {len(fixed):,} fixed by the "
+            f"candidate, {len(broken):,} broken</summary>"
         )
         for label, positions in (("fixed (baseline missed)", fixed), ("broken", broken)):
             if not len(positions):
@@ -210,11 +212,9 @@ def render_comparison_html(
         )
         flips = counts.get(name)
         flip_text = "" if flips is None else f"{flips[0]:,} / {flips[1]:,}"
-        better = "higher" if m.higher_is_better else "lower"
         note = f'<div class="mnote">{esc(m.note)}</div>' if m.note else ""
         rows.append(
-            f'<tr><th scope="row"><code>{esc(name)}</code>'
-            f'<small class="dir">{better} is better</small></th>'
+            f'<tr><th scope="row"><code>{esc(name)}</code>{direction(m.higher_is_better)}</th>'
             f'<td class="num">{esc(fmt_number(m.candidate))}</td>'
             f'<td class="num">{esc(fmt_number(m.baseline))}</td>'
             f'<td class="num">{esc(fmt_number(m.delta))}</td><td class="num">{esc(interval)}</td>'

@@ -11,13 +11,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from rich.cells import cell_len
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from ..results import ComparisonResult, EvaluationResult, MetricComparison, MetricResult
-from .format import fmt_interval, fmt_number, fmt_p, fmt_value, model_line, similarity_line
+from .format import (
+    direction_legend,
+    fmt_interval,
+    fmt_number,
+    fmt_p,
+    fmt_value,
+    marked,
+    model_line,
+    similarity_line,
+)
 
 if TYPE_CHECKING:
     from ..calibrate import CalibrationResult
@@ -107,7 +117,9 @@ def print_result(result: EvaluationResult, console: Console) -> None:
     gone = {name for names in missing.values() for name in names}
     kept = {name: m for name, m in result.metrics.items() if name not in gone}
     partial = any(m.partial() for m in kept.values())
-    table = Table(title=title, title_justify="left")
+    table = Table(
+        title=title, title_justify="left", caption=_legend(kept.values()), caption_justify="left"
+    )
     table.add_column("metric", style="bold", no_wrap=True)
     table.add_column("value", justify="right")
     table.add_column(ci_head, justify="right")
@@ -119,7 +131,8 @@ def print_result(result: EvaluationResult, console: Console) -> None:
         if m.value is None:
             value = f"[yellow]{value}[/yellow]"
         scored = [m.partial() or ""] if partial else []
-        table.add_row(name, value, fmt_interval(m), str(m.n), *scored)
+        table.add_row(escape(marked(name, m.higher_is_better)), value, fmt_interval(m), str(m.n),
+                      *scored)  # fmt: skip
     console.print(table)
     for name, m in kept.items():  # the notes, a line each (whole in report.md)
         if m.note():
@@ -147,6 +160,11 @@ def print_result(result: EvaluationResult, console: Console) -> None:
     if asked is not None:
         console.print(asked, markup=False, highlight=False, emoji=False)
     print_notes(result.notes, console)
+
+
+def _legend(metrics: Iterable[MetricResult | MetricComparison]) -> str | None:
+    """A table's caption: what the direction marks of its metrics mean (None without marks)."""
+    return direction_legend(m.higher_is_better for m in metrics) or None
 
 
 def _matrix_table(name: str, data: dict[str, Any]) -> Table:
@@ -188,7 +206,8 @@ def print_slices(result: EvaluationResult, console: Console) -> None:
     tables (labels wrap, never cut)."""
     gone = {name for names in left_out(result.metrics).values() for name in names}
     names = [name for name in result.metrics if name not in gone] or list(result.metrics)
-    label = max(len(name) for name in [*names, "records"]) + 4
+    shown_names = {name: marked(name, result.metrics[name].higher_is_better) for name in names}
+    label = max(cell_len(name) for name in [*shown_names.values(), "records"]) + 4
     per_table = max(1, (console.width - label) // 12)  # a value "0.8333" and its separators
     by_field: dict[str, list[str]] = {}
     for key in result.slices:
@@ -200,14 +219,15 @@ def print_slices(result: EvaluationResult, console: Console) -> None:
             title = f"slices by {field}"
             if len(keys) > per_table:
                 title += f" ({start + 1}-{start + len(chunk)} of {len(keys)})"
-            table = Table(title=title, title_justify="left")
+            legend = _legend(result.metrics[name] for name in names)
+            table = Table(title=title, title_justify="left", caption=legend, caption_justify="left")
             table.add_column("metric", style="bold", no_wrap=True)
             for key in chunk:
                 table.add_column(key.split("=", 1)[-1], justify="right", overflow="fold")
             table.add_row("records", *(str(result.slices[key].n_records) for key in chunk))
             for name in names:
                 cells = (fmt_value(result.slices[key].metrics[name]) for key in chunk)
-                table.add_row(name, *cells)
+                table.add_row(escape(shown_names[name]), *cells)
             console.print(table)
         if len(keys) > len(shown):
             console.print(
@@ -323,10 +343,14 @@ def _comparison_table(
             if m.ci_low is not None and m.ci_high is not None
             else ""
         )
-        rows.append((name, m, delta, interval))
-    name_width = max([len("metric"), *(len(name) for name in metrics)])
+        rows.append((escape(marked(name, m.higher_is_better)), m, delta, interval))
+    name_width = max(
+        [len("metric"), *(cell_len(marked(n, m.higher_is_better)) for n, m in metrics.items())]
+    )
     wide = name_width + 3 + 9 * 3 + 22 + 10 * 2 + 4 <= width
-    table = Table(title=title, title_justify="left")
+    table = Table(
+        title=title, title_justify="left", caption=_legend(metrics.values()), caption_justify="left"
+    )
     if wide:
         table.add_column("metric", style="bold", no_wrap=True)
         for column in ("candidate", "baseline", "delta"):

@@ -1,13 +1,55 @@
-"""Number formatting shared by the console and markdown reports (results.json is never rounded)."""
+"""Number formatting shared by the console and markdown reports (results.json is never rounded),
+and the one home of a metric's direction mark (↑ higher is better, ↓ lower is better) and its
+words, which every page, report and console table shows beside a metric's name."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..results import MetricResult
 
-__all__ = ["fmt_interval", "fmt_number", "fmt_p", "fmt_value", "model_line", "similarity_line"]
+__all__ = [
+    "BETTER",
+    "direction_legend",
+    "direction_mark",
+    "direction_words",
+    "fmt_interval",
+    "fmt_number",
+    "fmt_p",
+    "fmt_value",
+    "marked",
+    "model_line",
+    "similarity_line",
+]
+
+BETTER = {True: ("↑", "higher is better"), False: ("↓", "lower is better")}
+"""A metric's direction (``higher_is_better``) -> its mark and the words that explain it (the
+mark's title and aria-label on a page, the legend under a text table). A direction not known (a
+results.json or stored run written before it was recorded) has no mark, never a guessed one."""
+
+
+def direction_mark(higher: bool | None) -> str:
+    """``↑`` when a higher value is better, ``↓`` when a lower one is, ``""`` when not known."""
+    return "" if higher is None else BETTER[higher][0]
+
+
+def direction_words(higher: bool | None) -> str:
+    """``higher is better``, ``lower is better``, or ``""`` when not known."""
+    return "" if higher is None else BETTER[higher][1]
+
+
+def marked(name: str, higher: bool | None) -> str:
+    """A metric's name and its direction mark after a space (the name alone when not known)."""
+    mark = direction_mark(higher)
+    return f"{name} {mark}" if mark else name
+
+
+def direction_legend(directions: Iterable[bool | None]) -> str:
+    """What the marks among ``directions`` mean, for under a text table: ``↑ higher is better,
+    ↓ lower is better`` (only the marks shown; ``""`` when none is)."""
+    shown = set(directions)
+    return ", ".join(f"{mark} {words}" for key, (mark, words) in BETTER.items() if key in shown)
 
 
 def fmt_number(value: float | None, digits: int = 4) -> str:

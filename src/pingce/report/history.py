@@ -18,7 +18,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from .charts import Estimate
-from .format import fmt_number
+from .format import direction_legend, fmt_number, marked
 
 __all__ = ["HEADLINE", "StoredMetric", "StoredRun", "print_run", "print_runs"]
 
@@ -37,6 +37,8 @@ class StoredMetric(Estimate, Protocol):
     def slice(self) -> str | None: ...
     @property
     def n(self) -> int: ...
+    @property
+    def higher_is_better(self) -> bool | None: ...
 
 
 class StoredRun(Protocol):
@@ -128,7 +130,9 @@ def print_runs(found: Sequence[StoredRun], store: str | os.PathLike[str], consol
 
 def _row(run: StoredRun) -> tuple[str, str, str, str, str, str]:
     headline = [m for m in run.metrics if m.slice is None][:HEADLINE]
-    metrics = "\n".join(f"{m.metric} {fmt_number(m.value, 3)}" for m in headline)
+    metrics = "\n".join(
+        f"{marked(m.metric, m.higher_is_better)} {fmt_number(m.value, 3)}" for m in headline
+    )
     return (
         run.name,
         run.suite,
@@ -145,16 +149,24 @@ def print_run(run: StoredRun, console: Console) -> None:
     parts: dict[str | None, list[StoredMetric]] = {}
     for row in run.metrics:
         parts.setdefault(row.slice, []).append(row)
-    longest = max((cell_len(m.metric) for m in run.metrics), default=6)
+    longest = max((cell_len(marked(m.metric, m.higher_is_better)) for m in run.metrics), default=6)
     for part, rows in parts.items():
         title = f"run {run.name}" + ("" if part is None else f", slice {part}")
-        table = Table(title=escape(title), title_justify="left", highlight=False)
+        legend = direction_legend(row.higher_is_better for row in rows) or None
+        table = Table(
+            title=escape(title),
+            title_justify="left",
+            caption=legend,
+            caption_justify="left",
+            highlight=False,
+        )
         table.add_column("metric", style="bold", no_wrap=True, min_width=longest)
         table.add_column("value", justify="right", no_wrap=True)
         table.add_column("interval", justify="right")
         table.add_column("n", justify="right", no_wrap=True)
         for row in rows:
-            table.add_row(escape(row.metric), fmt_number(row.value), _interval(row), f"{row.n:,}")
+            name = marked(row.metric, row.higher_is_better)
+            table.add_row(escape(name), fmt_number(row.value), _interval(row), f"{row.n:,}")
         console.print(table)
     about = Table.grid(padding=(0, 2))
     about.add_column(style="dim", no_wrap=True)

@@ -11,13 +11,34 @@ from ..results import (
     MetricResult,
     Signature,
 )
-from .format import fmt_interval, fmt_number, fmt_p, fmt_value, model_line, similarity_line
+from .format import (
+    direction_legend,
+    direction_mark,
+    fmt_interval,
+    fmt_number,
+    fmt_p,
+    fmt_value,
+    model_line,
+    similarity_line,
+)
 
 __all__ = ["render_comparison_markdown", "render_markdown"]
 
 
 def _cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _name(name: str, higher: bool | None) -> str:
+    """A metric's name in a table cell, as code, and its direction mark after it."""
+    mark = direction_mark(higher)
+    return f"`{name}` {mark}" if mark else f"`{name}`"
+
+
+def _legend(directions: list[bool | None]) -> list[str]:
+    """The line under a table that says what its direction marks mean (none without marks)."""
+    legend = direction_legend(directions)
+    return [f"_{legend}_", ""] if legend else []
 
 
 def _metric_table(metrics: dict[str, MetricResult], ci_head: str) -> list[str]:
@@ -32,9 +53,10 @@ def _metric_table(metrics: dict[str, MetricResult], ci_head: str) -> list[str]:
     for name, m in metrics.items():
         scored = f" {m.partial() or ''} |" if partial else ""
         rows.append(
-            f"| `{name}` | {fmt_value(m)} | {fmt_interval(m)} | {m.n} |{scored} {_cell(m.note())} |"
+            f"| {_name(name, m.higher_is_better)} | {fmt_value(m)} | {fmt_interval(m)} | {m.n} |"
+            f"{scored} {_cell(m.note())} |"
         )
-    return rows
+    return [*rows, "", *_legend([m.higher_is_better for m in metrics.values()])]
 
 
 def _table_md(name: str, table: dict[str, Any]) -> list[str]:
@@ -101,7 +123,8 @@ def _slice_tables(result: EvaluationResult) -> list[str]:
                     if m.ci_low is not None:
                         cell += f" {fmt_interval(m)}"
                     cells.append(cell)
-                lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
+                higher = result.metrics[name].higher_is_better
+                lines.append(f"| {_name(name, higher)} | " + " | ".join(cells) + " |")
             lines.append("")
     return lines
 
@@ -158,7 +181,6 @@ def render_markdown(result: EvaluationResult) -> str:
         "## Metrics",
         "",
         *_metric_table(result.metrics, ci_head),
-        "",
     ]
     if result.tables:
         lines += ["## Tables", ""]
@@ -194,10 +216,11 @@ def _comparison_rows(metrics: dict[str, MetricComparison]) -> list[str]:
             else ""
         )
         rows.append(
-            f"| `{name}` | {fmt_number(m.candidate)} | {fmt_number(m.baseline)} | "
-            f"{fmt_number(m.delta)} | {interval} | {fmt_p(m.p_value)} | {fmt_p(m.p_holm)} |"
+            f"| {_name(name, m.higher_is_better)} | {fmt_number(m.candidate)} | "
+            f"{fmt_number(m.baseline)} | {fmt_number(m.delta)} | {interval} | "
+            f"{fmt_p(m.p_value)} | {fmt_p(m.p_holm)} |"
         )
-    rows.append("")
+    rows += ["", *_legend([m.higher_is_better for m in metrics.values()])]
     said = [(name, m.verdict) for name, m in metrics.items() if m.verdict]
     rows += [f"- `{name}`: {_cell(verdict)}" for name, verdict in said]
     notes = [(name, m.note) for name, m in metrics.items() if m.note]

@@ -16,6 +16,8 @@ import html
 from functools import cache
 from importlib.resources import files
 
+from .format import direction_mark, direction_words
+
 __all__ = [
     "STYLE",
     "asset",
@@ -39,14 +41,15 @@ def esc(value: object) -> str:
 
 
 def direction(higher: bool | None) -> str:
-    """The mark beside a metric's name: ↑ when a higher value is better, ↓ when a lower one is
-    (latencies, error rates), nothing when the result does not say (an old results.json)."""
+    """The mark beside a metric's name on a page: ↑ when a higher value is better, ↓ when a
+    lower one is (latencies, error rates), its words as its title and aria-label
+    (:data:`~pingce.report.format.BETTER`); nothing when the direction is not known."""
     if higher is None:
         return ""
-    word = "higher" if higher else "lower"
+    words = esc(direction_words(higher))
     return (
-        f'<span class="better" title="{word} is better" aria-label="{word} is better">'
-        f"{'↑' if higher else '↓'}</span>"
+        f'<span class="better" title="{words}" aria-label="{words}">'
+        f"{esc(direction_mark(higher))}</span>"
     )
 
 

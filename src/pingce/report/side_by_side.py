@@ -2,6 +2,7 @@
 is that page): for each paired record, the fields whose values differ between the two sides next
 to each other, what changed marked (a text diff by :mod:`difflib` for text, path by path for
 structured values: a function call argument by argument), the fields the two share folded below,
+the record's context fields (``RecordRows.context``: the query, the question, the messages) above,
 and per metric whether the candidate fixed the record, broke it, or both systems got it right or
 wrong (by the per-record miss reasons). The page's small script (``report/assets/comparison.js``)
 filters the records by that status and by metric; without it every record shows.
@@ -15,16 +16,16 @@ import difflib
 import math
 import operator
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from itertools import repeat
 from typing import Any
 
 import numpy as np
 
-from .._json import json_texts
+from .._json import dumps_indented, json_texts
 from ..results import RecordRows
-from .format import fmt_number
-from .page import esc
+from .format import fmt_number, marked
+from .page import direction, esc
 
 __all__ = [
     "PAIRS_SHOWN",
@@ -95,6 +96,37 @@ def flat_paths(value: Any, path: str = "") -> Iterator[tuple[str, str]]:
             yield from flat_paths(item, f"{path}[{i}]")
     else:
         yield path, _text(value)
+
+
+def _context_text(value: Any) -> str:
+    """A context value as the page shows it: a text as it is, anything else as indented JSON
+    (messages a turn a block), cut at :data:`VALUE_CHARS` (saying so), escaped."""
+    text = value if isinstance(value, str) else dumps_indented(value)
+    shown, was_cut = _cut(text)
+    return esc(shown) + ('<span class="cut">… (cut)</span>' if was_cut else "")
+
+
+def _context_rows(context_c: dict[str, Any], context_b: dict[str, Any]) -> str:
+    """The record's context fields (what was asked: the query, the question, the messages), a
+    row each: one value when both sides read the same, else the baseline's and the
+    candidate's."""
+    rows = []
+    for name in dict.fromkeys([*context_b, *context_c]):
+        before, after = context_b.get(name), context_c.get(name)
+        head = f'<th scope="row"><code>{esc(name)}</code></th>'
+        if before == after:
+            rows.append(f'<tr>{head}<td class="side" colspan="2">{_context_text(after)}</td></tr>')
+            continue
+        absent = '<span class="absent">(absent)</span>'
+        old = absent if before is None else _context_text(before)
+        new = absent if after is None else _context_text(after)
+        rows.append(f'<tr>{head}<td class="side b">{old}</td><td class="side c">{new}</td></tr>')
+    if not rows:
+        return ""
+    return (
+        '<table class="sbs context"><caption>context</caption>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
 
 
 def _structured(value: Any) -> bool:
@@ -216,9 +248,15 @@ def _chosen(codes: dict[str, np.ndarray], n: int) -> np.ndarray:
 
 
 def _metric_lines(
-    candidate: RecordRows, baseline: RecordRows, i: int, j: int, codes: dict[str, str]
+    candidate: RecordRows,
+    baseline: RecordRows,
+    at: tuple[int, int],
+    codes: dict[str, str],
+    directions: Mapping[str, bool | None],
 ) -> str:
-    """A record's metrics not right on both sides: its status, both values and the reasons."""
+    """A record's metrics not right on both sides (``at``: its candidate and baseline
+    positions): its status, the metric and its direction mark, both values and the reasons."""
+    i, j = at
     out = []
     for name, code in codes.items():
         if code in "r-":
@@ -229,7 +267,8 @@ def _metric_lines(
         why = _reasons(baseline.misses.get(name), j, candidate.misses.get(name), i)
         out.append(
             f'<li class="st-{code}"><span class="badge">{esc(STATUSES[code])}</span> '
-            f"<code>{esc(name)}</code> {esc(vb)} → {esc(vc)}{why}</li>"
+            f"<code>{esc(name)}</code>{direction(directions.get(name))} {esc(vb)} → {esc(vc)}"
+            f"{why}</li>"
         )
     return f'<ul class="mstat">{"".join(out)}</ul>' if out else ""
 
@@ -259,12 +298,18 @@ def _finite(value: Any) -> float | None:
 def _pair(
     candidate: RecordRows,
     baseline: RecordRows,
-    i: int,
-    j: int,
+    at: tuple[int, int],
     codes: dict[str, str],
-    fields: tuple[dict[str, Any], dict[str, Any]],
+    rows: tuple[dict[str, Any], dict[str, Any]],
+    directions: Mapping[str, bool | None],
 ) -> str:
+    """One record side by side (``at``: its candidate and baseline positions; ``rows``: both
+    sides' :meth:`~pingce.results.RecordRows.iter_rows` rows): its id, context, statuses and
+    the fields that changed."""
+    i = at[0]
     key = candidate.ids[i]
+    fields = (rows[0]["fields"], rows[1]["fields"])
+    context = _context_rows(rows[0].get("context", {}), rows[1].get("context", {}))
     st = "".join(codes.values())
     changed, same, n_same = _field_rows(*fields)
     table = (
@@ -282,11 +327,14 @@ def _pair(
     ident = "" if key is None else f" · id <code>{esc(key)}</code>"
     return (
         f'<article class="pair" data-st="{esc(st)}"><h3>line {int(candidate.lines[i])}{ident}'
-        f"</h3>{_metric_lines(candidate, baseline, i, j, codes)}{table}{shared}</article>"
+        f"</h3>{context}{_metric_lines(candidate, baseline, at, codes, directions)}{table}"
+        f"{shared}</article>"
     )
 
 
-def _counts_table(codes: dict[str, np.ndarray], verdicts: dict[str, str]) -> str:
+def _counts_table(
+    codes: dict[str, np.ndarray], verdicts: dict[str, str], directions: Mapping[str, bool | None]
+) -> str:
     """Per metric judged record by record: its records by status, and the comparison's verdict
     beside them."""
     rows = []
@@ -295,7 +343,8 @@ def _counts_table(codes: dict[str, np.ndarray], verdicts: dict[str, str]) -> str
             f'<td class="num">{int(np.count_nonzero(column == code)):,}</td>' for code in STATUSES
         )
         rows.append(
-            f'<tr><th scope="row"><code>{esc(name)}</code></th>{cells}'
+            f'<tr><th scope="row"><code>{esc(name)}</code>{direction(directions.get(name))}</th>'
+            f"{cells}"
             f"<td>{esc(verdicts.get(name, ''))}</td></tr>"
         )
     head = "".join(f"<th>{esc(label)}</th>" for label in STATUSES.values())
@@ -305,7 +354,7 @@ def _counts_table(codes: dict[str, np.ndarray], verdicts: dict[str, str]) -> str
     )
 
 
-def _controls(metrics: list[str]) -> str:
+def _controls(metrics: list[str], directions: Mapping[str, bool | None]) -> str:
     status = "".join(
         f'<option value="{code}">{esc(label)}</option>'
         for code, label in [
@@ -314,7 +363,10 @@ def _controls(metrics: list[str]) -> str:
             *STATUSES.items(),
         ]
     )
-    metric = "".join(f'<option value="{k}">{esc(name)}</option>' for k, name in enumerate(metrics))
+    metric = "".join(
+        f'<option value="{k}">{esc(marked(name, directions.get(name)))}</option>'
+        for k, name in enumerate(metrics)
+    )
     return (
         '<div class="controls" id="sbs-controls" hidden>'
         f'<label>show <select id="sbs-status">{status}</select></label>'
@@ -324,11 +376,16 @@ def _controls(metrics: list[str]) -> str:
 
 
 def pairs_section(
-    candidate: RecordRows, baseline: RecordRows, order: np.ndarray, verdicts: dict[str, str]
+    candidate: RecordRows,
+    baseline: RecordRows,
+    order: np.ndarray,
+    verdicts: dict[str, str],
+    directions: Mapping[str, bool | None] | None = None,
 ) -> str:
     """The section of both systems' records side by side (``order``: each candidate record's
     position among the baseline's; ``verdicts``: the comparison's verdict of each metric, in
-    the comparison's order)."""
+    the comparison's order; ``directions``: each metric's ``higher_is_better``, for its mark)."""
+    directions = directions or {}
     codes = statuses(candidate, baseline, order, list(verdicts))
     names = list(codes)
     shown = _chosen(codes, candidate.n)
@@ -338,11 +395,12 @@ def pairs_section(
         '<section id="pairs"><h2>Both systems, record by record</h2>',
         "<p class=\"hint\">For each record, the baseline's and the candidate's values of every "
         "field that differs, what changed marked (removed struck through, added underlined; "
-        "a structured value path by path); the fields the two share are folded below. A record "
+        "a structured value path by path); the fields the two share are folded below, and the "
+        "record's context fields (what it asked, which no metric reads) come first. A record "
         "is <b>fixed</b> on a metric when the baseline missed it and the candidate did not, "
         "<b>broken</b> the reverse (by the per-record miss reasons).</p>",
-        _counts_table(codes, verdicts),
-        _controls(names),
+        _counts_table(codes, verdicts, directions),
+        _controls(names, directions),
     ]
     if len(shown) < candidate.n:
         parts.append(
@@ -350,9 +408,9 @@ def pairs_section(
             "those that flipped first.</p>"
         )
     for k, i in enumerate(shown.tolist()):
-        j = int(order[i])
         record_codes = {name: str(codes[name][i]) for name in names}
-        fields = (rows_c[k]["fields"], rows_b[k]["fields"])
-        parts.append(_pair(candidate, baseline, i, j, record_codes, fields))
+        at = (i, int(order[i]))
+        rows = (rows_c[k], rows_b[k])
+        parts.append(_pair(candidate, baseline, at, record_codes, rows, directions))
     parts.append('<p class="empty" id="sbs-none" hidden>No record matches.</p></section>\n')
     return "".join(parts)

@@ -30,8 +30,8 @@ from ..report.charts import (
     value_range,
 )
 from ..report.comparison_html import render_comparison_html
-from ..report.format import fmt_number
-from ..report.page import STYLE, asset, esc, head, style
+from ..report.format import fmt_number, marked
+from ..report.page import STYLE, asset, direction, esc, head, style
 
 __all__ = [
     "CSP",
@@ -235,6 +235,7 @@ class Viewer:
                 '<p class="hint">Trend across these runs: '
                 + " · ".join(
                     f'<a href="{esc(_href("/trend", suite=suite, metric=m))}">{esc(m)}</a>'
+                    f"{direction(_direction(shown, m))}"
                     for m in metrics
                 )
                 + "</p>"
@@ -248,8 +249,9 @@ class Viewer:
             heads = [m for m in r.metrics if m.slice is None]
             metrics_html = "".join(
                 f'<span class="m"><a class="k" href="'
-                f'{esc(_href("/trend", suite=r.suite, metric=m.metric))}">{esc(m.metric)}</a> '
-                f"{esc(_value(m))} <small>{esc(_interval(m))}</small></span>"
+                f'{esc(_href("/trend", suite=r.suite, metric=m.metric))}">{esc(m.metric)}</a>'
+                f"{direction(m.higher_is_better)} {esc(_value(m))} "
+                f"<small>{esc(_interval(m))}</small></span>"
                 for m in heads[:HEADLINE]
             )
             if len(heads) > HEADLINE:
@@ -378,7 +380,8 @@ class Viewer:
             )
             for row in rows:
                 parts.append(
-                    f"<tr><th scope='row'><code>{esc(row.metric)}</code></th>"
+                    f"<tr><th scope='row'><code>{esc(row.metric)}</code>"
+                    f"{direction(row.higher_is_better)}</th>"
                     f'<td class="num">{esc(_value(row))}</td>'
                     f'<td class="num">{esc(_interval(row))}</td><td class="num">{row.n:,}</td>'
                     f"{_plot_cell(row, None, single=True)}</tr>"
@@ -468,7 +471,7 @@ class Viewer:
             '<form class="pick" method="get" action="/trend"><label>suite <select name="suite">'
             + _options(((s, s) for s in suites), suite)
             + '</select></label><label>metric <select name="metric">'
-            + _options(((m, m) for m in metrics), metric)
+            + _options(((m, marked(m, _direction(of_suite, m))) for m in metrics), metric)
             + '</select></label><label>records <select name="slice">'
             + _options([("", "all records"), *((s, s) for s in slices)], where or "")
             + '</select></label><button type="submit">show</button></form>'
@@ -489,7 +492,8 @@ class Viewer:
             + '<p class="hint">Each run of the suite is a point with its interval, oldest on the '
             "left; the runs' names are below. A run without this metric is left out of the "
             'line.</p><h2>Runs, newest first</h2><table class="small trend-table"><thead><tr>'
-            "<th>run</th><th>created</th><th>value</th><th>interval</th><th>n</th></tr></thead>"
+            f"<th>run</th><th>created</th><th>value{direction(_direction(of_suite, metric))}</th>"
+            "<th>interval</th><th>n</th></tr></thead>"
             f"<tbody>{rows}</tbody></table>"
         )
         return _html(200, f"{what} across the runs of {suite}", body, self.store)
@@ -517,6 +521,17 @@ def _metric_names(found: Sequence[RunInfo]) -> list[str]:
             if m.slice is None and m.metric not in names:
                 names.append(m.metric)
     return names
+
+
+def _direction(found: Iterable[RunInfo], metric: str, where: str | None = None) -> bool | None:
+    """The direction of ``metric`` in the runs ``found`` (a run stored without it, and not known
+    to the metric registry, says nothing); None when none says, or when runs disagree."""
+    said = {
+        row.higher_is_better
+        for run in found
+        if (row := _row(run, metric, where)) is not None and row.higher_is_better is not None
+    }
+    return said.pop() if len(said) == 1 else None
 
 
 def _row(info: RunInfo, metric: str, where: str | None) -> MetricRow | None:
@@ -627,7 +642,8 @@ def _compare_table(a: RunInfo, b: RunInfo, where: str | None) -> str:
             if math.isfinite(difference):
                 delta = ("+" if difference >= 0 else "") + fmt_number(difference)
         rows.append(
-            f'<tr data-metric="{esc(name)}"><th scope="row"><code>{esc(name)}</code></th>'
+            f'<tr data-metric="{esc(name)}"><th scope="row"><code>{esc(name)}</code>'
+            f"{direction(_direction([a, b], name, where))}</th>"
             f'<td class="num side-a">{esc(_value(ra))}</td>'
             f'<td class="num">{esc(_interval(ra))}</td>'
             f'<td class="num side-b">{esc(_value(rb))}</td>'
