@@ -441,6 +441,28 @@ def test_migrations_take_an_old_store_forward(
         pingce.runs(store=db)
 
 
+def test_a_store_of_schema_2_gains_the_directions(
+    tmp_path: Path, calls_result: EvaluationResult
+) -> None:
+    """A store written before directions were kept (schema 2: no column): opened by this pingce,
+    its metrics get the column, NULL, read as the metric registry's direction; a run recorded
+    now keeps its own."""
+    db = tmp_path / "runs.db"
+    history.record_run(calls_result, store=db, name="old")
+    with sqlite3.connect(db) as connection:  # as pingce of schema 2 left it
+        connection.execute("ALTER TABLE metrics DROP COLUMN higher_is_better")
+        connection.execute("PRAGMA user_version = 2")
+    old = pingce.run_info("old", store=db)
+    with sqlite3.connect(db) as connection:
+        assert connection.execute("PRAGMA user_version").fetchone()[0] == history.SCHEMA_VERSION
+        stored = connection.execute("SELECT DISTINCT higher_is_better FROM metrics").fetchall()
+    assert stored == [(None,)]
+    assert {m.higher_is_better for m in old.metrics} == {True}  # function-call's: the registry's
+    history.record_run(calls_result, store=db, name="new")
+    new = pingce.run_info("new", store=db)
+    assert [m.higher_is_better for m in new.metrics] == [m.higher_is_better for m in old.metrics]
+
+
 # ------------------------------------------------------------------------------ concurrency
 
 

@@ -4,8 +4,8 @@ The store is ``$PINGCE_STORE``, else ``$XDG_DATA_HOME/pingce/runs.db`` (``~/.loc
 ``XDG_DATA_HOME`` is not set); ``pingce run --store PATH`` moves it for one run and ``--no-store``
 skips it. A run is recorded with its name (unique in the store), suite, signature, data path and
 the sha256 of the data file, the options, the pingce version, the git commit of the repository
-the data (or the working directory) is in, every metric's value and interval (all records and
-each slice) and the output folder.
+the data (or the working directory) is in, every metric's value, interval and direction (all
+records and each slice) and the output folder.
 
 Two processes may write at once: the database is in WAL mode, each connection waits for a lock
 (``busy_timeout``) and a write that still finds the database locked is tried again
