@@ -249,6 +249,8 @@ def test_the_viewers_paired_page_puts_both_runs_side_by_side(browser: Any, tmp_p
         assert done.returncode == 0, done.stderr
     response = Viewer(db).respond("/paired?" + urlencode({"a": "new", "b": "old"}))
     assert response.status == 200 and b'<section id="pairs">' in response.body
+    mark = '<span class="better" title="higher is better" aria-label="higher is better">↑</span>'
+    assert f'<th scope="row"><code>fn_acc_all</code>{mark}</th>' in response.body.decode("utf-8")
     served = make_server(db, port=0)  # served, under the viewer's policy header as well
     thread = threading.Thread(target=served.serve_forever, daemon=True)
     thread.start()
