@@ -192,3 +192,106 @@ def test_dense_jackknife_in_chunks_equals_one_batch(
     expected = metric.finalize(block.total()[None, :] - rows)
     np.testing.assert_array_equal(values, expected)
     np.testing.assert_array_equal(counts, np.ones(n))
+
+
+def few_row_blocks(n: int, rng: np.random.Generator) -> dict[str, np.ndarray]:
+    """Dense blocks whose rows take a handful of values (and one that does not): whole numbers,
+    dyadic fractions, real values (no short route is exact), a negative zero, a NaN."""
+    whole = np.array([[0, 1, 0, 2, 0, 0, 0, 0, 1, 0], [1, 0, 0, 0, 3, 0, 0, 5, 0, 1]], float)
+    dyadic = np.array([[0.5, -0.25, 3.0], [1.125, 0.0, -7.5], [2.0**-20, 2.0**40, 1.0]])
+    real = np.array([[0.1, 1 / 3], [0.7, 2.0]])
+    signed = np.array([[-0.0, 1.0], [0.0, 2.0]])
+    nan = np.array([[np.nan, 1.0], [0.0, 1.0]])
+    out = {
+        name: table[rng.integers(0, table.shape[0], size=n)]
+        for name, table in {
+            "whole": whole,
+            "dyadic": dyadic,
+            "real": real,
+            "signed": signed,
+            "nan": nan,
+        }.items()
+    }
+    out["many"] = np.round(rng.random((n, 3)), 2)
+    return out
+
+
+@pytest.mark.parametrize("n", [2, 7, 1000, 20_011])
+def test_short_route_sums_equal_weighted_totals_bit_for_bit(n: int) -> None:
+    """block_sums.summer (over distinct rows, or the total weight times a broadcast row) against
+    StatBlock.weighted_total, on multinomial and Poisson weights, as the bootstrap calls it."""
+    from pingce.block_sums import summer
+
+    rng = np.random.default_rng(n)
+    blocks = {
+        name: StatBlock(width=r.shape[1], rows=r) for name, r in few_row_blocks(n, rng).items()
+    }
+    blocks["broadcast"] = StatBlock(width=3, rows=np.broadcast_to(np.array([[2.5, 0, 1]]), (n, 3)))
+    blocks["broadcast real"] = StatBlock(width=1, rows=np.broadcast_to(np.array([[0.1]]), (n, 1)))
+    summers = {name: summer(block) for name, block in blocks.items()}
+    draws = [counts_of(index, n) for index in resample_indices(n, 5, 3)]
+    draws += list(stats.poisson_counts(np.arange(n, dtype=np.uint64), 5, 4))
+    with one_blas_thread():
+        for weights in draws:
+            for name, block in blocks.items():
+                ours, expected = summers[name](weights), block.weighted_total(weights)
+                assert ours.tobytes() == expected.tobytes(), name
+
+
+def test_short_route_taken_only_where_exact() -> None:
+    from pingce.block_sums import distinct_rows, exact_bound, summer
+
+    rng = np.random.default_rng(0)
+    rows = few_row_blocks(5000, rng)
+    for name in ("whole", "dyadic"):
+        block = StatBlock(width=rows[name].shape[1], rows=rows[name])
+        assert summer(block) != block.weighted_total
+        found = distinct_rows(rows[name])
+        assert found is not None and exact_bound(found[1]) is not None
+        codes, distinct = found
+        np.testing.assert_array_equal(distinct[codes], rows[name])
+    real = distinct_rows(rows["real"])
+    assert real is not None and (exact_bound(real[1]) or 0) < 1  # no whole weight passes it
+    for name in ("signed", "nan"):
+        found = distinct_rows(rows[name])
+        assert found is not None and exact_bound(found[1]) is None, name
+    assert distinct_rows(rows["many"]) is None
+    block = StatBlock(width=3, rows=rows["many"])
+    assert summer(block) == block.weighted_total  # record by record
+    assert exact_bound(np.array([[3.0, 0.5], [1.0, 0.75]])) == pytest.approx(2.0**53 / 3)
+    whole = rows["whole"]
+    assert distinct_rows(whole, limit=1) is None
+    # a weight total beyond the bound: the record-by-record sum, never a rounded short one
+    huge = StatBlock(width=2, rows=np.array([[2.0**52, 1.0], [1.0, 1.0]])[rng.integers(0, 2, 100)])
+    weights = np.full(100, 3.0)
+    assert summer(huge)(weights).tobytes() == huge.weighted_total(weights).tobytes()
+
+
+@pytest.mark.parametrize("q", [0.0, 37.3, 50.0, 95.0, 99.0, 100.0])
+def test_percentiles_over_runs_of_equal_latencies_equal_the_gathered_cumsum(q: float) -> None:
+    """Latencies that repeat are counted per run of equal values (a weighted bincount), which
+    must give the percentile of the expanded sample bit for bit as the gather and cumsum over
+    every record did (a negative zero included), and numpy's value."""
+    from pingce.metrics import timing
+
+    n = 20_000
+    rng = np.random.default_rng(int(q * 10))
+    rows = np.round(rng.lognormal(1.2, 0.35, size=(n, 1)), 2)
+    rows[rng.random(n) < 0.02] = np.nan
+    rows[:3] = -0.0
+    metric = LatencyPercentile(q=q)
+    metric.finalize_rows(rows)
+    assert timing._SORTS.runs is not None  # the runs path is the one under test
+    runs = timing._SORTS.runs
+    for index in resample_indices(n, 10, 9):
+        counts = counts_of(index, n)
+        ours = metric.finalize_rows(rows, counts)
+        timing._SORTS.runs = None  # the gather and cumsum over every record, as before
+        timing._CUMULATIVE.weights = None
+        gathered = metric.finalize_rows(rows, counts)
+        timing._SORTS.runs, timing._CUMULATIVE.weights = runs, None
+        assert np.float64(ours).tobytes() == np.float64(gathered).tobytes()
+        assert ours == float(np.percentile(rows[index][~np.isnan(rows[index, 0]), 0], q))
+    distinct = rng.random((n, 1))
+    metric.finalize_rows(distinct)
+    assert timing._SORTS.runs is None  # nearly all distinct: gathered and summed per record

@@ -6,7 +6,9 @@ of resample ``b``. It is generated row by row (a million records times a thousan
 not fit in memory as a whole) and turned into per-record counts (one ``np.bincount``), which
 serve every metric at once: a resample then costs a weighted ``np.bincount`` or a product
 ``counts @ rows`` (on one BLAS thread, :mod:`pingce.threads`) per statistic block, never a
-re-tokenisation or a model call. The same rows can be applied to two runs for a paired comparison.
+re-tokenisation or a model call; a dense block whose rows take a handful of values is summed over
+them instead, with the same bits (:mod:`pingce.block_sums`). The same rows can be applied to two
+runs for a paired comparison.
 
 The Poisson bootstrap (``bootstrap_method="poisson"``; Hanley & MacGibbon 2006, Chamandy et al.
 2012) draws no index: record ``i``'s weight in resample ``b`` is Poisson(1), computed from the
@@ -32,6 +34,7 @@ from typing import Literal, TypeVar
 
 import numpy as np
 
+from .block_sums import summer
 from .metrics.protocol import Metric, StatBlock
 from .progress import Advance
 from .threads import one_blas_thread
@@ -475,6 +478,7 @@ def _resample(
     raw = [(name, m, key) for name, (m, key) in wanted.items() if not m.decomposable]
     summed = [{k: np.empty((resamples, first[k].width)) for k in decomposable} for _ in sides]
     theta_raw = [{name: np.empty(resamples) for name, _, _ in raw} for _ in sides]
+    summers = [{k: summer(blocks[k]) for k in decomposable} for blocks in sides]
     # Not enumerate(): its reused result tuple would keep the last draw alive.
     b = -1
     with one_blas_thread():
@@ -484,7 +488,7 @@ def _resample(
             weights = draw.astype(np.float64) if swap else draw
             for side, blocks in enumerate(sides):
                 for key in decomposable:
-                    summed[side][key][b] = blocks[key].weighted_total(weights)
+                    summed[side][key][b] = summers[side][key](weights)
                 for name, metric, key in raw:
                     rows = blocks[key].rows
                     assert rows is not None
@@ -570,12 +574,13 @@ def poisson_sums(
     out = {k: np.empty((resamples, b.width)) for k, b in dense.items()}
     if not dense:
         return out
+    summers = {key: summer(block) for key, block in dense.items()}
     b = -1
     with one_blas_thread():
         for weights in poisson_counts(keys, resamples, seed):
             b += 1
-            for key, block in dense.items():
-                out[key][b] = block.weighted_total(weights)
+            for key, total in summers.items():
+                out[key][b] = total(weights)
     return out
 
 

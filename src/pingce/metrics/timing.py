@@ -2,7 +2,8 @@
 
 Records without a latency are left out of these metrics (``n`` says how many had one).
 Percentiles use numpy's default ("linear") definition; under resampling they are computed from
-per-record counts on a sort made once, so a bootstrap resample costs no sort.
+per-record counts on a sort made once, so a bootstrap resample costs no sort (and, where latencies
+repeat, counts per run of equal values: one weighted bincount and a cumsum over the runs).
 """
 
 from __future__ import annotations
@@ -99,11 +100,16 @@ class LatencyPercentile(Metric):
         """Indices of the records with a latency, sorted by it, and the sorted values."""
         return _SORTS.get(rows)
 
-    def _cumulative(self, rows: np.ndarray, weights: np.ndarray | None) -> np.ndarray:
-        order, _ = self._prepare(rows)
+    def _cumulative(
+        self, rows: np.ndarray, weights: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The sorted values and the cumulative counts of the expanded sample they stand for:
+        each record once, or with a resample's ``weights`` (then, where latencies repeat, per
+        run of equal values: the same expanded sample, hence the same percentiles)."""
+        _, sorted_values = self._prepare(rows)
         if weights is None:
-            return np.arange(1, order.shape[0] + 1, dtype=np.float64)
-        return _CUMULATIVE.get(rows, weights, order)
+            return sorted_values, np.arange(1, sorted_values.shape[0] + 1, dtype=np.float64)
+        return _CUMULATIVE.get(rows, weights)
 
     def _at(self, sorted_values: np.ndarray, cumulative: np.ndarray, position: float) -> float:
         """Value at 0-based ``position`` of the expanded sorted sample (``cumulative`` counts)."""
@@ -118,8 +124,7 @@ class LatencyPercentile(Metric):
         return _lerp(a, b, frac)
 
     def finalize_rows(self, rows: np.ndarray, weights: np.ndarray | None = None) -> float:
-        _, sorted_values = self._prepare(rows)
-        cumulative = self._cumulative(rows, weights)
+        sorted_values, cumulative = self._cumulative(rows, weights)
         m = float(cumulative[-1]) if cumulative.size else 0.0
         if m == 0:
             return math.nan
@@ -174,6 +179,7 @@ class _SortCache:
     def __init__(self) -> None:
         self.rows: weakref.ref[np.ndarray] | None = None
         self.result = _NO_SORT
+        self.runs: tuple[np.ndarray, np.ndarray] | None = None
 
     def get(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if self.rows is None or self.rows() is not rows:
@@ -181,11 +187,30 @@ class _SortCache:
             finite = np.flatnonzero(~np.isnan(values))
             order = finite[np.argsort(values[finite], kind="stable")]
             self.rows, self.result = weakref.ref(rows, self._drop), (order, values[order])
+            self.runs = _runs(rows.shape[0], order, self.result[1])
         return self.result
 
     def _drop(self, ref: weakref.ref[np.ndarray]) -> None:
         if self.rows is ref:
-            self.rows, self.result = None, _NO_SORT
+            self.rows, self.result, self.runs = None, _NO_SORT, None
+
+
+def _runs(
+    n: int, order: np.ndarray, sorted_values: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """Where latencies repeat (rounded to the millisecond), the runs of equal values (bit for
+    bit) in sorted order: each record's run (records without a latency in an extra last run)
+    and each run's value; None where runs would save little (fewer than 4 records a run)."""
+    if sorted_values.size == 0:
+        return None
+    bits = sorted_values.view(np.int64)
+    first = np.concatenate(([True], bits[1:] != bits[:-1]))
+    starts = np.flatnonzero(first)
+    if starts.size * 4 > sorted_values.size:
+        return None
+    run_of = np.full(n, starts.size, dtype=np.intp)
+    run_of[order] = np.cumsum(first) - 1
+    return run_of, sorted_values[starts]
 
 
 _NO_SORT = (np.empty(0, dtype=np.int64), np.empty(0))
@@ -193,26 +218,34 @@ _NO_SORT = (np.empty(0, dtype=np.int64), np.empty(0))
 
 class _CumulativeCache:
     """Cumulative resample counts in sorted order for the latest (rows, weights): p50, p95 and
-    p99 of one bootstrap resample share one gather and one cumsum. The rows and weights are held
-    weakly and the cumsum dropped with the weights, so a finished resample's arrays do not live
-    on into the next one."""
+    p99 of one bootstrap resample share one count and one cumsum. Where latencies repeat, the
+    counts are per run of equal values (one weighted ``bincount``, a cumsum over the runs:
+    the same expanded sample as a gather and a cumsum over every record, in whole numbers, so
+    the same percentiles). The rows and weights are held weakly and the cumsum dropped with the
+    weights, so a finished resample's arrays do not live on into the next one."""
 
     def __init__(self) -> None:
         self.rows: weakref.ref[np.ndarray] | None = None
         self.weights: weakref.ref[np.ndarray] | None = None
-        self.value = np.empty(0)
+        self.value = (np.empty(0), np.empty(0))
 
-    def get(self, rows: np.ndarray, weights: np.ndarray, order: np.ndarray) -> np.ndarray:
+    def get(self, rows: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         held = None if self.rows is None else self.rows()
         if held is not rows or self.weights is None or self.weights() is not weights:
+            order, sorted_values = _SORTS.get(rows)
             self.rows, self.weights = weakref.ref(rows), weakref.ref(weights, self._drop)
-            gathered = weights[order]
-            self.value = np.cumsum(gathered, out=gathered)
+            if _SORTS.runs is None:
+                gathered = weights[order]
+                self.value = (sorted_values, np.cumsum(gathered, out=gathered))
+            else:
+                run_of, values = _SORTS.runs
+                counts = np.bincount(run_of, weights=weights, minlength=values.size + 1)
+                self.value = (values, np.cumsum(counts[:-1]))
         return self.value
 
     def _drop(self, ref: weakref.ref[np.ndarray]) -> None:
         if self.weights is ref:
-            self.weights, self.value = None, np.empty(0)
+            self.weights, self.value = None, (np.empty(0), np.empty(0))
 
 
 _SORTS = _SortCache()
