@@ -160,6 +160,93 @@ def test_a_record_opens_whole(opened: Any, runs: dict[str, Path]) -> None:
     assert row.get_attribute("aria-expanded") == "false"
 
 
+def test_the_statistic_rows_are_embedded_compactly(runs: dict[str, Path]) -> None:
+    folder = runs["contract-risk"]
+    data = embedded((folder / "report.html").read_text(encoding="utf-8"))
+    with np.load(folder / "stats.npz") as saved:
+        arrays = {name: saved[name] for name in saved.files}
+    manifest = json.loads(str(arrays["manifest"]))
+    stats = data["stats"]
+    assert len(stats) == len(manifest["statistics"])
+    for entry, (name, info) in zip(stats, manifest["statistics"].items(), strict=True):
+        fed = [m for m, s in manifest["metrics"].items() if s == name]
+        assert entry["metrics"] == fed and entry["width"] == info["width"]
+        if f"{name}.codes" in arrays:
+            assert entry["codes"] == arrays[f"{name}.codes"].tolist()
+            continue
+        rows = arrays[f"{name}.rows"].reshape(data["n"], -1)
+        for c, column in zip(entry["shown"], entry["data"], strict=True):
+            assert np.allclose(column, np.round(rows[:, c], 4), equal_nan=True)
+            assert len(set(column)) > 1  # a column that varies
+        for c, value in entry["same"].items():  # written once: the same for every record
+            assert (rows[:, int(c)] == value).all()
+    confusion = next(e for e in stats if "accuracy" in e["metrics"])
+    assert "confusion_matrix" in confusion["metrics"]  # the tables it feeds too
+    assert confusion["columns"][:2] == ["gold 高 · pred 高", "gold 高 · pred 中"]
+    assert confusion["columns"][3] == "gold 高 · pred invalid"
+    latency = next(e for e in stats if e["metrics"] == ["avg_latency_sec"])
+    assert latency["columns"] == ["latency_sec", "has latency"] and latency["same"] == {"1": 1}
+
+
+def test_a_wide_statistic_keeps_each_record_s_non_zero_columns() -> None:
+    from pingce.report.records_json import STAT_COLUMNS, stat_rows
+    from pingce.results import RecordRows
+    from pingce.runfolder.stats import SavedStats
+
+    n, width = 4, 3 * STAT_COLUMNS
+    rows = np.zeros((n, width))
+    rows[0, [1, 50]] = [2.0, 0.123456]
+    rows[1, : STAT_COLUMNS + 5] = 1.0  # more than the page keeps
+    rows[:, width - 1] = 7.0  # the same for every record
+    saved = SavedStats(
+        {
+            "n": n,
+            "statistics": {"s0": {"width": width}, "s1": {"width": 2}},
+            "metrics": {"m": "s0", "b": "s1"},
+        },
+        {
+            "lines": np.arange(1, n + 1),
+            "s0.rows": rows,
+            "s1.row": np.array([1.0, 0.0]),  # a broadcast block: its row once
+            "s1.scope": np.array([True, False, True, True]),
+        },
+    )
+    records = RecordRows(ids=list("abcd"), lines=np.arange(1, n + 1))
+    data = json.loads(b'{"x":0' + b"".join(stat_rows(saved, records)) + b"}")
+    wide, broadcast = data["stats"]
+    assert wide["metrics"] == ["m"] and wide["columns"] is None
+    assert wide["same"] == {str(width - 1): 7} and wide["cut"] is True
+    assert wide["nonzero"][0] == [1, 2, 50, 0.1235]
+    assert len(wide["nonzero"][1]) == 2 * STAT_COLUMNS and wide["nonzero"][2] == []
+    assert broadcast == {"metrics": ["b"], "width": 2, "columns": None, "outside": [1],
+                         "same": {"0": 1, "1": 0}}  # fmt: skip
+    other = RecordRows(ids=list("abcd"), lines=np.array([1, 2, 4, 3]))  # not these records
+    assert list(stat_rows(saved, other)) == []
+
+
+@browser_needed
+def test_a_record_shows_the_statistic_rows_that_fed_its_values(
+    opened: Any, runs: dict[str, Path]
+) -> None:
+    record = lines(runs["contract-risk"])[2]
+    p = opened("contract-risk").page
+    p.locator("#r-body tr.rec").nth(2).click()
+    section = p.locator("#r-body tr.detail section.stats")
+    assert "statistic rows" in (section.locator("h4").text_content() or "")
+    blocks = section.locator(".stat")
+    confusion = blocks.filter(has_text="feeds accuracy")
+    gold, pred = record["fields"]["gold_level"], record["fields"]["pred_level"]
+    pred = pred if pred in ("高", "中", "低") else "invalid"
+    cell = confusion.locator(".cell").text_content() or ""
+    assert cell.startswith(f"cell gold {gold} · pred {pred} · 1 (the other 11 cells 0)")
+    latency = blocks.filter(has_text="feeds avg_latency_sec")
+    heads = latency.locator("th").all_text_contents()
+    values = latency.locator("td").all_text_contents()
+    assert heads == ["latency_sec", "has latency"]
+    assert values == [f"{round(record['fields']['latency_sec'], 4):g}", "1"]
+    assert latency.locator("td.same").count() == 1  # has latency: the same for every record
+
+
 @browser_needed
 def test_the_keyboard_opens_and_closes_a_record(opened: Any) -> None:
     p = opened("contract-risk").page

@@ -5,8 +5,9 @@
   var fieldNames = Object.keys(D.fields);
   var contextNames = Object.keys(D.context || {});
   var measures = D.measures || {};
-  var KNOWN = ["n", "field_chars", "value_chars", "unit", "higher", "measures", "ids", "lines",
-    "metrics", "values", "fields", "context", "misses", "slices", "reasons", "frequent"];
+  var KNOWN = ["n", "field_chars", "value_chars", "stats_columns", "unit", "higher", "measures",
+    "ids", "lines", "metrics", "values", "fields", "context", "misses", "slices", "reasons", "frequent",
+    "stats", "model"];
   // any other per-record data the page holds (a column, or an object of columns): shown whole
   // in the detail view under its own name
   var extras = Object.keys(D).filter(function (k) { return KNOWN.indexOf(k) < 0; });
@@ -427,6 +428,68 @@
     });
     return table;
   }
+  // --- what the record added to each statistic (the engine's per-record rows) ----------------
+  function statCells(s, i) {
+    // [column, value, the same for every record] in column order
+    var cells = [];
+    if (s.nonzero) {
+      var p = s.nonzero[i] || [];
+      for (var k = 0; k < p.length; k += 2) cells.push([p[k], p[k + 1], false]);
+    } else {
+      (s.shown || []).forEach(function (c, k) { cells.push([c, s.data[k][i], false]); });
+    }
+    Object.keys(s.same || {}).forEach(function (c) {
+      cells.push([parseInt(c, 10), s.same[c], true]);
+    });
+    if (s.width > D.stats_columns) {  // a wide block: the record's non-zero columns only
+      cells = cells.filter(function (c) { return c[1] !== 0; });
+    }
+    return cells.sort(function (a, b) { return a[0] - b[0]; });
+  }
+  function statBlock(s, i) {
+    var box = el("div", "stat");
+    var name = function (c) { return s.columns ? s.columns[c] : "column " + (c + 1); };
+    box.appendChild(el("div", "feeds",
+      "feeds " + (s.metrics.length ? s.metrics.join(", ") : "no metric")));
+    if (s.outside && s.outside.indexOf(i) >= 0) {
+      box.appendChild(el("div", "hint", "this record is outside this statistic: it adds nothing"));
+      return box;
+    }
+    if (s.codes) {
+      box.appendChild(el("div", "cell", "cell " + name(s.codes[i]) + " \u00b7 1 (the other " +
+        (s.width - 1) + " cells 0)"));
+      return box;
+    }
+    var cells = statCells(s, i);
+    var wrap = add(box, el("div", "scroll"));
+    var table = add(wrap, el("table", "small statrow"));
+    var hrow = add(add(table, el("thead")), el("tr"));
+    var vrow = add(add(table, el("tbody")), el("tr"));
+    cells.forEach(function (c) {
+      var th = add(hrow, el("th", c[2] ? "same" : "", name(c[0])));
+      th.scope = "col";
+      var td = add(vrow, el("td", c[2] ? "num same" : "num", fmt(c[1])));
+      if (c[2]) td.title = th.title = "the same for every record";
+    });
+    if (s.width > D.stats_columns) {
+      box.appendChild(el("div", "hint", "its non-zero columns of " + s.width +
+        " (the others 0)" + (s.cut ? "; at most " + D.stats_columns + " a record kept in " +
+        "this page: stats.npz has them all" : "")));
+    }
+    return box;
+  }
+  function statRows(i) {
+    var stats = D.stats || [];
+    if (!stats.length) return null;
+    var sec = el("section", "part stats");
+    sec.appendChild(el("h4", "", "statistic rows"));
+    sec.appendChild(el("div", "hint", "what this record added to each statistic the metrics " +
+      "are computed from (summed over the records, then finalised); grey: the same for every " +
+      "record"));
+    stats.forEach(function (s) { sec.appendChild(statBlock(s, i)); });
+    return sec;
+  }
+
   var units = null;
   function unitMembers(u) {
     if (units === null) {
@@ -514,6 +577,8 @@
     var vs = add(right, el("section", "part"));
     vs.appendChild(el("h4", "", "values and reasons"));
     vs.appendChild(valuesTable(i));
+    var fed = statRows(i);
+    if (fed) right.appendChild(fed);
     if (ms.length) right.appendChild(pairs("measured", ms));
     var talk = dialogue(i);
     if (talk) box.appendChild(talk);
