@@ -480,3 +480,178 @@ def test_the_tokens_come_from_a_field_or_the_model_s_answers() -> None:
     assert isinstance(tokens, np.ndarray) and tokens[0] == 7 and np.isnan(tokens[1])
     rows.fields["n_tokens"] = [5, 6]
     assert record_measures(rows)["tokens"] == "n_tokens"
+
+
+# --- the model call (--model) -------------------------------------------------------------------
+
+WEATHER = {
+    "type": "function",
+    "function": {
+        "name": "get_weather",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}},
+    },
+}
+MODEL_RECORDS: list[dict[str, Any]] = [
+    {
+        "id": "w1",
+        "query": "北京今天天气怎么样？",
+        "tools": [WEATHER],
+        "gold_fn": [{"name": "get_weather", "arguments": {"city": "北京"}}],
+    },
+    {"id": "x1", "query": "讲个笑话 " + IMG, "tools": [WEATHER], "gold_fn": []},
+]
+
+
+def model_answer(request: Any) -> dict[str, Any]:
+    """The loopback model: a tool call for the weather, else an answer full of payloads."""
+    if "天气" in (request.prompt or ""):
+        call = {"name": "get_weather", "arguments": json.dumps({"city": "北京"})}
+        return {"tool_calls": [{"id": "c0", "type": "function", "function": call}]}
+    call = {"name": LINK, "arguments": json.dumps({"x": IMG})}
+    return {
+        "content": SCRIPT + LINK,
+        "tool_calls": [{"id": "c1", "type": "function", "function": call}],
+    }
+
+
+@pytest.fixture(scope="module")
+def model_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, list[Any]]]:
+    """`pingce run function-call --model` against the loopback OpenAI-compatible server: the
+    run's folder and the chat requests the server answered."""
+    from tests import cli_run
+    from tests.cli_run import run_pingce
+    from tests.loopback import LoopbackServer
+
+    folder = tmp_path_factory.mktemp("model")
+    data = folder / "cases.jsonl"
+    data.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in MODEL_RECORDS))
+    with pytest.MonkeyPatch.context() as patch, LoopbackServer(latency=0.05) as server:
+        for key in list(cli_run.ENV):
+            if key.upper().endswith("_PROXY") or key.upper().startswith("OPENAI_"):
+                patch.delitem(cli_run.ENV, key)
+        patch.setitem(cli_run.ENV, "NO_PROXY", "127.0.0.1,localhost")
+        server.answer = model_answer
+        done = run_pingce(
+            "run", "function-call", "--data", str(data), "--out", str(folder / "out"),
+            "--model", "openai:tiny-model", "--base-url", server.url, "--no-store",
+            "--cache", str(folder / "cache.sqlite3"), "--bootstrap", "0",
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        assert server.errors == []
+        yield folder / "out", server.chat()
+
+
+def test_a_model_run_keeps_each_call_in_records_jsonl(model_run: tuple[Path, list[Any]]) -> None:
+    out, requests = model_run
+    sent = {r.json["messages"][0]["content"]: r for r in requests}
+    records = lines(out)
+    for k, (record, given) in enumerate(zip(records, MODEL_RECORDS, strict=True)):
+        call = record["model"]
+        request = sent[given["query"]]
+        assert (
+            call["messages"]
+            == request.json["messages"]
+            == [{"role": "user", "content": given["query"]}]
+        )
+        assert call["tools"] == ["get_weather"]
+        assert call["answer"]["object"] == "chat.completion"
+        assert call["answer"]["usage"] == request.usage
+        assert call["prompt_tokens"] == request.usage["prompt_tokens"]
+        assert call["completion_tokens"] == request.usage["completion_tokens"]
+        assert call["latency_sec"] >= 0.05 and call["cached"] is False
+        assert "cost" not in call and "error" not in call  # no price set: no cost
+        assert call["predictions_line"] == k + 1
+    predictions = [
+        json.loads(line) for line in (out / "predictions.jsonl").read_text().splitlines()
+    ]
+    filled = {"pred_fn", "latency_sec"}  # the suite's prediction and latency fields: unchanged
+    assert [set(p) for p in predictions] == [{*r, *filled} for r in MODEL_RECORDS]
+    assert predictions[1]["pred_fn"] == records[1]["model"]["answer"]  # what the link points at
+    from pingce.runfolder.reader import read_run
+
+    rows = read_run(out).records
+    assert rows is not None and rows.model["messages"][0] == records[0]["model"]["messages"]
+
+
+def test_payloads_in_the_model_s_answer_stay_text_in_the_page(
+    model_run: tuple[Path, list[Any]],
+) -> None:
+    text = (model_run[0] / "report.html").read_text(encoding="utf-8")
+    for payload in (SCRIPT, LINK, IMG, "</script><script>"):
+        assert payload not in text
+    assert "<img" not in text
+    assert embedded(text)["model"]["answer"][1]["choices"][0]["message"]["content"] == SCRIPT + LINK
+
+
+@browser_needed
+def test_a_record_shows_its_model_call(browser: Any, model_run: tuple[Path, list[Any]]) -> None:
+    out = model_run[0]
+    records = lines(out)
+    page = Page(browser, out / "report.html")
+    p = page.page
+    for k in (0, 1):
+        p.locator("#r-body tr.rec").nth(k).click()
+    details = p.locator("#r-body tr.detail")
+    weather, joke = (details.nth(k).locator("section.model") for k in (0, 1))
+    assert "model call" in (weather.locator("h4").text_content() or "")
+    sent = weather.locator(".transcript").first
+    assert sent.locator(".msg .role").all_text_contents() == ["user"]
+    assert sent.locator(".msg pre").text_content() == "北京今天天气怎么样？"
+    answer = weather.locator(".answer")
+    assert answer.locator(".call code.fn").text_content() == "get_weather"
+    assert answer.locator(".call pre").text_content() == '{"city":"北京"}'
+    call = records[0]["model"]
+    facts = weather.locator(".call-facts").text_content() or ""
+    assert facts == (
+        f"latency {round(call['latency_sec'], 4):g} s · prompt tokens {call['prompt_tokens']} · "
+        f"completion tokens {call['completion_tokens']} · cost unknown · predictions.jsonl line 1"
+    )
+    assert "tools sent: get_weather" in (weather.text_content() or "")
+    # the payloads: text in the messages sent, in the answer's content and its call
+    assert joke.locator(".transcript .msg pre").first.text_content() == "讲个笑话 " + IMG
+    reply = joke.locator(".answer")
+    assert reply.locator(".msg pre.text").text_content() == SCRIPT + LINK
+    assert reply.locator(".call code.fn").text_content() == LINK
+    assert reply.locator(".call pre").text_content() == json.dumps(
+        {"x": IMG}, separators=(",", ":")
+    )
+    assert p.locator("#records img, #records script, #records a, #records iframe").count() == 0
+    assert p.evaluate("window.__xss") is None and p.evaluate("document.images.length") == 0
+    page.close()
+
+
+def test_a_cached_answer_says_so_and_a_price_gives_a_cost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pingce.suites import __file__ as suites_init
+    from tests.loopback import LoopbackServer, keep_local
+
+    keep_local(monkeypatch, tmp_path / "default-cache")
+    text = (Path(suites_init).parent / "function-call.yaml").read_text(encoding="utf-8")
+    suite = tmp_path / "priced.yaml"  # 2 per 1,000 prompt tokens, 10 per 1,000 completion
+    suite.write_text(
+        text.replace(
+            "  prompt: query", "  price_prompt: 2\n  price_completion: 10\n  prompt: query"
+        ),
+        encoding="utf-8",
+    )
+    with LoopbackServer() as server:
+        server.answer = model_answer
+        runs = [
+            pingce.evaluate(
+                str(suite),
+                MODEL_RECORDS,
+                model="openai:tiny-model",
+                base_url=server.url,
+                cache=str(tmp_path / "c.sqlite3"),
+                bootstrap=0,
+            )
+            for _ in range(2)
+        ]
+        assert server.count() == 2  # the second run asked nothing
+    first, again = (run.records.model for run in runs if run.records is not None)
+    assert first["cached"] == [False, False] and again["cached"] == [True, True]
+    assert again["latency_sec"] == first["latency_sec"]  # measured when first asked
+    for k in (0, 1):
+        pt, ct = first["prompt_tokens"][k], first["completion_tokens"][k]
+        assert first["cost"][k] == pytest.approx(pt / 1000 * 2 + ct / 1000 * 10)

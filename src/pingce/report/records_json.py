@@ -283,7 +283,9 @@ def records_json(
     field, each record's slice value as a number), ``reasons`` (the distinct reasons, by
     number), ``frequent`` (the numbers of the most frequent reasons, most frequent first)
     and ``context`` (a column per context field, values whole, null where a record lacks it);
-    with ``stats`` (the run's saved statistic blocks), :func:`stat_rows`."""
+    ``model`` with ``--model`` (a column per key of each record's model call, whole: the
+    messages sent, the answer, tokens, latency, cache, cost); with ``stats`` (the run's saved
+    statistic blocks), :func:`stat_rows`."""
     numpy_option = orjson.OPT_SERIALIZE_NUMPY
     metrics = list(dict.fromkeys([*rows.values, *rows.misses]))
     yield _header(result, rows, metrics, record_measures(rows) if measures is None else measures)
@@ -299,6 +301,10 @@ def records_json(
     yield b'},"context":{'
     for k, (name, column) in enumerate(rows.context.items()):
         yield (b"," if k else b"") + orjson.dumps(name) + b":" + _whole_texts(column)
+    if rows.model:
+        yield b'},"model":{'
+        for k, (name, column) in enumerate(rows.model.items()):
+            yield (b"," if k else b"") + orjson.dumps(name) + b":" + _whole_texts(column)
     yield b'},"misses":{'
     code: dict[str, int] = {}
     tallies: list[np.ndarray] = []

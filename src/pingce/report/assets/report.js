@@ -402,6 +402,43 @@
     }
     return box;
   }
+  function modelCall(i) {
+    // --model: what was sent to the model under test and what it answered, with the measures
+    var M = D.model;
+    if (!M || !M.messages) return null;
+    var at = function (k) { var c = M[k]; return c ? c[i] : null; };
+    var sec = el("section", "part model");
+    sec.appendChild(el("h4", "", "model call"));
+    var sent = at("messages");
+    if (isMessages(sent)) {
+      sec.appendChild(el("div", "k", "messages sent"));
+      sec.appendChild(transcript(sent));
+    }
+    var tools = at("tools");
+    if (Array.isArray(tools) && tools.length) {
+      sec.appendChild(el("div", "facts", "tools sent: " + tools.map(String).join(", ")));
+    }
+    var answer = at("answer");
+    sec.appendChild(el("div", "k", "answer"));
+    if (isCompletion(answer)) sec.appendChild(completion(answer));
+    else if (answer !== null && answer !== undefined) sec.appendChild(valueView(answer));
+    var error = at("error");
+    if (error !== null && error !== undefined) sec.appendChild(el("div", "why", "failed: " + error));
+    var facts = [];
+    var latency = at("latency_sec");
+    if (typeof latency === "number") facts.push("latency " + fmt(latency) + " s");
+    ["prompt_tokens", "completion_tokens"].forEach(function (k) {
+      var t = at(k);
+      if (typeof t === "number") facts.push(k.replace("_", " ") + " " + t);
+    });
+    var cost = at("cost");
+    facts.push(typeof cost === "number" ? "cost " + fmt(cost) : "cost unknown");
+    if (at("cached") === true) facts.push("answered from the cache");
+    var line = at("predictions_line");
+    if (typeof line === "number") facts.push("predictions.jsonl line " + line);
+    sec.appendChild(el("div", "facts call-facts", facts.join(" \u00b7 ")));
+    return sec;
+  }
   function pairs(title, entries) {
     var sec = el("section", "part");
     sec.appendChild(el("h4", "", title));
@@ -572,6 +609,8 @@
         return [f, D.context[f][i]];
       })));
     }
+    var call = modelCall(i);
+    if (call) left.appendChild(call);
     extraEntries(i).forEach(function (e) { left.appendChild(pairs(e[0], e[1])); });
     left.appendChild(pairs("fields", fieldNames.map(function (f) { return [f, D.fields[f][i]]; })));
     var vs = add(right, el("section", "part"));
