@@ -240,11 +240,11 @@ def test_a_record_shows_the_statistic_rows_that_fed_its_values(
     cell = confusion.locator(".cell").text_content() or ""
     assert cell.startswith(f"cell gold {gold} · pred {pred} · 1 (the other 11 cells 0)")
     latency = blocks.filter(has_text="feeds avg_latency_sec")
-    heads = latency.locator("th").all_text_contents()
-    values = latency.locator("td").all_text_contents()
+    heads = latency.locator(".statrow .h").all_text_contents()
+    values = latency.locator(".statrow .v").all_text_contents()
     assert heads == ["latency_sec", "has latency"]
     assert values == [f"{round(record['fields']['latency_sec'], 4):g}", "1"]
-    assert latency.locator("td.same").count() == 1  # has latency: the same for every record
+    assert latency.locator(".col.same").count() == 1  # has latency: the same for every record
 
 
 @browser_needed
@@ -655,3 +655,15 @@ def test_a_cached_answer_says_so_and_a_price_gives_a_cost(
     for k in (0, 1):
         pt, ct = first["prompt_tokens"][k], first["completion_tokens"][k]
         assert first["cost"][k] == pytest.approx(pt / 1000 * 2 + ct / 1000 * 10)
+
+
+@pytest.mark.parametrize("suite", ["contract-risk", "function-call", "function-points", "tool-use"])
+def test_every_statistic_of_these_suites_names_its_columns(suite: str) -> None:
+    data = EXAMPLES / suite.replace("-", "_") / "records.jsonl"
+    result = pingce.evaluate(suite, data, bootstrap=0)
+    saved = result.outputs.stats if result.outputs is not None else None
+    assert saved is not None
+    statistics = saved.manifest["statistics"]
+    assert set(saved.columns) == set(statistics)
+    for name, names in saved.columns.items():
+        assert len(names) == statistics[name]["width"] and len(set(names)) == len(names)

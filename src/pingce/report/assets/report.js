@@ -497,16 +497,12 @@
         (s.width - 1) + " cells 0)"));
       return box;
     }
-    var cells = statCells(s, i);
-    var wrap = add(box, el("div", "scroll"));
-    var table = add(wrap, el("table", "small statrow"));
-    var hrow = add(add(table, el("thead")), el("tr"));
-    var vrow = add(add(table, el("tbody")), el("tr"));
-    cells.forEach(function (c) {
-      var th = add(hrow, el("th", c[2] ? "same" : "", name(c[0])));
-      th.scope = "col";
-      var td = add(vrow, el("td", c[2] ? "num same" : "num", fmt(c[1])));
-      if (c[2]) td.title = th.title = "the same for every record";
+    var row = add(box, el("div", "statrow"));  // a column a box: its name over its number
+    statCells(s, i).forEach(function (c) {
+      var cell = add(row, el("div", c[2] ? "col same" : "col"));
+      cell.appendChild(el("div", "h", name(c[0])));
+      cell.appendChild(el("div", "v", fmt(c[1])));
+      if (c[2]) cell.title = "the same for every record";
     });
     if (s.width > D.stats_columns) {
       box.appendChild(el("div", "hint", "its non-zero columns of " + s.width +
