@@ -589,6 +589,16 @@ def test_a_record_shows_its_model_call(browser: Any, model_run: tuple[Path, list
     records = lines(out)
     page = Page(browser, out / "report.html")
     p = page.page
+    heads = p.locator("table.records thead th").evaluate_all("ths => ths.map(t => t.dataset.col)")
+    assert "m:cost" not in heads  # no price: no cost column
+    first = p.locator("#r-body tr.rec").first.locator("td")
+    call = records[0]["model"]
+    assert first.nth(heads.index("m:tokens")).text_content() == str(
+        call["prompt_tokens"] + call["completion_tokens"]
+    )
+    assert (
+        first.nth(heads.index("m:latency")).text_content() == f"{round(call['latency_sec'], 4):g}"
+    )
     for k in (0, 1):
         p.locator("#r-body tr.rec").nth(k).click()
     details = p.locator("#r-body tr.detail")
@@ -655,6 +665,12 @@ def test_a_cached_answer_says_so_and_a_price_gives_a_cost(
     for k in (0, 1):
         pt, ct = first["prompt_tokens"][k], first["completion_tokens"][k]
         assert first["cost"][k] == pytest.approx(pt / 1000 * 2 + ct / 1000 * 10)
+    from pingce.report.records_json import record_measures
+
+    assert runs[0].records is not None
+    measures = record_measures(runs[0].records)  # the records table's columns
+    assert np.allclose(measures["cost"], first["cost"])
+    assert np.allclose(measures["latency"], first["latency_sec"])
 
 
 @pytest.mark.parametrize("suite", ["contract-risk", "function-call", "function-points", "tool-use"])

@@ -218,7 +218,7 @@ def _usage_tokens(column: Any) -> np.ndarray | None:
 MEASURES = (("latency", ("latency",)), ("tokens", ("tokens",)), ("cost", ("cost",)))
 """The per-record measures the records table gives a column of their own: the first numeric
 field whose name (its last part) holds one of the words; tokens also from a field holding the
-model's ``chat.completion`` (``--model``)."""
+model's ``chat.completion``; else, with ``--model``, the record's call (``RecordRows.model``)."""
 
 
 def record_measures(rows: RecordRows) -> dict[str, str | np.ndarray]:
@@ -237,7 +237,31 @@ def record_measures(rows: RecordRows) -> dict[str, str | np.ndarray]:
             if tokens is not None:
                 out["tokens"] = tokens
                 break
+    for measure, column in _call_measures(rows.model).items():
+        out.setdefault(measure, column)
     return out
+
+
+def _call_measures(model: dict[str, Any]) -> dict[str, np.ndarray]:
+    """``--model``: each record's call's seconds, tokens (prompt and completion) and cost, where
+    some record has them (NaN for the others)."""
+
+    def numbers(*keys: str) -> np.ndarray | None:
+        if any(key not in model for key in keys):
+            return None
+        values = np.array(
+            [[np.nan if v is None else float(v) for v in model[key]] for key in keys],
+            dtype=np.float64,
+        )
+        total = values.sum(axis=0)
+        return None if np.isnan(total).all() else total
+
+    found = {
+        "latency": numbers("latency_sec"),
+        "tokens": numbers("prompt_tokens", "completion_tokens"),
+        "cost": numbers("cost"),
+    }
+    return {measure: column for measure, column in found.items() if column is not None}
 
 
 def _header(

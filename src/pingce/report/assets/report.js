@@ -106,6 +106,10 @@
       if (v !== null) parts.push(whole(v));
     });
     metrics.forEach(function (m) { var c = miss[m][i]; if (c >= 0) parts.push(reasons[c]); });
+    ["messages", "answer", "error"].forEach(function (k) {  // --model: what was asked, answered
+      var v = D.model && D.model[k] ? D.model[k][i] : null;
+      if (v !== null && v !== undefined) parts.push(whole(v));
+    });
     return parts.join("\u0001").toLowerCase();
   }
 
