@@ -19,6 +19,7 @@ import pytest
 import pingce
 from pingce.report import render_html
 from pingce.report.records_json import FIELD_CHARS
+from pingce.runfolder.records import jsonl_lines
 
 from ._browser import MISSING, browser_available
 
@@ -683,3 +684,26 @@ def test_every_statistic_of_these_suites_names_its_columns(suite: str) -> None:
     assert set(saved.columns) == set(statistics)
     for name, names in saved.columns.items():
         assert len(names) == statistics[name]["width"] and len(set(names)) == len(names)
+
+
+def test_a_failed_call_keeps_its_messages_and_why(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from tests.loopback import Fault, LoopbackServer, keep_local
+
+    keep_local(monkeypatch, tmp_path / "default-cache")
+    with LoopbackServer() as server:
+        server.answer = model_answer
+        server.rule = lambda r: Fault("400") if "笑话" in (r.prompt or "") else None
+        result = pingce.evaluate(
+            "function-call", MODEL_RECORDS, model="openai:tiny-model", base_url=server.url,
+            cache=str(tmp_path / "c.sqlite3"), bootstrap=0,
+        )  # fmt: skip
+    rows = result.records
+    assert rows is not None
+    lines = [json.loads(line) for line in b"".join(jsonl_lines(rows)).splitlines()]
+    failed = lines[1]["model"]
+    assert failed["messages"] == [{"role": "user", "content": MODEL_RECORDS[1]["query"]}]
+    assert failed["error"] == "http 400" and "answer" not in failed and "cost" not in failed
+    assert "prompt_tokens" not in failed and failed["cached"] is False
+    assert lines[0]["model"]["answer"]["choices"][0]["finish_reason"] == "tool_calls"
