@@ -1,7 +1,7 @@
 """The screenshots in the documentation (``docs/images/``), made by the browser from the bundled
 examples: report.html of the contract-risk example (at 1280 px, its metrics at 800 px, a record
-opened), a record of a ``--model`` run of the function-call example opened, and ``pingce view`` over a run history of
-samples of it (the list of runs, two runs compared, a metric's trend).
+opened), a record of a ``--model`` run of the function-call example opened, and ``pingce view``
+over a run history of samples of it (the list of runs, two runs compared, a metric's trend).
 
 Each test takes its screenshot in Debian's chromium (the ``browser`` fixture) and checks that the
 committed image is up to date: it exists and has the fresh one's width and height, and a size

@@ -14,12 +14,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 import pytest
 
 import pingce
 from pingce.report import render_html
 from pingce.report.records_json import FIELD_CHARS
-from pingce.runfolder.records import jsonl_lines
+from pingce.runfolder.records import jsonl_lines, read_jsonl
 
 from ._browser import MISSING, browser_available
 
@@ -707,3 +708,10 @@ def test_a_failed_call_keeps_its_messages_and_why(
     assert failed["error"] == "http 400" and "answer" not in failed and "cost" not in failed
     assert "prompt_tokens" not in failed and failed["cached"] is False
     assert lines[0]["model"]["answer"]["choices"][0]["finish_reason"] == "tool_calls"
+    # records.jsonl's text is iter_rows' line by line, and reads back to the same calls
+    assert b"".join(jsonl_lines(rows)) == b"".join(
+        orjson.dumps(r) + b"\n" for r in rows.iter_rows()
+    )
+    again = read_jsonl(b"".join(jsonl_lines(rows)).splitlines(), "records.jsonl")
+    assert again.model["error"] == [None, "http 400"]
+    assert again.model["messages"] == rows.model["messages"]
