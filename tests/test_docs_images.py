@@ -1,9 +1,9 @@
 """The screenshots in the documentation (``docs/images/``), made by the browser from the bundled
 examples: report.html of the contract-risk example (at 1280 px, its metrics at 800 px, a record
-opened), ``pingce view`` over a run history of
-samples of it (the list of runs, two runs compared, a metric's trend), and comparison.html's
-records side by side (the function-call example against a candidate that fixed one record and
-broke another).
+opened, a record of a ``--model`` run of the function-call example opened), ``pingce view``
+over a run history of samples of it (the list of runs, two runs compared, a metric's trend), and
+comparison.html's records side by side (the function-call example against a candidate that fixed
+one record and broke another).
 
 Each test takes its screenshot in Debian's chromium (the ``browser`` fixture) and checks that the
 committed image is up to date: it exists and has the fresh one's width and height, and a size
@@ -196,3 +196,29 @@ def test_an_image_of_another_size_is_out_of_date(
         check_image("a.png", _png(1280, 1400, 1000))  # the page grew
     with pytest.raises(AssertionError, match="out of date"):
         check_image("a.png", _png(1280, 900, 2000))
+
+
+def test_report_html_a_model_call(
+    browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A record of a ``--model`` run opened: the messages sent and the answer, with its tokens
+    and latency (the model: the docs' stand-in, answering as the function-call example's
+    system did)."""
+    from tests.loopback import LoopbackServer, keep_local
+    from tests.test_docs import _stand_in_message
+
+    keep_local(monkeypatch, tmp_path / "cache")
+    monkeypatch.chdir(ROOT)
+    with LoopbackServer() as server:
+        server.answer = _stand_in_message
+        pingce.evaluate(
+            "function-call", "examples/function_call/records.jsonl", bootstrap=0,
+            model="openai:Qwen/Qwen2.5-7B-Instruct", base_url=server.url, out=tmp_path / "run",
+        )  # fmt: skip
+    page = browser.new_page(viewport=VIEWPORT)
+    page.goto((tmp_path / "run" / "report.html").as_uri())
+    page.wait_for_selector("html[data-ready]", timeout=15_000)
+    page.locator("#r-body tr.rec").nth(1).click()
+    data: bytes = page.locator("#r-body tr.detail").screenshot()
+    check_image("report-model-call.png", data)
+    page.close()

@@ -233,7 +233,9 @@ class RecordRows:
     float array per metric (NaN where undefined), ``misses`` one object array per metric (the
     reason a record missed, None where it did not or nothing is known) and ``context`` the
     values of the context fields no statistic reads (the suite's ``context:``, ``--context``),
-    as read, None where a record lacks the field."""
+    as read, None where a record lacks the field; ``model`` (``--model`` only) the model call of
+    each record by column (the messages sent, the answer, tokens, latency, whether it came from
+    the cache, its cost where a price is set: records.jsonl's sparse ``"model"``)."""
 
     ids: list[str | None]
     lines: np.ndarray
@@ -241,6 +243,7 @@ class RecordRows:
     values: dict[str, np.ndarray] = field(default_factory=dict)
     misses: dict[str, np.ndarray] = field(default_factory=dict)
     context: dict[str, Any] = field(default_factory=dict)
+    model: dict[str, Any] = field(default_factory=dict)
 
     CHUNK = 65536
 
@@ -266,6 +269,7 @@ class RecordRows:
             {k: v[at] for k, v in self.values.items()},
             {k: v[at] for k, v in self.misses.items()},
             {k: pick(v) for k, v in self.context.items()},
+            {k: pick(v) for k, v in self.model.items()},
         )
 
     def iter_rows(self) -> Iterator[dict[str, Any]]:
@@ -286,12 +290,18 @@ class RecordRows:
                 (path, _json_data(list(column[start:stop])))
                 for path, column in self.context.items()
             ]
+            model = [
+                (name, _json_data(list(column[start:stop]))) for name, column in self.model.items()
+            ]
             ids, lines = self.ids[start:stop], self.lines[start:stop].tolist()
             for i in range(stop - start):
                 row: dict[str, Any] = {"id": ids[i], "line": lines[i]}
                 shown = {path: column[i] for path, column in context if column[i] is not None}
                 if shown:
                     row["context"] = shown
+                call = {name: column[i] for name, column in model if column[i] is not None}
+                if call:
+                    row["model"] = call
                 row["fields"] = {path: column[i] for path, column in fields}
                 row["values"] = {name: column[i] for name, column in values}
                 missed = {name: column[i] for name, column in misses if column[i] is not None}

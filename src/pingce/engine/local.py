@@ -33,7 +33,7 @@ from ..suites.spec import SuiteSpec
 from .assembly import data_info, id_notes, run_result, slice_result
 from .context import RunContext
 from .groups import bootstrap_keys, resampled_blocks, unit_codes
-from .model import Answered, ask_model, mark_model_failures, model_plan
+from .model import Answered, ask_model, call_columns, mark_model_failures, model_plan
 from .phases import Data, load, plan_run, sample, signature, similarities, statistics
 from .plan import Plan, StatBlocks, check_records, found_context, unseen_context
 from .saved import saved_stats
@@ -174,6 +174,8 @@ def run_local(
         if answered is not None:
             model_failed = mark_model_failures(plan, table, blocks, answered.failed)
         rows = record_rows(plan, table, blocks)
+        if answered is not None:
+            rows.model = call_columns(answered, table.lines)
         failures = count_failures(table, blocks, 0 if scored is None else scored.stats.failures)
         if answered is not None:
             failures.model = model_failed  # type: ignore[attr-defined]  # an extra count

@@ -45,13 +45,43 @@ from ..records import Table, parse_path
 from ..remote.cache import cache_path
 from ..remote.http import RetryPolicy
 from ..remote.toolcalls import restore_names
+from ..remote.usage import token_count
 from ..suites.spec import ModelSpec
 from .fields import field_map
 from .plan import Plan, StatBlocks
 
-__all__ = ["Answered", "ask_model", "mark_model_failures", "model_fields", "model_plan"]
+__all__ = [
+    "CALL_KEYS",
+    "Answered",
+    "ask_model",
+    "call_columns",
+    "mark_model_failures",
+    "model_fields",
+    "model_plan",
+]
 
 PREDICTIONS_FILE = "predictions.jsonl"
+
+CALL_KEYS = (
+    "messages",
+    "tools",
+    "answer",
+    "error",
+    "prompt_tokens",
+    "completion_tokens",
+    "latency_sec",
+    "cached",
+    "cost",
+    "predictions_line",
+)
+"""What records.jsonl's ``"model"`` keeps of each record's call (``--model``): the messages
+sent, the names of the tools sent, the whole answer (the ``chat.completion``: content, tool
+calls, usage), why the call failed, the answer's prompt and completion tokens, the seconds it
+took (for a cached answer: when first asked), whether the cache answered, its cost (only where
+the suite's ``model:`` block sets a price: none by default) and the record's line in
+predictions.jsonl. predictions.jsonl holds the input and the prediction field, but neither the
+messages as sent nor the tokens, latency and cache of each call: records.jsonl keeps them, so
+one line says what was asked and what was answered."""
 
 
 @dataclass
@@ -69,6 +99,8 @@ class Answered:
     summary: dict[str, Any]
     signature: str
     notes: list[str] = field(default_factory=list)
+    calls: dict[str, list[Any]] = field(default_factory=dict)
+    """Each record's call by :data:`CALL_KEYS` (a column each, in the order of ``records``)."""
 
     def reading(self) -> Reading:
         """The filled records for the loader (their file name and line numbers kept)."""
@@ -299,6 +331,7 @@ def ask_model(
         answers, stats = client.answer_all(bodies, advance)
     finally:
         client.close()
+    calls = _calls(bodies, answers, spec)
     failed: dict[int, str] = {}
     replaced = 0
     prediction_parts = parse_path(prediction)
@@ -342,7 +375,64 @@ def ask_model(
     }
     summary.pop("pairs", None)
     summary["requests_distinct"] = stats.pairs
-    return Answered(label, unit, numbers, records, failed, summary, signature, notes)
+    return Answered(label, unit, numbers, records, failed, summary, signature, notes, calls)
+
+
+def _calls(
+    bodies: list[dict[str, Any]], answers: list[Any], spec: ModelSpec
+) -> dict[str, list[Any]]:
+    """The columns of :data:`CALL_KEYS` of the requests and their answers (tool names as sent;
+    the answer as the model gave it, before the names changed for OpenAI are restored)."""
+    priced = spec.price_prompt > 0 or spec.price_completion > 0
+    columns: dict[str, list[Any]] = {key: [] for key in CALL_KEYS}
+    for k, (body, answer) in enumerate(zip(bodies, answers, strict=True)):
+        usage = answer.reply.get("usage") if isinstance(answer.reply, dict) else None
+        usage = usage if isinstance(usage, dict) else {}
+        tokens = [usage.get(key) for key in ("prompt_tokens", "completion_tokens")]
+        known = [token_count(t) if t is not None else None for t in tokens]
+        tools = body.get("tools") or None
+        row = {
+            "messages": body.get("messages"),
+            "tools": None if tools is None else [_tool_name(t) for t in tools],
+            "answer": answer.reply,
+            "error": answer.error if answer.reply is None else None,
+            "prompt_tokens": known[0],
+            "completion_tokens": known[1],
+            "latency_sec": answer.latency_sec,
+            "cached": answer.cached,
+            "cost": _cost(known, spec) if priced and answer.reply is not None else None,
+            "predictions_line": k + 1,
+        }
+        for key in CALL_KEYS:
+            columns[key].append(row[key])
+    return columns
+
+
+def _tool_name(tool: Any) -> Any:
+    function = tool.get("function") if isinstance(tool, dict) else None
+    return function.get("name") if isinstance(function, dict) else tool.get("name")
+
+
+def _cost(tokens: list[int | None], spec: ModelSpec) -> float | None:
+    """The call's cost at the suite's prices per 1,000 tokens, None without its usage."""
+    if tokens[0] is None and tokens[1] is None:
+        return None
+    prompt, completion = (t or 0 for t in tokens)
+    return prompt / 1000 * spec.price_prompt + completion / 1000 * spec.price_completion
+
+
+def call_columns(answered: Answered, lines: Any) -> dict[str, list[Any]]:
+    """:attr:`Answered.calls` in the order of the loaded records at ``lines`` (each record by
+    its line number; by position where the numbers are not one per record)."""
+    numbers = answered.numbers
+    if len(set(numbers)) != len(numbers):
+        return answered.calls if len(lines) == len(numbers) else {}
+    at = {number: k for k, number in enumerate(numbers)}
+    order = [at.get(int(line)) for line in lines]
+    return {
+        key: [None if k is None else column[k] for k in order]
+        for key, column in answered.calls.items()
+    }
 
 
 def _open_cache(option: str | bool | None) -> AnswerCache | None:

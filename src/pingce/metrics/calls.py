@@ -378,6 +378,9 @@ class CallMatchStatistic(CallFieldsStatistic):
     def key(self) -> Hashable:
         return ("calls", self.gold, self.pred, self.normalizer.key(), self.assignment)
 
+    def column_names(self, width: int) -> list[str]:
+        return ["fn_acc_name", "fn_acc_all", "fn_acc_args", "records"]
+
     def compute(self, table: Table, context: Context) -> StatBlock:
         parts = context.map_records(self.rows, self.calls(table))
         rows = np.concatenate([part[0] for part in parts])
@@ -414,6 +417,9 @@ class CallTextStatistic(CallFieldsStatistic):
     @property
     def key(self) -> Hashable:
         return ("call-text", self.gold, self.pred, self.normalizer.key())
+
+    def column_names(self, width: int) -> list[str]:
+        return ["rouge-1", "rouge-2", "rouge-l", "bleu-4", "records", "empty"]
 
     def compute(self, table: Table, context: Context) -> StatBlock:
         load_jieba()  # once, before a child process is forked (it inherits the dictionary)

@@ -98,6 +98,19 @@ class ConfusionStatistic(Statistic):
             specs.append(FieldSpec(self.weight, "number", minimum=0.0, what=_WEIGHT_TEXT))
         return specs
 
+    def column_names(self, width: int) -> list[str]:
+        """The cells ``gold G · pred P`` (``P`` off the scale: ``invalid``); weighted: the
+        weighted cells, then the same cells counting the records of weight above 0."""
+        k, labels = self.scale.k, self.scale.labels
+        cells = [
+            f"gold {labels[g]} · pred {labels[p] if p < k else 'invalid'}"
+            for g in range(k)
+            for p in range(k + 1)
+        ]
+        if self.weight is None:
+            return cells
+        return [f"{cell} (weight)" for cell in cells] + [f"{cell} (counted)" for cell in cells]
+
     def _cell_reasons(self) -> dict[str, np.ndarray]:
         k, labels = self.scale.k, self.scale.labels
         columns = k + 1

@@ -166,6 +166,11 @@ class _LawCheck(Statistic):
         self.skip_law_check = skip_law_check
         self._book: LawBook | None = None
 
+    def column_names(self, width: int) -> list[str]:
+        return ["clauses", "clause_hallucinated", "clause_altered", "laws_checked",
+                "law_hallucinated", "law_malformed", "laws_skipped", "task_success", "records",
+                "failed"]  # fmt: skip
+
     def _evidence_spec(self) -> FieldSpec:
         return FieldSpec(
             self.evidence,

@@ -277,6 +277,9 @@ class RougeStatistic(_TextStatistic):
     def key(self) -> Hashable:
         return ("rouge", self.kind, self.n, self.pred, self.gold, self.tokenizer, self.split)
 
+    def column_names(self, width: int) -> list[str]:
+        return ["precision", "recall", "F", "records"]
+
     def compute(self, table: Table, context: Context) -> StatBlock:
         overlap: np.ndarray
         pred_total: np.ndarray
@@ -350,6 +353,9 @@ class NltkBleuStatistic(_TextStatistic):
     def key(self) -> Hashable:
         return ("nltk-bleu", self.pred, self.gold, self.tokenizer, self.options)
 
+    def column_names(self, width: int) -> list[str]:
+        return ["BLEU", "defined", "records"]
+
     def compute(self, table: Table, context: Context) -> StatBlock:
         pairs = _pairs(table, self.pred, self.gold, self.tokenizer, context)
         stats = nltk_bleu_stats_batch(
@@ -402,6 +408,16 @@ class SacreBleuStatistic(_TextStatistic):
             self.lowercase,
             self.max_order,
         )
+
+    def column_names(self, width: int) -> list[str]:
+        orders = range(1, self.max_order + 1)
+        return [
+            "hyp_len",
+            "ref_len",
+            *(f"correct_{n}" for n in orders),
+            *(f"total_{n}" for n in orders),
+            "records",
+        ]
 
     def compute(self, table: Table, context: Context) -> StatBlock:
         pairs = _sacre_pairs(table, self.pred, self.gold, self.tokenize, self.lowercase)

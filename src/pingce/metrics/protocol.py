@@ -440,6 +440,12 @@ class Statistic(ABC):
     def compute(self, table: Table, context: Context) -> StatBlock:
         """Per-record statistics (and miss reasons) of every record in ``table``."""
 
+    def column_names(self, width: int) -> Sequence[str] | None:
+        """The names of a block's ``width`` columns (the cells of a one-hot block), for a
+        reader of the per-record rows (report.html's detail view); None where the statistic
+        does not name them."""
+        return None
+
 
 class Metric(ABC):
     """A scalar metric: ``finalize(summed statistics) -> value``.

@@ -80,6 +80,10 @@ class RuleStatistic(Statistic):
             ),
         ]
 
+    def column_names(self, width: int) -> list[str]:
+        return ["hits", "gold", "retrieved", "recall", "has_gold", "hit@k", "precision",
+                "has_retrieved"]  # fmt: skip
+
     def compute(self, table: Table, context: Context) -> StatBlock:
         rows = np.zeros((table.n, WIDTH))
         reasons = np.empty(table.n, dtype=object)

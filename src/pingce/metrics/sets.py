@@ -134,6 +134,9 @@ class JudgeStatistic(Statistic):
         _require(table, mask, self.gold, "judge")
         _require(table, mask, self.pred, "judge")
 
+    def column_names(self, width: int) -> list[str]:
+        return ["TP", "FP", "FN", "TN", "unparsed gold Yes", "unparsed gold No"]
+
     def compute(self, table: Table, context: Context) -> StatBlock:
         mask = _task_rows(table, self.task, "judge")
         rows = np.zeros((table.n, JUDGE_WIDTH))
@@ -222,6 +225,9 @@ class SelectionStatistic(Statistic):
                 for t in gold:
                     if p != t:
                         yield (p, t)
+
+    def column_names(self, width: int) -> list[str]:
+        return ["score", "|P|", "|T|", "failed"]
 
     def compute(self, table: Table, context: Context) -> StatBlock:
         rows = np.zeros((table.n, 4))

@@ -66,6 +66,9 @@ class TerStatistic(Statistic):
             ),
         ]
 
+    def column_names(self, width: int) -> list[str]:
+        return ["edits", "ref_len", "records"]
+
     def compute(self, table: Table, context: Context) -> StatBlock:
         pairs = list(zip(table.column(self.pred), table.column(self.gold), strict=True))
         stats = np.concatenate(context.map_records(self.rows, pairs))

@@ -39,6 +39,9 @@ class LatencyStatistic(Statistic):
     def fields(self) -> list[FieldSpec]:
         return [FieldSpec(self.field, "number", required=False, minimum=0.0)]
 
+    def column_names(self, width: int) -> list[str]:
+        return [self.field] if self.raw else [self.field, "has latency"]
+
     def compute(self, table: Table, context: Context) -> StatBlock:
         values = np.asarray(table.column(self.field), dtype=np.float64)
         if self.raw:

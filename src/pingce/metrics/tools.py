@@ -755,6 +755,9 @@ class ToolUseStatistic(Statistic):
                 categories[i] = infer_category(gold[i], len(functions[i]))
         table.columns[self.category] = categories  # slices see the inferred categories
 
+    def column_names(self, width: int) -> list[str]:
+        return ["correct", "records", "names right", "arg TP", "arg FP", "arg FN", *ERROR_TYPES]
+
     def compute(self, table: Table, context: Context) -> StatBlock:
         functions, gold, preds = self.columns(table)
         items = list(zip(functions, gold, preds, strict=True))

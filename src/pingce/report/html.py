@@ -105,7 +105,8 @@ def _page(result: EvaluationResult, rows: RecordRows | None) -> Iterator[bytes]:
         return
     parts.append('<script type="application/json" id="pingce-data">')
     yield "".join(parts).encode("utf-8")
-    for chunk in records_json(result, rows, measures):
+    stats = result.outputs.stats if result.outputs is not None else None
+    for chunk in records_json(result, rows, measures, stats):
         yield escaped(chunk)
     yield f"</script>\n<script>{script(SCRIPT)}</script>\n</body>\n</html>\n".encode()
 

@@ -17,11 +17,13 @@ import orjson
 
 from .._json import json_texts
 from ..results import EvaluationResult, RecordRows
+from ..runfolder.stats import SavedStats
 
 __all__ = [
     "DIGITS",
     "FIELD_CHARS",
     "FREQUENT",
+    "STAT_COLUMNS",
     "VALUE_CHARS",
     "escaped",
     "page_ids",
@@ -29,6 +31,7 @@ __all__ = [
     "records_json",
     "script_json",
     "slice_groups",
+    "stat_rows",
 ]
 
 FIELD_CHARS = 120
@@ -215,7 +218,7 @@ def _usage_tokens(column: Any) -> np.ndarray | None:
 MEASURES = (("latency", ("latency",)), ("tokens", ("tokens",)), ("cost", ("cost",)))
 """The per-record measures the records table gives a column of their own: the first numeric
 field whose name (its last part) holds one of the words; tokens also from a field holding the
-model's ``chat.completion`` (``--model``)."""
+model's ``chat.completion``; else, with ``--model``, the record's call (``RecordRows.model``)."""
 
 
 def record_measures(rows: RecordRows) -> dict[str, str | np.ndarray]:
@@ -234,7 +237,31 @@ def record_measures(rows: RecordRows) -> dict[str, str | np.ndarray]:
             if tokens is not None:
                 out["tokens"] = tokens
                 break
+    for measure, column in _call_measures(rows.model).items():
+        out.setdefault(measure, column)
     return out
+
+
+def _call_measures(model: dict[str, Any]) -> dict[str, np.ndarray]:
+    """``--model``: each record's call's seconds, tokens (prompt and completion) and cost, where
+    some record has them (NaN for the others)."""
+
+    def numbers(*keys: str) -> np.ndarray | None:
+        if any(key not in model for key in keys):
+            return None
+        values = np.array(
+            [[np.nan if v is None else float(v) for v in model[key]] for key in keys],
+            dtype=np.float64,
+        )
+        total = values.sum(axis=0)
+        return None if np.isnan(total).all() else total
+
+    found = {
+        "latency": numbers("latency_sec"),
+        "tokens": numbers("prompt_tokens", "completion_tokens"),
+        "cost": numbers("cost"),
+    }
+    return {measure: column for measure, column in found.items() if column is not None}
 
 
 def _header(
@@ -254,6 +281,7 @@ def _header(
             "n": rows.n,
             "field_chars": FIELD_CHARS,
             "value_chars": VALUE_CHARS,
+            "stats_columns": STAT_COLUMNS,
             "unit": unit if unit in rows.fields else None,
             "higher": higher,
         }
@@ -269,6 +297,7 @@ def records_json(
     result: EvaluationResult,
     rows: RecordRows,
     measures: dict[str, str | np.ndarray] | None = None,
+    stats: SavedStats | None = None,
 ) -> Iterator[bytes]:
     """The records as the JSON the page's script reads, a column at a time (not yet escaped
     for a script element): the :func:`_header` (``measures``: :func:`record_measures`' of the
@@ -277,7 +306,10 @@ def records_json(
     somewhere: the rows that missed and each one's reason as a number), ``slices`` (per slice
     field, each record's slice value as a number), ``reasons`` (the distinct reasons, by
     number), ``frequent`` (the numbers of the most frequent reasons, most frequent first)
-    and ``context`` (a column per context field, values whole, null where a record lacks it)."""
+    and ``context`` (a column per context field, values whole, null where a record lacks it);
+    ``model`` with ``--model`` (a column per key of each record's model call, whole: the
+    messages sent, the answer, tokens, latency, cache, cost); with ``stats`` (the run's saved
+    statistic blocks), :func:`stat_rows`."""
     numpy_option = orjson.OPT_SERIALIZE_NUMPY
     metrics = list(dict.fromkeys([*rows.values, *rows.misses]))
     yield _header(result, rows, metrics, record_measures(rows) if measures is None else measures)
@@ -293,6 +325,10 @@ def records_json(
     yield b'},"context":{'
     for k, (name, column) in enumerate(rows.context.items()):
         yield (b"," if k else b"") + orjson.dumps(name) + b":" + _whole_texts(column)
+    if rows.model:
+        yield b'},"model":{'
+        for k, (name, column) in enumerate(rows.model.items()):
+            yield (b"," if k else b"") + orjson.dumps(name) + b":" + _whole_texts(column)
     yield b'},"misses":{'
     code: dict[str, int] = {}
     tallies: list[np.ndarray] = []
@@ -328,11 +364,137 @@ def records_json(
         counts[: len(tally)] += tally
     frequent = np.argsort(-counts, kind="stable")[:FREQUENT]
     yield b'],"reasons":' + orjson.dumps(list(code))
-    yield b',"frequent":' + orjson.dumps(frequent.astype(np.int64), option=numpy_option) + b"}"
+    yield b',"frequent":' + orjson.dumps(frequent.astype(np.int64), option=numpy_option)
+    yield from stat_rows(stats, rows)
+    yield b"}"
 
 
 FREQUENT = 200
 """Reasons offered in the reason filter's list (the most frequent)."""
+
+
+STAT_COLUMNS = 32
+"""Columns of a statistic's per-record rows kept in the page: a block with more columns that
+vary between records keeps each record's non-zero ones only, at most this many (the detail view
+says when a record has more; stats.npz has them all)."""
+
+
+def _aligned(saved: SavedStats, rows: RecordRows) -> bool:
+    """Whether the saved statistics are of the rows' records in the rows' order."""
+    lines = saved.arrays.get("lines")
+    return (
+        int(saved.manifest.get("n", -1)) == rows.n
+        and lines is not None
+        and np.array_equal(np.asarray(lines), np.asarray(rows.lines))
+    )
+
+
+def _number_column(column: np.ndarray) -> bytes:
+    """A column of a statistic as a JSON array: whole numbers as integers, others rounded
+    (:func:`_rounded`), NaN as null."""
+    column = np.asarray(column, dtype=np.float64)
+    finite = np.isfinite(column)
+    if finite.all() and (column == np.round(column)).all() and np.abs(column).max() < 2**53:
+        return orjson.dumps(column.astype(np.int64), option=orjson.OPT_SERIALIZE_NUMPY)
+    return _rounded(column)
+
+
+def _number(value: float) -> float | int | None:
+    """One statistic's number as the page holds it."""
+    if not math.isfinite(value):
+        return None
+    return int(value) if value.is_integer() and abs(value) < 2**53 else round(value, DIGITS)
+
+
+def _constant(rows: np.ndarray) -> np.ndarray:
+    """Which columns of ``rows`` hold the same number (NaN alike) for every record."""
+    first = rows[:1]
+    same = (rows == first) | (np.isnan(rows) & np.isnan(first))
+    return np.asarray(same.all(axis=0))
+
+
+def _same(row: np.ndarray, constant: np.ndarray) -> dict[str, float | int | None]:
+    """The columns the same for every record, by number, with their value: all of them in a
+    block of at most STAT_COLUMNS columns; in a wider one the non-zero ones (at most
+    STAT_COLUMNS: the view says the others are 0)."""
+    if len(row) > STAT_COLUMNS:
+        constant = constant & (row != 0)
+    at = np.flatnonzero(constant)[:STAT_COLUMNS].tolist()
+    return {str(c): _number(float(row[c])) for c in at}
+
+
+def _nonzero_pairs(rows: np.ndarray, at: np.ndarray) -> tuple[bytes, bool]:
+    """Per record, its non-zero numbers in the columns ``at`` as a flat list ``[column, value,
+    ...]`` (at most STAT_COLUMNS of them), and whether some record had more."""
+    part = rows[:, at]
+    record, where = np.nonzero(part != 0)  # NaN too
+    starts = np.searchsorted(record, np.arange(rows.shape[0] + 1))
+    cut = bool(np.diff(starts).max(initial=0) > STAT_COLUMNS)
+    columns = at[where].tolist()
+    numbers = [_number(v) for v in part[record, where].tolist()]
+    out = []
+    for i in range(rows.shape[0]):
+        lo, hi = int(starts[i]), min(int(starts[i + 1]), int(starts[i]) + STAT_COLUMNS)
+        out.append([x for k in range(lo, hi) for x in (columns[k], numbers[k])])
+    return orjson.dumps(out), cut
+
+
+def _stat_entry(saved: SavedStats, name: str, fed: list[str]) -> bytes:
+    """One statistic's per-record rows as the page holds them (see :func:`stat_rows`)."""
+    entry = saved.manifest["statistics"][name]
+    arrays = saved.arrays
+    head: dict[str, Any] = {
+        "metrics": fed,
+        "width": int(entry["width"]),
+        "columns": saved.columns.get(name),
+    }
+    scope = arrays.get(f"{name}.scope")
+    if scope is not None and not scope.all():
+        head["outside"] = np.flatnonzero(~scope).tolist()
+    parts = []
+    if f"{name}.codes" in arrays:
+        parts.append(b'"codes":' + _number_column(arrays[f"{name}.codes"]))
+    elif f"{name}.row" in arrays:  # the same row for every record
+        row = np.asarray(arrays[f"{name}.row"], dtype=np.float64).reshape(-1)
+        head["same"] = _same(row, np.ones(len(row), dtype=bool))
+    else:
+        rows = np.asarray(arrays[f"{name}.rows"], dtype=np.float64)
+        rows = rows.reshape(rows.shape[0], -1)
+        constant = _constant(rows) if rows.shape[0] > 1 else np.zeros(rows.shape[1], bool)
+        head["same"] = _same(rows[0], constant)
+        varying = np.flatnonzero(~constant)
+        if len(varying) <= STAT_COLUMNS:
+            head["shown"] = varying.tolist()
+            parts.append(
+                b'"data":[' + b",".join(_number_column(rows[:, c]) for c in varying) + b"]"
+            )
+        else:
+            pairs, head["cut"] = _nonzero_pairs(rows, varying)
+            parts.append(b'"nonzero":' + pairs)
+    text = orjson.dumps(head)
+    return text[:-1] + b"".join(b"," + part for part in parts) + b"}"
+
+
+def stat_rows(saved: SavedStats | None, rows: RecordRows) -> Iterator[bytes]:
+    """``,"stats":[...]``: each statistic's per-record rows (the engine's statistic blocks,
+    as stats.npz keeps them), for the detail view to show what a record added to each metric:
+    per statistic the metrics and tables it feeds, its ``width`` and column names (``columns``,
+    null where unnamed), the records outside its scope (``outside``), and either a one-hot cell
+    per record (``codes``), or its columns that vary between records (``shown``, each column's
+    numbers in ``data``; whole numbers as integers, others to DIGITS decimals), or, for a block
+    with more than STAT_COLUMNS varying columns, each record's non-zero ones (``nonzero``,
+    ``cut`` when a record had more); columns the same for every record (a broadcast block's
+    whole row) are written once (``same``). Nothing when there are no saved statistics or they
+    are not of these records (``pingce report`` over a changed folder)."""
+    if saved is None or not _aligned(saved, rows):
+        return
+    fed: dict[str, list[str]] = {}
+    for metric, name in saved.manifest.get("metrics", {}).items():
+        fed.setdefault(name, []).append(metric)
+    yield b',"stats":['
+    for k, name in enumerate(saved.manifest["statistics"]):
+        yield (b"," if k else b"") + _stat_entry(saved, name, fed.get(name, []))
+    yield b"]"
 
 
 _ESCAPES = (

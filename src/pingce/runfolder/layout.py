@@ -37,9 +37,11 @@ failures, the data and the signature (:class:`pingce.EvaluationResult` as JSON).
 RECORDS = "records.jsonl"
 """One JSON line per record: its id, line, ``context`` (the record's context fields that no
 metric reads, whole: the suite's ``context:`` and ``--context``, with ``--model`` the prompt's
-fields; a field the record lacks is not there, and a record with none has no ``context``), the
-fields the suite read, each metric's value and why a record missed a metric
-(:mod:`pingce.runfolder.records`)."""
+fields; a field the record lacks is not there, and a record with none has no ``context``), with
+``--model`` its ``model`` call (the messages sent, the tools' names, the whole answer, prompt and
+completion tokens, latency, whether the cache answered, the cost where the suite sets a price,
+its line in predictions.jsonl), the fields the suite read, each metric's value and why a record
+missed a metric (:mod:`pingce.runfolder.records`)."""
 RECORD_SHARDS = "records"
 """``--engine ray``: records.jsonl as Parquet shards (``part-N.parquet``)."""
 STATS = "stats.npz"
@@ -50,7 +52,8 @@ STAT_SHARDS = "stats"
 PREDICTIONS = "predictions.jsonl"
 """``--model``: the records as the model under test answered them, one JSON line each, each with
 its prediction (the whole ``chat.completion``) in the suite's prediction field; the same record's
-records.jsonl line (by its id) has the messages sent in its ``context`` (the prompt's fields)."""
+records.jsonl line has the call itself under ``model`` (the messages sent, the answer, tokens,
+latency, cache; its ``predictions_line`` is the line here)."""
 REPORT_MD = "report.md"
 """The report as Markdown: the metrics with their intervals and definitions."""
 REPORT_HTML = "report.html"

@@ -7,7 +7,10 @@ metric, ``"misses":{"metric":"reason"}``; a NaN value is null (:mod:`pingce._jso
 ``context`` holds the record's context fields (the suite's ``context:``, ``--context``; with
 ``--model`` the prompt's fields, the messages sent) that no statistic reads, whole, as the record
 has them: a field the record lacks (or holds null) is not there, and a record with none has no
-``context``; a context field that a statistic reads is in ``fields``."""
+``context``; a context field that a statistic reads is in ``fields``. With ``--model``,
+``"model"`` holds the record's model call (:data:`pingce.engine.model.CALL_KEYS`: the messages
+sent, the tools' names, the whole answer, tokens, latency, whether the cache answered, the cost
+where a price is set, the line of predictions.jsonl; a key whose value is null is not there)."""
 
 from __future__ import annotations
 
@@ -68,6 +71,7 @@ def jsonl_lines(
         with collector_paused():  # many small containers, no cycles
             pieces = [_fragments(column[first:last], text) for text, column in head]
             pieces.extend(_sparse(b',"context":{', rows.context, first, last))
+            pieces.extend(_sparse(b',"model":{', rows.model, first, last))
             pieces.extend(_fragments(column[first:last], text) for text, column in columns)
             pieces.extend(_endings(closing, misses, first, last))
             merged = _merged(pieces, last - first)
@@ -84,6 +88,7 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
     values: dict[str, list[float]] = {}
     misses: dict[str, list[Any]] = {}
     context: dict[str, list[Any]] = {}
+    model: dict[str, list[Any]] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -96,7 +101,8 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
         numbers.append(int(row.get("line") or number))
         # a column first seen on this line is padded for the lines before it (made only
         # then: a default built on every line would make reading quadratic in the lines)
-        for column, data in (("fields", fields), ("misses", misses), ("context", context)):
+        sparse = (("fields", fields), ("misses", misses), ("context", context), ("model", model))
+        for column, data in sparse:
             for key, value in (row.get(column) or {}).items():
                 if key not in data:
                     data[key] = [None] * i
@@ -106,7 +112,7 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
                 values[key] = [np.nan] * i
             values[key].append(np.nan if value is None else value)
         n = i + 1
-        for data in (fields, misses, context):
+        for data in (fields, misses, context, model):
             for column_values in data.values():
                 if len(column_values) < n:
                     column_values.append(None)
@@ -120,6 +126,7 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
         {k: np.asarray(v, dtype=np.float64) for k, v in values.items()},
         {k: np.asarray(v, dtype=object) for k, v in misses.items()},
         context,
+        model,
     )
 
 

@@ -15,6 +15,7 @@ every paired record).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import zipfile
 from collections.abc import Sequence
@@ -63,6 +64,10 @@ class SavedStats:
 
     manifest: dict[str, Any]
     arrays: dict[str, np.ndarray]
+    columns: dict[str, list[str]] = dataclasses.field(default_factory=dict)
+    """The names of each statistic's columns where its statistic names them
+    (:meth:`pingce.metrics.protocol.Statistic.column_names`), for report.html's detail view: known
+    to the run that made the blocks, not kept in stats.npz (a run read back has none)."""
 
     @classmethod
     def load(cls, path: Any) -> SavedStats:

@@ -5,8 +5,9 @@
   var fieldNames = Object.keys(D.fields);
   var contextNames = Object.keys(D.context || {});
   var measures = D.measures || {};
-  var KNOWN = ["n", "field_chars", "value_chars", "unit", "higher", "measures", "ids", "lines",
-    "metrics", "values", "fields", "context", "misses", "slices", "reasons", "frequent"];
+  var KNOWN = ["n", "field_chars", "value_chars", "stats_columns", "unit", "higher", "measures",
+    "ids", "lines", "metrics", "values", "fields", "context", "misses", "slices", "reasons", "frequent",
+    "stats", "model"];
   // any other per-record data the page holds (a column, or an object of columns): shown whole
   // in the detail view under its own name
   var extras = Object.keys(D).filter(function (k) { return KNOWN.indexOf(k) < 0; });
@@ -105,6 +106,10 @@
       if (v !== null) parts.push(whole(v));
     });
     metrics.forEach(function (m) { var c = miss[m][i]; if (c >= 0) parts.push(reasons[c]); });
+    ["messages", "answer", "error"].forEach(function (k) {  // --model: what was asked, answered
+      var v = D.model && D.model[k] ? D.model[k][i] : null;
+      if (v !== null && v !== undefined) parts.push(whole(v));
+    });
     return parts.join("\u0001").toLowerCase();
   }
 
@@ -401,6 +406,43 @@
     }
     return box;
   }
+  function modelCall(i) {
+    // --model: what was sent to the model under test and what it answered, with the measures
+    var M = D.model;
+    if (!M || !M.messages) return null;
+    var at = function (k) { var c = M[k]; return c ? c[i] : null; };
+    var sec = el("section", "part model");
+    sec.appendChild(el("h4", "", "model call"));
+    var sent = at("messages");
+    if (isMessages(sent)) {
+      sec.appendChild(el("div", "k", "messages sent"));
+      sec.appendChild(transcript(sent));
+    }
+    var tools = at("tools");
+    if (Array.isArray(tools) && tools.length) {
+      sec.appendChild(el("div", "facts", "tools sent: " + tools.map(String).join(", ")));
+    }
+    var answer = at("answer");
+    sec.appendChild(el("div", "k", "answer"));
+    if (isCompletion(answer)) sec.appendChild(completion(answer));
+    else if (answer !== null && answer !== undefined) sec.appendChild(valueView(answer));
+    var error = at("error");
+    if (error !== null && error !== undefined) sec.appendChild(el("div", "why", "failed: " + error));
+    var facts = [];
+    var latency = at("latency_sec");
+    if (typeof latency === "number") facts.push("latency " + fmt(latency) + " s");
+    ["prompt_tokens", "completion_tokens"].forEach(function (k) {
+      var t = at(k);
+      if (typeof t === "number") facts.push(k.replace("_", " ") + " " + t);
+    });
+    var cost = at("cost");
+    facts.push(typeof cost === "number" ? "cost " + fmt(cost) : "cost unknown");
+    if (at("cached") === true) facts.push("answered from the cache");
+    var line = at("predictions_line");
+    if (typeof line === "number") facts.push("predictions.jsonl line " + line);
+    sec.appendChild(el("div", "facts call-facts", facts.join(" \u00b7 ")));
+    return sec;
+  }
   function pairs(title, entries) {
     var sec = el("section", "part");
     sec.appendChild(el("h4", "", title));
@@ -427,6 +469,64 @@
     });
     return table;
   }
+  // --- what the record added to each statistic (the engine's per-record rows) ----------------
+  function statCells(s, i) {
+    // [column, value, the same for every record] in column order
+    var cells = [];
+    if (s.nonzero) {
+      var p = s.nonzero[i] || [];
+      for (var k = 0; k < p.length; k += 2) cells.push([p[k], p[k + 1], false]);
+    } else {
+      (s.shown || []).forEach(function (c, k) { cells.push([c, s.data[k][i], false]); });
+    }
+    Object.keys(s.same || {}).forEach(function (c) {
+      cells.push([parseInt(c, 10), s.same[c], true]);
+    });
+    if (s.width > D.stats_columns) {  // a wide block: the record's non-zero columns only
+      cells = cells.filter(function (c) { return c[1] !== 0; });
+    }
+    return cells.sort(function (a, b) { return a[0] - b[0]; });
+  }
+  function statBlock(s, i) {
+    var box = el("div", "stat");
+    var name = function (c) { return s.columns ? s.columns[c] : "column " + (c + 1); };
+    box.appendChild(el("div", "feeds",
+      "feeds " + (s.metrics.length ? s.metrics.join(", ") : "no metric")));
+    if (s.outside && s.outside.indexOf(i) >= 0) {
+      box.appendChild(el("div", "hint", "this record is outside this statistic: it adds nothing"));
+      return box;
+    }
+    if (s.codes) {
+      box.appendChild(el("div", "cell", "cell " + name(s.codes[i]) + " \u00b7 1 (the other " +
+        (s.width - 1) + " cells 0)"));
+      return box;
+    }
+    var row = add(box, el("div", "statrow"));  // a column a box: its name over its number
+    statCells(s, i).forEach(function (c) {
+      var cell = add(row, el("div", c[2] ? "col same" : "col"));
+      cell.appendChild(el("div", "h", name(c[0])));
+      cell.appendChild(el("div", "v", fmt(c[1])));
+      if (c[2]) cell.title = "the same for every record";
+    });
+    if (s.width > D.stats_columns) {
+      box.appendChild(el("div", "hint", "its non-zero columns of " + s.width +
+        " (the others 0)" + (s.cut ? "; at most " + D.stats_columns + " a record kept in " +
+        "this page: stats.npz has them all" : "")));
+    }
+    return box;
+  }
+  function statRows(i) {
+    var stats = D.stats || [];
+    if (!stats.length) return null;
+    var sec = el("section", "part stats");
+    sec.appendChild(el("h4", "", "statistic rows"));
+    sec.appendChild(el("div", "hint", "what this record added to each statistic the metrics " +
+      "are computed from (summed over the records, then finalised); grey: the same for every " +
+      "record"));
+    stats.forEach(function (s) { sec.appendChild(statBlock(s, i)); });
+    return sec;
+  }
+
   var units = null;
   function unitMembers(u) {
     if (units === null) {
@@ -509,11 +609,15 @@
         return [f, D.context[f][i]];
       })));
     }
+    var call = modelCall(i);
+    if (call) left.appendChild(call);
     extraEntries(i).forEach(function (e) { left.appendChild(pairs(e[0], e[1])); });
     left.appendChild(pairs("fields", fieldNames.map(function (f) { return [f, D.fields[f][i]]; })));
     var vs = add(right, el("section", "part"));
     vs.appendChild(el("h4", "", "values and reasons"));
     vs.appendChild(valuesTable(i));
+    var fed = statRows(i);
+    if (fed) right.appendChild(fed);
     if (ms.length) right.appendChild(pairs("measured", ms));
     var talk = dialogue(i);
     if (talk) box.appendChild(talk);
