@@ -499,8 +499,14 @@ def _json_type(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
-def _needed(gold: GoldCall) -> int:
-    return sum(1 for options in gold.answers.values() if "" not in options)
+def _needed(gold: Sequence[GoldCall]) -> int:
+    """The gold parameters that must be given (without ``""`` among their values)."""
+    needed = 0
+    for call in gold:
+        for options in call.answers.values():
+            if "" not in options:
+                needed += 1
+    return needed
 
 
 def _augment(ok: list[list[bool]], i: int, owner: list[int], seen: list[bool]) -> bool:
@@ -582,7 +588,7 @@ def check_record(
     """The verdict of one record (see :data:`Verdict`). Every gold call must name one of
     ``functions`` (:meth:`ToolUseStatistic.check` says so before)."""
     if isinstance(pred, ParseFailure):
-        needed = sum(_needed(g) for g in gold)
+        needed = _needed(gold)
         reason = f"prediction could not be parsed: {pred.reason}"
         return _ERROR["parse_error"], reason, False, 0, 0, needed
     if not gold:
@@ -591,16 +597,17 @@ def check_record(
         given = sum(len(c.arguments or {}) for c in pred)
         called = ", ".join(c.name for c in pred)
         return _ERROR["unexpected_call"], f"no call expected, got {called}", False, 0, given, 0
-    needed = sum(_needed(g) for g in gold)
+    needed = _needed(gold)
     if not pred:
         return _ERROR["no_call"], f"expected {len(gold)} call(s), got none", False, 0, 0, needed
-    given = sum(len(c.arguments or {}) for c in pred)
     if len(gold) == 1 and len(pred) == 1:
         g, p = gold[0], pred[0]
         fn = next(f for f in functions if f.name == g.name)
         code, param, tp, found = rules.check(fn, g, p)
         said = rules.why(fn, g, p, code, param) if code >= 0 else None
+        given = len(p.arguments or ())
         return code, said, code != _WRONG_NAME, tp, given - tp, needed - found
+    given = sum(len(c.arguments or ()) for c in pred)
     by_name = {f.name: f for f in functions}
     names = [[rules.name_ok(g.name, p.name) for p in pred] for g in gold]
     checks = [
