@@ -546,9 +546,6 @@ def _greedy(ok: list[list[bool]]) -> int:
 def _best_pairing(weight: list[list[int]]) -> list[tuple[int, int]]:
     """The pairs (row, column) of positive weight of a maximum-weight one-to-one pairing
     (every injection tried for up to 7 calls a side, else scipy's assignment)."""
-    positive = [(i, j) for i, row in enumerate(weight) for j, w in enumerate(row) if w > 0]
-    if len({i for i, _ in positive}) == len(positive) == len({j for _, j in positive}):
-        return positive  # no two share a call: the best pairing takes them all
     rows, cols = len(weight), len(weight[0])
     if max(rows, cols) > 7:
         from ._assignment import max_weight_assignment
@@ -573,6 +570,60 @@ def _best_pairing(weight: list[list[int]]) -> list[tuple[int, int]]:
 
 
 _OTHER_FUNCTION = (_WRONG_NAME, "", 0, 0)
+
+
+def _partners(names: list[list[bool]]) -> list[int] | None:
+    """Each gold call's one predicted call of its function (-1: none), when no gold call has
+    two and no two gold calls share one; else None."""
+    partners: list[int] = []
+    taken: set[int] = set()
+    for row in names:
+        columns = [j for j, same in enumerate(row) if same]
+        if len(columns) > 1:
+            return None
+        j = columns[0] if columns else -1
+        if j >= 0:
+            if j in taken:
+                return None
+            taken.add(j)
+        partners.append(j)
+    return partners
+
+
+def _one_to_one(
+    by_name: Mapping[str, Function],
+    gold: Sequence[GoldCall],
+    pred: Sequence[Call],
+    partners: list[int],
+    rules: _Rules,
+    needed: int,
+    given: int,
+) -> Verdict:
+    """:func:`check_record` of several calls whose pairs of one function share no call: only
+    those pairs are checked, they are the best pairing (all of them), and a gold call is matched
+    exactly when its pair is valid, by either pairing rule (no pair matrix, no search)."""
+    checks = [
+        rules.check(by_name[g.name], g, pred[j]) if j >= 0 else _OTHER_FUNCTION
+        for g, j in zip(gold, partners, strict=True)
+    ]
+    tp = sum(c[2] for c in checks)
+    fp, fn_ = given - tp, needed - sum(c[3] for c in checks)
+    name_ok = len(gold) == len(pred) and -1 not in partners
+    if len(pred) != len(gold):
+        reason = f"expected {len(gold)} call(s), got {len(pred)}"
+        return _ERROR["wrong_count"], reason, name_ok, tp, fp, fn_
+    unmatched = next((i for i, c in enumerate(checks) if c[0] >= 0), -1)
+    if unmatched < 0:
+        return -1, None, name_ok, tp, fp, fn_
+    g, j = gold[unmatched], partners[unmatched]
+    code, param = checks[unmatched][0], checks[unmatched][1]
+    if j < 0:  # no call of its function: the first predicted call is named
+        why = f"function: expected '{g.name}', got '{pred[0].name}'"
+    else:
+        why = rules.why(by_name[g.name], g, pred[j], code, param)
+    reason = f"gold call {unmatched} ({g.name}) matches no predicted call: {why}"
+    return code, reason, name_ok, tp, fp, fn_
+
 
 Verdict = tuple[int, str | None, bool, int, int, int]
 """``(error code or -1, reason, names right, arg TP, arg FP, arg FN)`` of one record."""
@@ -610,6 +661,9 @@ def check_record(
     given = sum(len(c.arguments or ()) for c in pred)
     by_name = {f.name: f for f in functions}
     names = [[rules.name_ok(g.name, p.name) for p in pred] for g in gold]
+    partners = _partners(names)
+    if partners is not None:
+        return _one_to_one(by_name, gold, pred, partners, rules, needed, given)
     checks = [
         [
             rules.check(by_name[g.name], g, p) if same else _OTHER_FUNCTION
