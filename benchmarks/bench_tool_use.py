@@ -8,10 +8,21 @@ of ``tests/test_tool_use.py`` (1-3 functions of four schemas in both formats, 0-
 with one or two acceptable values, ``""`` options, predictions right, wrong, reordered,
 underscored or short of a call), written once into ``benchmarks/data/``.
 
+The same checker is also timed with orjson's ``loads`` (the fastest a per-record checker reads).
+
 pingce runs as users run it, ``pingce run tool-use --data FILE --out DIR --profile``, with
 ``--bootstrap 0`` (the peer computes no intervals) and with the default 1,000 resamples. The
 verdicts must be equal: every record's ``tool_call_accuracy`` in records.jsonl against the
 peer's, and the corpus accuracy.
+
+Issue 32's peer is BFCL's own checker (``_bfcl.py``: the installed ``bfcl_eval`` or the copy of
+``ast_checker.py`` that ``$BFCL_AST_CHECKER`` names; skipped when neither is there), run per
+record with ``json.loads`` over the same cases written in BFCL's fields (``function``,
+``ground_truth``, ``category``, ``question``, the decoded ``pred``), beside ``pingce run
+tool-use`` with the default resamples on that file. Verdicts are counted where they differ (BFCL
+pairs parallel calls greedily, pingce finds a pairing whenever one exists). Peers run in this
+process and are timed in wall and CPU seconds; on a loaded machine the CPU ratio is the one to
+quote.
 
 Run: ``.venv/bin/python benchmarks/bench_tool_use.py [N ...]`` (default 1,000,000).
 """
@@ -22,10 +33,14 @@ import json
 import random
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import orjson
+
 sys.path.insert(0, str(Path(__file__).parent))
+from _bfcl import bfcl_checker, bfcl_record
 from _cli import ROOT, machine, out_dir, phase_lines, print_table, run_cli, save_summary
 from _data import data_file
 
@@ -45,16 +60,65 @@ def records(n: int) -> Any:
         yield {"id": f"r{i}", "functions": docs, "gold": gold, "pred": pred}
 
 
-def peer(path: Path) -> tuple[list[float], float]:
-    """The per-record checker over the file: verdicts and seconds."""
-    start = time.perf_counter()
+def bfcl_records(n: int) -> Any:
+    rng = random.Random(SEED)
+    for i in range(n):
+        docs, gold, pred = _random_case(rng)
+        yield bfcl_record(i, docs, gold, pred, f"question {i}")
+
+
+def _reference(record: dict[str, Any]) -> bool:
+    return bool(check_record(record["functions"], record["pred"], record["gold"])["valid"])
+
+
+def peer(
+    path: Path, loads: Callable[[Any], Any] = json.loads, check: Callable[[Any], bool] = _reference
+) -> tuple[list[float], float, float]:
+    """A per-record checker over the file: verdicts, wall and CPU seconds."""
+    start, cpu = time.perf_counter(), time.process_time()
     verdicts = []
-    with open(path, encoding="utf-8") as handle:
+    with open(path, "rb") as handle:
         for line in handle:
-            record = json.loads(line)
-            found = check_record(record["functions"], record["pred"], record["gold"])
-            verdicts.append(1.0 if found["valid"] else 0.0)
-    return verdicts, time.perf_counter() - start
+            verdicts.append(1.0 if check(loads(line)) else 0.0)
+    return verdicts, time.perf_counter() - start, time.process_time() - cpu
+
+
+def bfcl_part(n: int, summary: dict[str, Any]) -> None:
+    """BFCL's checker with json.loads against ``pingce run tool-use`` on BFCL-format records."""
+    check = bfcl_checker()
+    if check is None:
+        print("BFCL's checker: not installed and $BFCL_AST_CHECKER unset; skipped")
+        return
+    path = data_file(f"tool_use_bfcl_{n}_{SEED}.jsonl", lambda: bfcl_records(n))
+    expected, wall, cpu = peer(path, json.loads, check)
+    run = run_cli(
+        f"pingce {n:,} BFCL-format, default",
+        ["run", "tool-use", "--data", path],
+        out=out_dir("tool_use", f"{n}-bfcl"),
+    )
+    got = [row["values"]["tool_call_accuracy"] for row in run.records()]
+    differ = sum(1 for a, b in zip(got, expected, strict=True) if a != b)
+    run_cpu = run.user_s + run.sys_s
+    rows = [
+        ["BFCL ast_checker, json.loads", f"{wall:.2f}", f"{cpu:.2f}", "1.0", "1.0"],
+        [
+            run.label,
+            f"{run.wall_s:.2f}",
+            f"{run_cpu:.2f}",
+            f"{wall / run.wall_s:.2f}",
+            f"{cpu / run_cpu:.2f}",
+        ],
+    ]
+    head = ["run", "wall s", "CPU s", "peer / run (wall)", "peer / run (CPU)"]
+    print_table(head, rows, f"{n:,} BFCL-format records ({differ} verdicts differ)")
+    for line in phase_lines(run):
+        print(line)
+    summary["bfcl_peer_s"] = wall
+    summary["bfcl_peer_cpu_s"] = cpu
+    summary["bfcl_format"] = run.summary()
+    summary["bfcl_verdicts_differ"] = differ
+    summary["ratio_bfcl_wall"] = wall / run.wall_s
+    summary["ratio_bfcl_cpu"] = cpu / run_cpu
 
 
 def main() -> None:
@@ -63,7 +127,8 @@ def main() -> None:
     problems: list[str] = []
     for n in SIZES:
         path = data_file(f"tool_use_{n}_{SEED}.jsonl", lambda n=n: records(n))
-        expected, peer_s = peer(path)
+        expected, peer_s, peer_cpu = peer(path)
+        _, orjson_s, orjson_cpu = peer(path, orjson.loads)
         fast = run_cli(
             f"pingce {n:,} --bootstrap 0",
             ["run", "tool-use", "--data", path, "--bootstrap", "0"],
@@ -81,28 +146,39 @@ def main() -> None:
         value = fast.metric("tool_call_accuracy")
         if value is None or abs(value - sum(expected) / n) > 1e-12:
             problems.append(f"{n}: accuracy {value} vs peer {sum(expected) / n}")
-        rows = [["peer (per-record Python checker)", f"{peer_s:.1f}", "1.0", "-"]]
+        rows = [
+            ["peer (tool_reference, json.loads)", f"{peer_s:.2f}", f"{peer_cpu:.2f}", "1.0", "-"],
+            ["tool_reference, orjson", f"{orjson_s:.2f}", f"{orjson_cpu:.2f}", "-", "-"],
+        ]
         for run in (fast, full):
+            run_cpu = run.user_s + run.sys_s
             rows.append(
                 [
                     run.label,
-                    f"{run.wall_s:.1f}",
-                    f"{peer_s / run.wall_s:.2f}",
+                    f"{run.wall_s:.2f}",
+                    f"{run_cpu:.2f}",
+                    f"{peer_s / run.wall_s:.2f} (orjson {orjson_cpu / run_cpu:.2f} CPU)",
                     f"{run.peak_rss_mb:.0f}",
                 ]
             )
-        print_table(["run", "seconds", "peer / run", "peak MB"], rows, f"{n:,} tool-use records")
+        head = ["run", "wall s", "CPU s", "peer / run", "peak MB"]
+        print_table(head, rows, f"{n:,} tool-use records")
         for run in (fast, full):
             for line in phase_lines(run):
                 print(line)
         summary["sizes"][str(n)] = {
             "peer_s": peer_s,
+            "peer_cpu_s": peer_cpu,
+            "orjson_peer_s": orjson_s,
+            "orjson_peer_cpu_s": orjson_cpu,
+            "ratio_orjson_cpu": orjson_cpu / (full.user_s + full.sys_s),
             "accuracy": sum(expected) / n,
             "bootstrap0": fast.summary(),
             "default": full.summary(),
             "ratio_bootstrap0": peer_s / fast.wall_s,
             "ratio_default": peer_s / full.wall_s,
         }
+        bfcl_part(n, summary["sizes"][str(n)])
     save_summary("bench_tool_use", summary)
     for problem in problems:
         print("MISMATCH", problem)

@@ -624,3 +624,37 @@ def test_verdicts_equal_the_reference_on_random_records(options: dict[str, Any])
     wrong = [i for i, (a, b) in enumerate(zip(got, expected, strict=True)) if a != b]
     assert not wrong, [records[i] for i in wrong[:3]]
     assert 0.15 < sum(expected) / len(expected) < 0.85  # both verdicts are exercised
+
+
+@pytest.mark.parametrize("options", [{}, {"strict": True}, {"bfcl_compat": True}])
+def test_calls_paired_one_to_one_judged_as_the_pair_matrix_judges_them(
+    options: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Several calls whose pairs of one function share no call skip the pair matrix and the
+    pairing search (issue 32): verdict, reason, names and argument counts are the matrix's."""
+    from pingce.metrics import tools
+
+    rng = random.Random(32)
+    items = []
+    for _ in range(3000):
+        docs, gold, pred = _random_case(rng)
+        items.append(
+            (
+                tools.parse_functions(docs),
+                tools.parse_gold(gold),
+                tools.parse_prediction(pred),
+            )
+        )
+    strict, compat = options.get("strict", False), options.get("bfcl_compat", False)
+
+    def verdicts() -> list[Any]:
+        rules = tools._Rules(strict)
+        return [tools.check_record(*item, rules, compat) for item in items]
+
+    calls: list[Any] = []
+    partners = tools._partners
+    monkeypatch.setattr(tools, "_partners", lambda names: calls.append(names) or partners(names))
+    shortcut = verdicts()
+    assert sum(partners(names) is not None for names in calls) > 200  # the shortcut is taken
+    monkeypatch.setattr(tools, "_partners", lambda names: None)
+    assert shortcut == verdicts()

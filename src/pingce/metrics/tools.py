@@ -88,6 +88,13 @@ ERROR_TYPES = (
 """Why a record is wrong, one type per record (the first error in BFCL's order)."""
 
 _ERROR = {name: k for k, name in enumerate(ERROR_TYPES)}
+_WRONG_NAME = _ERROR["wrong_name"]
+_MISSING_REQUIRED = _ERROR["missing_required"]
+_UNEXPECTED_PARAM = _ERROR["unexpected_param"]
+_TYPE_ERROR = _ERROR["type_error"]
+_NESTED_TYPE_ERROR = _ERROR["nested_type_error"]
+_WRONG_VALUE = _ERROR["wrong_value"]
+_MISSING_OPTIONAL = _ERROR["missing_optional"]
 _BASE = 6  # correct, 1, names, tp, fp, fn
 WIDTH = _BASE + len(ERROR_TYPES)
 
@@ -271,7 +278,9 @@ def _shown_list(values: Sequence[Any]) -> str:
 
 
 class _Rules:
-    """The checks of one pair, under ``strict``; strings standardised once each."""
+    """The checks of one pair, under ``strict``; strings standardised once each. A check says
+    which error and on which parameter; the reason's text is written (:meth:`why`) only for the
+    error a record's verdict reports."""
 
     def __init__(self, strict: bool):
         self.strict = strict
@@ -305,36 +314,38 @@ class _Rules:
 
     # -- types ------------------------------------------------------------------------------
 
-    def type_error(self, param: str, p: Param, value: Any, options: list[Any]) -> tuple[int, str]:
-        """``(0, "")`` when the type is right, ``(-1, "")`` when right as a "variable" (a value
-        of the gold's own type), else the error code and reason."""
-        gold_type = next((type(o) for o in options if not (type(o) is str and o == "")), None)
+    @staticmethod
+    def gold_type(options: list[Any]) -> type | None:
+        """The type of the first acceptable value that is not ``""`` (None: there is none)."""
+        for o in options:
+            if not (type(o) is str and o == ""):
+                return type(o)
+        return None
+
+    def type_code(self, p: Param, value: Any, options: list[Any]) -> int:
+        """0 when the type is right, -1 when right as a "variable" (a value of the gold's own
+        type), else the error code (``type_error`` or ``nested_type_error``)."""
+        gold_type = self.gold_type(options)
         variable = gold_type is not None and gold_type is not p._type
         kind = type(value)
         if kind is p._type:
             if p._items is None:
-                return (-1 if variable else 0), ""
+                return -1 if variable else 0
             for option in options:
                 if type(option) is not list or all(
                     self._element_ok(item, option, p._items) for item in value
                 ):
-                    return (-1 if variable else 0), ""
+                    return -1 if variable else 0
             if gold_type is not None and kind is gold_type:
-                return _ERROR["nested_type_error"], (
-                    f"param '{param}': expected {p.declared} of {p.items_declared}, "
-                    f"got {_show(value)}"
-                )
+                return _NESTED_TYPE_ERROR
         elif gold_type is not None and kind is gold_type:
-            return -1, ""
-        return _ERROR["type_error"], (
-            f"param '{param}': expected {p.declared}, got {_json_type(value)} {_show(value)}"
-        )
+            return -1
+        return _TYPE_ERROR
 
-    @staticmethod
-    def _element_ok(item: Any, option: list[Any], items: type) -> bool:
+    def _element_ok(self, item: Any, option: list[Any], items: type) -> bool:
         if type(item) is items:
             return True
-        gold_type = next((type(o) for o in option if not (type(o) is str and o == "")), None)
+        gold_type = self.gold_type(option)
         return gold_type is not None and type(item) is gold_type
 
     # -- values -----------------------------------------------------------------------------
@@ -392,15 +403,12 @@ class _Rules:
 
     # -- a pair -----------------------------------------------------------------------------
 
-    def _argument_error(
-        self, param: str, p: Param, value: Any, options: list[Any]
-    ) -> tuple[int, str] | None:
-        """None when ``value`` of parameter ``param`` is one the gold accepts, else BFCL's error
-        code and the reason (a type error before a wrong value)."""
+    def _argument_code(self, p: Param, value: Any, options: list[Any]) -> int:
+        """-1 when ``value`` is one the gold accepts, else BFCL's error code (a type error
+        before a wrong value)."""
         kind: type = p._type
         if not self.strict and type(value) is int and kind is float:
             value = float(value)
-        ok: bool | None = None
         if type(value) is kind and p._items is None and options:
             first = options[0]  # the common case: a scalar of the gold's declared type
             if type(first) is kind and not (kind is str and first == ""):
@@ -410,58 +418,74 @@ class _Rules:
                     ok = self.dict_ok(value, options)
                 else:
                     ok = value in options
-        if ok is None:
-            code, why = self.type_error(param, p, value, options)
-            if code > 0 or (code == 0 and why):
-                return code, why
-            ok = (value in options) if code == -1 else self.value_ok(p, value, options)
-        if ok:
-            return None
-        return _ERROR[
-            "wrong_value"
-        ], f"param '{param}': value {_show(value)} not in {_shown_list(options)}"
+                return -1 if ok else _WRONG_VALUE
+        code = self.type_code(p, value, options)
+        if code > 0:
+            return code
+        ok = (value in options) if code == -1 else self.value_ok(p, value, options)
+        return -1 if ok else _WRONG_VALUE
 
     def check(self, fn: Function, gold: GoldCall, pred: Call) -> tuple[int, str, int, int]:
-        """``(error code or -1, reason, valid arguments, valid arguments the gold needs)`` of
-        one pair, the error the first in BFCL's order: name, required, then each given argument
-        (unknown, type, value), then gold parameters left out."""
+        """``(error code or -1, the parameter it is about or "", valid arguments, valid
+        arguments the gold needs)`` of one pair, the error the first in BFCL's order: name,
+        required, then each given argument (unknown, type, value), then gold parameters left
+        out (:meth:`why` writes its reason)."""
         if not self.name_ok(gold.name, pred.name):
-            expected = f"function: expected '{gold.name}', got '{pred.name}'"
-            return _ERROR["wrong_name"], expected, 0, 0
+            return _WRONG_NAME, "", 0, 0
         args = pred.arguments or {}
         answers = gold.answers
+        params = fn.params
         error = -1
-        reason = ""
+        where = ""
         for param in fn.required:
             if param not in args:
-                error, reason = _ERROR["missing_required"], f"param '{param}': required, missing"
+                error, where = _MISSING_REQUIRED, param
                 break
         valid = needed = 0
         for param, value in args.items():
-            p = fn.params.get(param)
+            p = params.get(param)
             options = answers.get(param)
             if p is None or options is None:
                 if error < 0:
-                    where = "the function" if p is None else "the gold call"
-                    error = _ERROR["unexpected_param"]
-                    reason = f"param '{param}': not a parameter of {where}"
+                    error, where = _UNEXPECTED_PARAM, param
                 continue
-            failure = self._argument_error(param, p, value, options)
-            if failure is None:
+            code = self._argument_code(p, value, options)
+            if code < 0:
                 valid += 1
                 if "" not in options:
                     needed += 1
             elif error < 0:
-                error, reason = failure
+                error, where = code, param
         if error < 0:
             for param, options in answers.items():
                 if param not in args and "" not in options:
-                    error = _ERROR["missing_optional"]
-                    reason = (
-                        f"param '{param}': omitted, but gold accepts only {_shown_list(options)}"
-                    )
+                    error, where = _MISSING_OPTIONAL, param
                     break
-        return error, reason, valid, needed
+        return error, where, valid, needed
+
+    def why(self, fn: Function, gold: GoldCall, pred: Call, code: int, param: str) -> str:
+        """The reason of the error :meth:`check` found (``code`` on parameter ``param``)."""
+        if code == _WRONG_NAME:
+            return f"function: expected '{gold.name}', got '{pred.name}'"
+        if code == _MISSING_REQUIRED:
+            return f"param '{param}': required, missing"
+        if code == _UNEXPECTED_PARAM:
+            where = "the function" if param not in fn.params else "the gold call"
+            return f"param '{param}': not a parameter of {where}"
+        options = gold.answers[param]
+        if code == _MISSING_OPTIONAL:
+            return f"param '{param}': omitted, but gold accepts only {_shown_list(options)}"
+        p = fn.params[param]
+        value = (pred.arguments or {})[param]
+        if not self.strict and type(value) is int and p._type is float:
+            value = float(value)
+        if code == _NESTED_TYPE_ERROR:
+            return (
+                f"param '{param}': expected {p.declared} of {p.items_declared}, got {_show(value)}"
+            )
+        if code == _TYPE_ERROR:
+            return f"param '{param}': expected {p.declared}, got {_json_type(value)} {_show(value)}"
+        return f"param '{param}': value {_show(value)} not in {_shown_list(options)}"
 
 
 def _json_type(value: Any) -> str:
@@ -475,8 +499,14 @@ def _json_type(value: Any) -> str:
     }.get(type(value), type(value).__name__)
 
 
-def _needed(gold: GoldCall) -> int:
-    return sum(1 for options in gold.answers.values() if "" not in options)
+def _needed(gold: Sequence[GoldCall]) -> int:
+    """The gold parameters that must be given (without ``""`` among their values)."""
+    needed = 0
+    for call in gold:
+        for options in call.answers.values():
+            if "" not in options:
+                needed += 1
+    return needed
 
 
 def _augment(ok: list[list[bool]], i: int, owner: list[int], seen: list[bool]) -> bool:
@@ -539,7 +569,61 @@ def _best_pairing(weight: list[list[int]]) -> list[tuple[int, int]]:
     return [(i, j) for i, j in best if weight[i][j] > 0]
 
 
-_OTHER_FUNCTION = (_ERROR["wrong_name"], "function: another function", 0, 0)
+_OTHER_FUNCTION = (_WRONG_NAME, "", 0, 0)
+
+
+def _partners(names: list[list[bool]]) -> list[int] | None:
+    """Each gold call's one predicted call of its function (-1: none), when no gold call has
+    two and no two gold calls share one; else None."""
+    partners: list[int] = []
+    taken: set[int] = set()
+    for row in names:
+        columns = [j for j, same in enumerate(row) if same]
+        if len(columns) > 1:
+            return None
+        j = columns[0] if columns else -1
+        if j >= 0:
+            if j in taken:
+                return None
+            taken.add(j)
+        partners.append(j)
+    return partners
+
+
+def _one_to_one(
+    by_name: Mapping[str, Function],
+    gold: Sequence[GoldCall],
+    pred: Sequence[Call],
+    partners: list[int],
+    rules: _Rules,
+    needed: int,
+    given: int,
+) -> Verdict:
+    """:func:`check_record` of several calls whose pairs of one function share no call: only
+    those pairs are checked, they are the best pairing (all of them), and a gold call is matched
+    exactly when its pair is valid, by either pairing rule (no pair matrix, no search)."""
+    checks = [
+        rules.check(by_name[g.name], g, pred[j]) if j >= 0 else _OTHER_FUNCTION
+        for g, j in zip(gold, partners, strict=True)
+    ]
+    tp = sum(c[2] for c in checks)
+    fp, fn_ = given - tp, needed - sum(c[3] for c in checks)
+    name_ok = len(gold) == len(pred) and -1 not in partners
+    if len(pred) != len(gold):
+        reason = f"expected {len(gold)} call(s), got {len(pred)}"
+        return _ERROR["wrong_count"], reason, name_ok, tp, fp, fn_
+    unmatched = next((i for i, c in enumerate(checks) if c[0] >= 0), -1)
+    if unmatched < 0:
+        return -1, None, name_ok, tp, fp, fn_
+    g, j = gold[unmatched], partners[unmatched]
+    code, param = checks[unmatched][0], checks[unmatched][1]
+    if j < 0:  # no call of its function: the first predicted call is named
+        why = f"function: expected '{g.name}', got '{pred[0].name}'"
+    else:
+        why = rules.why(by_name[g.name], g, pred[j], code, param)
+    reason = f"gold call {unmatched} ({g.name}) matches no predicted call: {why}"
+    return code, reason, name_ok, tp, fp, fn_
+
 
 Verdict = tuple[int, str | None, bool, int, int, int]
 """``(error code or -1, reason, names right, arg TP, arg FP, arg FN)`` of one record."""
@@ -555,7 +639,7 @@ def check_record(
     """The verdict of one record (see :data:`Verdict`). Every gold call must name one of
     ``functions`` (:meth:`ToolUseStatistic.check` says so before)."""
     if isinstance(pred, ParseFailure):
-        needed = sum(_needed(g) for g in gold)
+        needed = _needed(gold)
         reason = f"prediction could not be parsed: {pred.reason}"
         return _ERROR["parse_error"], reason, False, 0, 0, needed
     if not gold:
@@ -564,18 +648,22 @@ def check_record(
         given = sum(len(c.arguments or {}) for c in pred)
         called = ", ".join(c.name for c in pred)
         return _ERROR["unexpected_call"], f"no call expected, got {called}", False, 0, given, 0
-    needed = sum(_needed(g) for g in gold)
+    needed = _needed(gold)
     if not pred:
         return _ERROR["no_call"], f"expected {len(gold)} call(s), got none", False, 0, 0, needed
-    given = sum(len(c.arguments or {}) for c in pred)
     if len(gold) == 1 and len(pred) == 1:
         g, p = gold[0], pred[0]
         fn = next(f for f in functions if f.name == g.name)
-        code, reason, tp, found = rules.check(fn, g, p)
-        name_ok = code != _ERROR["wrong_name"]
-        return code, (reason or None), name_ok, tp, given - tp, needed - found
+        code, param, tp, found = rules.check(fn, g, p)
+        said = rules.why(fn, g, p, code, param) if code >= 0 else None
+        given = len(p.arguments or ())
+        return code, said, code != _WRONG_NAME, tp, given - tp, needed - found
+    given = sum(len(c.arguments or ()) for c in pred)
     by_name = {f.name: f for f in functions}
     names = [[rules.name_ok(g.name, p.name) for p in pred] for g in gold]
+    partners = _partners(names)
+    if partners is not None:
+        return _one_to_one(by_name, gold, pred, partners, rules, needed, given)
     checks = [
         [
             rules.check(by_name[g.name], g, p) if same else _OTHER_FUNCTION
@@ -603,9 +691,11 @@ def check_record(
     same = [j for j, s in enumerate(names[unmatched]) if s]
     wrong = [j for j in range(len(pred)) if row[j][0] >= 0]
     j = next((j for j in same if row[j][0] >= 0), wrong[0] if wrong else 0)
-    code, why = row[j][0], row[j][1]
-    if not names[unmatched][j]:
-        why = f"function: expected '{gold[unmatched].name}', got '{pred[j].name}'"
+    code = row[j][0]
+    g = gold[unmatched]
+    why = f"function: expected '{g.name}', got '{pred[j].name}'"
+    if names[unmatched][j] and code >= 0:
+        why = rules.why(by_name[g.name], g, pred[j], code, row[j][1])
     if code < 0:  # valid alone, but another gold call took it
         code = _ERROR["wrong_count"]
         why = f"predicted call {j} ({pred[j].name}) is the only match of two gold calls"
@@ -769,17 +859,15 @@ class ToolUseStatistic(Statistic):
     def rows(self, items: Sequence[tuple[Any, Any, Any]]) -> tuple[np.ndarray, list[str | None]]:
         """The statistic rows and reasons of ``(functions, gold, pred)`` items."""
         n = len(items)
-        codes = np.empty(n, dtype=np.int64)
-        numbers = np.empty((n, 4), dtype=np.float64)
-        reasons: list[str | None] = []
+        verdicts: list[Verdict] = []
         rules = _Rules(self.strict)
         compat = self.bfcl_compat
         with collector_paused():
-            for k, (fns, gold, pred) in enumerate(items):
-                code, reason, names, tp, fp, fn_ = check_record(fns, gold, pred, rules, compat)
-                codes[k] = code
-                numbers[k] = (names, tp, fp, fn_)
-                reasons.append(None if code < 0 else f"{ERROR_TYPES[code]}: {reason}")
+            for fns, gold, pred in items:
+                verdicts.append(check_record(fns, gold, pred, rules, compat))
+        codes = np.fromiter((v[0] for v in verdicts), dtype=np.int64, count=n)
+        numbers = np.array([v[2:] for v in verdicts], dtype=np.float64).reshape(n, 4)
+        reasons = [None if v[0] < 0 else f"{ERROR_TYPES[v[0]]}: {v[1]}" for v in verdicts]
         out = np.zeros((n, WIDTH), dtype=np.float64)
         out[:, 0] = codes < 0
         out[:, 1] = 1.0
