@@ -20,7 +20,7 @@ import pytest
 import pingce
 from pingce.report import render_html, write_outputs
 from pingce.report.charts import PLOT_WIDTH
-from pingce.report.page import script_hash
+from pingce.report.page import direction, script_hash
 from pingce.report.records_json import script_json
 from pingce.results import EvaluationResult
 
@@ -510,7 +510,10 @@ def test_comparison_page_lists_flips(
     fixed = sum(b and not c for c, b in zip(missed_c, missed_b, strict=True))
     broken = sum(c and not b for c, b in zip(missed_c, missed_b, strict=True))
     assert fixed and broken
-    assert f"<code>accuracy</code>: {fixed:,} fixed by the candidate, {broken:,} broken" in text
+    mark = direction(True)  # accuracy: higher is better
+    assert (
+        f"<code>accuracy</code>{mark}: {fixed:,} fixed by the candidate, {broken:,} broken" in text
+    )
     assert f"{fixed:,} / {broken:,}" in text
     assert html.escape(SCRIPT_ID) in text and SCRIPT_ID not in text  # a flipped record's id
     for name, m in comparison.metrics.items():
