@@ -427,6 +427,29 @@ def test_listing_metrics_does_not_import_scipy_or_pydantic() -> None:
     assert done.stdout.strip() == "[]"
 
 
+def test_a_run_does_not_import_the_comparison_and_a_comparison_not_the_run() -> None:
+    """Old main: ``pingce.engine`` imported ``engine.compare`` eagerly, so every run paid for the
+    paired comparison's modules (0.36 s of start-up measured in issue 32)."""
+    code = (
+        "import sys\nfrom pingce.engine import {name}\n"
+        "print(sorted(m for m in ('pingce.engine.compare', 'pingce.engine.evaluate') "
+        "if m in sys.modules))"
+    )
+    for name, loaded, absent in [
+        ("evaluate_suite", "pingce.engine.evaluate", "pingce.engine.compare"),
+        ("compare_suite", "pingce.engine.compare", None),
+    ]:
+        done = subprocess.run(
+            [sys.executable, "-c", code.format(name=name)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert loaded in done.stdout, done.stdout
+        if absent:
+            assert absent not in done.stdout, done.stdout
+
+
 # ------------------------------------------------------------------------------- profile
 
 

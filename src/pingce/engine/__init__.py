@@ -9,8 +9,20 @@ statistics, signature), :mod:`.evaluate` (a run, by its executor: :mod:`.local` 
 :mod:`.profile` (time per phase).
 """
 
-from .compare import compare_suite
-from .evaluate import evaluate_suite
-from .profile import Profile
+from typing import TYPE_CHECKING
+
+from .._lazy import lazy_exports
+
+if TYPE_CHECKING:  # the names as mypy and editors see them
+    from .compare import compare_suite
+    from .evaluate import evaluate_suite
+    from .profile import Profile
 
 __all__ = ["Profile", "compare_suite", "evaluate_suite"]
+
+# a run does not pay for the comparison's imports, nor a comparison for the run's
+__getattr__ = lazy_exports(
+    __name__,
+    {"compare_suite": "compare", "evaluate_suite": "evaluate", "Profile": "profile"},
+    globals(),
+)
