@@ -69,7 +69,7 @@ docs: $(VENV)/.installed-test
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
 # The tests run on every core the process may use (pytest-xdist's `-n auto`: 2 in CI;
-# `make test TEST_WORKERS=1` for one process). --dist loadfile: a test file runs on one worker, in
+# `make test TEST_WORKERS=0` for one process). --dist loadfile: a test file runs on one worker, in
 # order (a module's fixtures built once; the docs pages' shared /tmp paths), and
 # tests/conftest.py's SHARED joins the tests on Ray into one unit (one cluster at a time). The
 # checks before them run side by side, each one's output printed whole when it ends.
