@@ -9,7 +9,7 @@ PIP    := $(BIN)/python -m pip
 LOCK   := requirements/dev.txt
 LOCK_VENV := .venv-lock
 
-.PHONY: demo test lint typecheck browser-deps docs bench lock clean
+.PHONY: demo test checks lint typecheck browser-deps docs bench lock clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -68,8 +68,19 @@ browser-deps:
 docs: $(VENV)/.installed-test
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
 
-test: lint typecheck browser-deps docs
-	$(BIN)/pytest; status=$$?; if [ $$status -eq 5 ]; then echo "pytest collected no tests"; exit 0; fi; exit $$status
+# The tests run on every core the process may use (pytest-xdist's `-n auto`: 2 in CI;
+# `make test TEST_WORKERS=0` for one process). --dist loadfile: a test file runs on one worker, in
+# order (a module's fixtures built once; the docs pages' shared /tmp paths), and
+# tests/conftest.py's SHARED joins the tests on Ray into one unit (one cluster at a time). The
+# checks before them run side by side, each one's output printed whole when it ends.
+TEST_WORKERS ?= auto
+
+checks: lint typecheck docs
+
+test: $(VENV)/.installed-test browser-deps
+	@$(MAKE) --no-print-directory -j3 --output-sync=target checks
+	$(BIN)/pytest -n $(TEST_WORKERS) --dist loadfile; status=$$?; \
+		if [ $$status -eq 5 ]; then echo "pytest collected no tests"; exit 0; fi; exit $$status
 
 bench: $(VENV)/.installed-test
 	$(BIN)/python benchmarks/run_all.py

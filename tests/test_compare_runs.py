@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -94,29 +95,49 @@ def assert_same_comparison(stored: dict[str, Any], files: dict[str, Any]) -> Non
 OPTIONS = ["--bootstrap", "300", "--seed", "5"]
 
 
+Pair = tuple[Path, Path, Path, list[str]]
+"""The candidate's and the baseline's record files, the folder of their runs, the slice option."""
+
+
+@pytest.fixture(scope="module")
+def stored_pair(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Pair]:
+    """The suite's candidate and baseline, each run once and stored as ``<suite>-cand`` and
+    ``<suite>-base`` (a run does not depend on the bootstrap method its comparisons use)."""
+    made: dict[str, Pair] = {}
+
+    def pair(suite: str) -> Pair:
+        if suite not in made:
+            folder = tmp_path_factory.mktemp(suite)
+            if suite == "contract-risk":
+                candidate, baseline = contracts(90, seed=2)
+                sliced = ["--slice", "contract_type"]
+            else:
+                candidate, baseline = dialogues()
+                sliced = []
+            cand = write(folder / "cand.jsonl", candidate)
+            base = write(folder / "base.jsonl", baseline)
+            run(suite, cand, folder / "runs" / "cand", *sliced, name=f"{suite}-cand")
+            run(suite, base, folder / "runs" / "base", *sliced, name=f"{suite}-base")
+            made[suite] = (cand, base, folder / "runs", sliced)
+        return made[suite]
+
+    return pair
+
+
 @pytest.mark.parametrize("method", ["multinomial", "poisson"])
 @pytest.mark.parametrize("suite", ["contract-risk", "tcm-dialogue"])
 def test_stored_runs_compare_as_their_record_files_do(
-    tmp_path: Path, suite: str, method: str
+    tmp_path: Path, suite: str, method: str, stored_pair: Callable[[str], Pair]
 ) -> None:
     """Also with the paired Poisson bootstrap: its keys come from what pairs the records (ids,
     or the match_by values of records without one; a dialogue keyed by its first turn), which
     stored runs and record files know alike."""
-    if suite == "contract-risk":
-        candidate, baseline = contracts(90, seed=2)
-        sliced = ["--slice", "contract_type"]
-    else:
-        candidate, baseline = dialogues()
-        sliced = []
-    cand = write(tmp_path / "cand.jsonl", candidate)
-    base = write(tmp_path / "base.jsonl", baseline)
-    run(suite, cand, tmp_path / "runs" / "cand", *sliced, name=f"{suite}-{method}-cand")
-    run(suite, base, tmp_path / "runs" / "base", *sliced, name=f"{suite}-{method}-base")
+    cand, base, runs, sliced = stored_pair(suite)
     args = [*OPTIONS, *sliced, "--bootstrap-method", method]
     by_name = run_pingce(
         "compare",
-        f"{suite}-{method}-cand",
-        f"{suite}-{method}-base",
+        f"{suite}-cand",
+        f"{suite}-base",
         "--out",
         str(tmp_path / "n"),
         *args,
@@ -124,8 +145,8 @@ def test_stored_runs_compare_as_their_record_files_do(
     assert by_name.returncode == 0, by_name.stderr
     by_folder = run_pingce(
         "compare",
-        str(tmp_path / "runs" / "cand"),
-        str(tmp_path / "runs" / "base"),
+        str(runs / "cand"),
+        str(runs / "base"),
         "--out",
         str(tmp_path / "f"),
         *args,
@@ -141,11 +162,8 @@ def test_stored_runs_compare_as_their_record_files_do(
     assert_same_comparison(named, expected)
     assert_same_comparison(foldered, expected)
     assert expected["signature"]["bootstrap_method"] == method
-    assert (named["candidate"], named["baseline"]) == (
-        f"{suite}-{method}-cand",
-        f"{suite}-{method}-base",
-    )
-    assert foldered["candidate"] == str(tmp_path / "runs" / "cand")
+    assert (named["candidate"], named["baseline"]) == (f"{suite}-cand", f"{suite}-base")
+    assert foldered["candidate"] == str(runs / "cand")
     assert any("nothing evaluated again" in note for note in named["notes"])
     if suite == "tcm-dialogue":
         assert expected["signature"]["unit"] == "dialogue_id"
@@ -153,7 +171,7 @@ def test_stored_runs_compare_as_their_record_files_do(
     # some metric differs for real, so the equality above is not one of empty comparisons
     assert any(m["delta"] not in (None, 0.0) and m["p_value"] for m in named["metrics"].values())
     printed = " ".join(by_name.stdout.split())
-    assert f"candidate {suite}-{method}-cand vs baseline {suite}-{method}-base" in printed
+    assert f"candidate {suite}-cand vs baseline {suite}-base" in printed
     # the console's note is one line, cut at its width; comparison.md has it whole
     assert "note: compared from the runs' saved per-record statistics" in printed
     assert "nothing evaluated again" in (tmp_path / "n" / "comparison.md").read_text("utf-8")

@@ -508,18 +508,21 @@ def test_files_in_legacy_code_pages_read_right_and_record_the_encoding(
 
 def test_the_encoding_is_in_results_json_and_said_when_not_utf8(tmp_path: Path) -> None:
     path, _ = risk_gbk_csv(tmp_path)
+    # the file named as given, relative to the command's folder: the console's note is one line,
+    # cut at 120 columns, which a long tmp_path (pytest-xdist's popen-gw0/...) would pass
+    given = path.relative_to(tmp_path)
     out = tmp_path / "gbk"
-    done = run_pingce("run", "contract-risk", "--data", str(path), "--out", str(out),
-                      "--bootstrap", "0")  # fmt: skip
+    done = run_pingce("run", "contract-risk", "--data", str(given), "--out", str(out),
+                      "--bootstrap", "0", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert results(out)["data"]["encoding"] == "gb18030"
-    assert f"{path}: text read as gb18030 (detected)" in done.stdout
+    assert f"{given}: text read as gb18030 (detected)" in done.stdout
     forced = tmp_path / "forced"
-    done = run_pingce("run", "contract-risk", "--data", str(path), "--out", str(forced),
-                      "--bootstrap", "0", "--encoding", "gbk")  # fmt: skip
+    done = run_pingce("run", "contract-risk", "--data", str(given), "--out", str(forced),
+                      "--bootstrap", "0", "--encoding", "gbk", cwd=tmp_path)  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert results(forced)["data"]["encoding"] == "gbk"
-    assert f"{path}: text read as gbk (as --encoding asked)" in done.stdout
+    assert f"{given}: text read as gbk (as --encoding asked)" in done.stdout
     plain = tmp_path / "plain"
     done = run_pingce("run", "contract-risk", "--data", str(RISK), "--out", str(plain),
                       "--bootstrap", "0")  # fmt: skip

@@ -19,9 +19,9 @@ metrics: {accuracy: {}, qwk: {}}
 """
 
 
-def run(tmp_path: Path, *args: str) -> tuple[int, str, Path]:
+def run(tmp_path: Path, *args: str, cwd: Path | None = None) -> tuple[int, str, Path]:
     out = tmp_path / "out"
-    done = run_pingce("run", *args, "--out", str(out), "--bootstrap", "0", "--no-store")
+    done = run_pingce("run", *args, "--out", str(out), "--bootstrap", "0", "--no-store", cwd=cwd)
     assert "Traceback" not in done.stderr, done.stderr
     return done.returncode, done.stderr + done.stdout, out  # notes are on standard output
 
@@ -200,5 +200,7 @@ def test_other_code_pages_that_break_gb18030_pairs_are_still_read(
     data = tmp_path / "other.jsonl"
     record = {"id": "r1", "gold_level": "high", "pred_level": "high", "clause": text}
     data.write_bytes((json.dumps(record, ensure_ascii=False) + "\n").encode(encoding))
-    code, stderr, _ = run(tmp_path, "contract-risk", "--data", str(data))
+    # named relative to the command's folder: the note, one line cut at 120 columns, ends with
+    # the encoding, which a long tmp_path (pytest-xdist's popen-gw0/...) pushed past the cut
+    code, stderr, _ = run(tmp_path, "contract-risk", "--data", data.name, cwd=tmp_path)
     assert code == 0 and f"read as {encoding} (detected)" in stderr, stderr
