@@ -24,6 +24,7 @@ review the change with ``git diff docs README.md``. Doctest blocks are not rewri
 from __future__ import annotations
 
 import atexit
+import difflib
 import doctest
 import importlib.util
 import json
@@ -118,23 +119,31 @@ def _line_matches(expected: str, actual: str) -> bool:
     return output_pattern([expected]).fullmatch(actual + "\n") is not None
 
 
-def _alignment(expected: list[str], actual: list[str]) -> list[list[int]]:
+def _unlike(expected: str, actual: str) -> float:
+    """The cost of replacing a line by another: 1, and up to 3 (a line dropped and another
+    added) the less alike they are, so a changed number replaces its own line, not a
+    neighbour."""
+    return 3.0 - 2.0 * difflib.SequenceMatcher(None, expected, actual, autojunk=False).ratio()
+
+
+def _alignment(expected: list[str], actual: list[str]) -> list[list[float]]:
     """Edit costs of aligning expected[i:] with actual[j:]: a line that matches costs 0, a line
-    ``...`` takes any number of actual lines at no cost, a replaced line 1, a dropped or added
-    one 2 (so a changed number replaces its line rather than falling into a ``...``)."""
+    ``...`` takes any number of actual lines at no cost, a replaced line 1 to 3
+    (:func:`_unlike`), a dropped or added one 3 (so a changed number replaces its line rather
+    than falling into a ``...``)."""
     n, m = len(expected), len(actual)
-    cost = [[0] * (m + 1) for _ in range(n + 1)]
+    cost = [[0.0] * (m + 1) for _ in range(n + 1)]
     for j in range(m - 1, -1, -1):
-        cost[n][j] = cost[n][j + 1] + 2
+        cost[n][j] = cost[n][j + 1] + 3
     for i in range(n - 1, -1, -1):
         wild = expected[i].strip() == "..."
-        cost[i][m] = cost[i + 1][m] + (0 if wild else 2)
+        cost[i][m] = cost[i + 1][m] + (0 if wild else 3)
         for j in range(m - 1, -1, -1):
             if wild:
                 cost[i][j] = min(cost[i + 1][j], cost[i][j + 1])
                 continue
-            same = 0 if _line_matches(expected[i], actual[j]) else 1
-            cost[i][j] = min(cost[i + 1][j + 1] + same, cost[i + 1][j] + 2, cost[i][j + 1] + 2)
+            same = 0.0 if _line_matches(expected[i], actual[j]) else _unlike(expected[i], actual[j])
+            cost[i][j] = min(cost[i + 1][j + 1] + same, cost[i + 1][j] + 3, cost[i][j + 1] + 3)
     return cost
 
 
@@ -163,10 +172,14 @@ def rewritten(expected: list[str], output: str) -> list[str]:
         ):
             out.append(expected[i])  # as written, trailing spaces too
             i, j = i + 1, j + 1
-        elif i < len(want) and j < len(actual) and cost[i + 1][j + 1] + 1 == here:
+        elif (
+            i < len(want)
+            and j < len(actual)
+            and cost[i + 1][j + 1] + _unlike(want[i], actual[j]) == here
+        ):
             out.append(actual[j])
             i, j = i + 1, j + 1
-        elif i < len(want) and cost[i + 1][j] + 2 == here:
+        elif i < len(want) and cost[i + 1][j] + 3 == here:
             i += 1
         else:
             out.append(actual[j])
@@ -610,3 +623,13 @@ def test_rewritten_keeps_wildcards_and_takes_the_printed_numbers() -> None:
     assert rewritten(["a", "took ... s", "b"], "a\ntook 2 s\nc\n") == ["a", "took ... s", "c"]
     assert rewritten(["a"], "a\nb\n") == ["a", "b"]
     assert rewritten(["a", "b", "c"], "a\nc\n") == ["a", "c"]
+    # a line gone: dropped, not its neighbours shifted; a changed row after a `...` is its own
+    expected = ["│ t │", "qwk: 1 undefined", "top2: 73 undefined", "..."]
+    assert rewritten(expected, "│ t │\ntop2: 72 undefined\nconfusion_matrix\n") == [
+        "│ t │",
+        "top2: 72 undefined",
+        "...",
+    ]
+    expected = ["run v2", "...", "│ accuracy │ 0.83 │ [0.7165, 0.9167] │", "..."]
+    printed = "run v2\noutput  /tmp/h2\n│ accuracy │ 0.83 │ [0.7167, 0.9167] │\nend\n"
+    assert rewritten(expected, printed)[2] == "│ accuracy │ 0.83 │ [0.7167, 0.9167] │"
