@@ -51,7 +51,13 @@ def test_accuracy_difference_equals_scipy_paired_bootstrap(method: str) -> None:
     candidate, baseline = systems(150, seed=3)
     a, b = correct(candidate), correct(baseline)
     result = pingce.compare(
-        "contract-risk", candidate, baseline, bootstrap=500, seed=11, ci_method=method.lower()
+        "contract-risk",
+        candidate,
+        baseline,
+        bootstrap=500,
+        seed=11,
+        ci_method=method.lower(),
+        bootstrap_stream="indices",  # scipy's resamples: n indices (the per-block stream: in law)
     )
     got = result.metrics["accuracy"]
     assert got.delta == pytest.approx(a.mean() - b.mean(), abs=1e-15)
@@ -79,7 +85,13 @@ def test_p_value_and_macro_f1_interval_from_recomputed_resamples() -> None:
     pa = np.asarray([r["pred_level"] for r in candidate])
     pb = np.asarray([r["pred_level"] for r in baseline])
     result = pingce.compare(
-        "contract-risk", candidate, baseline, bootstrap=300, seed=2, ci_method="percentile"
+        "contract-risk",
+        candidate,
+        baseline,
+        bootstrap=300,
+        seed=2,
+        ci_method="percentile",
+        bootstrap_stream="indices",
     )
 
     def macro(pred: np.ndarray, index: np.ndarray) -> float:

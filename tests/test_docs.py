@@ -14,11 +14,17 @@ for ``console`` blocks):
 - a block right after ``<!-- not run: REASON -->`` is not executed.
 
 A page is one test: its examples run in order (a command may read what an earlier one wrote).
+
+``PINGCE_DOCS=write pytest tests/test_docs.py`` (a maintainer's mode, like ``PINGCE_GOLDEN``)
+rewrites the expected output of every console command whose output differs with what it printed,
+keeping each ``...`` line and each line with ``...`` that still matches (:func:`rewritten`);
+review the change with ``git diff docs README.md``. Doctest blocks are not rewritten.
 """
 
 from __future__ import annotations
 
 import atexit
+import difflib
 import doctest
 import importlib.util
 import json
@@ -103,6 +109,82 @@ def output_pattern(expected: Iterable[str]) -> re.Pattern[str]:
 def matches(expected: list[str], output: str) -> bool:
     actual = "".join(line + "\n" for line in _lines(output))
     return output_pattern(expected).fullmatch(actual) is not None
+
+
+WRITE = os.environ.get("PINGCE_DOCS") == "write"
+"""Rewrite the pages' console outputs that differ (module docstring)."""
+
+
+def _line_matches(expected: str, actual: str) -> bool:
+    return output_pattern([expected]).fullmatch(actual + "\n") is not None
+
+
+def _unlike(expected: str, actual: str) -> float:
+    """The cost of replacing a line by another: 1, and up to 3 (a line dropped and another
+    added) the less alike they are, so a changed number replaces its own line, not a
+    neighbour."""
+    return 3.0 - 2.0 * difflib.SequenceMatcher(None, expected, actual, autojunk=False).ratio()
+
+
+def _alignment(expected: list[str], actual: list[str]) -> list[list[float]]:
+    """Edit costs of aligning expected[i:] with actual[j:]: a line that matches costs 0, a line
+    ``...`` takes any number of actual lines at no cost, a replaced line 1 to 3
+    (:func:`_unlike`), a dropped or added one 3 (so a changed number replaces its line rather
+    than falling into a ``...``)."""
+    n, m = len(expected), len(actual)
+    cost = [[0.0] * (m + 1) for _ in range(n + 1)]
+    for j in range(m - 1, -1, -1):
+        cost[n][j] = cost[n][j + 1] + 3
+    for i in range(n - 1, -1, -1):
+        wild = expected[i].strip() == "..."
+        cost[i][m] = cost[i + 1][m] + (0 if wild else 3)
+        for j in range(m - 1, -1, -1):
+            if wild:
+                cost[i][j] = min(cost[i + 1][j], cost[i][j + 1])
+                continue
+            same = 0.0 if _line_matches(expected[i], actual[j]) else _unlike(expected[i], actual[j])
+            cost[i][j] = min(cost[i + 1][j + 1] + same, cost[i + 1][j] + 3, cost[i][j + 1] + 3)
+    return cost
+
+
+def rewritten(expected: list[str], output: str) -> list[str]:
+    """The expected output made to match ``output`` with the fewest changed lines: a line
+    ``...`` and a line that matches (its own ``...`` included) stay as they are; a line that does
+    not is replaced by the printed one, and lines are dropped or added where the printed output
+    has fewer or more."""
+    want, actual = _lines("\n".join(expected)), _lines(output)
+    cost = _alignment(want, actual)
+    out: list[str] = []
+    i = j = 0
+    while i < len(want) or j < len(actual):
+        here = cost[i][j]
+        if i < len(want) and want[i].strip() == "...":
+            if j < len(actual) and cost[i][j + 1] == here:
+                j += 1  # the wildcard takes this line
+            else:
+                out.append(expected[i])
+                i += 1
+        elif (
+            i < len(want)
+            and j < len(actual)
+            and _line_matches(want[i], actual[j])
+            and (cost[i + 1][j + 1] == here)
+        ):
+            out.append(expected[i])  # as written, trailing spaces too
+            i, j = i + 1, j + 1
+        elif (
+            i < len(want)
+            and j < len(actual)
+            and cost[i + 1][j + 1] + _unlike(want[i], actual[j]) == here
+        ):
+            out.append(actual[j])
+            i, j = i + 1, j + 1
+        elif i < len(want) and cost[i + 1][j] + 3 == here:
+            i += 1
+        else:
+            out.append(actual[j])
+            j += 1
+    return out + expected[len(_lines("\n".join(expected))) :]
 
 
 LOCAL_MODEL = "http://localhost:8000/v1"
@@ -193,7 +275,10 @@ def run_command(command: Command, env: dict[str, str]) -> str | None:
     if done.returncode != command.status:
         problems.append(f"exit status {done.returncode}, expected {command.status}")
     if command.expected and not matches(command.expected, done.stdout):
-        problems.append("the output differs from the page")
+        if WRITE:
+            command.expected[:] = rewritten(command.expected, done.stdout)
+        else:
+            problems.append("the output differs from the page")
     if not problems:
         return None
     shown = "\n".join(command.expected)
@@ -208,11 +293,35 @@ def evaluate_console(example: Example) -> str | None:
     if env is None:
         store = Path(tempfile.mkdtemp(dir=_STORES.name)) / "runs.db"
         env = example.namespace["__console_env__"] = environment(store)
-    for command in commands(example.parsed):
+    found = commands(example.parsed)
+    for command in found:
         failed = run_command(command, env)
         if failed is not None:
             return failed
+    if WRITE:
+        _write_block(example, found)
     return None
+
+
+def _write_block(example: Example, found: list[Command]) -> None:
+    """Put the commands' (rewritten) outputs back into the page, in place of the block's text."""
+    old: str = example.parsed
+    lines: list[str] = []
+    for line in old.splitlines():  # what comes before the first command stays
+        if line.startswith("$ "):
+            break
+        lines.append(line)
+    for command in found:
+        lines.append("$ " + command.command)
+        lines.extend(command.expected)
+    new = "\n".join(lines) + ("\n" if old.endswith("\n") else "")
+    if new == old:
+        return
+    path = Path(example.path)
+    text = path.read_text(encoding="utf-8")
+    if text.count(old) != 1:
+        raise AssertionError(f"{path}: the block to rewrite is not found once:\n{old}")
+    path.write_text(text.replace(old, new), encoding="utf-8")
 
 
 def _run(document: Document, start: int) -> bool:
@@ -498,3 +607,29 @@ def test_the_readme_links_files_that_exist() -> None:
     local = [t for t in targets if "://" not in t]
     assert len(local) > 30
     assert [t for t in local if not (ROOT / t).exists()] == []
+
+
+def test_rewritten_keeps_wildcards_and_takes_the_printed_numbers() -> None:
+    expected = ["contract-risk: 60 records", "...", "│ accuracy ... │ 0.83 │ [0.70, 0.91] │", "end"]
+    printed = "contract-risk: 60 records\nrun 1\nrun 2\n│ accuracy x │ 0.83 │ [0.71, 0.92] │\nend\n"
+    new = rewritten(expected, printed)
+    assert new == [
+        "contract-risk: 60 records",
+        "...",
+        "│ accuracy x │ 0.83 │ [0.71, 0.92] │",
+        "end",
+    ]
+    assert matches(new, printed)
+    assert rewritten(["a", "took ... s", "b"], "a\ntook 2 s\nc\n") == ["a", "took ... s", "c"]
+    assert rewritten(["a"], "a\nb\n") == ["a", "b"]
+    assert rewritten(["a", "b", "c"], "a\nc\n") == ["a", "c"]
+    # a line gone: dropped, not its neighbours shifted; a changed row after a `...` is its own
+    expected = ["│ t │", "qwk: 1 undefined", "top2: 73 undefined", "..."]
+    assert rewritten(expected, "│ t │\ntop2: 72 undefined\nconfusion_matrix\n") == [
+        "│ t │",
+        "top2: 72 undefined",
+        "...",
+    ]
+    expected = ["run v2", "...", "│ accuracy │ 0.83 │ [0.7165, 0.9167] │", "..."]
+    printed = "run v2\noutput  /tmp/h2\n│ accuracy │ 0.83 │ [0.7167, 0.9167] │\nend\n"
+    assert rewritten(expected, printed)[2] == "│ accuracy │ 0.83 │ [0.7167, 0.9167] │"

@@ -57,6 +57,7 @@ def _changed(tmp_path: Path) -> dict[str, tuple[dict[str, Any], Any]]:
         "bootstrap": ({}, 10),
         "ci_method": ({}, "basic"),
         "bootstrap_method": ({}, "poisson"),
+        "bootstrap_stream": ({}, "indices"),
         "ci_level": ({}, 0.9),
         "sample": ({}, 5),
         "stratify": ({"sample": 5}, "meta.source"),

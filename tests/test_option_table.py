@@ -137,6 +137,7 @@ def test_the_keywords_are_the_old_allow_lists() -> None:
         ],
         *[
             "bootstrap_method",
+            "bootstrap_stream",  # issue 32: the index stream kept for one release
             "ci_level",
             "slices",
             "zero_division",
@@ -156,6 +157,7 @@ def test_the_keywords_are_the_old_allow_lists() -> None:
             "seed",
             "ci_method",
             "bootstrap_method",
+            "bootstrap_stream",
             "ci_level",
             "zero_division",
         ],
@@ -175,6 +177,7 @@ def test_the_keywords_are_the_old_allow_lists() -> None:
     }
     assert set(keywords("compare-runs")) == {
         *["bootstrap", "seed", "ci_method", "bootstrap_method", "ci_level", "on_judge_failure"],
+        "bootstrap_stream",
         *["slices", "zero_division", "laws", "regression_gates"],
     }
 

@@ -108,6 +108,7 @@ def test_intervals_equal_those_from_the_previous_sums(method: str) -> None:
         resamples=resamples,
         seed=seed,
         method=method,  # type: ignore[arg-type]
+        stream="indices",
     )
     summed_c, summed_d = [], []
     for index in resample_indices(n, resamples, seed):

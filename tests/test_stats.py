@@ -233,7 +233,13 @@ def test_exact_against_brute_force_on_same_resamples(method: str, level: float) 
     records, correct, latency = exact_data()
     n, resamples, seed = len(records), 1500, 77
     result = pingce.evaluate(
-        SPEC, records, bootstrap=resamples, seed=seed, ci_method=method, ci_level=level
+        SPEC,
+        records,
+        bootstrap=resamples,
+        seed=seed,
+        ci_method=method,
+        ci_level=level,
+        bootstrap_stream="indices",  # the index stream, which brute_thetas draws again
     )
     for name, data, stat in exact_cases(correct, latency):
         theta_hat = stat(data)
@@ -262,7 +268,14 @@ def test_percentile_interval_is_quantile_of_resampled_statistic_direct_call() ->
     values = {name: stat(data) for name, data, stat in cases}
     n, resamples, seed, level = len(records), 2000, [3, 1, 4], 0.9
     out = bootstrap_intervals(
-        blocks, metrics, values, resamples=resamples, seed=seed, method="percentile", level=level
+        blocks,
+        metrics,
+        values,
+        resamples=resamples,
+        seed=seed,
+        method="percentile",
+        level=level,
+        stream="indices",
     )
     assert set(out) == set(values)
     for name, data, stat in cases:
@@ -391,7 +404,13 @@ def test_undefined_resamples_are_left_out_and_counted() -> None:
     latency[4], latency[13] = 1.0, 3.0  # only two records have a latency
     records, _, _ = make_records(42, n, latency=latency)
     result = pingce.evaluate(
-        SPEC, records, bootstrap=resamples, seed=seed, ci_method="percentile", ci_level=0.9
+        SPEC,
+        records,
+        bootstrap=resamples,
+        seed=seed,
+        ci_method="percentile",
+        ci_level=0.9,
+        bootstrap_stream="indices",
     )
     theta = brute_thetas(latency, _mean_defined, n, resamples, seed)
     undefined = int(np.count_nonzero(np.isnan(theta)))

@@ -65,7 +65,12 @@ def test_percentile_interval_is_the_quantiles_over_resampled_dialogues() -> None
     records = clustered_records(25, 4, seed=3)
     illegal, turns = per_dialogue(records)
     ours = pingce.evaluate(
-        spec("dialogue_id"), records, bootstrap=400, seed=7, ci_method="percentile"
+        spec("dialogue_id"),
+        records,
+        bootstrap=400,
+        seed=7,
+        ci_method="percentile",
+        bootstrap_stream="indices",  # the dialogue indices drawn again below
     ).metrics["funnel_adherence"]
     theta = np.array(
         [

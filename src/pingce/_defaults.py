@@ -10,6 +10,7 @@ from ._constraints import Range
 
 __all__ = [
     "BOOTSTRAP_METHODS",
+    "BOOTSTRAP_STREAMS",
     "CONCURRENCY",
     "DEFAULT_SIMILARITY",
     "MAX_BOOTSTRAP",
@@ -19,6 +20,11 @@ __all__ = [
 DEFAULT_SIMILARITY = "lexical"
 """``--similarity`` of ``pingce run``, ``pingce compare`` and ``pingce calibrate``: offline, fast,
 a pair's score depends on the pair alone."""
+
+BOOTSTRAP_STREAMS = ("per-block", "indices")
+"""``--bootstrap-stream`` of ``pingce run`` and ``pingce compare``, the default first: how the
+multinomial bootstrap draws (per block: Multinomial counts of its distinct rows; indices: n
+record indices shared by every block, the stream before issue 32, kept for one release)."""
 
 BOOTSTRAP_METHODS = ("multinomial", "poisson")
 """``--bootstrap-method`` of ``pingce run`` and ``pingce compare``, the default first

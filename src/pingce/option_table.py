@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypedDict, get_args, get_origin
 
 from ._constraints import Range
-from ._defaults import BOOTSTRAP_METHODS, DEFAULT_SIMILARITY, OPTION_TYPES
+from ._defaults import BOOTSTRAP_METHODS, BOOTSTRAP_STREAMS, DEFAULT_SIMILARITY, OPTION_TYPES
 from .predict.registry import model_help, model_metavar
 from .similarity.registry import backend_help, remote_help
 
@@ -282,6 +282,19 @@ OPTIONS: list[Option] = [
         "bootstrap",
         default=BOOTSTRAP_METHODS[0],
         python="BootstrapMethod",
+        show_default=True,
+    ),
+    Option(
+        "bootstrap_stream",
+        Literal[BOOTSTRAP_STREAMS],
+        "per-block: each statistic's resamples are Multinomial counts of its distinct rows "
+        "(equal in law to drawing records; results.json's signature: multinomial-per-block); "
+        "indices: n record indices shared by every statistic, the stream before the per-block "
+        "draws (kept for one release). Poisson and --engine ray draw neither.",
+        RUN_AND_COMPARE,
+        "bootstrap",
+        default=BOOTSTRAP_STREAMS[0],
+        python="BootstrapStream",
         show_default=True,
     ),
     Option(
@@ -648,7 +661,7 @@ if TYPE_CHECKING:
     from .options import JudgeFailure
     from .sampling import Allocation, Shortfall
     from .similarity.base import SimilarityBackend
-    from .stats import BootstrapMethod, CIMethod
+    from .stats import BootstrapMethod, BootstrapStream, CIMethod
 
     # The keywords of pingce.evaluate, pingce.compare and pingce.compare_runs, for type
     # checkers: render_typed_dicts()'s text (tests/test_option_table.py checks it).
@@ -668,6 +681,7 @@ if TYPE_CHECKING:
         bootstrap: int
         ci_method: CIMethod
         bootstrap_method: BootstrapMethod
+        bootstrap_stream: BootstrapStream
         ci_level: float
         slices: str | Sequence[str]
         slice: str | Sequence[str]
@@ -694,6 +708,7 @@ if TYPE_CHECKING:
         bootstrap: int
         ci_method: CIMethod
         bootstrap_method: BootstrapMethod
+        bootstrap_stream: BootstrapStream
         ci_level: float
         slices: str | Sequence[str]
         slice: str | Sequence[str]
@@ -713,6 +728,7 @@ if TYPE_CHECKING:
         bootstrap: int
         ci_method: CIMethod
         bootstrap_method: BootstrapMethod
+        bootstrap_stream: BootstrapStream
         ci_level: float
         slices: str | Sequence[str]
         slice: str | Sequence[str]

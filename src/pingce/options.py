@@ -32,7 +32,7 @@ from .urls import base_url_source, check_base_url
 
 if TYPE_CHECKING:
     from .similarity.base import SimilarityBackend
-    from .stats import BootstrapMethod, CIMethod
+    from .stats import BootstrapMethod, BootstrapStream, CIMethod
 
 __all__ = [
     "KEEP_SUITE",
@@ -82,6 +82,16 @@ class Resampling:
     """``--ci-level``: the intervals' coverage (and 1 - the significance level)."""
     seed: int
     """``--seed``: the run's seed (a slice draws from its own: ``engine.slices.slice_seed``)."""
+    stream: BootstrapStream = "per-block"
+    """``--bootstrap-stream``: ``per-block`` (Multinomial counts of each statistic's distinct
+    rows) or ``indices`` (n record indices shared by every statistic)."""
+
+    @property
+    def signature(self) -> str:
+        """How the resamples were drawn, as results.json's signature names it."""
+        if self.poisson:
+            return "poisson"
+        return "multinomial-per-block" if self.stream == "per-block" else "multinomial-indices"
 
     @property
     def poisson(self) -> bool:
@@ -185,6 +195,10 @@ class RunOptions:
     """``multinomial``: each resample draws n records with replacement; ``poisson``: each record
     weighs Poisson(1) in each resample, from a generator keyed on the seed, the record's id (or
     unit) and the resample, so that its weights are the same in any slice or shard."""
+    bootstrap_stream: BootstrapStream = "per-block"
+    """``per-block``: each statistic's resamples are Multinomial counts of its distinct rows
+    (:mod:`pingce.block_draws`); ``indices``: n record indices shared by every statistic (the
+    stream before issue 32, kept for one release)."""
     ci_level: float = 0.95
     slices: tuple[str, ...] = ()
     zero_division: ZeroDivision | KeepSuite | str = KEEP_SUITE
@@ -255,7 +269,12 @@ class RunOptions:
     def resampling(self) -> Resampling:
         """``--bootstrap``, ``--bootstrap-method``, ``--ci-method``, ``--ci-level``, ``--seed``."""
         return Resampling(
-            self.bootstrap, self.bootstrap_method, self.ci_method, self.ci_level, self.seed
+            self.bootstrap,
+            self.bootstrap_method,
+            self.ci_method,
+            self.ci_level,
+            self.seed,
+            self.bootstrap_stream,
         )
 
     @cached_property
@@ -361,6 +380,7 @@ class RunOptions:
         for name in (
             "ci_method",
             "bootstrap_method",
+            "bootstrap_stream",
             "allocation",
             "short_strata",
             "on_judge_failure",

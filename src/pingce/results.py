@@ -191,6 +191,11 @@ class Signature(BaseModel):
     bootstrap_method: str = "multinomial"
     """``multinomial`` (n records drawn with replacement) or ``poisson`` (a Poisson(1) weight
     per record keyed on the record)."""
+    resampling: str = "multinomial-indices"
+    """How the resamples were drawn: ``multinomial-per-block`` (each statistic's own
+    Multinomial counts of its distinct rows; the default since issue 32),
+    ``multinomial-indices`` (n record indices shared by every statistic: ``--bootstrap-stream
+    indices``, and every results.json written before) or ``poisson``."""
     similarity: str | None
     """The similarity backend and its model or settings (``lexical:char-1-3``), when a metric
     used one."""

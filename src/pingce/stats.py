@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from statistics import NormalDist
@@ -34,6 +35,15 @@ from typing import Literal, TypeVar
 
 import numpy as np
 
+from .block_draws import (
+    KEPT_COUNTS,
+    Categories,
+    block_rng,
+    categories,
+    joint_categories,
+    multinomial_counts,
+    partition,
+)
 from .block_sums import summer
 from .metrics.protocol import Metric, StatBlock
 from .progress import Advance
@@ -41,6 +51,10 @@ from .threads import one_blas_thread
 
 CIMethod = Literal["bca", "percentile", "basic"]
 """Bootstrap interval methods (scipy's definitions)."""
+BootstrapStream = Literal["per-block", "indices"]
+"""How the multinomial bootstrap draws: per block, Multinomial counts of its distinct rows
+(:mod:`pingce.block_draws`), or ``n`` record indices shared by every block (the stream before
+issue 32, kept for one release)."""
 BootstrapMethod = Literal["multinomial", "poisson"]
 """How resamples are drawn: ``n`` records with replacement (multinomial counts), or a Poisson(1)
 weight per record keyed on the record (mergeable across shards)."""
@@ -48,6 +62,7 @@ _K = TypeVar("_K")
 
 __all__ = [
     "BootstrapMethod",
+    "BootstrapStream",
     "CIMethod",
     "Interval",
     "McNemar",
@@ -521,6 +536,87 @@ def _resample(
     return out
 
 
+def _category_block(block: StatBlock, found: tuple[np.ndarray, np.ndarray]) -> StatBlock:
+    """A block of one record per category (its row), read with the categories' counts."""
+    return StatBlock(width=block.width, rows=found[1], decomposable=block.decomposable)
+
+
+def _spread(
+    chunks: Iterable[np.ndarray], used: np.ndarray, rank: np.ndarray, width: int
+) -> Iterator[np.ndarray]:
+    """Each resample's counts of a block's categories from the counts of its partition's parts
+    (categories no record has: 0)."""
+    for chunk in chunks:
+        full = np.zeros((chunk.shape[0], width))
+        full[:, used] = chunk[:, rank]
+        yield from full
+
+
+def _categorised(sides: list[Mapping[object, StatBlock]], key: object) -> list[Categories] | None:
+    """The categories of block ``key`` on every side (two sides: their joint categories, so a
+    draw reads both systems' rows of the same records), or None: the index stream."""
+    found = [categories(side[key]) for side in sides]
+    if len(found) == 2 and found[0] is not None and found[1] is not None:
+        joint = joint_categories(found[0], found[1])
+        found = [None, None] if joint is None else list(joint)
+    cats = [f for f in found if f is not None]
+    return cats if len(cats) == len(sides) else None
+
+
+def _per_block(
+    sides: list[Mapping[object, StatBlock]],
+    wanted: Mapping[str, tuple[Metric, object]],
+    resamples: int,
+    seed: int | list[int],
+    progress: Advance | None,
+) -> list[dict[str, np.ndarray]]:
+    """:func:`_resample` with per-block multinomial draws (:mod:`pingce.block_draws`) for the
+    blocks that have categories, the record-index stream for the others."""
+    groups: dict[object, dict[str, tuple[Metric, object]]] = {}
+    for name, (metric, key) in wanted.items():
+        groups.setdefault(key, {})[name] = (metric, key)
+    out: list[dict[str, np.ndarray]] = [{} for _ in sides]
+    rest: dict[str, tuple[Metric, object]] = {}
+    planned = []
+    for key, named in groups.items():
+        cats = _categorised(sides, key)
+        if cats is None:
+            rest.update(named)
+        else:
+            planned.append((key, named, cats, partition(cats[0][0])))
+    uses = Counter(fingerprint for *_, (fingerprint, _, _) in planned)
+    kept: dict[bytes, list[np.ndarray]] = {}
+    for key, named, cats, (fingerprint, used, rank) in planned:
+        # In order of first record, from the partition's own generator: blocks that split the
+        # records alike read the same counts (held for the next such block up to KEPT_COUNTS
+        # numbers, else drawn again).
+        uses[fingerprint] -= 1
+        chunks: Iterable[np.ndarray] | None = (
+            kept.get(fingerprint) if uses[fingerprint] else kept.pop(fingerprint, None)
+        )
+        if chunks is None:
+            width = cats[0][1].shape[0]
+            ordered = np.empty(used.size)
+            ordered[rank] = np.bincount(cats[0][0], minlength=width)[used]
+            chunks = multinomial_counts(ordered, resamples, block_rng(seed, fingerprint))
+            if uses[fingerprint] and used.size * resamples <= KEPT_COUNTS:
+                chunks = kept[fingerprint] = list(chunks)
+        small: list[Mapping[object, StatBlock]] = [
+            {key: _category_block(side[key], c)} for side, c in zip(sides, cats, strict=True)
+        ]
+        draws = _spread(chunks, used, rank, cats[0][1].shape[0])
+        for side, values in enumerate(_resample(small, named, draws, resamples, None)):
+            out[side].update(values)
+    if rest:
+        n = next(iter(sides[0].values())).n
+        every = _bootstrap_counts(n, resamples, seed)
+        for side, values in enumerate(_resample(sides, rest, every, resamples, progress)):
+            out[side].update(values)
+    elif progress is not None:
+        progress(resamples)
+    return out
+
+
 def bootstrap_intervals(
     blocks: Mapping[object, StatBlock],
     metrics: Mapping[str, tuple[Metric, object]],
@@ -532,6 +628,7 @@ def bootstrap_intervals(
     level: float = 0.95,
     progress: Advance | None = None,
     keys: np.ndarray | None = None,
+    stream: BootstrapStream = "per-block",
 ) -> dict[str, Interval]:
     """Confidence intervals of every metric from one pass over the resamples.
 
@@ -544,8 +641,11 @@ def bootstrap_intervals(
         return {}
     wanted = {name: pair for name, pair in metrics.items() if values.get(name) is not None}
     n = next(iter(blocks.values())).n
-    draws = _draws(n, resamples, seed, keys)
-    (resampled,) = _resample([blocks], wanted, draws, resamples, progress)
+    if keys is None and stream == "per-block":
+        (resampled,) = _per_block([blocks], wanted, resamples, seed, progress)
+    else:
+        draws = _draws(n, resamples, seed, keys)
+        (resampled,) = _resample([blocks], wanted, draws, resamples, progress)
 
     out: dict[str, Interval] = {}
     for name, (metric, key) in wanted.items():
@@ -643,6 +743,7 @@ def paired_intervals(
     level: float = 0.95,
     progress: Advance | None = None,
     keys: np.ndarray | None = None,
+    stream: BootstrapStream = "per-block",
 ) -> dict[str, PairedInterval]:
     """Paired bootstrap of metric differences: each resample draws the same records (or units)
     from both systems, so what the two share does not count as noise.
@@ -659,8 +760,12 @@ def paired_intervals(
         return {}
     wanted = {name: pair for name, pair in metrics.items() if deltas.get(name) is not None}
     n = next(iter(candidate.values())).n
-    draws = _draws(n, resamples, seed, keys)
-    ours, theirs = _resample([candidate, baseline], wanted, draws, resamples, progress)
+    sides = [candidate, baseline]
+    if keys is None and stream == "per-block":
+        ours, theirs = _per_block(sides, wanted, resamples, seed, progress)
+    else:
+        draws = _draws(n, resamples, seed, keys)
+        ours, theirs = _resample(sides, wanted, draws, resamples, progress)
 
     out: dict[str, PairedInterval] = {}
     for name, (metric, key) in wanted.items():

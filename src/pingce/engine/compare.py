@@ -409,6 +409,7 @@ def _compared(
             level=resampling.level,
             progress=advance,
             keys=keys,
+            stream=resampling.stream,
         )
         advance = progress(f"approximate randomisation{label}", float(resampling.resamples))
         randomised = approximate_randomisation(

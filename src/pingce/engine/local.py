@@ -90,6 +90,7 @@ class Run:
                 level=resampling.level,
                 progress=advance,
                 keys=keys,
+                stream=resampling.stream,
             )
         return with_intervals(results, intervals), table_results(plan, blocks)
 

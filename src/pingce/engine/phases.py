@@ -193,6 +193,7 @@ def signature(plan: Plan, scored: Scored | None) -> Signature:
         bootstrap=resampling.resamples,
         ci_method=resampling.interval_method,
         bootstrap_method=resampling.method,
+        resampling=resampling.signature,
         ci_level=resampling.level,
         similarity=None if scored is None else scored.signature,
         unit=suite.spec.unit,

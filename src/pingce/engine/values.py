@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from ..stats import Interval
 
 __all__ = [
+    "block_totals",
     "count_failures",
     "finalised_number",
     "finalised_numbers",
@@ -48,12 +49,15 @@ _OVERFLOW = (
 (latencies near 1e308), and an infinity is no more a value than 0/0 is."""
 
 
-def metric_result(metric: Metric, block: StatBlock) -> MetricResult:
+def metric_result(
+    metric: Metric, block: StatBlock, summed: np.ndarray | None = None
+) -> MetricResult:
     """A metric's value on a block, with n and the reason when undefined, and a note when the
-    zero-division policy made the value (or a part of it) instead of the data."""
+    zero-division policy made the value (or a part of it) instead of the data (``summed``: the
+    block's :meth:`~StatBlock.total`, when the caller has it)."""
     note = None
     if metric.decomposable:
-        summed = block.total()
+        summed = block.total() if summed is None else summed
         value = float(metric.finalize(summed[None, :])[0])
         n = round(float(metric.count(summed[None, :])[0]))
         reason = metric.undefined_reason(summed) if math.isnan(value) else None
@@ -79,14 +83,16 @@ def metric_result(metric: Metric, block: StatBlock) -> MetricResult:
     )
 
 
-def finalised_number(metric: Metric, block: StatBlock, value: float | None) -> float | None:
+def finalised_number(
+    metric: Metric, block: StatBlock, value: float | None, summed: np.ndarray | None = None
+) -> float | None:
     """The value that intervals and tests resample around: the finaliser of the block's summed
     statistics, before :meth:`Metric.reported_value` may replace it for the report (the exact
     mean, where ``aggregate: bootstrap`` reports rouge-score's bootstrap mid); None when the
     reported ``value`` is None (undefined, or withheld by the judge-failure policy)."""
     if value is None or not metric.decomposable:
         return value
-    summed = block.total()
+    summed = block.total() if summed is None else summed
     finalised = float(metric.finalize(summed[None, :])[0])
     return finalised if math.isfinite(finalised) else None
 
@@ -95,10 +101,20 @@ def finalised_numbers(
     plan: Plan, blocks: StatBlocks, results: Mapping[str, MetricResult]
 ) -> dict[str, float | None]:
     """Each metric's :func:`finalised_number` over ``blocks`` (``results``: their values)."""
+    totals = block_totals(plan, blocks)
     return {
-        name: finalised_number(plan.metrics[name], blocks[plan.keys[name]], r.value)
+        name: finalised_number(
+            plan.metrics[name], blocks[plan.keys[name]], r.value, totals.get(plan.keys[name])
+        )
         for name, r in results.items()
     }
+
+
+def block_totals(plan: Plan, blocks: StatBlocks) -> dict[object, np.ndarray]:
+    """Each decomposable block's :meth:`~StatBlock.total`, summed once however many metrics
+    read it (the evidence block: a million rows of ten columns, read by five metrics)."""
+    keys = {plan.keys[name] for name in plan.metrics}
+    return {key: blocks[key].total() for key in keys if blocks[key].decomposable}
 
 
 def with_intervals(
@@ -115,17 +131,21 @@ def with_intervals(
 def metric_results(plan: Plan, blocks: StatBlocks) -> dict[str, MetricResult]:
     """Every metric's value over the blocks' records, under the run's judge-failure policy."""
     policy = plan.options.on_judge_failure
+    totals = block_totals(plan, blocks)
     return {
-        name: policed_result(metric, blocks[plan.keys[name]], policy)
+        name: policed_result(metric, blocks[key], policy, totals.get(key))
         for name, metric in plan.metrics.items()
+        for key in (plan.keys[name],)
     }
 
 
-def policed_result(metric: Metric, block: StatBlock, policy: str) -> MetricResult:
+def policed_result(
+    metric: Metric, block: StatBlock, policy: str, summed: np.ndarray | None = None
+) -> MetricResult:
     """:func:`metric_result` under the judge-failure policy (``--on-judge-failure``), with the
     records the metric covers, those it was computed over and those whose prediction did not
     parse (scored as wrong)."""
-    result = metric_result(metric, block)
+    result = metric_result(metric, block, summed)
     covered = block.covered()
     failed = left_out_records(block)
     if failed:

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..results import ComparisonResult, MetricComparison, MetricResult, RecordRows
 from .charts import PLOT_WIDTH, axis_labels, forest, is_finite, nice_ceiling, tick
-from .format import fmt_number, fmt_p
+from .format import fmt_number, fmt_p, stream_words
 from .page import STYLE, asset, direction, esc, head, script, script_hash, style
 from .side_by_side import pairs_section, statuses
 
@@ -226,8 +226,8 @@ def render_comparison_html(
         )
     method = (
         f"{sig.ci_level:.0%} paired {esc(sig.ci_method)} "
-        f"{'Poisson bootstrap' if sig.bootstrap_method == 'poisson' else 'bootstrap'}, "
-        f"{sig.bootstrap:,} resamples, "
+        f"{'Poisson bootstrap' if sig.bootstrap_method == 'poisson' else 'bootstrap'} "
+        f"({esc(stream_words(sig))}), {sig.bootstrap:,} resamples, "
         f"seed {sig.seed}" + (f", resampling whole units of {esc(sig.unit)}" if sig.unit else "")
         if sig.bootstrap
         else "intervals off (--bootstrap 0)"

@@ -27,6 +27,7 @@ from .format import (
     marked,
     model_line,
     similarity_line,
+    stream_tag,
 )
 
 if TYPE_CHECKING:
@@ -111,7 +112,7 @@ def print_result(result: EvaluationResult, console: Console) -> None:
     if result.n_records != result.data.n_loaded:
         title += f" (of {result.data.n_loaded} loaded)"
     by = f", by {sig.unit}" if sig.unit else ""
-    by += ", poisson" if sig.bootstrap_method == "poisson" else ""
+    by += stream_tag(sig)
     ci_head = f"{sig.ci_level:.0%} CI ({sig.ci_method}{by})" if sig.bootstrap else "CI (off)"
     missing = left_out(result.metrics)
     gone = {name for names in missing.values() for name in names}
@@ -329,8 +330,7 @@ def _comparison_table(
     """A table when it fits the console, else a row per metric with its numbers on a line
     below (names are never cut)."""
     signature = result.signature
-    poisson = ", poisson" if signature.bootstrap_method == "poisson" else ""
-    ci_head = f"{signature.ci_level:.0%} CI ({signature.ci_method}{by}{poisson})"
+    ci_head = f"{signature.ci_level:.0%} CI ({signature.ci_method}{by}{stream_tag(signature)})"
     ci_head = ci_head if signature.bootstrap else "CI (off)"
     rows = []
     for name, m in metrics.items():

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from ..results import MetricResult
+from ..results import MetricResult, Signature
 
 __all__ = [
     "BETTER",
@@ -21,6 +21,8 @@ __all__ = [
     "marked",
     "model_line",
     "similarity_line",
+    "stream_tag",
+    "stream_words",
 ]
 
 BETTER = {True: ("↑", "higher is better"), False: ("↓", "lower is better")}
@@ -125,3 +127,32 @@ def fmt_p(p: float | None) -> str:
     if 0 < p < 1e-4 or p == 0:
         return "<0.0001"
     return f"{p:.4f}"
+
+
+STREAMS = {
+    "multinomial-per-block": "per-block multinomial draws",
+    "multinomial-indices": "record-index draws",
+    "poisson": "Poisson weights",
+}
+"""The signature's ``resampling`` -> how the reports name the stream the intervals came from."""
+
+
+def stream_words(signature: Signature) -> str:
+    """The resampling stream that made the intervals, in a few words (``per-block multinomial
+    draws``, ``record-index draws`` for ``--bootstrap-stream indices`` and every run before it,
+    ``Poisson weights``)."""
+    return STREAMS.get(_resampling(signature), signature.resampling)
+
+
+def _resampling(signature: Signature) -> str:
+    """The signature's ``resampling``; ``poisson`` for a Poisson run recorded before the field
+    was (whose default is the record-index draws)."""
+    return "poisson" if signature.bootstrap_method == "poisson" else signature.resampling
+
+
+def stream_tag(signature: Signature) -> str:
+    """What a console table's interval heading adds after the method: the draws that are not
+    the default (``, poisson``, ``, indices``), nothing for the per-block draws."""
+    return {"poisson": ", poisson", "multinomial-indices": ", indices"}.get(
+        _resampling(signature), ""
+    )

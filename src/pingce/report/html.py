@@ -44,7 +44,7 @@ import orjson
 
 from ..results import EvaluationResult, RecordRows
 from .charts import PLOT_WIDTH, axis_labels, forest, heat_map, tick, value_range
-from .format import fmt_interval, fmt_number, fmt_value
+from .format import fmt_interval, fmt_number, fmt_value, stream_words
 from .page import STYLE, asset, direction, esc, head, script, script_hash, short, style
 from .records_json import (
     DIGITS,
@@ -124,8 +124,8 @@ def _header(result: EvaluationResult, title: str) -> str:
         unit = f", resampling whole units of <code>{esc(sig.unit)}</code>" if sig.unit else ""
         facts.append(
             f"intervals: {sig.ci_level:.0%} {esc(sig.ci_method)} "
-            f"{'Poisson bootstrap' if sig.bootstrap_method == 'poisson' else 'bootstrap'}, "
-            f"{sig.bootstrap:,} resamples, seed {sig.seed}{unit}"
+            f"{'Poisson bootstrap' if sig.bootstrap_method == 'poisson' else 'bootstrap'} "
+            f"({esc(stream_words(sig))}), {sig.bootstrap:,} resamples, seed {sig.seed}{unit}"
         )
     else:
         facts.append("intervals: off (--bootstrap 0)")

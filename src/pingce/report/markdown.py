@@ -20,6 +20,7 @@ from .format import (
     fmt_value,
     model_line,
     similarity_line,
+    stream_words,
 )
 
 __all__ = ["render_comparison_markdown", "render_markdown"]
@@ -262,4 +263,4 @@ def _kind(sig: Signature) -> str:
     """The bootstrap's name as the reports say it."""
     if sig.bootstrap_method == "poisson":
         return "Poisson bootstrap (a Poisson(1) weight per record, keyed on the record)"
-    return "bootstrap"
+    return f"bootstrap ({stream_words(sig)})"
