@@ -63,13 +63,9 @@ def saved_stats(
             unit_keys = unit_sort_keys(table, plan.unit, arrays["units"])
     statistics: dict[str, dict[str, object]] = {}
     names: dict[Hashable, str] = {}
-    columns: dict[str, list[str]] = {}
     for k, (key, block) in enumerate(blocks.items()):
         name = names[key] = f"s{k}"
         arrays.update(_block_arrays(name, block))
-        named = plan.statistics[key].column_names(block.width) if key in plan.statistics else None
-        if named is not None and len(named) == block.width:
-            columns[name] = list(named)
         statistics[name] = {
             "key": repr(key),
             "width": block.width,
@@ -77,6 +73,9 @@ def saved_stats(
             "decomposable": block.decomposable,
             "counts": dict(block.counts),
         }
+        named = plan.statistics[key].column_names(block.width) if key in plan.statistics else None
+        if named is not None and len(named) == block.width:
+            statistics[name]["columns"] = list(named)
     slices: dict[str, list[str]] = {}
     for path in plan.options.slices:
         values, inverse = np.unique(
@@ -98,7 +97,7 @@ def saved_stats(
         manifest["match_by"] = match_by
     if unit_keys is not None:
         manifest["unit_keys"] = unit_keys
-    return SavedStats(manifest, arrays, columns)
+    return SavedStats(manifest, arrays)
 
 
 def _block_arrays(name: str, block: StatBlock) -> dict[str, np.ndarray]:

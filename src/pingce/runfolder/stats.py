@@ -15,7 +15,6 @@ every paired record).
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import zipfile
 from collections.abc import Sequence
@@ -47,7 +46,8 @@ class SavedStats:
 
     ``manifest`` is JSON-able: ``format``, ``n`` (records), ``suite``, ``statistics`` (per
     statistic name ``s0``, ``s1``...: ``key`` (the statistic's identity, as text), ``width``,
-    ``layout`` (``codes`` or ``rows``), ``decomposable``, ``counts``), ``metrics`` (each
+    ``layout`` (``codes`` or ``rows``), ``decomposable``, ``counts`` and, where the statistic
+    names them, ``columns``), ``metrics`` (each
     metric's and table's statistic name), ``unit`` (the unit field, or None) and ``slices``
     (per slice field, its values in code order), and ``match_by`` when ``match`` is kept.
 
@@ -64,10 +64,17 @@ class SavedStats:
 
     manifest: dict[str, Any]
     arrays: dict[str, np.ndarray]
-    columns: dict[str, list[str]] = dataclasses.field(default_factory=dict)
-    """The names of each statistic's columns where its statistic names them
-    (:meth:`pingce.metrics.protocol.Statistic.column_names`), for report.html's detail view: known
-    to the run that made the blocks, not kept in stats.npz (a run read back has none)."""
+    @property
+    def columns(self) -> dict[str, list[str]]:
+        """The names of each statistic's columns where its statistic names them
+        (:meth:`pingce.metrics.protocol.Statistic.column_names`, kept in the manifest's
+        ``columns``), for report.html's detail view; a stats.npz written before they were kept
+        has none."""
+        return {
+            name: [str(c) for c in entry["columns"]]
+            for name, entry in self.manifest["statistics"].items()
+            if entry.get("columns")
+        }
 
     @classmethod
     def load(cls, path: Any) -> SavedStats:
