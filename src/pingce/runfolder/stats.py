@@ -64,6 +64,7 @@ class SavedStats:
 
     manifest: dict[str, Any]
     arrays: dict[str, np.ndarray]
+
     @property
     def columns(self) -> dict[str, list[str]]:
         """The names of each statistic's columns where its statistic names them
