@@ -50,6 +50,11 @@ def test_read_run_gives_the_records_back(tmp_path: Path) -> None:
 def test_an_unknown_run_is_an_error(tmp_path: Path) -> None:
     done = run_pingce("report", "no-such-run")
     assert done.returncode == 2 and "no-such-run" in done.stderr and "Traceback" not in done.stderr
+    # with no run store at all (the first command of a new machine), the run is still named
+    empty = tmp_path / "none" / "runs.db"
+    done = run_pingce("report", "no-such-run", "--store", str(empty))
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "no-such-run" in done.stderr and str(empty) in done.stderr
 
 
 def test_report_again_of_a_comparison_folder(tmp_path: Path) -> None:

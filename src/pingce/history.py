@@ -653,6 +653,8 @@ def run_folder(
             raise StoreError(
                 f"{folder} is not a run's output folder (no results.json) and {exc}"
             ) from None
+        if str(ref) not in str(exc):  # no store at all: still say which run was asked for
+            raise StoreError(f"no run {str(ref)!r}: {exc}") from None
         raise
     if info.out_dir is None:
         raise StoreError(f"run {info.name!r} has no output folder recorded")
