@@ -240,7 +240,10 @@ class RecordRows:
     values of the context fields no statistic reads (the suite's ``context:``, ``--context``),
     as read, None where a record lacks the field; ``model`` (``--model`` only) the model call of
     each record by column (the messages sent, the answer, tokens, latency, whether it came from
-    the cache, its cost where a price is set: records.jsonl's sparse ``"model"``)."""
+    the cache, its cost where a price is set: records.jsonl's sparse ``"model"``); ``judge``
+    (``--similarity judge`` only) what the LLM judge was asked and answered for each record's
+    pairs (:func:`pingce.engine.similarities.judge_columns`: records.jsonl's sparse
+    ``"judge"``)."""
 
     ids: list[str | None]
     lines: np.ndarray
@@ -249,6 +252,7 @@ class RecordRows:
     misses: dict[str, np.ndarray] = field(default_factory=dict)
     context: dict[str, Any] = field(default_factory=dict)
     model: dict[str, Any] = field(default_factory=dict)
+    judge: dict[str, Any] = field(default_factory=dict)
 
     CHUNK = 65536
 
@@ -275,6 +279,7 @@ class RecordRows:
             {k: v[at] for k, v in self.misses.items()},
             {k: pick(v) for k, v in self.context.items()},
             {k: pick(v) for k, v in self.model.items()},
+            {k: pick(v) for k, v in self.judge.items()},
         )
 
     def iter_rows(self) -> Iterator[dict[str, Any]]:
@@ -295,9 +300,10 @@ class RecordRows:
                 (path, _json_data(list(column[start:stop])))
                 for path, column in self.context.items()
             ]
-            model = [
-                (name, _json_data(list(column[start:stop]))) for name, column in self.model.items()
-            ]
+            model, judge = (
+                [(name, _json_data(list(column[start:stop]))) for name, column in calls.items()]
+                for calls in (self.model, self.judge)
+            )
             ids, lines = self.ids[start:stop], self.lines[start:stop].tolist()
             for i in range(stop - start):
                 row: dict[str, Any] = {"id": ids[i], "line": lines[i]}
@@ -307,6 +313,9 @@ class RecordRows:
                 call = {name: column[i] for name, column in model if column[i] is not None}
                 if call:
                     row["model"] = call
+                asked = {name: column[i] for name, column in judge if column[i] is not None}
+                if asked:
+                    row["judge"] = asked
                 row["fields"] = {path: column[i] for path, column in fields}
                 row["values"] = {name: column[i] for name, column in values}
                 missed = {name: column[i] for name, column in misses if column[i] is not None}

@@ -37,6 +37,7 @@ from .model import Answered, ask_model, call_columns, mark_model_failures, model
 from .phases import Data, load, plan_run, sample, signature, similarities, statistics
 from .plan import Plan, StatBlocks, check_records, found_context, unseen_context
 from .saved import saved_stats
+from .similarities import judge_columns
 from .slices import slice_seed, table_slices
 from .values import (
     count_failures,
@@ -177,6 +178,8 @@ def run_local(
         rows = record_rows(plan, table, blocks)
         if answered is not None:
             rows.model = call_columns(answered, table.lines)
+        needing = [s for s in plan.statistics.values() if s.needs_similarity]
+        rows.judge = judge_columns(needing, table, scored)
         failures = count_failures(table, blocks, 0 if scored is None else scored.stats.failures)
         if answered is not None:
             failures.model = model_failed  # type: ignore[attr-defined]  # an extra count

@@ -308,7 +308,8 @@ def records_json(
     number), ``frequent`` (the numbers of the most frequent reasons, most frequent first)
     and ``context`` (a column per context field, values whole, null where a record lacks it);
     ``model`` with ``--model`` (a column per key of each record's model call, whole: the
-    messages sent, the answer, tokens, latency, cache, cost); with ``stats`` (the run's saved
+    messages sent, the answer, tokens, latency, cache, cost); ``judge`` with the LLM judge (the
+    pairs each record asked about, the judge's answers); with ``stats`` (the run's saved
     statistic blocks), :func:`stat_rows`."""
     numpy_option = orjson.OPT_SERIALIZE_NUMPY
     metrics = list(dict.fromkeys([*rows.values, *rows.misses]))
@@ -325,10 +326,11 @@ def records_json(
     yield b'},"context":{'
     for k, (name, column) in enumerate(rows.context.items()):
         yield (b"," if k else b"") + orjson.dumps(name) + b":" + _whole_texts(column)
-    if rows.model:
-        yield b'},"model":{'
-        for k, (name, column) in enumerate(rows.model.items()):
-            yield (b"," if k else b"") + orjson.dumps(name) + b":" + _whole_texts(column)
+    for part, calls in ((b"model", rows.model), (b"judge", rows.judge)):
+        if calls:
+            yield b'},"' + part + b'":{'
+            for k, (name, column) in enumerate(calls.items()):
+                yield (b"," if k else b"") + orjson.dumps(name) + b":" + _whole_texts(column)
     yield b'},"misses":{'
     code: dict[str, int] = {}
     tallies: list[np.ndarray] = []

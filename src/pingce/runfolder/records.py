@@ -10,7 +10,9 @@ has them: a field the record lacks (or holds null) is not there, and a record wi
 ``context``; a context field that a statistic reads is in ``fields``. With ``--model``,
 ``"model"`` holds the record's model call (:data:`pingce.engine.model.CALL_KEYS`: the messages
 sent, the tools' names, the whole answer, tokens, latency, whether the cache answered, the cost
-where a price is set, the line of predictions.jsonl; a key whose value is null is not there)."""
+where a price is set, the line of predictions.jsonl; a key whose value is null is not there);
+with the LLM judge, ``"judge"`` holds what it was asked and answered for the record's pairs
+(:func:`pingce.engine.similarities.judge_columns`)."""
 
 from __future__ import annotations
 
@@ -72,6 +74,7 @@ def jsonl_lines(
             pieces = [_fragments(column[first:last], text) for text, column in head]
             pieces.extend(_sparse(b',"context":{', rows.context, first, last))
             pieces.extend(_sparse(b',"model":{', rows.model, first, last))
+            pieces.extend(_sparse(b',"judge":{', rows.judge, first, last))
             pieces.extend(_fragments(column[first:last], text) for text, column in columns)
             pieces.extend(_endings(closing, misses, first, last))
             merged = _merged(pieces, last - first)
@@ -89,6 +92,7 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
     misses: dict[str, list[Any]] = {}
     context: dict[str, list[Any]] = {}
     model: dict[str, list[Any]] = {}
+    judge: dict[str, list[Any]] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -101,7 +105,13 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
         numbers.append(int(row.get("line") or number))
         # a column first seen on this line is padded for the lines before it (made only
         # then: a default built on every line would make reading quadratic in the lines)
-        sparse = (("fields", fields), ("misses", misses), ("context", context), ("model", model))
+        sparse = (
+            ("fields", fields),
+            ("misses", misses),
+            ("context", context),
+            ("model", model),
+            ("judge", judge),
+        )
         for column, data in sparse:
             for key, value in (row.get(column) or {}).items():
                 if key not in data:
@@ -112,7 +122,7 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
                 values[key] = [np.nan] * i
             values[key].append(np.nan if value is None else value)
         n = i + 1
-        for data in (fields, misses, context, model):
+        for data in (fields, misses, context, model, judge):
             for column_values in data.values():
                 if len(column_values) < n:
                     column_values.append(None)
@@ -127,6 +137,7 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
         {k: np.asarray(v, dtype=object) for k, v in misses.items()},
         context,
         model,
+        judge,
     )
 
 

@@ -21,6 +21,7 @@ import hashlib
 import json
 import math
 import re
+import time
 from collections.abc import Sequence
 from typing import Any, Literal, get_args
 
@@ -158,6 +159,21 @@ def parse_score(text: str) -> float | None:
     return score
 
 
+def _answer(
+    content: str, tokens: tuple[int, int], seconds: float, prices: tuple[float, float]
+) -> dict[str, Any]:
+    """One asked pair's answer as records.jsonl's ``"judge"`` keeps it: its text, tokens (a count
+    of 0, no usage in the response, left out), seconds, and its cost where a price is set."""
+    answer: dict[str, Any] = {"answer": content}
+    for key, count in zip(("prompt_tokens", "completion_tokens"), tokens, strict=True):
+        if count:
+            answer[key] = count
+    answer["latency_sec"] = round(seconds, 6)
+    if any(prices) and any(tokens):
+        answer["cost"] = tokens[0] / 1000 * prices[0] + tokens[1] / 1000 * prices[1]
+    return answer
+
+
 class JudgeBackend(RemoteBackend):
     """Scores pairs by asking an LLM (OpenAI-compatible chat completions)."""
 
@@ -218,6 +234,10 @@ class JudgeBackend(RemoteBackend):
         """Whether the server refused ``response_format`` (``structured: auto``): then this
         backend asks without it for the rest of its life."""
         self._format_answered = False
+        self.answers: dict[Pair, dict[str, Any]] = {}
+        """What the judge answered for each pair it asked in this backend's life (not the ones
+        the cache answered): the answer's text, its prompt and completion tokens where the
+        response gives them, and the seconds from asking to the answer (retries included)."""
 
     def signature(self) -> str:
         """Model, endpoint, a hash of the prompt (system, template, and the schema asked for),
@@ -276,7 +296,7 @@ class JudgeBackend(RemoteBackend):
         pending, flush = self.writer(stats)
         url = self._url()
 
-        def read(payload: Any) -> tuple[float, int, int]:
+        def read(payload: Any) -> tuple[float, int, int, str]:
             try:
                 content = payload["choices"][0]["message"]["content"] or ""
             except (KeyError, IndexError, TypeError):
@@ -291,11 +311,11 @@ class JudgeBackend(RemoteBackend):
             score = parse_score(content)
             if score is None:
                 raise Retry("answer without a score in [0, 1]")
-            return score, pt, ct
+            return score, pt, ct, content
 
         async def ask(
             session: Session, pair: Pair
-        ) -> tuple[tuple[float, int, int] | None, str | None]:
+        ) -> tuple[tuple[float, int, int, str] | None, str | None]:
             fmt = self.response_format()
             if fmt is None:
                 return await post_json(
@@ -323,13 +343,17 @@ class JudgeBackend(RemoteBackend):
         async with Session(url, self.headers(), self.timeout, self.concurrency) as session:
 
             async def one(i: int) -> None:
+                start = time.perf_counter()
                 result, reason = await ask(session, pairs[i])
                 if result is None:
                     stats.fail(reason or "no answer")
                 else:
-                    score, pt, ct = result
+                    score, pt, ct, content = result
                     scores[i] = score
                     pending.append((pairs[i], score, pt, ct))
+                    seconds = time.perf_counter() - start
+                    prices = (self.price_prompt, self.price_completion)
+                    self.answers[pairs[i]] = _answer(content, (pt, ct), seconds, prices)
                 if progress is not None:
                     progress(1)
 

@@ -7,7 +7,7 @@
   var measures = D.measures || {};
   var KNOWN = ["n", "field_chars", "value_chars", "stats_columns", "unit", "higher", "measures",
     "ids", "lines", "metrics", "values", "fields", "context", "misses", "slices", "reasons", "frequent",
-    "stats", "model"];
+    "stats", "model", "judge"];
   // any other per-record data the page holds (a column, or an object of columns): shown whole
   // in the detail view under its own name
   var extras = Object.keys(D).filter(function (k) { return KNOWN.indexOf(k) < 0; });
@@ -443,6 +443,28 @@
     sec.appendChild(el("div", "facts call-facts", facts.join(" \u00b7 ")));
     return sec;
   }
+  function judged(i) {
+    // --similarity judge: what the LLM judge was asked about this record's pairs, and answered
+    var asked = D.judge && D.judge.pairs ? D.judge.pairs[i] : null;
+    if (!Array.isArray(asked) || !asked.length) return null;
+    var sec = el("section", "part judge");
+    sec.appendChild(el("h4", "", "judge"));
+    asked.forEach(function (p) {
+      var box = add(sec, el("div", "judged"));
+      var talk = [{role: "x", content: p.a}, {role: "y", content: p.b}];
+      if (typeof p.answer === "string") talk.push({role: "judge", content: p.answer});
+      box.appendChild(transcript(talk));
+      var facts = ["score " + (typeof p.score === "number" ? fmt(p.score) : "none (failed)")];
+      if (typeof p.latency_sec === "number") facts.push("latency " + fmt(p.latency_sec) + " s");
+      ["prompt_tokens", "completion_tokens"].forEach(function (k) {
+        if (typeof p[k] === "number") facts.push(k.replace("_", " ") + " " + p[k]);
+      });
+      if (typeof p.cost === "number") facts.push("cost " + fmt(p.cost));
+      if (p.cached === true) facts.push("answered from the cache");
+      box.appendChild(el("div", "facts judge-facts", facts.join(" \u00b7 ")));
+    });
+    return sec;
+  }
   function pairs(title, entries) {
     var sec = el("section", "part");
     sec.appendChild(el("h4", "", title));
@@ -611,6 +633,8 @@
     }
     var call = modelCall(i);
     if (call) left.appendChild(call);
+    var judge = judged(i);
+    if (judge) left.appendChild(judge);
     extraEntries(i).forEach(function (e) { left.appendChild(pairs(e[0], e[1])); });
     left.appendChild(pairs("fields", fieldNames.map(function (f) { return [f, D.fields[f][i]]; })));
     var vs = add(right, el("section", "part"));
