@@ -814,7 +814,9 @@ def check_bootstrap_seeding(name: str) -> None:
 
 
 def check_bootstrap_matches_scipy(name: str) -> None:
-    """(c) every interval method equals ``scipy.stats.bootstrap`` run on the record indices.
+    """(c) every interval method equals ``scipy.stats.bootstrap`` run on the record indices,
+    with the record-index stream (``--bootstrap-stream indices``; the default per-block
+    multinomial draws are checked against it in law by tests/test_bootstrap_streams.py).
 
     pingce's index rows are ``default_rng(seed).integers(0, n, size=n)`` drawn row by row, the
     same stream scipy draws as one ``(resamples, n)`` matrix; scipy's statistic recomputes the
@@ -848,6 +850,7 @@ def check_bootstrap_matches_scipy(name: str) -> None:
             seed=seed,
             method=method,
             level=level,
+            stream="indices",  # scipy's stream; the default per-block draws agree in law
         )["m"]
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
