@@ -23,20 +23,12 @@ from pingce.runfolder.records import jsonl_lines, read_jsonl
 from pingce.suites.build import load_suite
 
 from ._browser import MISSING, browser_available
+from ._pages import embedded as _embedded
 from .cli_run import run_pingce
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
 QUERY = "调节厨房温度到22度"
-
-
-def _embedded(text: str) -> dict[str, Any]:
-    found = re.search(
-        r'<script type="application/json" id="pingce-data">(.*?)</script>', text, re.S
-    )
-    assert found is not None
-    data: dict[str, Any] = json.loads(found.group(1))
-    return data
 
 
 def _lines(folder: Path) -> list[dict[str, Any]]:

@@ -23,6 +23,7 @@ from pingce.report.records_json import FIELD_CHARS
 from pingce.runfolder.records import jsonl_lines, read_jsonl
 
 from ._browser import MISSING, browser_available
+from ._pages import embedded
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -45,15 +46,6 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def lines(folder: Path) -> list[dict[str, Any]]:
     text = (folder / "records.jsonl").read_text(encoding="utf-8")
     return [json.loads(line) for line in text.splitlines()]
-
-
-def embedded(text: str) -> dict[str, Any]:
-    found = re.search(
-        r'<script type="application/json" id="pingce-data">(.*?)</script>', text, re.S
-    )
-    assert found is not None
-    data: dict[str, Any] = json.loads(found.group(1))
-    return data
 
 
 class Page:
