@@ -15,6 +15,7 @@ from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
+import orjson
 
 from .._json import dumps
 from ..errors import OptionError
@@ -131,10 +132,26 @@ def match_keys(table: Table, paths: list[str]) -> np.ndarray:
     for path in paths:
         column = table.column(path)
         columns.append(column.tolist() if isinstance(column, np.ndarray) else list(column))
-    texts = [
-        dumps([_canonical(c[i]) for c in columns], sort_keys=True).decode() for i in range(table.n)
-    ]
+    texts = _plain_texts(columns)
+    if texts is None:
+        texts = [
+            dumps([_canonical(c[i]) for c in columns], sort_keys=True).decode()
+            for i in range(table.n)
+        ]
     return np.array(texts, dtype=str)
+
+
+def _plain_texts(columns: list[list[Any]]) -> list[str] | None:
+    """The texts of :func:`match_keys` when every value is a string or an integer orjson writes
+    (:func:`_canonical` leaves those as they are): one orjson call per record, without the
+    walk (a dialogue's id and turn: a fifth of the time). None when a value is of another type
+    (a boolean among them) or orjson cannot write one."""
+    if not columns or not all(set(map(type, column)) <= {str, int} for column in columns):
+        return None
+    try:
+        return list(map(bytes.decode, map(orjson.dumps, zip(*columns, strict=True))))
+    except TypeError:  # an integer beyond 64 bits, or a string orjson will not write
+        return None
 
 
 def _canonical(value: Any) -> Any:
