@@ -83,16 +83,17 @@ def unit_codes(table: Table, path: str | None) -> np.ndarray | None:
     ``1`` and ``"1"`` are two units), numbered in sorted order of the values; or None.
 
     Strings sort first (as Python sorts them), then other values by the ``repr`` of their
-    :func:`json_equal_key`. The values are numbered in order of first appearance in C
-    (``dict.fromkeys``), and only the distinct ones are sorted."""
+    :func:`json_equal_key`. Only the distinct values are sorted (a column of strings numbered
+    from their sorted set in one pass; others numbered in order of first appearance in C,
+    ``dict.fromkeys``, first)."""
     if path is None:
         return None
     column = table.column(path)
     values = column.tolist() if isinstance(column, np.ndarray) else column
-    if set(map(type, values)) <= {str}:
-        keys: list[Hashable] = values  # a string is its own key
-    else:
-        keys = [v if isinstance(v, str) else json_equal_key(v) for v in values]
+    if set(map(type, values)) <= {str}:  # strings: their own keys, sorted as they are
+        ranks = {key: code for code, key in enumerate(sorted(set(values)))}
+        return np.fromiter(map(ranks.__getitem__, values), np.int64, len(values))
+    keys = [v if isinstance(v, str) else json_equal_key(v) for v in values]
     first_seen = list(dict.fromkeys(keys))
     index = {key: code for code, key in enumerate(first_seen)}
     codes = np.fromiter(map(index.__getitem__, keys), np.int64, len(keys))
