@@ -23,7 +23,7 @@ import math
 import operator
 from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import chain, compress, repeat
 from typing import Annotated, Any, ClassVar
 
 import numpy as np
@@ -49,6 +49,8 @@ __all__ = [
 ]
 
 STATUSES = ("DEFINITIVE", "INQUIRY_ONLY", "CASE_REJECTED", "EMERGENCY_ABORT")
+_DEFINITIVE, _INQUIRY, _REJECTED, _ABORT = range(4)  # a status's code: its place in STATUSES
+_STATUS_CODES = {status: code for code, status in enumerate(STATUSES)}
 
 # columns of the dialogue statistic
 _EFF_HIT, _EFF_N, _REJ_TRUE, _REJ_N, _CONFLICT, _POLAR_N = range(6)
@@ -265,7 +267,7 @@ def dialogue_order(table: Table, fields: DialogueFields) -> tuple[np.ndarray, np
 def _dialogue_order(table: Table, fields: DialogueFields) -> tuple[np.ndarray, np.ndarray]:
     group = _codes(table.column(fields.dialogue))
     turns = np.asarray(table.column(fields.turn), dtype=np.int64)
-    order = np.lexsort((np.arange(table.n), turns, group))
+    order = _stable_order(group, turns)
     g, t = group[order], turns[order]
     clash = np.flatnonzero((g[1:] == g[:-1]) & (t[1:] == t[:-1]))
     if clash.size:
@@ -282,6 +284,35 @@ def _dialogue_order(table: Table, fields: DialogueFields) -> tuple[np.ndarray, n
     return order, g
 
 
+def turn_columns(table: Table, fields: DialogueFields) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each record's status code (its place in :data:`STATUSES`, as int8), whether its diagnosis
+    is correct, and its confidence (0 where absent). Made once per table (the turn statistic
+    and the sequence statistic both read them)."""
+    f = fields
+    key = ("dialogue turns", f.status, f.pred_diagnosis, f.gt_diagnosis, f.confidence)
+    return table.derived(key, lambda: _turn_columns(table, fields))  # type: ignore[no-any-return]
+
+
+def _turn_columns(table: Table, f: DialogueFields) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    statuses = table.column(f.status)  # the loader let only the protocol's statuses in
+    status = np.fromiter(map(_STATUS_CODES.__getitem__, statuses), np.int8, len(statuses))
+    correct = _correct(table.column(f.pred_diagnosis), table.column(f.gt_diagnosis))
+    return status, correct, _confidences(table.column(f.confidence))
+
+
+def _stable_order(group: np.ndarray, turns: np.ndarray) -> np.ndarray:
+    """The indices that sort the records by group, then turn, ties in their order: one stable
+    sort of ``group * span + turn`` where that fits in int64 (a turn's offset from the smallest
+    below ``span``), else a lexsort with the index as the last key."""
+    if not turns.size:
+        return np.zeros(0, dtype=np.intp)
+    low = int(turns.min())
+    span = int(turns.max()) - low + 1
+    if (int(group.max()) + 1) * span >= 2**63:
+        return np.lexsort((np.arange(turns.size), turns, group))
+    return np.argsort(group * span + (turns - low), kind="stable")
+
+
 def _objects(values: Sequence[Any]) -> np.ndarray:
     """A column as an object array (comparisons with a value then run element by element in C)."""
     out = np.empty(len(values), dtype=object)
@@ -289,8 +320,12 @@ def _objects(values: Sequence[Any]) -> np.ndarray:
     return out
 
 
-def _or_empty(value: Any) -> Any:
-    return value or ()
+def _lengths(values: Sequence[Any]) -> np.ndarray:
+    """The length of each value, 0 where it is None."""
+    present = _present(values)
+    out = np.zeros(len(values))
+    out[present] = np.fromiter(map(len, compress(values, present.tolist())), np.float64)
+    return out
 
 
 def _is_true(values: Sequence[Any]) -> np.ndarray:
@@ -323,7 +358,7 @@ def _feature_checks(
     """Per turn: [conflict, polarity turn, Jaccard, structure turn] and the reasons of the
     conflict and of the structure mismatch. Computed once per distinct pair of feature objects
     (dictionaries compared member by member in Python), then spread to every turn."""
-    codes, firsts = _alike(_feature_keys(pred), _feature_keys(gold))
+    codes, firsts = _feature_pairs(pred, gold)
     checks = np.zeros((len(firsts), 4))
     conflicts = np.empty(len(firsts), dtype=object)
     structures = np.empty(len(firsts), dtype=object)
@@ -344,6 +379,21 @@ def _feature_checks(
         if a != b:
             structures[code] = _structure_reason(p, g)
     return checks[codes], conflicts[codes], structures[codes]
+
+
+def _feature_pairs(pred: Sequence[Any], gold: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """What :func:`_alike` gives of the two columns' :func:`_feature_keys`, a code per turn
+    (numbered otherwise) and a turn of each code. Where every member of every object is a
+    string, from one key per turn: the JSON text of the pair, all made by one orjson call."""
+    preds = [value or _NO_FEATURES for value in pred]
+    golds = [value or _NO_FEATURES for value in gold]
+    if not set(map(type, chain.from_iterable(map(dict.values, chain(preds, golds))))) <= {str}:
+        return _alike(_feature_keys(pred), _feature_keys(gold))
+    codes = _codes(json_texts(list(zip(preds, golds, strict=True))))
+    # codes are numbered in order of first appearance: code k first where the running maximum
+    # reaches k
+    firsts = np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1) > 0)
+    return codes, firsts
 
 
 def _feature_keys(objects: Sequence[Any]) -> list[Hashable]:
@@ -420,27 +470,25 @@ class DialogueStatistic(Statistic):
         f = self.f
         n = table.n
         rows = np.zeros((n, _WIDTH))
-        status = _objects(table.column(f.status))
-        pred_dx, gt_dx = table.column(f.pred_diagnosis), table.column(f.gt_diagnosis)
-        correct = _correct(pred_dx, gt_dx)
-        conf = _confidences(table.column(f.confidence))
+        status, correct, conf = turn_columns(table, f)
         if self.sequence:
             return self._sequence(table, rows, status, correct, conf)
 
-        definitive, rejected = status == "DEFINITIVE", status == "CASE_REJECTED"
+        pred_dx, gt_dx = table.column(f.pred_diagnosis), table.column(f.gt_diagnosis)
+        definitive, rejected = status == _DEFINITIVE, status == _REJECTED
         eff = definitive & _present(gt_dx)
         rows[:, _EFF_HIT], rows[:, _EFF_N] = eff & correct, eff
         true_rejection = _is_true(table.column(f.gt_conflict))
         rows[:, _REJ_TRUE] = rejected & true_rejection
         rows[:, _REJ_N] = rejected
-        missed = _is_true(table.column(f.gt_is_emergency)) & (status != "EMERGENCY_ABORT")
+        missed = _is_true(table.column(f.gt_is_emergency)) & (status != _ABORT)
         blind = (_objects(table.column(f.risk)) == "UNCERTAIN") & definitive
         rows[:, _ILLEGAL] = missed | blind
         rows[:, _TURNS] = 1.0
         reasons = {
             name: np.empty(n, dtype=object) for name in ("effective_recall", "rejection", "funnel")
         }
-        for j in np.flatnonzero(eff & ~correct):
+        for j in np.flatnonzero(eff & ~correct).tolist():
             reasons["effective_recall"][j] = (
                 f"DEFINITIVE {pred_dx[j]!r}, truth {gt_dx[j]!r}"
                 if pred_dx[j]
@@ -449,8 +497,10 @@ class DialogueStatistic(Statistic):
         reasons["rejection"][rejected & ~true_rejection] = (
             f"CASE_REJECTED, but {f.gt_conflict} is not true: the case holds"
         )
-        for j in np.flatnonzero(missed):
-            reasons["funnel"][j] = f"missed emergency: status {status[j]}, not EMERGENCY_ABORT"
+        for j in np.flatnonzero(missed).tolist():
+            reasons["funnel"][j] = (
+                f"missed emergency: status {STATUSES[status[j]]}, not EMERGENCY_ABORT"
+            )
         reasons["funnel"][blind & ~missed] = (
             "DEFINITIVE although risk is UNCERTAIN (a blind diagnosis)"
         )
@@ -510,9 +560,8 @@ class DialogueStatistic(Statistic):
         rows[firsts, _TTS_N] = 1.0
 
         # ambiguity resolution after INQUIRY_ONLY turns that have a next turn
-        terms = table.column(self.f.ambiguous_terms)
-        length = np.fromiter(map(len, map(_or_empty, terms)), np.float64, n)[order]
-        inquiry = (status == "INQUIRY_ONLY")[order]
+        length = _lengths(table.column(self.f.ambiguous_terms))[order]
+        inquiry = (status == _INQUIRY)[order]
         has_next = np.zeros(n, dtype=bool)
         has_next[:-1] = ~new[1:]
         asked = np.flatnonzero(inquiry & has_next & (length > 0))
