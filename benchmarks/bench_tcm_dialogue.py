@@ -1,10 +1,11 @@
 """The tcm-dialogue suite at scale, through the command line.
 
-100,000 seeded dialogues of 2-8 turns (~500,000 records, every field of the protocol present) in
-a JSONL file in ``benchmarks/data/``. pingce as users run it (``pingce run tcm-dialogue --data
-FILE --out DIR --profile``, a child process timed from outside) against the reference's way in this
-process: ``json.loads`` of every line, then a plain per-dialogue Python loop with
-``numpy.polyfit`` for the slope (what the protocol writes; 9 metrics, no intervals).
+20,000 and 100,000 seeded dialogues of 2-8 turns (~100,000 and ~500,000 records, every field of
+the protocol present) in JSONL files in ``benchmarks/data/``. pingce as users run it (``pingce
+run tcm-dialogue --data FILE --out DIR --profile``, a child process timed from outside) against
+the reference's way in this process: ``json.loads`` of every line, then a plain per-dialogue
+Python loop with ``numpy.polyfit`` for the slope (what the protocol writes; 9 metrics, no
+intervals).
 
 1. Like for like: ``--similarity exact --bootstrap 0`` (the loop computes no intervals and
    compares diagnoses exactly). Target (issue 32, at 20,000 and 100,000 dialogues): pingce
@@ -19,7 +20,8 @@ process: ``json.loads`` of every line, then a plain per-dialogue Python loop wit
 Every run's 9 shared metrics, read from results.json, must equal the loop's (to 1e-9).
 
 Run: ``.venv/bin/python benchmarks/bench_tcm_dialogue.py [dialogues] [--small] [--like-only]``
-(``--small``: 20,000 dialogues; ``--like-only``: the like-for-like run alone, no intervals).
+(by default 20,000 dialogues like for like, then 100,000 with every run; ``--small``: 20,000
+alone; ``--like-only``: the like-for-like run alone, no intervals).
 """
 
 from __future__ import annotations
@@ -39,8 +41,10 @@ from _cli import CliRun, machine, out_dir, phase_lines, print_table, run_cli, sa
 from _data import data_file
 
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
-DIALOGUES = int(ARGS[0]) if ARGS else 20_000 if "--small" in sys.argv else 100_000
+SIZES = [int(ARGS[0])] if ARGS else [20_000] if "--small" in sys.argv else [20_000, 100_000]
 LIKE_ONLY = "--like-only" in sys.argv
+"""Without a size: 20,000 dialogues like for like, then 100,000 with the interval runs too (issue
+32's two targets)."""
 STATUSES = ["DEFINITIVE", "INQUIRY_ONLY", "CASE_REJECTED", "EMERGENCY_ABORT"]
 DX = ["风寒表实证", "风热犯表证", "脾胃虚寒证", "肝郁气滞证"]
 TARGET = 2.0  # issue 32 (issue 10 asked 5x)
@@ -217,9 +221,19 @@ def like_rows(like: CliRun, seed_s: float, seed_cpu: float) -> list[list[str]]:
 
 
 def main() -> None:
+    identical = True
+    for dialogues in SIZES:
+        like_only = LIKE_ONLY or (len(SIZES) > 1 and dialogues != SIZES[-1])
+        identical &= measure(dialogues, like_only)
+    if not identical:
+        raise SystemExit(1)
+
+
+def measure(dialogues: int, like_only: bool) -> bool:
+    """Run the comparison at ``dialogues`` and keep its summary; whether the numbers agree."""
     info = machine()
-    path = data_file(f"tcm_dialogue_{DIALOGUES}_0.jsonl", lambda: turns(DIALOGUES))
-    print(f"data: {path} ({path.stat().st_size / 1e6:.0f} MB, {DIALOGUES:,} dialogues)", flush=True)
+    path = data_file(f"tcm_dialogue_{dialogues}_0.jsonl", lambda: turns(dialogues))
+    print(f"data: {path} ({path.stat().st_size / 1e6:.0f} MB, {dialogues:,} dialogues)", flush=True)
 
     base = ["run", "tcm-dialogue", "--data", path]
     like = run_cli(
@@ -232,7 +246,7 @@ def main() -> None:
     rows = like_rows(like, seed_s, seed_cpu)
     summary: dict[str, Any] = {
         "machine": info,
-        "dialogues": DIALOGUES,
+        "dialogues": dialogues,
         "records": len(records),
         "seed_loop_s": seed_s,
         "seed_loop_cpu_s": seed_cpu,
@@ -242,7 +256,7 @@ def main() -> None:
         "ratio_like_for_like_without_write": seed_s / without_write(like)[0],
         "ratio_like_for_like_cpu_without_write": seed_cpu / without_write(like)[1],
     }
-    if not LIKE_ONLY:
+    if not like_only:
         exact_boot = run_cli(
             "`pingce run tcm-dialogue --similarity exact` (1,000 resamples)",
             [*base, "--similarity", "exact"],
@@ -289,10 +303,10 @@ def main() -> None:
     print_table(
         ["measurement", "time", "peak RSS", "ratio", "target"],
         rows,
-        title=f"\ntcm-dialogue, {len(records):,} turns in {DIALOGUES:,} dialogues, same run (ratio "
+        title=f"\ntcm-dialogue, {len(records):,} turns in {dialogues:,} dialogues, same run (ratio "
         "= the reference's way / pingce):",
     )
-    if not LIKE_ONLY:
+    if not like_only:
         exact_boot, default = runs[1:]
         print(
             f"cost of the intervals: {exact_boot.wall_s - like.wall_s:.2f} s (intervals phase "
@@ -309,10 +323,9 @@ def main() -> None:
     )
     summary.update({"max_abs_difference": differences, "identical": identical})
     save_summary(
-        "bench_tcm_dialogue" if DIALOGUES == 100_000 else f"bench_tcm_dialogue_{DIALOGUES}", summary
+        "bench_tcm_dialogue" if dialogues == 100_000 else f"bench_tcm_dialogue_{dialogues}", summary
     )
-    if not identical:
-        raise SystemExit(1)
+    return identical
 
 
 if __name__ == "__main__":
