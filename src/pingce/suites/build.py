@@ -29,8 +29,10 @@ from ..metrics.protocol import Metric, TableMetric
 from ..metrics.registry import (
     create_metric,
     create_table,
+    metric_info,
     metric_registry,
     resolve_name,
+    table_info,
     table_registry,
 )
 from .spec import DefaultsSpec, SuiteSpec
@@ -94,9 +96,9 @@ def _build(
         registered, note = resolve_name(registered)
         if note is not None:
             notes.append(f"{source}: {key}: {note}")
-    registry = metric_registry() if kind == "metric" else table_registry()
-    info = registry.get(registered)
+    info = metric_info(registered) if kind == "metric" else table_info(registered)
     if info is None:
+        registry = metric_registry() if kind == "metric" else table_registry()
         raise SuiteError(
             f"unknown {kind} {given!r}; `pingce metrics` lists them: "
             + ", ".join(sorted(registry))
@@ -289,12 +291,7 @@ def _built(spec: SuiteSpec, source: str, defaults: Mapping[str, Any] | None) -> 
     notes: list[str] = []
     metrics = _collect("metric", spec.metrics, spec, scale, source, notes)
     tables = _collect("table", spec.tables, spec, scale, source, notes)
-    registry = {**metric_registry(), **table_registry()}
-    taken = {
-        param
-        for item in [*metrics.values(), *tables.values()]
-        for param in registry[item.registry_name].parameters
-    }
+    taken = {param for item in [*metrics.values(), *tables.values()] for param in item.args}
     _check_used(spec, taken - {"scale"}, source)
     for name, item in {**metrics, **tables}.items():
         needed = item.statistic().unit_field
