@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import sys
 import time
 from collections import Counter
@@ -136,8 +137,12 @@ def main() -> None:
     info = machine(["jieba", "rouge", "nltk"])
     print(f"sizes: {', '.join(f'{n:,}' for n in SIZES)} records, exact share {EXACT_SHARE}")
 
-    # the reference's imports and jieba's dictionary: once per process, counted at every size
-    t = time.perf_counter()
+    processes = os.environ.get("PINGCE_PROCESSES", "unset (a second process when a core is idle)")
+    print(f"PINGCE_PROCESSES for pingce: {processes}")
+
+    # the reference's imports and jieba's dictionary: once per process, counted at every size;
+    # its CPU seconds too (process_time), the measure to compare when the machine is loaded
+    t, c = time.perf_counter(), time.process_time()
     import jieba
 
     from tests.fc_reference import METRICS, fc_reference
@@ -147,6 +152,7 @@ def main() -> None:
     t = time.perf_counter()
     jieba.initialize()
     seed_init = time.perf_counter() - t
+    seed_setup_cpu = time.process_time() - c
 
     summary: dict[str, Any] = {"machine": info, "exact_share": EXACT_SHARE, "sizes": {}}
     failed = False
@@ -167,7 +173,7 @@ def main() -> None:
         )
 
         # 2. the reference's pipeline in this process
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         with open(path, encoding="utf-8") as handle:
             records = [json.loads(line) for line in handle]
         seed_load = time.perf_counter() - t
@@ -175,6 +181,7 @@ def main() -> None:
         reference = fc_reference(records)
         seed_score = time.perf_counter() - t
         seed_total = seed_import + seed_init + seed_load + seed_score
+        seed_cpu = seed_setup_cpu + time.process_time() - c
 
         mix = data_mix(records)
         print_table(
@@ -226,6 +233,12 @@ def main() -> None:
             rows,
             title=f"\nfunction-call, {n:,} records, same run:",
         )
+        cpu = {run.label: run.user_s + run.sys_s for run in (default, no_boot)}
+        print(
+            f"CPU seconds (user+sys; pingce's with its second process, if it started one): seed "
+            f"{seed_cpu:.2f} s; "
+            + "; ".join(f"{label} {s:.2f} s: {seed_cpu / s:.2f}x" for label, s in cpu.items())
+        )
         cost = default.wall_s - no_boot.wall_s
         print(
             f"cost of the intervals: {cost:.2f} s ({cost / default.wall_s:.0%} of the default "
@@ -251,11 +264,15 @@ def main() -> None:
             "seed_json_load_s": seed_load,
             "seed_score_s": seed_score,
             "seed_total_s": seed_total,
+            "seed_cpu_s": seed_cpu,
+            "pingce_processes": processes,
             "jieba_cut_s": jieba_s,
             "pingce_default": default.summary(),
             "pingce_bootstrap0": no_boot.summary(),
             "ratio_default": seed_total / default.wall_s,
             "ratio_bootstrap0": seed_total / no_boot.wall_s,
+            "ratio_cpu_default": seed_cpu / (default.user_s + default.sys_s),
+            "ratio_cpu_bootstrap0": seed_cpu / (no_boot.user_s + no_boot.sys_s),
             "identical": not problems,
         }
     save_summary("bench_function_call", summary)

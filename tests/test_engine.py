@@ -19,12 +19,12 @@ import pingce
 from pingce.errors import InputError, OptionError, SuiteError
 from pingce.metrics import calls as calls_module
 from pingce.metrics.protocol import Metric, Statistic
-from pingce.metrics.registry import DEPRECATED, metric_registry
+from pingce.metrics.registry import BUILTIN_NAMES, DEPRECATED, metric_registry
 from pingce.report import write_outputs
 from pingce.results import RecordRows
 from pingce.similarity.fake import FakeBackend
 
-from .cli_run import run_pingce
+from .cli_run import run_pingce, run_python
 from .test_structure import MODULES, PACKAGES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -405,7 +405,8 @@ def test_the_command_line_starts_without_the_heavy_libraries() -> None:
     (911 modules, 1.2 s for `pingce --help`)."""
     code = (
         "import sys, pingce.cli\n"
-        "heavy = ['numpy', 'scipy', 'pydantic', 'rich', 'yaml', 'jieba', 'aiohttp']\n"
+        "heavy = ['numpy', 'scipy', 'pydantic', 'rich', 'yaml', 'jieba', 'aiohttp', 'cn2an',"
+        " 'rapidfuzz', 'pandas', 'pyarrow', 'asyncio']\n"
         "print([m for m in heavy if m in sys.modules], len(sys.modules))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
@@ -425,6 +426,60 @@ def test_listing_metrics_does_not_import_scipy_or_pydantic() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_the_registry_table_names_what_each_family_registers() -> None:
+    """A suite's metric is looked up by importing its family alone (``registry.BUILTIN_NAMES``,
+    so a run pays only for the families it uses): the table lists exactly the names each family
+    registers, in an order where no family imports one listed after it."""
+    code = (
+        "import importlib, json\nfrom pingce.metrics import registry as r\nfound = {}\n"
+        "for module in r.BUILTIN_MODULES:\n"
+        "    before = set(r._METRICS) | set(r._TABLES)\n"
+        "    importlib.import_module('pingce.metrics.' + module)\n"
+        "    found[module] = sorted((set(r._METRICS) | set(r._TABLES)) - before)\n"
+        "print(json.dumps(found))"
+    )
+    done = run_python("-c", code)
+    assert done.returncode == 0, done.stderr
+    expected = {module: sorted(names) for module, names in BUILTIN_NAMES.items()}
+    assert json.loads(done.stdout) == expected
+
+
+# what a run must not import unless its records need it (the numbers of issue 32 in comments)
+HEAVY_FOR_A_RUN = [
+    "scipy",  # scipy.sparse 0.15 s (evidence retrieval, with evidence only)
+    "cn2an",  # 0.19 s compiling its regular expressions (a Chinese numeral in a citation)
+    "jieba",
+    "rapidfuzz",
+    "pandas",
+    "pyarrow",
+    "asyncio",  # the HTTP client (--model, a remote similarity)
+    "pingce.engine.model",
+    "pingce.engine.compare",
+    "pingce.text.bleu",
+    *(f"pingce.metrics.{family}" for family in ("calls", "dialogue", "overlap", "ter", "tools")),
+]
+
+
+def test_a_run_imports_only_what_its_suite_and_records_need(tmp_path: Path) -> None:
+    """contract-risk on records that cite no evidence: the families it does not use, the
+    evidence checks' libraries, the HTTP client and the comparison are never imported."""
+    records = [
+        {**json.loads(line), "evidence": []}
+        for line in (EXAMPLES / "contract_risk" / "records.jsonl").read_text("utf-8").splitlines()
+    ]
+    data = write_jsonl(tmp_path / "records.jsonl", records)
+    code = (
+        "import json, sys\nfrom pingce.cli import cli\n"
+        f"cli(['run', 'contract-risk', '--data', {str(data)!r}, '--out', "
+        f"{str(tmp_path / 'out')!r}], prog_name='pingce', standalone_mode=False)\n"
+        f"print(json.dumps([m for m in {HEAVY_FOR_A_RUN!r} if m in sys.modules]))"
+    )
+    done = run_python("-c", code, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout.splitlines()[-1]) == []
+    assert (tmp_path / "out" / "results.json").is_file()
 
 
 def test_a_run_does_not_import_the_comparison_and_a_comparison_not_the_run() -> None:

@@ -53,8 +53,10 @@ __all__ = [
 ]
 
 
-_JSON = ConfigDict(ser_json_inf_nan=NON_FINITE)
-"""The JSON policy of results.json and comparison.json (:mod:`pingce._json`): NaN is null."""
+_JSON = ConfigDict(ser_json_inf_nan=NON_FINITE, defer_build=True)
+"""The JSON policy of results.json and comparison.json (:mod:`pingce._json`): NaN is null. A
+model's validator and serializer are built when it is first used (``defer_build``), so a run
+does not pay for the comparison's models, nor a comparison for the run's."""
 
 
 class _Plain(BaseModel):
@@ -169,7 +171,7 @@ class Failures(BaseModel):
     off the scale, blank or null (scored as wrong; left out of the kappas, with a note).
     """
 
-    model_config = ConfigDict(extra="allow", ser_json_inf_nan=NON_FINITE)
+    model_config = ConfigDict(extra="allow", ser_json_inf_nan=NON_FINITE, defer_build=True)
 
     judge: int = 0
     parse: int = 0
@@ -178,7 +180,7 @@ class Failures(BaseModel):
 class Signature(BaseModel):
     """Everything needed to reproduce the numbers."""
 
-    model_config = ConfigDict(extra="allow", ser_json_inf_nan=NON_FINITE)
+    model_config = ConfigDict(extra="allow", ser_json_inf_nan=NON_FINITE, defer_build=True)
 
     seed: int
     """The seed of the bootstrap and of ``--sample``."""

@@ -46,6 +46,13 @@ __all__ = [
 
 @contextmanager
 def progress(console: Console, enabled: bool) -> Iterator[ProgressHook]:
+    """Progress bars on ``console``; disabled (not a terminal, ``--quiet``, ``--no-progress``),
+    the hook that shows nothing, and rich's progress module is not imported."""
+    if not enabled:
+        from ..progress import no_progress
+
+        yield no_progress
+        return
     from rich.markup import escape
     from rich.progress import (
         BarColumn,
@@ -66,7 +73,6 @@ def progress(console: Console, enabled: bool) -> Iterator[ProgressHook]:
         TimeRemainingColumn(),
         console=console,
         transient=True,
-        disable=not enabled,
     )
 
     class Task:

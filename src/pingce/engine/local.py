@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from functools import partial
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,7 +33,6 @@ from ..suites.spec import SuiteSpec
 from .assembly import data_info, id_notes, run_result, slice_result
 from .context import RunContext
 from .groups import bootstrap_keys, resampled_blocks, unit_codes
-from .model import Answered, ask_model, call_columns, mark_model_failures, model_plan
 from .phases import Data, load, plan_run, sample, signature, similarities, statistics
 from .plan import Plan, StatBlocks, check_records, found_context, unseen_context
 from .saved import saved_stats
@@ -48,6 +47,9 @@ from .values import (
     table_results,
     with_intervals,
 )
+
+if TYPE_CHECKING:
+    from .model import Answered
 
 __all__ = ["Run", "run_local"]
 
@@ -118,6 +120,8 @@ def _with_model(
     """``--model``: the records answered by the model, then loaded and checked. With
     ``--sample`` the records are first loaded (no prediction needed) and drawn, and only the
     drawn ones are sent to the model."""
+    from .model import ask_model, model_plan  # only with --model: the HTTP client's imports
+
     plan = model_plan(plan)
     progress = context.progress
     lines: set[int] | None = None
@@ -174,6 +178,8 @@ def run_local(
         blocks = statistics(plan, table, scored, in_halves)
         model_failed = 0
         if answered is not None:
+            from .model import call_columns, mark_model_failures
+
             model_failed = mark_model_failures(plan, table, blocks, answered.failed)
         rows = record_rows(plan, table, blocks)
         if answered is not None:

@@ -14,10 +14,13 @@ with *fixed* arguments, so one class serves several names (``qwk`` is ``cohen_ka
 :func:`create_metric` refuses arguments the class does not take, builds it (the class checks
 the arguments its type hints declare, :func:`pingce.metrics._args.check_fields`, as it does when
 built in Python) and keeps them on the instance (``args``), so every number in a report traces
-to ``name + args``. The built-in families are listed in
-:data:`BUILTIN_MODULES` and imported on first use of the registry; nothing imports this
-package's families for their side effects anywhere else. Old names kept for users' suite files
-are :data:`DEPRECATED` aliases: they still work, and the suite loader says what to use instead.
+to ``name + args``. The built-in families are listed in :data:`BUILTIN_NAMES`, each with
+the names it registers, so that a suite imports only the families it uses
+(:func:`metric_info`); a listing of the registry (:func:`metric_registry`, ``pingce metrics``)
+imports all of them. Nothing imports this package's families for their side effects anywhere
+else; ``tests/test_engine.py`` checks that the table names what each family registers. Old
+names kept for users' suite files are :data:`DEPRECATED` aliases: they still work, and the suite
+loader says what to use instead.
 
 Two optional class attributes refine what a suite may set: ``refused_arguments`` (a mapping of
 argument names the class does not take to the reason, shown instead of "unknown argument":
@@ -38,33 +41,73 @@ from ..errors import SuiteError
 
 __all__ = [
     "BUILTIN_MODULES",
+    "BUILTIN_NAMES",
     "DEPRECATED",
     "REQUIRED",
     "MetricInfo",
     "create_metric",
     "create_table",
+    "metric_info",
     "metric_registry",
     "register_metric",
     "register_table",
     "resolve_name",
+    "table_info",
     "table_registry",
     "unregister",
 ]
 
-BUILTIN_MODULES = (
-    "classification",
-    "timing",
-    "calls",
-    "calls_hf",
-    "sets",
-    "dialogue",
-    "overlap",
-    "ter",
-    "evidence",
-    "rules",
-    "tools",
-)
-"""The built-in metric families, modules of :mod:`pingce.metrics`."""
+BUILTIN_NAMES: dict[str, tuple[str, ...]] = {
+    "classification": (
+        *("accuracy", "weighted_accuracy", "cohen_kappa", "linear_kappa", "qwk"),
+        *("precision", "recall", "f1", "fbeta"),
+        *("macro_precision", "macro_recall", "macro_f1", "macro_fbeta"),
+        *("micro_precision", "micro_recall", "micro_f1", "micro_fbeta"),
+        *("weighted_precision", "weighted_recall", "weighted_f1", "weighted_fbeta"),
+        *("confusion_matrix", "per_class"),
+    ),
+    "timing": (
+        *("avg_latency_sec", "latency_percentile"),
+        *("p50_latency_sec", "p95_latency_sec", "p99_latency_sec"),
+    ),
+    "calls": (
+        *("fn_acc_all", "fn_acc_args", "fn_acc_name"),
+        *("rouge-1", "rouge-2", "rouge-l", "bleu-4"),
+    ),
+    "calls_hf": ("hf_rouge-1", "hf_rouge-2", "hf_rouge-l", "hf_bleu-4"),
+    "sets": (
+        *("set_precision", "set_recall", "set_f1"),
+        *("sem_precision", "sem_recall", "sem_f1"),
+        *("judge_accuracy", "judge_precision", "judge_recall", "judge_f1"),
+    ),
+    "dialogue": (
+        *("ambiguity_resolution_rate", "critical_conflict_rate", "effective_recall"),
+        *("funnel_adherence", "hybrid_semantic_accuracy", "incremental_hit_slope"),
+        *("logic_weighted_f1", "rejection_precision", "structure_match", "turns_to_stability"),
+    ),
+    "overlap": (
+        *("text_bleu", "text_corpus_bleu", "text_nltk_corpus_bleu", "text_chrf"),
+        *("text_rouge_n", "text_rouge_l", "text_rouge_lsum"),
+    ),
+    "ter": ("text_ter",),
+    "evidence": (
+        *("clause_hallucination_rate", "altered_clause_rate", "law_hallucination_rate"),
+        *("hallucination_rate", "task_success_rate"),
+    ),
+    "rules": (
+        *("rule_recall", "rule_recall_macro", "rule_precision", "rule_precision_macro"),
+        "rule_hit_at_k",
+    ),
+    "tools": ("tool_call_accuracy", "tool_name_accuracy", "tool_arg_f1", "tool_errors"),
+}
+"""The built-in metric families, modules of :mod:`pingce.metrics`, each with the metric and
+table names it registers: a name is looked up by importing its family alone (start-up pays only
+for the families a suite uses)."""
+
+BUILTIN_MODULES = tuple(BUILTIN_NAMES)
+"""The built-in metric families, in the order a listing of the registry imports them."""
+
+_HOME = {name: module for module, names in BUILTIN_NAMES.items() for name in names}
 
 DEPRECATED: dict[str, str] = {
     "rouge_n": "text_rouge_n",
@@ -174,6 +217,32 @@ def _load_builtins() -> None:
         _LOADED.append(True)
 
 
+def _lookup(store: dict[str, MetricInfo], name: str) -> MetricInfo | None:
+    """The entry of ``name``: registered already, else its built-in family imported (that
+    family alone), else every family imported (a name no family lists is looked up in all)."""
+    info = store.get(name)
+    if info is None and not _LOADED:
+        module = _HOME.get(name)
+        if module is not None:
+            importlib.import_module(f"{__package__}.{module}")
+        else:
+            _load_builtins()
+        info = store.get(name)
+    return info
+
+
+def metric_info(name: str) -> MetricInfo | None:
+    """The registered scalar metric ``name`` (not a deprecated alias), or None; imports only
+    the family that registers it."""
+    return _lookup(_METRICS, name)
+
+
+def table_info(name: str) -> MetricInfo | None:
+    """The registered table metric ``name``, or None; imports only the family that registers
+    it."""
+    return _lookup(_TABLES, name)
+
+
 def metric_registry() -> dict[str, MetricInfo]:
     """Every registered scalar metric, by name."""
     _load_builtins()
@@ -202,9 +271,9 @@ def resolve_name(name: str) -> tuple[str, str | None]:
 
 
 def _create(store: dict[str, MetricInfo], kind: Kind, name: str, args: dict[str, Any]) -> Any:
-    _load_builtins()
-    info = store.get(name)
+    info = _lookup(store, name)
     if info is None:
+        _load_builtins()  # the message lists every registered name
         raise SuiteError(
             f"unknown {kind} {name!r}; registered {kind}s: {', '.join(sorted(store))}", key=name
         )

@@ -29,8 +29,10 @@ from ..metrics.protocol import Metric, TableMetric
 from ..metrics.registry import (
     create_metric,
     create_table,
+    metric_info,
     metric_registry,
     resolve_name,
+    table_info,
     table_registry,
 )
 from .spec import DefaultsSpec, SuiteSpec
@@ -58,17 +60,21 @@ class BuiltSuite:
         return {**self.metrics, **self.tables}
 
 
+def _builtin_names() -> list[str]:
+    """The built-in suites' names, sorted (their files are not read)."""
+    names = (entry.name for entry in resources.files("pingce.suites").iterdir())
+    return sorted(name.removesuffix(".yaml") for name in names if name.endswith(".yaml"))
+
+
 def builtin_suites() -> dict[str, str]:
     """Built-in suite names and their one-line descriptions."""
     from ._yaml import load_yaml
 
     out = {}
-    for entry in sorted(
-        resources.files("pingce.suites").iterdir(), key=lambda p: p.name.removesuffix(".yaml")
-    ):
-        if entry.name.endswith(".yaml"):
-            data = load_yaml(entry.read_text(encoding="utf-8")) or {}
-            out[entry.name[: -len(".yaml")]] = str(data.get("description", "")).strip()
+    for name in _builtin_names():
+        text = (resources.files("pingce.suites") / f"{name}.yaml").read_text(encoding="utf-8")
+        data = load_yaml(text) or {}
+        out[name] = str(data.get("description", "")).strip()
     return out
 
 
@@ -94,9 +100,9 @@ def _build(
         registered, note = resolve_name(registered)
         if note is not None:
             notes.append(f"{source}: {key}: {note}")
-    registry = metric_registry() if kind == "metric" else table_registry()
-    info = registry.get(registered)
+    info = metric_info(registered) if kind == "metric" else table_info(registered)
     if info is None:
+        registry = metric_registry() if kind == "metric" else table_registry()
         raise SuiteError(
             f"unknown {kind} {given!r}; `pingce metrics` lists them: "
             + ", ".join(sorted(registry))
@@ -289,12 +295,7 @@ def _built(spec: SuiteSpec, source: str, defaults: Mapping[str, Any] | None) -> 
     notes: list[str] = []
     metrics = _collect("metric", spec.metrics, spec, scale, source, notes)
     tables = _collect("table", spec.tables, spec, scale, source, notes)
-    registry = {**metric_registry(), **table_registry()}
-    taken = {
-        param
-        for item in [*metrics.values(), *tables.values()]
-        for param in registry[item.registry_name].parameters
-    }
+    taken = {param for item in [*metrics.values(), *tables.values()] for param in item.args}
     _check_used(spec, taken - {"scale"}, source)
     for name, item in {**metrics, **tables}.items():
         needed = item.statistic().unit_field
@@ -319,7 +320,7 @@ def _built(spec: SuiteSpec, source: str, defaults: Mapping[str, Any] | None) -> 
 
 def _read(suite: str | os.PathLike[str]) -> tuple[str, str]:
     text_name = os.fspath(suite)
-    builtins = builtin_suites()
+    builtins = _builtin_names()  # a run reads its own suite's file only
     if text_name in builtins:
         resource = resources.files("pingce.suites") / f"{text_name}.yaml"
         return resource.read_text(encoding="utf-8"), f"built-in suite {text_name}"
