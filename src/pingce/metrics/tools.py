@@ -811,6 +811,7 @@ class ToolUseStatistic(Statistic):
                 said = f", under {self.functions} or BFCL's {alias}" if alias else ""
                 need = f"every record needs the functions offered{said}"
                 raise table.missing(i, self.functions, need)
+        names_of: dict[int, set[str]] = {}
         for i, calls in enumerate(gold):
             if calls is None:
                 if categories[i] == "irrelevance":
@@ -823,7 +824,10 @@ class ToolUseStatistic(Statistic):
                     "gold [] or category irrelevance"
                 )
                 raise table.missing(i, self.gold, need)
-            offered = {f.name for f in functions[i]}
+            fns = functions[i]  # records sharing a schema share its parsed tuple
+            offered = names_of.get(id(fns))
+            if offered is None:
+                offered = names_of[id(fns)] = {f.name for f in fns}
             for call in calls:
                 if call.name not in offered:
                     raise InputError(
