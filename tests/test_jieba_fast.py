@@ -8,10 +8,12 @@ minutes; benchmarks/README.md has the full run's counts). It compares, in the on
 cuts in (accurate, HMM on):
 
 * every Han-only block of jieba's split (what :func:`pingce.text.jieba_fast.han_only` sends to
-  rjieba): ``jieba.dt.cut(block)`` against rjieba's ``cut(block)``;
+  the fast cut: rjieba's route, jieba's HMM): ``jieba.dt.cut(block)`` against it;
 * every stretch of Han characters and punctuation (what :func:`~pingce.text.jieba_fast.whole_text`
-  sends whole): ``jieba.lcut`` against rjieba's ``cut``;
-* every whole text, mixed ASCII and whitespace included: ``jieba_words`` against ``jieba.lcut``.
+  sends whole): ``jieba.lcut`` against it;
+* every whole text, mixed ASCII and whitespace included: ``jieba_words`` against ``jieba.lcut``;
+* rjieba's ``has_word`` against jieba's dictionary, every entry; and the near tie where rjieba's
+  own HMM differs from jieba's.
 
 Then: blocks where rjieba differs stay with jieba; a user dictionary, a word added, deleted or
 tuned, another dictionary all turn rjieba off; without rjieba (blocked) every number of a run is
@@ -111,6 +113,21 @@ def test_every_text_gets_jiebas_words(texts: list[str], jieba: Any) -> None:
     assert _mismatches(set(texts), jieba.lcut, T.jieba_words) == []
 
 
+def test_has_word_is_a_non_zero_frequency_in_jiebas_dictionary(jieba: Any) -> None:
+    has_word = jieba_fast._fast_instance().has_word
+    words = [w for w, f in jieba.dt.FREQ.items() if f]
+    prefixes = [w for w, f in jieba.dt.FREQ.items() if not f]
+    assert len(words) == 349_045 and len(prefixes) == 149_068
+    assert all(map(has_word, words)) and not any(map(has_word, prefixes))
+
+
+def test_jiebas_hmm_where_rjiebas_differs(jieba: Any, fast: Any) -> None:
+    text = "大侠常在想布置"  # the HMM's two best paths of 常在想 differ by 1.5e-7
+    assert jieba_fast._fast_instance().cut(text) == ["大侠", "常在", "想", "布置"]
+    assert fast(text) == jieba.lcut(text) == ["大侠", "常", "在", "想", "布置"]
+    assert T.jieba_words(text) == jieba.lcut(text)
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -121,7 +138,8 @@ def test_every_text_gets_jiebas_words(texts: list[str], jieba: Any) -> None:
     ],
 )
 def test_blocks_where_rjieba_differs_stay_with_jieba(text: str, jieba: Any, fast: Any) -> None:
-    assert fast(text) != jieba.lcut(text)  # why they are not sent: rjieba keeps 8-15 whole
+    rjieba_words = jieba_fast._fast_instance().cut(text)
+    assert rjieba_words != jieba.lcut(text)  # why they are not sent: rjieba keeps 8-15 whole
     assert T.jieba_words(text) == jieba.lcut(text)
 
 

