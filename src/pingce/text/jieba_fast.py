@@ -106,21 +106,32 @@ def cutter(jb: Any) -> Callable[[str], list[str]] | None:
     if fast is None:
         return None
     route, has_word, hmm = fast.cut, fast.has_word, jb.finalseg.cut
+    runs: dict[str, tuple[str, ...]] = {}
+
+    def run_words(run: str) -> tuple[str, ...]:
+        """jieba's words of a run of single characters: a dictionary word a character at a
+        time, anything else its HMM's words (cached: runs repeat)."""
+        words = runs.get(run)
+        if words is None:
+            if len(runs) >= _RUN_CACHE_LIMIT:
+                runs.clear()
+            words = runs[run] = tuple(run) if has_word(run) else tuple(hmm(run))
+        return words
 
     def cut(text: str) -> list[str]:
-        return _with_hmm(route(text, False), has_word, hmm)
+        return _with_hmm(route(text, False), run_words)
 
     return cut
 
 
-def _with_hmm(
-    words: list[str], has_word: Callable[[str], bool], hmm: Callable[[str], Any]
-) -> list[str]:
+_RUN_CACHE_LIMIT = 500_000
+
+
+def _with_hmm(words: list[str], run_words: Callable[[str], tuple[str, ...]]) -> list[str]:
     """jieba's HMM step (``Tokenizer.__cut_DAG``) over the words of its best route: each run of
-    two or more single Han characters that is not a dictionary word goes to jieba's own HMM
-    (``finalseg.cut``; one in the dictionary is kept a character at a time), every other word
-    as it is. Any character outside U+4E00-U+9FD5 (punctuation) ends a run, as it ends jieba's
-    block."""
+    two or more single Han characters becomes ``run_words(run)`` (not a dictionary word: jieba's
+    HMM, ``finalseg.cut``), every other word stays as it is. Any character outside
+    U+4E00-U+9FD5 (punctuation) ends a run, as it ends jieba's block."""
     out: list[str] = []
     run: list[str] = []
     for word in words:
@@ -128,22 +139,9 @@ def _with_hmm(
             run.append(word)
             continue
         if run:
-            _flush(run, out, has_word, hmm)
+            out.extend(run_words("".join(run)) if len(run) > 1 else run)
             run = []
         out.append(word)
     if run:
-        _flush(run, out, has_word, hmm)
+        out.extend(run_words("".join(run)) if len(run) > 1 else run)
     return out
-
-
-def _flush(
-    run: list[str], out: list[str], has_word: Callable[[str], bool], hmm: Callable[[str], Any]
-) -> None:
-    if len(run) == 1:
-        out.append(run[0])
-        return
-    joined = "".join(run)
-    if has_word(joined):
-        out.extend(run)
-    else:
-        out.extend(hmm(joined))
