@@ -128,6 +128,23 @@ def test_jiebas_hmm_where_rjiebas_differs(jieba: Any, fast: Any) -> None:
     assert T.jieba_words(text) == jieba.lcut(text)
 
 
+def test_chinese_text_does_not_load_jiebas_dictionary() -> None:
+    """jieba's dictionary (0.6-1.5 s) is loaded only when a block needs jieba; the words are the
+    same (jieba loaded after, in the same process)."""
+    code = (
+        "import json\nfrom pingce.text.tokenize import jieba_words\n"
+        "words = jieba_words('我们中出了一个叛徒，大侠常在想。')\n"
+        "import jieba\nloaded = jieba.dt.initialized\n"
+        "print(json.dumps([loaded, words == jieba.lcut('我们中出了一个叛徒，大侠常在想。'), "
+        "jieba_words('适合8-15岁'), jieba.dt.initialized]))"
+    )
+    done = cli_run.run_python("-c", code)
+    assert done.returncode == 0, done.stderr
+    loaded, same, mixed, after = json.loads(done.stdout.splitlines()[-1])
+    assert (loaded, same, after) == (False, True, True)
+    assert mixed == ["适合", "8", "-", "15", "岁"]
+
+
 @pytest.mark.parametrize(
     "text",
     [
