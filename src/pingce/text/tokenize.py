@@ -3,7 +3,11 @@
 * ``jieba``: jieba's accurate mode (``jieba.cut(text)``), token for token. jieba segments a text
   block by block (runs of Han characters, letters and digits; everything else a character at a
   time); this module caches the segmentation of each block, so text that repeats across records
-  (argument values, function names) is segmented once. The output equals ``list(jieba.cut(t))``.
+  (argument values, function names) is segmented once. Blocks of Han characters only are cut
+  with rjieba's (jieba-rs) route through the dictionary and jieba's own HMM, where that is
+  proven to give jieba's words (:mod:`pingce.text.jieba_fast`: jieba's own dictionary,
+  untouched; anything else, or no rjieba, stays with jieba). jieba's dictionary is loaded only
+  when a block needs it. The output equals ``list(jieba.cut(t))``.
 * ``cjk``: one token per CJK character, Latin words and numbers kept whole.
 * ``whitespace``: ``str.split()``.
 * ``rouge_score``: Google rouge-score's default tokeniser (``tokenize.tokenize`` without a
@@ -26,6 +30,8 @@ import warnings
 from collections.abc import Callable
 from itertools import chain
 from typing import Any
+
+from . import jieba_fast
 
 __all__ = [
     "TOKENIZERS",
@@ -55,40 +61,67 @@ _BLOCKS: dict[str, tuple[str, ...]] = {}
 _BLOCK_CACHE_LIMIT = 2_000_000
 
 
+_module: Any = None
+
+
+def _import_jieba() -> Any:
+    """The ``jieba`` module, its dictionary not necessarily loaded (jieba loads it on the first
+    cut that needs it)."""
+    global _module
+    if _module is None:
+        import jieba
+
+        jieba.setLogLevel(logging.WARNING)
+        _module = jieba
+    return _module
+
+
 def load_jieba() -> Any:
     """The ``jieba`` module with its dictionary loaded (about a second, once per process)."""
     global _jieba
     if _jieba is None:
-        import jieba
-
-        jieba.setLogLevel(logging.WARNING)
+        jieba = _import_jieba()
         jieba.initialize()
         _jieba = jieba
     return _jieba
 
 
-def _dictionary_state(jb: Any) -> tuple[int, int, int]:
-    """Changes when words are added to jieba's dictionary (``add_word``, ``load_userdict``)."""
+def _dictionary_state(jb: Any) -> tuple[Any, ...]:
+    """Changes when jieba's dictionary changes: loaded, another one set, words added, deleted
+    or tuned (``add_word``, ``load_userdict``, ``del_word``, ``suggest_freq``)."""
     dt = jb.dt
-    return (id(dt.FREQ), int(dt.total), len(dt.FREQ))
+    return (
+        dt.dictionary,
+        dt.initialized,
+        id(dt.FREQ),
+        int(dt.total),
+        len(dt.FREQ),
+        len(jb.finalseg.Force_Split_Words),
+    )
 
 
-_STATE: list[tuple[int, int, int]] = []
+_STATE: list[tuple[Any, ...]] = []
+_CUTTER: list[Callable[[str], list[str]] | None] = [None]
 
 
 def jieba_words(text: str) -> list[str]:
     """``list(jieba.cut(text))`` (accurate mode, HMM on), with each block's result cached.
 
-    The cache is emptied when jieba's dictionary changes (a word added or a user dictionary
-    loaded), so the result always equals a fresh ``jieba.cut``. When every block of ``text`` is
-    cached already (the common case: argument values, names and punctuation repeat), the words
-    are gathered without a Python loop.
+    The cache is emptied when jieba's dictionary changes (loaded, a word added or a user
+    dictionary loaded), so the result always equals a fresh ``jieba.cut``; whether rjieba may cut
+    the Han-only blocks is decided anew then. When every block of ``text`` is cached already (the
+    common case: argument values, names and punctuation repeat), the words are gathered without a
+    Python loop.
     """
-    jb = load_jieba()
+    jb = _module or _import_jieba()
     state = _dictionary_state(jb)
     if not _STATE or _STATE[0] != state:
         _BLOCKS.clear()
         _STATE[:] = [state]
+        _CUTTER[0] = jieba_fast.cutter(jb)
+    fast = _CUTTER[0]
+    if fast is not None and jieba_fast.whole_text(text):
+        return fast(text)
     blocks = jb.re_han_default.split(text)
     try:
         return list(chain.from_iterable(map(_BLOCKS.__getitem__, blocks)))
@@ -98,17 +131,22 @@ def jieba_words(text: str) -> list[str]:
         _BLOCKS.clear()
     for block in blocks:
         if block not in _BLOCKS:
-            _BLOCKS[block] = _segment_block(jb, block)
+            _BLOCKS[block] = _segment_block(jb, block, fast)
     return list(chain.from_iterable(map(_BLOCKS.__getitem__, blocks)))
 
 
-def _segment_block(jb: Any, block: str) -> tuple[str, ...]:
+def _segment_block(
+    jb: Any, block: str, fast: Callable[[str], list[str]] | None = None
+) -> tuple[str, ...]:
     """jieba's words of one block of ``re_han_default.split``: a run of Han characters, letters,
-    digits and ``+#&._%-`` is cut with the dictionary (and HMM); any other block yields
-    ``\r\n`` and each whitespace character whole, every other character alone."""
+    digits and ``+#&._%-`` is cut with the dictionary and HMM (by ``fast``, when given and the
+    block is Han characters only); any other block yields ``\r\n`` and each whitespace
+    character whole, every other character alone."""
     if not block:
         return ()
     if jb.re_han_default.match(block):
+        if fast is not None and jieba_fast.han_only(block):
+            return tuple(fast(block))
         return tuple(jb.dt.cut(block))
     skip = jb.re_skip_default
     parts: list[str] = []
