@@ -131,3 +131,16 @@ def test_colloquial_decimal_and_malformed_forms_read_as_cn2an_read_them() -> Non
             "".join(rng.choice("零一二两三十百千万亿〇") for _ in range(rng.randint(1, 7)))
         )
     assert _assert_same(iter(forms)) == len(forms)
+
+
+def test_arabic_numbers_with_a_unit_read_as_cn2an_read_them() -> None:
+    """``3万元``, ``1.5亿元``: the smart mode's own rule (``int(Decimal(x) * unit)``)."""
+    rng = random.Random(3)
+    forms = ["3万", "1.5亿", "0.00001万", "10.1万", "2.5十", "７万", "1.5拾", "3佰", "3仟", "0万"]
+    for _ in range(3_000):
+        number = str(rng.randrange(10 ** rng.randint(1, 9)))
+        if rng.random() < 0.5:
+            number += "." + str(rng.randrange(10 ** rng.randint(1, 6))).zfill(rng.randint(1, 6))
+        forms.append(number + rng.choice("十拾百佰千仟万亿"))
+    forms += ["3万万", "万3", "3.万", ".5万", "3万5", "3.5.5万", "3十万"]
+    assert _assert_same(iter(forms)) == len(forms)

@@ -29,7 +29,7 @@ import re
 import warnings
 from functools import lru_cache
 
-from .numerals import SMART_EQUIVALENTS, standard_integer
+from .numerals import SMART_EQUIVALENTS, arabic_with_unit, standard_integer
 
 __all__ = ["QUOTE_RATIO", "altered_details"]
 
@@ -91,7 +91,7 @@ _SAME_UNIT = {
 @lru_cache(maxsize=65_536)
 def _numeral(text: str) -> float | None:
     """The value of an Arabic or Chinese numeral (cn2an, smart mode), or None; standard
-    integers are read by :func:`.numerals.standard_integer` with the same value."""
+    integers and ``3万`` are read by :mod:`.numerals` with the same value."""
     text = text.replace(",", "").replace("，", "")
     if not text or text in ".":
         return None
@@ -100,6 +100,8 @@ def _numeral(text: str) -> float | None:
     except ValueError:
         pass
     value = standard_integer(text.translate(SMART_EQUIVALENTS))
+    if value is None:
+        value = arabic_with_unit(text.translate(_FULL_WIDTH))
     if value is not None:  # cn2an's value, without its import (1.3 G instructions)
         return float(value)
     import cn2an  # costs 0.27 s: imported for the numerals the standard form does not cover

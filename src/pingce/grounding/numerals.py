@@ -13,7 +13,9 @@ strict and smart modes, so that a numeral read here is one cn2an reads the same.
 
 from __future__ import annotations
 
-__all__ = ["LIMIT", "SMART_EQUIVALENTS", "spell", "standard_integer"]
+import re
+
+__all__ = ["LIMIT", "SMART_EQUIVALENTS", "arabic_with_unit", "spell", "standard_integer"]
 
 LIMIT = 10**12
 """Numerals of this value and above are left to cn2an."""
@@ -22,6 +24,18 @@ _DIGIT = "零一二三四五六七八九"
 _VALUE = {c: k for k, c in enumerate(_DIGIT)}
 _UNIT = {"十": 10, "百": 100, "千": 1000}
 _GROUP_UNITS = ("千", "百", "十", "")
+
+_ARABIC_UNIT = re.compile(r"([0-9]+(?:\.[0-9]+)?)([十拾百佰千仟万亿])")
+_UNIT_VALUE = {
+    "十": 10,
+    "拾": 10,
+    "百": 100,
+    "佰": 100,
+    "千": 1000,
+    "仟": 1000,
+    "万": 10**4,
+    "亿": 10**8,
+}
 
 SMART_EQUIVALENTS = str.maketrans("〇两壹贰叁肆伍陆柒捌玖拾佰仟", "零二一二三四五六七八九十百千")
 """Characters cn2an's normal and smart modes read exactly as the standard ones (the same class
@@ -94,3 +108,14 @@ def standard_integer(text: str) -> int | None:
     if text == standard or (text[:2] == "一十" and text[1:] == standard):
         return value
     return None
+
+
+def arabic_with_unit(text: str) -> int | None:
+    """``3万``, ``1.5亿``: an Arabic number and one unit character, as cn2an's smart mode reads
+    it (``int(Decimal(number) * unit)``, truncated), or None for any other text."""
+    match = _ARABIC_UNIT.fullmatch(text)
+    if match is None:
+        return None
+    from decimal import Decimal
+
+    return int(Decimal(match.group(1)) * _UNIT_VALUE[match.group(2)])
