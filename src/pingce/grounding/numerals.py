@@ -9,6 +9,7 @@ before: decimals, colloquial forms (``一百十``, ``五百八``), digit by digi
 whatever cn2an's mode makes of them stay cn2an's. tests/test_numerals.py holds every accepted
 spelling of 0..100,000 and seeded random integers below 10^12 equal to cn2an's value in its
 strict and smart modes, so that a numeral read here is one cn2an reads the same.
+:func:`arabic_with_unit` reads ``3万`` and ``1.5亿`` by the smart mode's own rule.
 """
 
 from __future__ import annotations
