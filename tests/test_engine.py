@@ -482,6 +482,24 @@ def test_a_run_imports_only_what_its_suite_and_records_need(tmp_path: Path) -> N
     assert (tmp_path / "out" / "results.json").is_file()
 
 
+def test_a_run_on_the_example_records_reads_their_numerals_without_cn2an(tmp_path: Path) -> None:
+    """Every example record cites evidence with Chinese numerals (十五万元, 第五百六十三条):
+    standard spellings are read by grounding/numerals.py, so cn2an (1.3 G instructions, a third
+    of this run in issue 32) is not imported; only the evidence retrieval's scipy is."""
+    data = EXAMPLES / "contract_risk" / "records.jsonl"
+    code = (
+        "import json, sys\nfrom pingce.cli import cli\n"
+        f"cli(['run', 'contract-risk', '--data', {str(data)!r}, '--out', "
+        f"{str(tmp_path / 'out')!r}], prog_name='pingce', standalone_mode=False)\n"
+        f"print(json.dumps([m for m in {HEAVY_FOR_A_RUN!r} if m in sys.modules]))"
+    )
+    done = run_python("-c", code, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    loaded = json.loads(done.stdout.splitlines()[-1])
+    assert "cn2an" not in loaded and "scipy" in loaded, loaded
+    assert set(loaded) <= {"scipy", "rapidfuzz"}, loaded
+
+
 def test_a_run_does_not_import_the_comparison_and_a_comparison_not_the_run() -> None:
     """Old main: ``pingce.engine`` imported ``engine.compare`` eagerly, so every run paid for the
     paired comparison's modules (0.36 s of start-up measured in issue 32)."""
