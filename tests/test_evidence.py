@@ -99,15 +99,26 @@ def test_sentences_split_on_chinese_marks_and_line_breaks() -> None:
 
 
 @pytest.mark.parametrize(("low", "high"), [(1, 3), (2, 2), (2, 5)])
-def test_lexical_cosines_equal_scikit_learn(low: int, high: int) -> None:
+def test_lexical_cosines_equal_scikit_learn(
+    low: int, high: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both ways of counting (numpy alone below ngrams.JOIN_NGRAMS, scipy.sparse above) equal
+    scikit-learn's counts, and each other bit for bit."""
+    from pingce.text import ngrams
+
     rng = np.random.default_rng(low * 10 + high)
     alphabet = [*list("甲乙方应于五日内付款合同the cat sat on mat  ABC"), "\t", "\n"]
     texts = ["".join(rng.choice(alphabet, int(rng.integers(0, 30)))) for _ in range(120)]
     pairs = [(texts[i], texts[(i * 7 + 3) % len(texts)]) for i in range(len(texts))]
     pairs = [p for p in pairs if p[0] != p[1]]
-    got = LexicalBackend(low, high).score_distinct(pairs, BackendStats())
-    for (a, b), value in zip(pairs, got, strict=True):
-        assert value == pytest.approx(sk_cosine(a, b, low, high), abs=1e-12), (a, b)
+    found = []
+    for threshold in (10**9, 0):  # joined, then sparse
+        monkeypatch.setattr(ngrams, "JOIN_NGRAMS", threshold)
+        got = LexicalBackend(low, high).score_distinct(pairs, BackendStats())
+        for (a, b), value in zip(pairs, got, strict=True):
+            assert value == pytest.approx(sk_cosine(a, b, low, high), abs=1e-12), (a, b)
+        found.append(np.asarray(got, dtype=np.float64))
+    assert np.array_equal(found[0], found[1])
 
 
 # ------------------------------------------------------------------------ retrieval
@@ -536,6 +547,48 @@ def test_retrieval_in_blocks_gives_the_candidates_of_one_product(
     assert np.array_equal(whole.score, blocks.score)
     chosen = whole.first >= 0
     assert (owner[whole.first[chosen]] == np.repeat(query_record, 3).reshape(-1, 3)[chosen]).all()
+
+
+def test_the_join_and_the_sparse_product_give_the_same_dot_products(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The retrieval's dot products of a query and the sentences of its own record: the numpy
+    join (small blocks) and scipy.sparse's product (large blocks) both equal a dense count
+    matrix product, pair for pair, on random records with repeated n-grams; the candidates are
+    the same whichever way a run takes."""
+    from pingce.grounding import retrieval
+
+    rng = np.random.default_rng(11)
+    alphabet = [chr(c) for c in range(0x4E00, 0x4E00 + 12)]  # n-grams repeat within a text
+    for trial in range(4):
+        n_records = int(rng.integers(1, 60))
+        sizes = rng.integers(1, 6, size=n_records)
+        sentences = [
+            "".join(rng.choice(alphabet, int(rng.integers(1, 15)))) for _ in range(sizes.sum())
+        ]
+        owner = np.repeat(np.arange(n_records), sizes) + trial * 1_000_003
+        query_record = np.sort(rng.choice(owner, size=int(rng.integers(1, 80))))
+        queries = ["".join(rng.choice(alphabet, int(rng.integers(1, 10)))) for _ in query_record]
+        s_rows, s_keys, _ = retrieval._keys(sentences, owner)
+        q_rows, q_keys, _ = retrieval._keys(queries, query_record)
+        keys, index = np.unique(np.concatenate([s_keys, q_keys]), return_inverse=True)
+        dense_s = np.zeros((len(sentences), keys.shape[0]))
+        np.add.at(dense_s, (s_rows, index[: s_keys.shape[0]]), 1)
+        dense_q = np.zeros((len(queries), keys.shape[0]))
+        np.add.at(dense_q, (q_rows, index[s_keys.shape[0] :]), 1)
+        dense = dense_q @ dense_s.T  # keys hold the record: no pair across records
+        expected = [(int(q), int(t), dense[q, t]) for q, t in zip(*np.nonzero(dense), strict=True)]
+        assert max(d for _, _, d in expected) > 1  # repeated n-grams count as products
+        for dots_of in (retrieval._joined_dots, retrieval._product_dots):
+            query, sentence, dots = dots_of(s_rows, s_keys, q_rows, q_keys, len(sentences))
+            found = list(zip(query.tolist(), sentence.tolist(), dots.tolist(), strict=True))
+            assert found == expected, dots_of.__name__
+        joined = top_candidates(sentences, owner, queries, query_record, k=3, window=2)
+        monkeypatch.setattr(retrieval, "JOIN_NGRAMS", 0)
+        product = top_candidates(sentences, owner, queries, query_record, k=3, window=2)
+        monkeypatch.undo()
+        assert np.array_equal(joined.first, product.first)
+        assert np.array_equal(joined.score, product.score)
 
 
 def test_verbatim_matching_normalises_like_nfkc() -> None:

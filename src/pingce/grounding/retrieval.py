@@ -3,9 +3,13 @@ adjacent sentences) of its own source document most like it, found without compa
 in Python.
 
 Every sentence of every document and every query is a vector of character bigram counts,
-hashed into 2^22 columns salted by the record, so that one sparse matrix product (queries x
-sentences) gives the dot products of each query with the sentences of its own record (the few
-products between records that share a hashed column are dropped). A window of ``w`` adjacent
+hashed into 2^22 columns salted by the record; the dot product of a query and a sentence of
+its own record counts the pairs of their n-grams that share a hashed column. Large blocks take
+it from one sparse matrix product (queries x sentences, the products between records that share
+a column dropped); blocks of fewer than ``text.ngrams.JOIN_NGRAMS`` n-grams from a join on (record,
+column) in numpy (:func:`_joined_dots`), which gives the same integers without importing
+scipy.sparse (0.15 s, most of a small run's start-up) and is slower beyond that size.
+A window of ``w`` adjacent
 sentences is scored from its sentences' products (its dot product is their sum; its norm is
 taken as the root of their n-gram totals' sum, the n-grams across the joins left out). The score
 is a cosine (each vector's norm taken as the root of its n-gram total) used only to rank; the
@@ -19,13 +23,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..text.ngrams import code_points, normalize_text
+from ..text.ngrams import JOIN_NGRAMS, code_points, normalize_text
 
 __all__ = ["BLOCK_SENTENCES", "Candidates", "top_candidates"]
 
 _COLUMNS_BITS = 22
 BLOCK_SENTENCES = 50_000
-"""About how many sentences one sparse product takes (whole records)."""
+"""About how many sentences one product takes (whole records)."""
 _SALT = np.uint64(0x9E3779B97F4A7C15)
 _MIX = np.uint64(0xBF58476D1CE4E5B9)
 
@@ -71,18 +75,77 @@ def _hashed(texts: Sequence[str], records: np.ndarray) -> tuple[np.ndarray, np.n
     return rows, columns
 
 
-def _matrix(texts: Sequence[str], records: np.ndarray) -> tuple[object, np.ndarray]:
-    """The hashed n-gram counts (duplicates not merged: a product sums them anyway) and each
-    row's n-gram total (its squared norm were every n-gram distinct)."""
+def _joined_dots(
+    s_rows: np.ndarray,
+    s_keys: np.ndarray,
+    q_rows: np.ndarray,
+    q_keys: np.ndarray,
+    n_sentences: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(query, sentence, dot)`` of every query and sentence sharing a key, in query then
+    sentence order: the dot product of their key counts (an n-gram given twice counts twice),
+    from one join of the sorted keys (each pair of entries under one key adds 1)."""
+    s_order = np.argsort(s_keys, kind="stable")
+    q_order = np.argsort(q_keys, kind="stable")
+    s_keys, s_rows = s_keys[s_order], s_rows[s_order]
+    q_keys, q_rows = q_keys[q_order], q_rows[q_order]
+    shared = np.intersect1d(s_keys, q_keys)
+    s_low = np.searchsorted(s_keys, shared, side="left")
+    s_count = np.searchsorted(s_keys, shared, side="right") - s_low
+    q_low = np.searchsorted(q_keys, shared, side="left")
+    q_count = np.searchsorted(q_keys, shared, side="right") - q_low
+    pairs = s_count * q_count
+    group = np.repeat(np.arange(shared.shape[0]), pairs)
+    offset = np.arange(int(pairs.sum()), dtype=np.int64) - np.repeat(
+        np.cumsum(pairs) - pairs, pairs
+    )
+    sentence = s_rows[s_low[group] + offset // q_count[group]]
+    query = q_rows[q_low[group] + offset % q_count[group]]
+    pair, dots = np.unique(query * n_sentences + sentence, return_counts=True)
+    return pair // n_sentences, pair % n_sentences, dots.astype(np.float64)
+
+
+def _product_dots(
+    s_rows: np.ndarray,
+    s_keys: np.ndarray,
+    q_rows: np.ndarray,
+    q_keys: np.ndarray,
+    n_sentences: int,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """:func:`_joined_dots` by one sparse product of the hashed columns' counts (duplicates not
+    merged: the product sums them), keeping the pairs of one record."""
     from scipy import sparse
 
-    rows, columns = _hashed(texts, records)
-    matrix = sparse.csr_matrix(
-        (np.ones(rows.shape[0], dtype=np.float32), (rows, columns)),
-        shape=(len(texts), 1 << _COLUMNS_BITS),
+    width = 1 << _COLUMNS_BITS
+    s_matrix = sparse.csr_matrix(
+        (np.ones(s_rows.shape[0], dtype=np.float32), (s_rows, s_keys & (width - 1))),
+        shape=(n_sentences, width),
     )
+    n_queries = int(q_rows.max()) + 1 if q_rows.shape[0] else 0
+    q_matrix = sparse.csr_matrix(
+        (np.ones(q_rows.shape[0], dtype=np.float32), (q_rows, q_keys & (width - 1))),
+        shape=(n_queries, width),
+    )
+    product = (s_matrix @ q_matrix.T).tocoo()
+    s_record = np.zeros(n_sentences, dtype=np.int64)
+    s_record[s_rows] = s_keys >> _COLUMNS_BITS
+    q_record = np.zeros(n_queries, dtype=np.int64)
+    q_record[q_rows] = q_keys >> _COLUMNS_BITS
+    own = q_record[product.col] == s_record[product.row]
+    query = product.col[own].astype(np.int64)
+    sentence = product.row[own].astype(np.int64)
+    dots = product.data[own].astype(np.float64)
+    order = np.lexsort((sentence, query))
+    return query[order], sentence[order], dots[order]
+
+
+def _keys(texts: Sequence[str], records: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each n-gram's row and join key (its record and hashed column), and each row's n-gram
+    total (its squared norm were every n-gram distinct)."""
+    rows, columns = _hashed(texts, records)
+    keys = (records[rows].astype(np.int64) << _COLUMNS_BITS) | columns
     totals = np.bincount(rows, minlength=len(texts)).astype(np.float64)
-    return matrix, totals
+    return rows, keys, totals
 
 
 def top_candidates(
@@ -102,9 +165,8 @@ def top_candidates(
     that shares no n-gram with its record's sentences gets that record's first sentences
     (scored 0), so that it still has a closest sentence to report.
 
-    Records are taken in blocks of about :data:`BLOCK_SENTENCES` sentences: the products
-    between records that share a hashed column grow with the square of a block's size, so
-    blocks keep them few (and memory flat) whatever the number of records."""
+    Records are taken in blocks of about :data:`BLOCK_SENTENCES` sentences, so that the
+    join's arrays (and memory) stay flat whatever the number of records."""
     n_queries = len(queries)
     first, length, score = Candidates.empty(n_queries, k).arrays()
     if n_queries == 0 or len(sentences) == 0:
@@ -162,16 +224,13 @@ def _block(
     first, length, score = Candidates.empty(n_queries, k).arrays()
     if n_queries == 0 or len(sentences) == 0:
         return Candidates(first, length, score)
-    q_matrix, q_squared = _matrix([normalize_text(t) for t in queries], query_record)
-    s_matrix, s_squared = _matrix([normalize_text(t) for t in sentences], sentence_record)
-    product = (s_matrix @ q_matrix.T).tocoo()  # type: ignore[attr-defined]
-    own = query_record[product.col] == sentence_record[product.row]
-    q_index = product.col[own].astype(np.int64)
-    s_index = product.row[own].astype(np.int64)
-    dots = product.data[own].astype(np.float64)
-    order = np.lexsort((s_index, q_index))
-    q_index, s_index, dots = q_index[order], s_index[order], dots[order]
+    q_rows, q_keys, q_squared = _keys([normalize_text(t) for t in queries], query_record)
+    s_rows, s_keys, s_squared = _keys([normalize_text(t) for t in sentences], sentence_record)
     n_sentences = len(sentences)
+    if s_keys.shape[0] + q_keys.shape[0] < JOIN_NGRAMS:
+        q_index, s_index, dots = _joined_dots(s_rows, s_keys, q_rows, q_keys, n_sentences)
+    else:
+        q_index, s_index, dots = _product_dots(s_rows, s_keys, q_rows, q_keys, n_sentences)
     key = q_index * n_sentences + s_index
 
     all_q, all_first, all_length, all_score = [], [], [], []
