@@ -402,7 +402,7 @@
     box.appendChild(el("pre", "text", v));
     if (isCut(v)) {
       box.appendChild(el("div", "hint", "cut at " + D.value_chars.toLocaleString("en") +
-        " characters in this page: records.jsonl has it whole"));
+        " characters in this page: the data file has it whole"));
     }
     return box;
   }
