@@ -246,9 +246,11 @@ def test_stored_runs_compare_side_by_side_with_the_fields_they_kept(
     pages = {}
     for fields in ("none", "all"):
         out = tmp_path / f"cmp-{fields}"
+        # by the names the run store keeps (pingce runs), and by the folders
+        runs = [f"worse-{fields}", f"good-{fields}"]
+        refs = runs if fields == "none" else [str(tmp_path / name) for name in runs]
         done = run_pingce(
-            "compare", str(tmp_path / f"worse-{fields}"), str(tmp_path / f"good-{fields}"),
-            "--bootstrap", "0", "--out", str(out), "--store", str(db),
+            "compare", *refs, "--bootstrap", "0", "--out", str(out), "--store", str(db),
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
         pages[fields] = (out / layout.COMPARISON_HTML).read_text(encoding="utf-8")
@@ -328,3 +330,66 @@ def test_shared_texts_keep_the_page_as_it_was_for_long_values_and_big_integers()
 
     pieces = list(html._page(result, rows, 3, "records.jsonl", shared))
     assert b"".join(pieces).decode("utf-8") == render_html(result, rows, bound=3)
+
+
+def test_the_bounded_page_opens_in_chromium_with_its_records_and_their_fields(
+    browser: Any, tmp_path: Path
+) -> None:
+    """The page of a run larger than its bound: the hint says where the rest are, the pager
+    counts the embedded records, a record opens with its input fields (records.jsonl has none)
+    and nothing of the page's own header (total, rest) is shown as a record's data."""
+    records = contracts(75)
+    out = tmp_path / "run"
+    pingce.evaluate("contract-risk", records, bootstrap=0, out=out, report_records=30)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.goto((out / layout.REPORT_HTML).as_uri())
+    page.wait_for_selector("html[data-ready]", timeout=15_000)
+    hint = page.locator("#r-bounded").inner_text()
+    assert "first 30 of the 75 records" in hint and layout.RECORDS in hint
+    assert "30" in page.locator("#p-info").inner_text()
+    row = page.locator("#r-body tr.rec").first
+    row.click()
+    detail = page.locator("#r-body tr.detail")
+    fields = detail.locator("section.part", has=page.locator("h4", has_text="fields"))
+    names, texts = fields.locator("dt"), fields.locator("dd")
+    shown = dict(zip(names.all_text_contents(), texts.all_text_contents(), strict=True))
+    assert shown["gold_level"] == records[0]["gold_level"]
+    assert shown["contract"] == records[0]["contract"]
+    heads = detail.locator("section.part h4").all_text_contents()
+    assert not {"total", "rest"} & set(heads)
+    page.close()
+    assert errors == []
+
+
+def test_records_parquet_keeps_model_and_judge_calls_and_odd_values(tmp_path: Path) -> None:
+    """The sparse objects of --model and the LLM judge (lists, objects, flags, integers with
+    gaps, floats), ids without a value, big integers and NaN read back as records.jsonl's."""
+    answer = {"choices": [{"message": {"content": "好", "tool_calls": []}}], "usage": {"n": 3}}
+    rows = RecordRows(
+        ["a", None, "c"],
+        np.array([1, 2, 5]),
+        fields={"big": [2**70, 1, None], "flag": [True, False, None], "f": [1.5, np.nan, 2.0]},
+        values={"m": np.array([1.0, np.nan, 0.0]), "n": np.array([0.5, 0.25, -0.0])},
+        misses={"m": np.array([None, None, "why"], dtype=object), "n": np.full(3, None, object)},
+        context={"q": ["问", None, {"k": [1, None]}], "empty": [None, None, None]},
+        model={
+            "messages": [[{"role": "user", "content": "问"}], None, []],
+            "answer": [answer, None, None],
+            "cached": [False, None, True],
+            "prompt_tokens": [12, None, 7],
+            "latency_sec": [0.25, None, 1.0],
+        },
+        judge={"pairs": [[{"a": "x", "b": "y", "score": 0.5}], None, None]},
+    )
+    for fields in (False, True):
+        text = b"".join(jsonl_lines(rows, fields=fields))
+        want = read_jsonl(text.splitlines(), "records.jsonl")
+        write_records_parquet(rows, tmp_path / "r.parquet", fields=fields)
+        got = read_records_parquet(tmp_path / "r.parquet")
+        assert_same_rows(got, want)
+        assert b"".join(jsonl_lines(got, fields=fields)) == b"".join(
+            jsonl_lines(want, fields=fields)
+        )

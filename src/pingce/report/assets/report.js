@@ -7,7 +7,7 @@
   var measures = D.measures || {};
   var KNOWN = ["n", "field_chars", "value_chars", "stats_columns", "unit", "higher", "measures",
     "ids", "lines", "metrics", "values", "fields", "context", "misses", "slices", "reasons", "frequent",
-    "stats", "model", "judge"];
+    "stats", "model", "judge", "total", "rest"];
   // any other per-record data the page holds (a column, or an object of columns): shown whole
   // in the detail view under its own name
   var extras = Object.keys(D).filter(function (k) { return KNOWN.indexOf(k) < 0; });
