@@ -194,14 +194,19 @@ def test_report_html_embeds_the_first_records_and_says_where_the_rest_are(
 
 def test_pingce_report_writes_the_page_again_from_records_parquet(tmp_path: Path) -> None:
     out = tmp_path / "run"
-    pingce.evaluate("contract-risk", contracts(40), bootstrap=0, out=out, records_format="parquet")
+    pingce.evaluate(
+        "contract-risk", contracts(40), bootstrap=0, out=out, records_format="parquet",
+        slices=["contract_type"],
+    )  # fmt: skip
     before = embedded((out / layout.REPORT_HTML).read_text(encoding="utf-8"))
+    assert before["slices"] and before["slices"][0] is not None
     done = run_pingce("report", str(out), "--out", str(tmp_path / "again"))
     assert done.returncode == 0, done.stderr
     again = embedded((tmp_path / "again" / layout.REPORT_HTML).read_text(encoding="utf-8"))
     assert again["ids"] == before["ids"] and again["values"] == before["values"]
     assert again["misses"] == before["misses"] and again["rest"] == layout.RECORDS_PARQUET
     assert again["fields"] == {}  # records.parquet kept none: the page shows what it has
+    assert again["slices"] == before["slices"]  # the slice filter, from stats.npz's codes
 
 
 # -------------------------------------------- 5. stored runs compared side by side, parquet too

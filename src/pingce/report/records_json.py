@@ -180,15 +180,33 @@ def _cut(text: str) -> str:
     return text[: VALUE_CHARS - 1] + "…"
 
 
-def _slice_codes(result: EvaluationResult, rows: RecordRows) -> list[np.ndarray | None]:
+def _saved_slice(saved: SavedStats | None, field: str, n: int) -> list[str] | None:
+    """The first ``n`` records' slice names of ``field`` as the run saved them (stats.npz's
+    ``slice.<field>`` codes into the manifest's values), or None where it saved none."""
+    values = saved.manifest.get("slices", {}).get(field) if saved is not None else None
+    codes = saved.arrays.get(f"slice.{field}") if saved is not None else None
+    if values is None or codes is None:
+        return None
+    names: list[str] = np.asarray(values, dtype=object)[np.asarray(codes)[:n]].tolist()
+    return names
+
+
+def _slice_codes(
+    result: EvaluationResult, rows: RecordRows, saved: SavedStats | None = None
+) -> list[np.ndarray | None]:
     """For each slice field (in :func:`slice_groups`' order), each record's position among that
     field's slice values in results.json (-1 when its value is not among them; the values named
-    as the engine names slices), or None when the rows do not hold the field."""
+    as the engine names slices), or None when neither the rows hold the field nor ``saved``
+    (the run's statistics, aligned with the rows) its slice codes: rows read back from a folder
+    keep no input fields unless the run was asked to (``--records-fields all``)."""
     out: list[np.ndarray | None] = []
     for field, members in slice_groups(result).items():
+        index = {value: k for k, (value, _) in enumerate(members)}
         column = rows.fields.get(field)
         if column is None:
-            out.append(None)
+            kept = _saved_slice(saved, field, rows.n)
+            found = None if kept is None else (index.get(name, -1) for name in kept)
+            out.append(None if found is None else np.fromiter(found, np.int32, rows.n))
             continue
         if isinstance(column, np.ndarray) and column.dtype.kind == "f":
             names = [
@@ -197,7 +215,6 @@ def _slice_codes(result: EvaluationResult, rows: RecordRows) -> list[np.ndarray 
             ]
         else:
             names = ["(missing)" if v is None else str(v) for v in column]
-        index = {value: k for k, (value, _) in enumerate(members)}
         out.append(np.fromiter((index.get(name, -1) for name in names), np.int32, len(names)))
     return out
 
@@ -404,7 +421,9 @@ def records_json(
         )
         first = False
     yield b'},"slices":['
-    for k, positions in enumerate(_slice_codes(result, rows)):
+    total = embedded.total if embedded else rows.n
+    aligned = stats if stats is not None and _aligned(stats, rows, total) else None
+    for k, positions in enumerate(_slice_codes(result, rows, aligned)):
         yield (b"," if k else b"") + (
             b"null" if positions is None else orjson.dumps(positions, option=numpy_option)
         )
