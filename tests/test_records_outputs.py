@@ -398,3 +398,14 @@ def test_records_parquet_keeps_model_and_judge_calls_and_odd_values(tmp_path: Pa
         assert b"".join(jsonl_lines(got, fields=fields)) == b"".join(
             jsonl_lines(want, fields=fields)
         )
+
+
+def test_report_records_zero_embeds_none_and_says_where_they_are(tmp_path: Path) -> None:
+    tcm = EXAMPLES / "tcm_dialogue" / "records.jsonl"
+    result = pingce.evaluate("tcm-dialogue", tcm, bootstrap=0, out=tmp_path, report_records=0)
+    text = (tmp_path / layout.REPORT_HTML).read_text(encoding="utf-8")
+    page = embedded(text)
+    assert (page["n"], page["total"], page["ids"]) == (0, result.n_records, [])
+    assert "stats" not in page and f"first 0 of the {result.n_records:,} records" in text
+    with pytest.raises(pingce.errors.OptionError, match="--report-records"):
+        pingce.evaluate("tcm-dialogue", tcm, bootstrap=0, report_records=-1)

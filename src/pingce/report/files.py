@@ -1,6 +1,5 @@
 """Writing a run's files (results.json, records.jsonl or records.parquet, report.md, report.html,
-stats.npz) or a
-comparison's (comparison.json, comparison.html), all or nothing."""
+stats.npz) or a comparison's (comparison.json, comparison.html), all or nothing."""
 
 from __future__ import annotations
 

@@ -563,8 +563,8 @@ def stat_rows(
     whole row) are written once (``same``). Nothing when there are no saved statistics or they
     are not of these records (``pingce report`` over a changed folder). ``total``: the run's
     records, when the rows are its first ones (report.html's bound)."""
-    if saved is None or not _aligned(saved, rows, rows.n if total is None else total):
-        return
+    if saved is None or not rows.n or not _aligned(saved, rows, rows.n if total is None else total):
+        return  # (no record embedded: --report-records 0)
     fed: dict[str, list[str]] = {}
     for metric, name in saved.manifest.get("metrics", {}).items():
         fed.setdefault(name, []).append(metric)
