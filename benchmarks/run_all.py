@@ -21,6 +21,7 @@ SMALL = {
     "bench_evidence.py": ["300"],
     "bench_formats.py": ["100000"],
     "bench_function_call.py": ["2000"],
+    "bench_records_outputs.py": ["--small"],
     "bench_report_html.py": ["5000"],
     "bench_ray.py": ["200000"],
     "bench_similarity.py": ["1000"],

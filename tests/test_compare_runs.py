@@ -337,8 +337,9 @@ def test_fail_on_regression_gates_a_comparison_of_stored_runs(tmp_path: Path) ->
 
 def test_comparison_html_lists_the_records_that_flipped(tmp_path: Path) -> None:
     candidate, baseline = contracts(40, seed=3)
-    run("contract-risk", write(tmp_path / "c.jsonl", candidate), tmp_path / "c")
-    run("contract-risk", write(tmp_path / "b.jsonl", baseline[5:]), tmp_path / "b")
+    fields = ("--records-fields", "all")  # the runs keep their fields: the same diff as the files'
+    run("contract-risk", write(tmp_path / "c.jsonl", candidate), tmp_path / "c", *fields)
+    run("contract-risk", write(tmp_path / "b.jsonl", baseline[5:]), tmp_path / "b", *fields)
     result = pingce.compare_runs(tmp_path / "c", tmp_path / "b", bootstrap=0, out=tmp_path / "o")
     assert result.records is not None
     rows_c, rows_b = result.records

@@ -245,6 +245,7 @@ def test_the_viewers_paired_page_puts_both_runs_side_by_side(browser: Any, tmp_p
         done = run_pingce(
             "run", "function-call", "--data", str(path), "--name", name, "--store", str(db),
             "--bootstrap", "0", "--out", str(tmp_path / name), "--quiet",
+            "--records-fields", "all",  # the field diff of stored runs needs their fields
         )  # fmt: skip
         assert done.returncode == 0, done.stderr
     response = Viewer(db).respond("/paired?" + urlencode({"a": "new", "b": "old"}))

@@ -48,8 +48,8 @@ def test_a_function_call_run_keeps_each_query_in_records_jsonl_and_the_page(
     rows = _lines(out)
     third = next(row for row in rows if row["id"] == "seed-03")
     assert third["context"] == {"query": QUERY}
-    assert list(third)[:4] == ["id", "line", "context", "fields"]
-    assert "query" not in third["fields"]  # no statistic reads it
+    assert list(third)[:4] == ["id", "line", "context", "values"]
+    assert "fields" not in third  # the input fields are echoed only with --records-fields all
     page = (out / "report.html").read_text("utf-8")
     data_ = _embedded(page)
     assert QUERY in data_["context"]["query"]
@@ -119,7 +119,7 @@ def test_records_jsonl_round_trips_the_context_and_matches_iter_rows() -> None:
         {"m": np.array([None, None, "why"], dtype=object)},
         {"query": ["q", None, [1, {"k": "v"}]], "other": [None, None, "o"]},
     )
-    text = b"".join(jsonl_lines(rows))
+    text = b"".join(jsonl_lines(rows, fields=True))
     assert text == b"".join(orjson.dumps(row) + b"\n" for row in rows.iter_rows())
     lines = text.splitlines()
     assert b'"context"' not in lines[1]

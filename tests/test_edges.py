@@ -78,8 +78,9 @@ def test_an_integer_beyond_64_bits_in_a_record_is_written(tmp_path: Path) -> Non
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     out = tmp_path / "o"
     done = run_pingce(
-        "run", "function-call", "--data", str(data), "--out", str(out), "--bootstrap", "0"
-    )
+        "run", "function-call", "--data", str(data), "--out", str(out), "--bootstrap", "0",
+        "--records-fields", "all",
+    )  # fmt: skip
     assert done.returncode == 0, done.stderr
     written = [json.loads(line) for line in (out / "records.jsonl").read_text().splitlines()]
     assert written[1]["fields"]["gold_fn"][0]["arguments"]["n"] == big

@@ -52,7 +52,16 @@ def test_map_reads_the_suites_fields_from_other_columns(
     args = ["--bootstrap", "0", "--similarity", "lexical"]
     maps = [f"--map={name}={column}" for name, column in RENAMES.items()]
     done = run_pingce(
-        "run", "contract-risk", "--data", str(data), *args, *maps, "--out", str(tmp_path / "o")
+        "run",
+        "contract-risk",
+        "--data",
+        str(data),
+        *args,
+        *maps,
+        "--out",
+        str(tmp_path / "o"),
+        "--records-fields",
+        "all",
     )
     assert done.returncode == 0, done.stderr
     mapped = json.loads((tmp_path / "o" / "results.json").read_text())

@@ -53,7 +53,9 @@ def read_csv(text: str, like: Any) -> Any:
 def run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """function-points on its example, sliced by task, written out: the result and its files."""
     out = tmp_path_factory.mktemp("frames") / "out"
-    result = pingce.evaluate("function-points", EXAMPLE, bootstrap=200, slice="task", out=out)
+    result = pingce.evaluate(  # records.jsonl with the fields: what the frames are checked against
+        "function-points", EXAMPLE, bootstrap=200, slice="task", out=out, records_fields="all"
+    )
     return {
         "result": result,
         "json": json.loads((out / "results.json").read_text(encoding="utf-8")),

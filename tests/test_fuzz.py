@@ -786,6 +786,8 @@ def _invoke(
     out = out or folder / "outputs" / "out"
     (folder / "outputs").mkdir(parents=True, exist_ok=True)
     full = [*args, "--out", str(out), "--no-progress", "--no-cache"]
+    if args[:1] == ["run"]:  # records.jsonl with the input fields, which the checks read back
+        full += ["--records-fields", "all"]
     if "--store" not in args and "--name" not in args:
         full.append("--no-store")
     with contextlib.chdir(folder), warnings.catch_warnings():

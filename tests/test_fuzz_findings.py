@@ -67,7 +67,8 @@ def test_records_jsonl_keeps_calls_as_written_when_an_argument_is_beyond_64_bits
     rows = [{"id": "a", "gold_fn": [call], "pred_fn": [call]},
             {"id": "b", "gold_fn": [call], "pred_fn": [big]}]  # fmt: skip
     data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    code, stderr, out = run(tmp_path, "function-call", "--data", str(data))
+    fields = ("--records-fields", "all")  # records.jsonl with the calls as read
+    code, stderr, out = run(tmp_path, "function-call", "--data", str(data), *fields)
     assert code == 0, stderr
     written = [json.loads(line) for line in (out / "records.jsonl").read_text("utf-8").splitlines()]
     assert [w["fields"]["pred_fn"] for w in written] == [[call], [big]]
@@ -178,7 +179,8 @@ def test_a_gb18030_file_with_a_bad_byte_is_an_error_not_a_cyrillic_page(
     assert f"{data}:{line}: not UTF-8, and not GB18030 but for byte 0x" in stderr, stderr
     assert "--encoding" in stderr
     data.write_bytes(raw)  # the same file undamaged is read as GB18030, as written
-    code, stderr, out = run(tmp_path, "function-call", "--data", str(data))
+    fields = ("--records-fields", "all")  # records.jsonl with the calls as read
+    code, stderr, out = run(tmp_path, "function-call", "--data", str(data), *fields)
     assert code == 0 and "read as gb18030 (detected)" in stderr, stderr
     read = [json.loads(line) for line in (out / "records.jsonl").read_text("utf-8").splitlines()]
     rooms = [r["fields"]["gold_fn"][0]["arguments"]["room"] for r in read]

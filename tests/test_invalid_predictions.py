@@ -117,7 +117,8 @@ def test_contract_risk_counts_scores_and_shows_predictions_off_the_scale(tmp_pat
     data = _write(tmp_path / "risk.jsonl", _records(PAIRS))
     out = tmp_path / "out"
     done = run_pingce("run", "contract-risk", "--data", str(data), "--out", str(out),
-                      "--bootstrap", "100", "--slice", "pred_level")  # fmt: skip
+                      "--bootstrap", "100", "--slice", "pred_level",
+                      "--records-fields", "all")  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     result = json.loads((out / "results.json").read_text(encoding="utf-8"))

@@ -149,6 +149,7 @@ def test_the_keywords_are_the_old_allow_lists() -> None:
         *["allow_missing", "model", "model_base_url", "api_key_env", "model_params"],
         *["model_concurrency", "engine", "ray_address", "ray_scratch"],
         "context",  # issue 31: context travels with the record
+        *["records_format", "records_fields", "report_records"],  # issue 32: outputs
     }
     assert set(keywords("compare")) == {
         *[

@@ -186,7 +186,7 @@ FULL_DISK = textwrap.dedent(
     import errno, sys
     import pingce.report.files as files
 
-    def full(result, path):  # the disk fills up while report.html is written
+    def full(result, path, **_):  # the disk fills up while report.html is written
         raise OSError(errno.ENOSPC, "No space left on device", str(path))
 
     files.write_html = full
@@ -240,8 +240,8 @@ SLOW_WRITER = textwrap.dedent(
     flag = Path(sys.argv[1])
     real = files.write_html
 
-    def slow(result, path):  # report.html written, then the writer stops here
-        real(result, path)
+    def slow(result, path, **options):  # report.html written, then the writer stops here
+        real(result, path, **options)
         flag.write_text("writing", encoding="utf-8")
         time.sleep(120)
 

@@ -612,7 +612,9 @@ def test_ray_writes_per_record_values_as_parquet_shards_that_read_back(
     assert result.outputs is not None and result.outputs.record_shards is not None
     assert Path(result.outputs.record_shards).parent.parent == scratch  # the workers wrote there
     pingce.report.write_outputs(result, ray_out)
-    pingce.evaluate("contract-risk", data, out=local_out, bootstrap=0, **extra)
+    # ray's shards keep the input fields: what a local run writes with --records-fields all
+    fields = {"records_fields": "all"}
+    pingce.evaluate("contract-risk", data, out=local_out, bootstrap=0, **fields, **extra)
     parts = sorted((ray_out / "records").glob("part-*.parquet"))
     assert parts and not (ray_out / "records.jsonl").exists()
     # the outputs are hard links to the workers' files (one file system): nothing copied

@@ -77,14 +77,20 @@ def record_rows(draw: Any) -> RecordRows:
     return RecordRows(ids, lines, fields, values, misses)
 
 
-def expected_text(rows: RecordRows) -> bytes:
-    return b"".join(orjson.dumps(row) + b"\n" for row in rows.iter_rows())
+def expected_text(rows: RecordRows, fields: bool = True) -> bytes:
+    """orjson of each row of ``iter_rows`` (without its "fields" unless ``fields``)."""
+    made = rows.iter_rows()
+    kept = made if fields else ({k: v for k, v in r.items() if k != "fields"} for r in made)
+    return b"".join(orjson.dumps(row) + b"\n" for row in kept)
 
 
 @settings(max_examples=400, deadline=None)
-@given(rows=record_rows(), chunk=st.integers(min_value=1, max_value=4))
-def test_records_jsonl_is_orjson_of_each_row(rows: RecordRows, chunk: int) -> None:
-    assert b"".join(jsonl_lines(rows, chunk=chunk)) == expected_text(rows)
+@given(rows=record_rows(), chunk=st.integers(min_value=1, max_value=4), fields=st.booleans())
+def test_records_jsonl_is_orjson_of_each_row(rows: RecordRows, chunk: int, fields: bool) -> None:
+    """records.jsonl is each row as orjson writes it; the input fields only when asked
+    (``--records-fields all``), and nothing else differs without them."""
+    text = b"".join(jsonl_lines(rows, chunk=chunk, fields=fields))
+    assert text == expected_text(rows, fields)
 
 
 def test_every_part_of_a_row_in_order() -> None:
@@ -95,8 +101,13 @@ def test_every_part_of_a_row_in_order() -> None:
         values={"accuracy": np.array([1.0, 0.0]), "mean": np.array([np.nan, -0.0])},
         misses={"accuracy": np.array([None, "gold 低, predicted 高"], dtype=object)},
     )
-    text = b"".join(jsonl_lines(rows))
+    text = b"".join(jsonl_lines(rows, fields=True))
     assert text == expected_text(rows)
+    assert b"".join(jsonl_lines(rows)).decode("utf-8").splitlines() == [
+        '{"id":"r1","line":3,"values":{"accuracy":1.0,"mean":null}}',
+        '{"id":null,"line":5,"values":{"accuracy":0.0,"mean":-0.0},'
+        '"misses":{"accuracy":"gold 低, predicted 高"}}',
+    ]
     assert text.decode("utf-8").splitlines() == [
         '{"id":"r1","line":3,"fields":{"gold":"高","score":0.5},'
         '"values":{"accuracy":1.0,"mean":null}}',
@@ -108,10 +119,10 @@ def test_every_part_of_a_row_in_order() -> None:
 @settings(max_examples=100, deadline=None)
 @given(rows=record_rows(), cut=st.integers(min_value=0, max_value=12))
 def test_a_range_of_records_jsonl_is_that_part_of_the_text(rows: RecordRows, cut: int) -> None:
-    lines = b"".join(jsonl_lines(rows)).splitlines(keepends=True)
+    lines = b"".join(jsonl_lines(rows, fields=True)).splitlines(keepends=True)
     cut = min(cut, rows.n)
-    assert b"".join(jsonl_lines(rows, chunk=2, stop=cut)) == b"".join(lines[:cut])
-    assert b"".join(jsonl_lines(rows, chunk=3, start=cut)) == b"".join(lines[cut:])
+    assert b"".join(jsonl_lines(rows, chunk=2, stop=cut, fields=True)) == b"".join(lines[:cut])
+    assert b"".join(jsonl_lines(rows, chunk=3, start=cut, fields=True)) == b"".join(lines[cut:])
 
 
 def _many_rows(n: int) -> RecordRows:
@@ -138,8 +149,8 @@ def test_records_jsonl_written_in_halves_is_the_whole_text(
     monkeypatch.setenv("PINGCE_PROCESSES", processes)  # "2": the child writes the second half
     rows = _many_rows(5001)
     path = tmp_path / "records.jsonl"
-    write_records(rows, path)
-    assert path.read_bytes() == b"".join(jsonl_lines(rows))
+    write_records(rows, path, fields=True)
+    assert path.read_bytes() == b"".join(jsonl_lines(rows, fields=True))
     assert [p.name for p in tmp_path.iterdir()] == ["records.jsonl"]  # no part left behind
     write_records(None, path)
     assert path.read_bytes() == b""
@@ -204,10 +215,15 @@ def test_record_values_are_plain_json_data_as_records_jsonl_holds(
     suite: str, data: Path, tmp_path: Path
 ) -> None:
     """Issue 28: record_values() is documented as what records.jsonl holds, but held
-    EvidenceItem objects (and tuples) that json.dumps refused."""
-    result = pingce.evaluate(suite, data, bootstrap=0, out=tmp_path)
+    EvidenceItem objects (and tuples) that json.dumps refused. records.jsonl holds them with
+    ``records_fields="all"``; by default the same rows without their input fields."""
+    result = pingce.evaluate(suite, data, bootstrap=0, out=tmp_path, records_fields="all")
     rows = result.record_values()
     assert rows
     json.dumps(rows)
     text = (tmp_path / "records.jsonl").read_text(encoding="utf-8")
     assert rows == [json.loads(line) for line in text.splitlines()]
+    pingce.evaluate(suite, data, bootstrap=0, out=tmp_path / "default")
+    text = (tmp_path / "default" / "records.jsonl").read_text(encoding="utf-8")
+    without = [{k: v for k, v in row.items() if k != "fields"} for row in rows]
+    assert without == [json.loads(line) for line in text.splitlines()]

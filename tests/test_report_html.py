@@ -174,7 +174,7 @@ def test_outputs_all_or_nothing_include_the_page(
 ) -> None:
     from pingce.report import files
 
-    def broken(*_: Any) -> str:
+    def broken(*_: Any, **__: Any) -> str:
         raise RuntimeError("no page")
 
     monkeypatch.setattr(files, "write_html", broken)
@@ -602,7 +602,11 @@ def test_field_values_go_in_whole_up_to_value_chars_and_beyond_it_as_cut_texts()
 def test_object_fields_show_as_json_text_and_are_searched_so(browser: Any, tmp_path: Path) -> None:
     root = Path(__file__).resolve().parents[1]
     pingce.evaluate(
-        "tool-use", root / "examples/tool_use/records.jsonl", bootstrap=0, out=tmp_path / "o"
+        "tool-use",
+        root / "examples/tool_use/records.jsonl",
+        bootstrap=0,
+        out=tmp_path / "o",
+        records_fields="all",
     )
     data = embedded((tmp_path / "o" / "report.html").read_text(encoding="utf-8"))
     lines = (tmp_path / "o" / "records.jsonl").read_text(encoding="utf-8").splitlines()

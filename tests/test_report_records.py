@@ -38,7 +38,9 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     out = {}
     for suite, slices in (("contract-risk", ["contract_type"]), ("tcm-dialogue", [])):
         data = EXAMPLES / suite.replace("-", "_") / "records.jsonl"
-        pingce.evaluate(suite, data, bootstrap=200, slices=slices, out=folder / suite)
+        pingce.evaluate(  # records.jsonl with the input fields: what the page is checked against
+            suite, data, bootstrap=200, slices=slices, out=folder / suite, records_fields="all"
+        )
         out[suite] = folder / suite
     return out
 
@@ -701,7 +703,7 @@ def test_a_failed_call_keeps_its_messages_and_why(
     assert "prompt_tokens" not in failed and failed["cached"] is False
     assert lines[0]["model"]["answer"]["choices"][0]["finish_reason"] == "tool_calls"
     # records.jsonl's text is iter_rows' line by line, and reads back to the same calls
-    assert b"".join(jsonl_lines(rows)) == b"".join(
+    assert b"".join(jsonl_lines(rows, fields=True)) == b"".join(
         orjson.dumps(r) + b"\n" for r in rows.iter_rows()
     )
     again = read_jsonl(b"".join(jsonl_lines(rows)).splitlines(), "records.jsonl")

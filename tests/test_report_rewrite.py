@@ -17,7 +17,7 @@ def test_report_again_by_name_and_by_folder(tmp_path: Path) -> None:
     out = tmp_path / "run"
     first = run_pingce(
         "run", "function-points", "--data", str(EXAMPLE), "--slice", "task",
-        "--name", "fp-report-test", "--out", str(out),
+        "--name", "fp-report-test", "--out", str(out), "--records-fields", "all",
     )  # fmt: skip
     assert first.returncode == 0, first.stderr
     again = run_pingce("report", "fp-report-test", "--out", str(tmp_path / "again"))

@@ -759,7 +759,7 @@ def test_large_turn_indices_keep_their_slope() -> None:
 
 def test_records_jsonl_says_why_each_turn_missed(tmp_path: Path) -> None:
     example = ROOT / "examples" / "tcm_dialogue" / "records.jsonl"
-    pingce.evaluate("tcm-dialogue", example, bootstrap=0, out=tmp_path)
+    pingce.evaluate("tcm-dialogue", example, bootstrap=0, out=tmp_path, records_fields="all")
     rows = [json.loads(line) for line in (tmp_path / "records.jsonl").read_text().splitlines()]
     misses = {(r["fields"]["dialogue_id"], r["fields"]["turn"]): r.get("misses", {}) for r in rows}
     # by hand from the example file: d2 turn 2 diagnoses 风寒 for 风热 and says nature 寒

@@ -902,7 +902,16 @@ def test_options_from_the_command_line(tmp_path: Path) -> None:
     )
     out = tmp_path / "out"
     result = run_pingce(
-        "run", str(suite), "--data", str(data), "--out", str(out), "--bootstrap", "200"
+        "run",
+        str(suite),
+        "--data",
+        str(data),
+        "--out",
+        str(out),
+        "--bootstrap",
+        "200",
+        "--records-fields",
+        "all",
     )
     assert result.returncode == 0, result.stderr
     document = json.loads((out / "results.json").read_text(encoding="utf-8"))

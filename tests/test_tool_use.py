@@ -427,6 +427,8 @@ def test_bfcl_files_with_gold_join_and_field_aliases(tmp_path: Path) -> None:
         str(data),
         "--gold",
         str(answers),
+        "--records-fields",
+        "all",
         "--out",
         str(tmp_path / "o"),
         "--bootstrap",
@@ -468,7 +470,7 @@ def test_an_integer_beyond_64_bits_in_a_function_doc_is_read(tmp_path: Path, suf
     assert str(big) in data.read_text(encoding="utf-8")
     out = tmp_path / "o"
     done = run_pingce("run", "tool-use", "--data", str(data), "--out", str(out), "--bootstrap",
-                      "0", "--no-store")  # fmt: skip
+                      "0", "--no-store", "--records-fields", "all")  # fmt: skip
     assert done.returncode == 0, done.stderr
     rows = {}
     for line in (out / "records.jsonl").read_text(encoding="utf-8").splitlines():
@@ -487,6 +489,8 @@ def test_the_bundled_examples_from_the_command_line(tmp_path: Path) -> None:
         "tool-use",
         "--data",
         "examples/tool_use/records.jsonl",
+        "--records-fields",
+        "all",
         "--out",
         str(tmp_path / "o"),
         "--bootstrap",

@@ -149,7 +149,7 @@ def results_json_page() -> str:
 def run_folder_page() -> str:
     import pingce.runfolder.layout as layout
     from pingce.results import RecordRows
-    from pingce.runfolder import records, stats
+    from pingce.runfolder import records, records_parquet, stats
 
     docs = _attribute_docs(layout)
     lines = ["# The run folder", "", _doc(layout), "", "| file | what it holds |", "|---|---|"]
@@ -159,6 +159,7 @@ def run_folder_page() -> str:
             lines.append(f"| `{value}` | {_cell(docs.get(name, ''))} |")
     sections = {
         "records.jsonl": [_doc(records), _doc(RecordRows)],
+        "records.parquet": [_doc(records_parquet)],
         "stats.npz": [_doc(stats.SavedStats), _doc(stats)],
         "predictions.jsonl": [_doc(records.write_predictions)],
     }

@@ -45,6 +45,7 @@ OPTION_TYPES: dict[str, Any] = {
     "ci_level": Annotated[float, Range(0, 1, low_open=True, high_open=True)],
     "model_concurrency": Annotated[int, CONCURRENCY],
     "limit": Annotated[int, Range(0, 10**12)],
+    "report_records": Annotated[int, Range(0, 10**9)],
     "port": Annotated[int, Range(0, 65535)],
 }
 """Every number a command-line option takes, with its range: the command line declares them as

@@ -507,6 +507,44 @@ OPTIONS: list[Option] = [
         default=False,
     ),
     Option(
+        "records_format",
+        Literal["jsonl", "parquet"],
+        "How the run folder keeps the per-record rows: records.jsonl (JSON Lines), or "
+        "records.parquet (Parquet, zstd; for runs too large for JSON Lines; pip install "
+        "'pingce[files]').",
+        frozenset({"run"}),
+        "output",
+        default="jsonl",
+        python='Literal["jsonl", "parquet"]',
+        flag="--records",
+        show_default=True,
+        ray=False,
+    ),
+    Option(
+        "records_fields",
+        Literal["none", "all"],
+        "none: the per-record rows keep ids, lines, context fields, values and reasons, not the "
+        "input fields the data file already holds; all: echo every field the suite read too "
+        "(the field diff of pingce compare RUN_A RUN_B needs them).",
+        frozenset({"run"}),
+        "output",
+        default="none",
+        python='Literal["none", "all"]',
+        show_default=True,
+        ray=False,
+    ),
+    Option(
+        "report_records",
+        _rng("report_records"),
+        "Records embedded in report.html, the first N (the page says where the rest are).",
+        frozenset({"run"}),
+        "output",
+        default=2000,
+        python="int",
+        metavar="N",
+        show_default=True,
+    ),
+    Option(
         "profile",
         bool,
         {
@@ -697,6 +735,9 @@ if TYPE_CHECKING:
         gate_on_interval: bool
         regression_gates: Sequence[RegressionGate]
         cache: str | bool | None
+        records_format: Literal["jsonl", "parquet"]
+        records_fields: Literal["none", "all"]
+        report_records: int
         engine: Literal["local", "ray"]
         ray_address: str | None
         ray_scratch: str | None

@@ -243,6 +243,14 @@ class RunOptions:
     """Request parameters laid over the suite's ``model.parameters`` (``--model-param``)."""
     model_concurrency: int | None = None
     """Requests in flight at once (None: the suite's ``model.concurrency``, 16)."""
+    records_format: Literal["jsonl", "parquet"] = "jsonl"
+    """How the run folder keeps the per-record rows (``--records``): records.jsonl or
+    records.parquet."""
+    records_fields: Literal["none", "all"] = "none"
+    """Whether the per-record rows echo the input fields the suite read (``--records-fields
+    all``); by default they keep ids, lines, context fields, values and reasons."""
+    report_records: int = 2000
+    """Records embedded in report.html, the first N (``--report-records``)."""
     engine: Literal["local", "ray"] = "local"
     """``local`` (one process) or ``ray`` (shards on Ray Data: ``pip install 'pingce[ray]'``)."""
     ray_address: str | None = None
@@ -374,6 +382,7 @@ class RunOptions:
         if self.bootstrap == 1:
             raise OptionError("--bootstrap 1 cannot give an interval; use 0 (off) or at least 2")
         _number("ci_level", self.ci_level)
+        _number("report_records", self.report_records)
 
     def _validate_choices(self) -> None:
         """Every choice among its values (as the table declares them), and the ray options."""
@@ -384,6 +393,8 @@ class RunOptions:
             "allocation",
             "short_strata",
             "on_judge_failure",
+            "records_format",
+            "records_fields",
             "engine",
         ):
             option = find(name)

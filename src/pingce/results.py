@@ -423,8 +423,9 @@ class EvaluationResult(_Plain):
         return None if self._outputs is None else self._outputs.predictions
 
     def record_values(self) -> list[dict[str, Any]]:
-        """Per-record values and miss reasons (what records.jsonl holds), as dictionaries of
-        plain JSON data: ``json.dumps`` writes them."""
+        """Per-record values and miss reasons (what records.jsonl holds with ``--records-fields
+        all``; by default it leaves out their ``fields``), as dictionaries of plain JSON data:
+        ``json.dumps`` writes them."""
         return list(self.record_values_iter())
 
     def record_values_iter(self) -> Iterator[dict[str, Any]]:

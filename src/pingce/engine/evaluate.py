@@ -15,6 +15,7 @@ import os
 from ..options import RunOptions
 from ..progress import ProgressHook
 from ..results import EvaluationResult
+from ..runfolder.outputs import Kept
 from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
 from .context import RunContext
@@ -40,5 +41,12 @@ def evaluate_suite(
     if context.options.executor.name == "ray":
         from .distributed import run_on_ray  # Ray Data is imported by this executor only
 
-        return run_on_ray(suite, data, context)
-    return run_local(suite, data, context)
+        result = run_on_ray(suite, data, context)
+    else:
+        result = run_local(suite, data, context)
+    if result.outputs is not None:  # how the run's folder keeps the rows (the output options)
+        given = context.options
+        result.outputs.kept = Kept(
+            given.records_format, given.records_fields == "all", given.report_records
+        )
+    return result

@@ -1,5 +1,5 @@
-"""Writing a run's files (results.json, records.jsonl, report.md, report.html, stats.npz) or a
-comparison's (comparison.json, comparison.html), all or nothing."""
+"""Writing a run's files (results.json, records.jsonl or records.parquet, report.md, report.html,
+stats.npz) or a comparison's (comparison.json, comparison.html), all or nothing."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from ..results import ComparisonResult, EvaluationResult, RecordRows
 from ..runfolder import layout
 from ..runfolder.atomic import Staging, atomic_files
 from ..runfolder.outputs import RunOutputs
-from ..runfolder.records import write_predictions, write_records
+from ..runfolder.records import FieldTexts, write_predictions, write_records
+from ..runfolder.records_parquet import write_records_parquet
 from .comparison_html import render_comparison_html
 from .html import write_html
 from .markdown import render_comparison_markdown, render_markdown
@@ -45,11 +46,22 @@ def write_outputs(
 def _write_outputs(result: EvaluationResult, outputs: RunOutputs, staging: Staging) -> None:
     staging.write_text(layout.RESULTS, result.to_json() + "\n")
     staging.replaces(*layout.ROWS)  # never another run's rows or statistics
-    shards = outputs.record_shards
-    if shards is None:
-        write_records(outputs.records, staging.path(layout.RECORDS))
+    shards, kept = outputs.record_shards, outputs.kept
+    rest, shared = layout.RECORD_SHARDS + "/", None
+    if shards is None and kept.format == "parquet" and outputs.records is not None:
+        write_records_parquet(
+            outputs.records, staging.path(layout.RECORDS_PARQUET), fields=kept.fields
+        )
+        rest = layout.RECORDS_PARQUET
+    elif shards is None:  # the embedded records' field texts made once, for both files
+        if kept.fields and outputs.records is not None:
+            shared = FieldTexts(outputs.records, kept.report_records)
+        path = staging.path(layout.RECORDS)
+        write_records(outputs.records, path, fields=kept.fields, shared=shared)
+        rest = layout.RECORDS
     staging.write_text(layout.REPORT_MD, render_markdown(result))
-    write_html(result, staging.path(layout.REPORT_HTML))
+    page = staging.path(layout.REPORT_HTML)
+    write_html(result, page, bound=kept.report_records, rest=rest, shared=shared)
     if shards is not None:  # --engine ray: the workers' Parquet shards
         staging.link_tree(layout.RECORD_SHARDS, shards)
     if outputs.stat_shards is not None:  # --engine ray: the workers' stats shards

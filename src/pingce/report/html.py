@@ -40,16 +40,21 @@ import os
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
 import orjson
 
 from ..results import EvaluationResult, RecordRows
+from ..runfolder.layout import RECORDS
+from ..runfolder.records import FieldTexts
 from .charts import PLOT_WIDTH, axis_labels, forest, heat_map, tick, value_range
 from .format import fmt_interval, fmt_number, fmt_value, stream_words
 from .page import STYLE, asset, direction, esc, head, script, script_hash, short, style
 from .records_json import (
     DIGITS,
     FIELD_CHARS,
+    REPORT_RECORDS,
     VALUE_CHARS,
+    Embedded,
     escaped,
     record_measures,
     records_json,
@@ -62,24 +67,47 @@ SCRIPT = "report.js"
 """The script of report.html's record list (report/assets/)."""
 
 
-def render_html(result: EvaluationResult, rows: RecordRows | None = None) -> str:
+def render_html(
+    result: EvaluationResult,
+    rows: RecordRows | None = None,
+    *,
+    bound: int = REPORT_RECORDS,
+    rest: str = RECORDS,
+) -> str:
     """The whole page; ``rows`` defaults to the result's own per-record rows (none for a result
-    read from results.json: the page then says so instead of listing records)."""
-    return b"".join(_page(result, rows)).decode("utf-8")
+    read from results.json: the page then says so instead of listing records). The page embeds
+    the first ``bound`` records and says that all of them are in ``rest`` (the run folder's
+    records.jsonl, records.parquet or records/)."""
+    return b"".join(_page(result, rows, bound, rest)).decode("utf-8")
 
 
 def write_html(
-    result: EvaluationResult, path: str | os.PathLike[str], rows: RecordRows | None = None
+    result: EvaluationResult,
+    path: str | os.PathLike[str],
+    rows: RecordRows | None = None,
+    *,
+    bound: int = REPORT_RECORDS,
+    rest: str = RECORDS,
+    shared: FieldTexts | None = None,
 ) -> None:
     """Write :func:`render_html`'s page to ``path``, a column of records at a time (the page
-    is never held whole in memory)."""
+    is never held whole in memory); ``shared``: the embedded records' field texts as
+    records.jsonl made them (:class:`~pingce.runfolder.records.FieldTexts`)."""
     with open(path, "wb") as handle:
-        for chunk in _page(result, rows):
+        for chunk in _page(result, rows, bound, rest, shared):
             handle.write(chunk)
 
 
-def _page(result: EvaluationResult, rows: RecordRows | None) -> Iterator[bytes]:
-    rows = result.records if rows is None else rows
+def _page(
+    result: EvaluationResult,
+    given: RecordRows | None,
+    bound: int,
+    rest: str,
+    shared: FieldTexts | None = None,
+) -> Iterator[bytes]:
+    given = result.records if given is None else given
+    rows = given if given is None or given.n <= bound else given.take(np.arange(bound))
+    embedded = Embedded(given.n, rest) if given is not None else None
     measures = record_measures(rows) if rows is not None else {}
     csp = (
         "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
@@ -93,7 +121,7 @@ def _page(result: EvaluationResult, rows: RecordRows | None) -> Iterator[bytes]:
         _tables_section(result),
         _slices_section(result),
         _similarity_section(result),
-        _records_section(result, rows, list(measures)),
+        _records_section(result, rows, list(measures), embedded),
         _signature_section(result),
         "<footer>Written by pingce ",
         esc(result.pingce_version),
@@ -106,7 +134,7 @@ def _page(result: EvaluationResult, rows: RecordRows | None) -> Iterator[bytes]:
     parts.append('<script type="application/json" id="pingce-data">')
     yield "".join(parts).encode("utf-8")
     stats = result.outputs.stats if result.outputs is not None else None
-    for chunk in records_json(result, rows, measures, stats):
+    for chunk in records_json(result, rows, measures, stats, embedded, shared):
         yield escaped(chunk)
     yield f"</script>\n<script>{script(SCRIPT)}</script>\n</body>\n</html>\n".encode()
 
@@ -345,7 +373,10 @@ MEASURE_HEADS = {"latency": "latency", "tokens": "tokens", "cost": "cost"}
 
 
 def _records_section(
-    result: EvaluationResult, rows: RecordRows | None, measures: Sequence[str] = ()
+    result: EvaluationResult,
+    rows: RecordRows | None,
+    measures: Sequence[str] = (),
+    embedded: Embedded | None = None,
 ) -> str:
     head = '<section id="records"><h2>Records</h2>'
     if rows is None:
@@ -378,11 +409,20 @@ def _records_section(
         f'title="sort by {esc(text)}">{esc(text)}<span class="arrow"></span></button></th>'
         for col, text in columns
     )
+    part = ""
+    if embedded is not None and embedded.total > rows.n:
+        part = (
+            f'<p class="hint bounded" id="r-bounded">This page holds the first {rows.n:,} of the '
+            f"{embedded.total:,} records (pingce run --report-records N embeds more); all of "
+            f"them are in <code>{esc(embedded.rest)}</code> beside this page.</p>"
+        )
     return (
-        head + f'<p class="hint">{rows.n:,} records: their values (to {DIGITS} decimals) and the '
+        head
+        + part
+        + f'<p class="hint">{rows.n:,} records: their values (to {DIGITS} decimals) and the '
         f"reason each metric missed; field values are cut at {FIELD_CHARS} characters here. "
         "Click a record, or press Enter on it, to open it whole: every field (up to "
-        f"{VALUE_CHARS:,} characters; records.jsonl has everything), every metric's value and "
+        f"{VALUE_CHARS:,} characters; the data file has everything), every metric's value and "
         "reason, and the other turns of its dialogue. Click a column's head to sort by it.</p>"
         "<noscript><p>The record list needs JavaScript.</p></noscript>"
         '<div class="controls">'

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import math
 import operator
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from itertools import repeat
 from typing import Any
 
@@ -17,14 +19,17 @@ import orjson
 
 from .._json import json_texts
 from ..results import EvaluationResult, RecordRows
+from ..runfolder.records import FieldTexts
 from ..runfolder.stats import SavedStats
 
 __all__ = [
     "DIGITS",
     "FIELD_CHARS",
     "FREQUENT",
+    "REPORT_RECORDS",
     "STAT_COLUMNS",
     "VALUE_CHARS",
+    "Embedded",
     "escaped",
     "page_ids",
     "record_measures",
@@ -40,9 +45,21 @@ there; the record's detail view shows them whole)."""
 VALUE_CHARS = 20_000
 """Characters of a field's value (or of its JSON text) kept in the page: the detail view shows
 values whole up to this length; a longer one is kept to it, ending in an ellipsis, and the view
-says that records.jsonl has it whole."""
+says that the data file has it whole."""
 DIGITS = 4
 """Decimals of the per-record values in the page (records.jsonl has them at full precision)."""
+REPORT_RECORDS = 2000
+"""Records report.html embeds by default, the first ones (``--report-records``): the page stays
+quick to open and to write at any size, and says where all of them are."""
+
+
+@dataclass(frozen=True)
+class Embedded:
+    """What the page's records are part of: ``total`` records in the run, all of them in
+    ``rest`` (the run folder's records.jsonl, records.parquet or records/)."""
+
+    total: int
+    rest: str
 
 
 def slice_groups(result: EvaluationResult) -> dict[str, list[tuple[str, str]]]:
@@ -92,6 +109,24 @@ def _field_texts(column: Any) -> bytes:
         elif type(v) is int and not -(2**63) <= v < 2**64:
             out[i] = json_texts([v])[0].decode("utf-8")
     return orjson.dumps(out)
+
+
+_BIG = re.compile(rb"\d{20}")
+"""Twenty digits in a row: maybe an integer orjson cannot write (beyond 64 bits), which the page
+holds as its text (:func:`_field_texts`)."""
+
+
+def _shared_texts(shared: FieldTexts | None, name: str, n: int) -> bytes | None:
+    """A field's column as :func:`_field_texts` makes it, from the texts records.jsonl made of
+    the same values (``shared``), when that is the same array: every value whole (none longer
+    than VALUE_CHARS) and no integer beyond 64 bits; else None."""
+    if shared is None or shared.n != n or not shared.shares(name):
+        return None
+    texts = shared.texts(name)
+    if max(map(len, texts), default=0) > VALUE_CHARS:
+        return None
+    array = b"[" + b",".join(texts) + b"]"
+    return None if _BIG.search(array) else array
 
 
 def _whole_texts(column: Any) -> bytes:
@@ -145,15 +180,33 @@ def _cut(text: str) -> str:
     return text[: VALUE_CHARS - 1] + "…"
 
 
-def _slice_codes(result: EvaluationResult, rows: RecordRows) -> list[np.ndarray | None]:
+def _saved_slice(saved: SavedStats | None, field: str, n: int) -> list[str] | None:
+    """The first ``n`` records' slice names of ``field`` as the run saved them (stats.npz's
+    ``slice.<field>`` codes into the manifest's values), or None where it saved none."""
+    values = saved.manifest.get("slices", {}).get(field) if saved is not None else None
+    codes = saved.arrays.get(f"slice.{field}") if saved is not None else None
+    if values is None or codes is None:
+        return None
+    names: list[str] = np.asarray(values, dtype=object)[np.asarray(codes)[:n]].tolist()
+    return names
+
+
+def _slice_codes(
+    result: EvaluationResult, rows: RecordRows, saved: SavedStats | None = None
+) -> list[np.ndarray | None]:
     """For each slice field (in :func:`slice_groups`' order), each record's position among that
     field's slice values in results.json (-1 when its value is not among them; the values named
-    as the engine names slices), or None when the rows do not hold the field."""
+    as the engine names slices), or None when neither the rows hold the field nor ``saved``
+    (the run's statistics, aligned with the rows) its slice codes: rows read back from a folder
+    keep no input fields unless the run was asked to (``--records-fields all``)."""
     out: list[np.ndarray | None] = []
     for field, members in slice_groups(result).items():
+        index = {value: k for k, (value, _) in enumerate(members)}
         column = rows.fields.get(field)
         if column is None:
-            out.append(None)
+            kept = _saved_slice(saved, field, rows.n)
+            found = None if kept is None else (index.get(name, -1) for name in kept)
+            out.append(None if found is None else np.fromiter(found, np.int32, rows.n))
             continue
         if isinstance(column, np.ndarray) and column.dtype.kind == "f":
             names = [
@@ -162,7 +215,6 @@ def _slice_codes(result: EvaluationResult, rows: RecordRows) -> list[np.ndarray 
             ]
         else:
             names = ["(missing)" if v is None else str(v) for v in column]
-        index = {value: k for k, (value, _) in enumerate(members)}
         out.append(np.fromiter((index.get(name, -1) for name in names), np.int32, len(names)))
     return out
 
@@ -269,11 +321,14 @@ def _header(
     rows: RecordRows,
     metrics: list[str],
     measures: dict[str, str | np.ndarray],
+    embedded: Embedded | None,
 ) -> bytes:
     """The object's first members, read before the columns: the record count, the two lengths
     of a value (the table's and the page's), the unit field (a dialogue's records are shown as
     one transcript), each metric's direction (``higher``: true, false, or null when unknown)
-    and ``measures`` (:func:`record_measures`: a field's name, or a column of values)."""
+    and ``measures`` (:func:`record_measures`: a field's name, or a column of values); with
+    ``embedded``, ``total`` (the run's records, of which the page holds the first ``n``) and
+    ``rest`` (the file that holds them all)."""
     unit = result.signature.unit
     higher = [m.higher_is_better if (m := result.metrics.get(name)) else None for name in metrics]
     head = orjson.dumps(
@@ -284,6 +339,7 @@ def _header(
             "stats_columns": STAT_COLUMNS,
             "unit": unit if unit in rows.fields else None,
             "higher": higher,
+            **({"total": embedded.total, "rest": embedded.rest} if embedded else {}),
         }
     )
     members = b",".join(
@@ -298,6 +354,8 @@ def records_json(
     rows: RecordRows,
     measures: dict[str, str | np.ndarray] | None = None,
     stats: SavedStats | None = None,
+    embedded: Embedded | None = None,
+    shared: FieldTexts | None = None,
 ) -> Iterator[bytes]:
     """The records as the JSON the page's script reads, a column at a time (not yet escaped
     for a script element): the :func:`_header` (``measures``: :func:`record_measures`' of the
@@ -310,10 +368,14 @@ def records_json(
     ``model`` with ``--model`` (a column per key of each record's model call, whole: the
     messages sent, the answer, tokens, latency, cache, cost); ``judge`` with the LLM judge (the
     pairs each record asked about, the judge's answers); with ``stats`` (the run's saved
-    statistic blocks), :func:`stat_rows`."""
+    statistic blocks), :func:`stat_rows`; with ``embedded`` (the rows are the first records of
+    a run of ``embedded.total``), the header's ``total`` and ``rest``; ``shared``: the fields'
+    texts of these records as records.jsonl made them (:class:`~pingce.runfolder.records.
+    FieldTexts`), used instead of serialising the fields again where they are the same."""
     numpy_option = orjson.OPT_SERIALIZE_NUMPY
     metrics = list(dict.fromkeys([*rows.values, *rows.misses]))
-    yield _header(result, rows, metrics, record_measures(rows) if measures is None else measures)
+    measures = record_measures(rows) if measures is None else measures
+    yield _header(result, rows, metrics, measures, embedded)
     yield b',"ids":'
     yield orjson.dumps(page_ids(result, rows))
     yield b',"lines":' + orjson.dumps(np.asarray(rows.lines, dtype=np.int64), option=numpy_option)
@@ -322,7 +384,9 @@ def records_json(
         yield (b"," if k else b"") + orjson.dumps(name) + b":" + _rounded(np.asarray(column))
     yield b'},"fields":{'
     for k, (name, column) in enumerate(rows.fields.items()):
-        yield (b"," if k else b"") + orjson.dumps(name) + b":" + _field_texts(column)
+        texts = _shared_texts(shared, name, rows.n)
+        array = _field_texts(column) if texts is None else texts
+        yield (b"," if k else b"") + orjson.dumps(name) + b":" + array
     yield b'},"context":{'
     for k, (name, column) in enumerate(rows.context.items()):
         yield (b"," if k else b"") + orjson.dumps(name) + b":" + _whole_texts(column)
@@ -357,7 +421,9 @@ def records_json(
         )
         first = False
     yield b'},"slices":['
-    for k, positions in enumerate(_slice_codes(result, rows)):
+    total = embedded.total if embedded else rows.n
+    aligned = stats if stats is not None and _aligned(stats, rows, total) else None
+    for k, positions in enumerate(_slice_codes(result, rows, aligned)):
         yield (b"," if k else b"") + (
             b"null" if positions is None else orjson.dumps(positions, option=numpy_option)
         )
@@ -367,7 +433,7 @@ def records_json(
     frequent = np.argsort(-counts, kind="stable")[:FREQUENT]
     yield b'],"reasons":' + orjson.dumps(list(code))
     yield b',"frequent":' + orjson.dumps(frequent.astype(np.int64), option=numpy_option)
-    yield from stat_rows(stats, rows)
+    yield from stat_rows(stats, rows, embedded.total if embedded else rows.n)
     yield b"}"
 
 
@@ -381,13 +447,14 @@ vary between records keeps each record's non-zero ones only, at most this many (
 says when a record has more; stats.npz has them all)."""
 
 
-def _aligned(saved: SavedStats, rows: RecordRows) -> bool:
-    """Whether the saved statistics are of the rows' records in the rows' order."""
+def _aligned(saved: SavedStats, rows: RecordRows, total: int) -> bool:
+    """Whether the saved statistics are of a run of ``total`` records whose first ones are the
+    rows' records in the rows' order."""
     lines = saved.arrays.get("lines")
     return (
-        int(saved.manifest.get("n", -1)) == rows.n
+        int(saved.manifest.get("n", -1)) == total
         and lines is not None
-        and np.array_equal(np.asarray(lines), np.asarray(rows.lines))
+        and np.array_equal(np.asarray(lines)[: rows.n], np.asarray(rows.lines))
     )
 
 
@@ -441,10 +508,15 @@ def _nonzero_pairs(rows: np.ndarray, at: np.ndarray) -> tuple[bytes, bool]:
     return orjson.dumps(out), cut
 
 
-def _stat_entry(saved: SavedStats, name: str, fed: list[str]) -> bytes:
-    """One statistic's per-record rows as the page holds them (see :func:`stat_rows`)."""
+def _stat_entry(saved: SavedStats, name: str, fed: list[str], n: int) -> bytes:
+    """One statistic's per-record rows of the first ``n`` records as the page holds them (see
+    :func:`stat_rows`)."""
     entry = saved.manifest["statistics"][name]
-    arrays = saved.arrays
+    arrays = {
+        key: array if key == f"{name}.row" else array[:n]
+        for key, array in saved.arrays.items()
+        if key.startswith(name + ".")
+    }
     head: dict[str, Any] = {
         "metrics": fed,
         "width": int(entry["width"]),
@@ -477,7 +549,9 @@ def _stat_entry(saved: SavedStats, name: str, fed: list[str]) -> bytes:
     return text[:-1] + b"".join(b"," + part for part in parts) + b"}"
 
 
-def stat_rows(saved: SavedStats | None, rows: RecordRows) -> Iterator[bytes]:
+def stat_rows(
+    saved: SavedStats | None, rows: RecordRows, total: int | None = None
+) -> Iterator[bytes]:
     """``,"stats":[...]``: each statistic's per-record rows (the engine's statistic blocks,
     as stats.npz keeps them), for the detail view to show what a record added to each metric:
     per statistic the metrics and tables it feeds, its ``width`` and column names (``columns``,
@@ -487,15 +561,16 @@ def stat_rows(saved: SavedStats | None, rows: RecordRows) -> Iterator[bytes]:
     with more than STAT_COLUMNS varying columns, each record's non-zero ones (``nonzero``,
     ``cut`` when a record had more); columns the same for every record (a broadcast block's
     whole row) are written once (``same``). Nothing when there are no saved statistics or they
-    are not of these records (``pingce report`` over a changed folder)."""
-    if saved is None or not _aligned(saved, rows):
-        return
+    are not of these records (``pingce report`` over a changed folder). ``total``: the run's
+    records, when the rows are its first ones (report.html's bound)."""
+    if saved is None or not rows.n or not _aligned(saved, rows, rows.n if total is None else total):
+        return  # (no record embedded: --report-records 0)
     fed: dict[str, list[str]] = {}
     for metric, name in saved.manifest.get("metrics", {}).items():
         fed.setdefault(name, []).append(metric)
     yield b',"stats":['
     for k, name in enumerate(saved.manifest["statistics"]):
-        yield (b"," if k else b"") + _stat_entry(saved, name, fed.get(name, []))
+        yield (b"," if k else b"") + _stat_entry(saved, name, fed.get(name, []), rows.n)
     yield b"]"
 
 

@@ -24,7 +24,7 @@ def rewrite_reports(
     folder itself); the paths written."""
     result = read_run(folder)
     with atomic_files(Path(out) if out is not None else Path(folder)) as staging:
-        write_html(result, staging.path(layout.REPORT_HTML))
+        write_html(result, staging.path(layout.REPORT_HTML), rest=layout.rows_in(folder))
         staging.write_text(layout.REPORT_MD, render_markdown(result))
     return list(staging.placed().values())
 

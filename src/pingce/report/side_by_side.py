@@ -28,6 +28,7 @@ from .format import fmt_number, marked
 from .page import direction, esc
 
 __all__ = [
+    "FIELDS_NOT_KEPT",
     "PAIRS_SHOWN",
     "STATUSES",
     "VALUE_CHARS",
@@ -295,6 +296,26 @@ def _finite(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
+FIELDS_NOT_KEPT = (
+    "The {sides} per-record rows do not keep the input fields (a stored run's records.jsonl "
+    "or records.parquet echoes them only when asked): its context, values and reasons are "
+    "shown. Run with <code>--records-fields all</code> for the fields side by side, or "
+    "compare the record files (<code>pingce compare SUITE --data CANDIDATE --baseline "
+    "BASELINE</code>)."
+)
+"""What the section says when a side's rows hold no input fields (``{sides}``: whose)."""
+
+
+def _without_fields(candidate: RecordRows, baseline: RecordRows) -> str:
+    """Whose rows hold no input fields (``"baseline's"``, ``"candidate's"``, ``"two runs'"``),
+    or "" when both hold them."""
+    sides = (("baseline", baseline), ("candidate", candidate))
+    missing = [side for side, rows in sides if not rows.fields]
+    if len(missing) == 2:
+        return "two runs'"
+    return f"{missing[0]}'s" if missing else ""
+
+
 def _pair(
     candidate: RecordRows,
     baseline: RecordRows,
@@ -305,12 +326,19 @@ def _pair(
 ) -> str:
     """One record side by side (``at``: its candidate and baseline positions; ``rows``: both
     sides' :meth:`~pingce.results.RecordRows.iter_rows` rows): its id, context, statuses and
-    the fields that changed."""
+    the fields that changed (none when a side's rows do not keep them)."""
     i = at[0]
     key = candidate.ids[i]
-    fields = (rows[0]["fields"], rows[1]["fields"])
     context = _context_rows(rows[0].get("context", {}), rows[1].get("context", {}))
     st = "".join(codes.values())
+    if not (candidate.fields and baseline.fields):  # a stored run that kept no input fields
+        ident = "" if key is None else f" · id <code>{esc(key)}</code>"
+        return (
+            f'<article class="pair" data-st="{esc(st)}"><h3>line {int(candidate.lines[i])}'
+            f"{ident}</h3>{context}{_metric_lines(candidate, baseline, at, codes, directions)}"
+            '<p class="hint no-fields">Input fields not kept (see above).</p></article>'
+        )
+    fields = (rows[0]["fields"], rows[1]["fields"])
     changed, same, n_same = _field_rows(*fields)
     table = (
         '<table class="sbs"><thead><tr><th>field</th><th>baseline</th><th>candidate</th></tr>'
@@ -402,6 +430,10 @@ def pairs_section(
         _counts_table(codes, verdicts, directions),
         _controls(names, directions),
     ]
+    sides = _without_fields(candidate, baseline)
+    if sides:
+        text = FIELDS_NOT_KEPT.format(sides=sides)
+        parts.append(f'<p class="hint" id="sbs-no-fields">{text}</p>')
     if len(shown) < candidate.n:
         parts.append(
             f'<p class="hint">{len(shown):,} of the {candidate.n:,} records are shown here, '

@@ -1,7 +1,8 @@
 """The names of the files in a run's output folder (and a comparison's), with their variants.
 
 A run folder holds ``results.json``, ``report.md`` and ``report.html``; per-record values as
-``records.jsonl`` or, from ``--engine ray``, as Parquet shards in ``records/``; saved statistics
+``records.jsonl``, as ``records.parquet`` (``--records parquet``) or, from ``--engine ray``, as
+Parquet shards in ``records/``; saved statistics
 as ``stats.npz`` or, from ``--engine ray``, a stats.npz a piece in ``stats/``; with ``--model``,
 ``predictions.jsonl``. A shard is ``part-N<suffix>``, N the number of its piece. A comparison's
 folder holds ``comparison.json``, ``comparison.html`` and ``comparison.md``.
@@ -20,6 +21,7 @@ __all__ = [
     "OUTPUT_FILES",
     "PREDICTIONS",
     "RECORDS",
+    "RECORDS_PARQUET",
     "RECORD_SHARDS",
     "REPORT_HTML",
     "REPORT_MD",
@@ -29,6 +31,7 @@ __all__ = [
     "STAT_SHARDS",
     "part_file",
     "part_files",
+    "rows_in",
 ]
 
 RESULTS = "results.json"
@@ -40,8 +43,15 @@ metric reads, whole: the suite's ``context:`` and ``--context``, with ``--model`
 fields; a field the record lacks is not there, and a record with none has no ``context``), with
 ``--model`` its ``model`` call (the messages sent, the tools' names, the whole answer, prompt and
 completion tokens, latency, whether the cache answered, the cost where the suite sets a price,
-its line in predictions.jsonl), the fields the suite read, each metric's value and why a record
-missed a metric (:mod:`pingce.runfolder.records`)."""
+its line in predictions.jsonl), with the LLM judge its ``judge`` (what the judge was asked and
+answered), each metric's value (``values``) and why a record missed a metric (``misses``)
+(:mod:`pingce.runfolder.records`). The input fields the suite read are not echoed (the data
+file holds them; the line says where): ``--records-fields all`` adds them as ``fields``."""
+RECORDS_PARQUET = "records.parquet"
+"""``--records parquet``: records.jsonl's rows as one Parquet file (zstd), a column each
+(``id``, ``line``, ``value.<metric>``, ``miss.<metric>``, ``context.<field>``, ``model.<key>``,
+``judge.<key>``, with ``--records-fields all`` ``field.<field>``), for runs too large for JSON
+Lines (:mod:`pingce.runfolder.records_parquet`; pyarrow: ``pip install 'pingce[files]'``)."""
 RECORD_SHARDS = "records"
 """``--engine ray``: records.jsonl as Parquet shards (``part-N.parquet``)."""
 STATS = "stats.npz"
@@ -63,7 +73,7 @@ OUTPUT_FILES = (RESULTS, RECORDS, REPORT_MD, REPORT_HTML, STATS)
 """The files of a run folder that every local run writes (stats.npz but for a result read back
 from results.json alone)."""
 
-ROWS = (RECORDS, RECORD_SHARDS, STATS, STAT_SHARDS)
+ROWS = (RECORDS, RECORDS_PARQUET, RECORD_SHARDS, STATS, STAT_SHARDS)
 """The per-record files and their variants: a run writing one removes the others (never another
 run's rows or statistics beside this run's result)."""
 
@@ -87,3 +97,14 @@ def part_files(folder: str | os.PathLike[str], suffix: str) -> list[Path]:
     N, whatever its digits: ``part-100000`` comes after ``part-99999``)."""
     found = Path(folder).glob(f"part-*{suffix}")
     return sorted(found, key=lambda p: (int(p.name[5 : -len(suffix)]), p.name))
+
+
+def rows_in(folder: str | os.PathLike[str]) -> str:
+    """The name of what holds the per-record rows in a run folder: records.jsonl,
+    records.parquet or records/ (the first found; records.jsonl when none is)."""
+    path = Path(folder)
+    if (path / RECORDS_PARQUET).is_file() and not (path / RECORDS).is_file():
+        return RECORDS_PARQUET
+    if (path / RECORD_SHARDS).is_dir() and not (path / RECORDS).is_file():
+        return RECORD_SHARDS + "/"
+    return RECORDS

@@ -19,14 +19,27 @@ import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, Literal
 
 from ..results import RecordRows
 from .layout import RECORD_SHARDS, STAT_SHARDS
 from .records import records_in_memory
 from .stats import SavedStats, read_stat_shards
 
-__all__ = ["ComparisonOutputs", "RunOutputs", "ShardFolder"]
+__all__ = ["ComparisonOutputs", "Kept", "RunOutputs", "ShardFolder"]
+
+
+@dataclass(frozen=True)
+class Kept:
+    """How a run's folder keeps its per-record rows (the ``output`` options of the run):
+    ``format`` records.jsonl or records.parquet (``--records``); ``fields``: whether the rows
+    echo the input fields the suite read (``--records-fields all``; by default not: the data
+    file holds them); ``report_records``: the records report.html embeds, the first N
+    (``--report-records``), with their input fields whatever ``fields`` says."""
+
+    format: Literal["jsonl", "parquet"] = "jsonl"
+    fields: bool = False
+    report_records: int = 2000
 
 
 class ShardFolder:
@@ -65,7 +78,8 @@ class RunOutputs:
     :attr:`stats` is first asked for; ``predictions``: the records the model answered
     (``--model``; predictions.jsonl); ``record_shards`` and ``stat_shards``: ``--engine ray``'s
     folders of Parquet and stats.npz shards (the outputs' records/ and stats/), which live in
-    ``shards`` (removed with the last holder, or at :meth:`release`)."""
+    ``shards`` (removed with the last holder, or at :meth:`release`); ``kept``: how the
+    written folder keeps the rows."""
 
     records: RecordRows | None = None
     saved: SavedStats | Callable[[], SavedStats] | None = None
@@ -73,6 +87,9 @@ class RunOutputs:
     record_shards: str | None = None
     stat_shards: str | None = None
     shards: ShardFolder | None = field(default=None, repr=False)
+    kept: Kept = field(default_factory=Kept)
+    """How the folder keeps the rows (:class:`Kept`: the run's ``--records``,
+    ``--records-fields``, ``--report-records``)."""
 
     @classmethod
     def of_shards(cls, shards: ShardFolder, n: int) -> RunOutputs:

@@ -1,4 +1,5 @@
-"""A run read back from its folder: results.json, records.jsonl or records/ (Parquet shards),
+"""A run read back from its folder: results.json, records.jsonl, records.parquet or records/
+(Parquet shards),
 stats.npz or stats/ (a stats.npz a piece), for ``pingce report RUN`` and ``pingce compare RUN_A
 RUN_B``; and a comparison's comparison.json."""
 
@@ -15,6 +16,7 @@ from ..results import ComparisonResult, EvaluationResult, RecordRows
 from . import layout
 from .outputs import RunOutputs
 from .records import read_jsonl, records_in_memory
+from .records_parquet import read_records_parquet
 from .stats import SavedStats, read_stat_shards
 
 __all__ = ["read_comparison", "read_run"]
@@ -22,9 +24,10 @@ __all__ = ["read_comparison", "read_run"]
 
 def read_run(folder: str | os.PathLike[str]) -> EvaluationResult:
     """The result of the run whose outputs are in ``folder``, with what the run wrote beside it
-    (:attr:`EvaluationResult.outputs`): its per-record rows (records.jsonl, or ``--engine
-    ray``'s records/ up to :data:`.records.RECORDS_IN_MEMORY` records) and its saved per-record
-    statistics (stats.npz, or ``--engine ray``'s stats/ joined, read when first asked for)."""
+    (:attr:`EvaluationResult.outputs`): its per-record rows (records.jsonl, records.parquet, or
+    ``--engine ray``'s records/ up to :data:`.records.RECORDS_IN_MEMORY` records) and its saved
+    per-record statistics (stats.npz, or ``--engine ray``'s stats/ joined, read when first
+    asked for)."""
     path = Path(folder)
     results = path / layout.RESULTS
     if not results.is_file():
@@ -41,11 +44,14 @@ def read_run(folder: str | os.PathLike[str]) -> EvaluationResult:
 
 
 def _read_rows(path: Path, metrics: list[str], n: int) -> RecordRows | None:
-    """records.jsonl (or records/) back into columns, the metrics in the run's order."""
+    """records.jsonl (or records.parquet, records/) back into columns, the metrics in the run's
+    order."""
     rows = None
     if (path / layout.RECORDS).is_file():
         with open(path / layout.RECORDS, "rb") as handle:
             rows = read_jsonl(handle, str(path / layout.RECORDS))
+    elif (path / layout.RECORDS_PARQUET).is_file():  # --records parquet
+        rows = read_records_parquet(path / layout.RECORDS_PARQUET)
     elif (path / layout.RECORD_SHARDS).is_dir():  # --engine ray: Parquet shards
         rows = records_in_memory(path / layout.RECORD_SHARDS, n)
     if rows is not None:

@@ -2,12 +2,14 @@
 RecordRows`), written and read: :func:`jsonl_lines` makes the text a column at a time,
 :func:`write_records` writes the file (in halves on two cores), :func:`read_jsonl` makes the
 lines columns again; and predictions.jsonl (:func:`write_predictions`). One line a record:
-``{"id":..,"line":..,"context":{..},"fields":{..},"values":{..}}`` and, when the record missed a
-metric, ``"misses":{"metric":"reason"}``; a NaN value is null (:mod:`pingce._json`).
+``{"id":..,"line":..,"context":{..},"values":{..}}`` and, when the record missed a metric,
+``"misses":{"metric":"reason"}``; a NaN value is null (:mod:`pingce._json`). The input fields
+the suite read are not echoed by default (the data file holds them, at the record's ``line``):
+``--records-fields all`` adds them as ``"fields":{..}`` before ``"values"``.
 ``context`` holds the record's context fields (the suite's ``context:``, ``--context``; with
 ``--model`` the prompt's fields, the messages sent) that no statistic reads, whole, as the record
 has them: a field the record lacks (or holds null) is not there, and a record with none has no
-``context``; a context field that a statistic reads is in ``fields``. With ``--model``,
+``context``; a context field that a statistic reads is one of the input fields. With ``--model``,
 ``"model"`` holds the record's model call (:data:`pingce.engine.model.CALL_KEYS`: the messages
 sent, the tools' names, the whole answer, tokens, latency, whether the cache answered, the cost
 where a price is set, the line of predictions.jsonl; a key whose value is null is not there);
@@ -37,6 +39,7 @@ from .layout import part_files
 
 __all__ = [
     "RECORDS_IN_MEMORY",
+    "FieldTexts",
     "jsonl_lines",
     "read_jsonl",
     "read_record_shards",
@@ -47,21 +50,72 @@ __all__ = [
 ]
 
 
+class FieldTexts:
+    """The JSON text of each input field's value of the first ``n`` records, made once (when
+    first asked for) and shared by the writers that need them: records.jsonl with
+    ``--records-fields all`` and report.html, which embeds those records (a field of numbers
+    is not shared: the page rounds its numbers)."""
+
+    def __init__(self, rows: RecordRows, n: int) -> None:
+        self.rows = rows
+        self.n = min(n, rows.n)
+        self._texts: dict[str, list[bytes]] = {}
+
+    def shares(self, name: str) -> bool:
+        """Whether the field's texts are shared (a column of objects or texts, not numbers)."""
+        column = self.rows.fields.get(name)
+        return column is not None and not (
+            isinstance(column, np.ndarray) and column.dtype.kind in "fiub"
+        )
+
+    def texts(self, name: str) -> list[bytes]:
+        """The field's value texts of the first :attr:`n` records (``orjson.dumps`` of each,
+        NaN null: :func:`pingce._json.json_texts`)."""
+        if name not in self._texts:
+            self._texts[name] = json_texts(list(self.rows.fields[name][: self.n]))
+        return self._texts[name]
+
+
+def _field_piece(
+    column: Any, text: bytes, name: str | None, shared: FieldTexts | None, first: int, last: int
+) -> Pieces:
+    """A field's pieces of the rows [first, last): the shared texts where they reach."""
+    if shared is None or name is None or first >= shared.n:
+        return _fragments(column[first:last], text)
+    cut = min(last, shared.n)
+    head = [text + t for t in shared.texts(name)[first:cut]]
+    return head + (_rows(_fragments(column[cut:last], text)) if cut < last else [])
+
+
 def jsonl_lines(
-    rows: RecordRows, chunk: int = 4096, start: int = 0, stop: int | None = None
+    rows: RecordRows,
+    chunk: int = 4096,
+    start: int = 0,
+    stop: int | None = None,
+    *,
+    fields: bool = False,
+    shared: FieldTexts | None = None,
 ) -> Iterator[bytes]:
     """The text of records.jsonl, ``chunk`` lines at a time: byte for byte
-    ``orjson.dumps(row) + b"\\n"`` for each row of :meth:`RecordRows.iter_rows`, but made a
-    column at a time (one orjson call per column, values that repeat serialised once, neighbouring
-    columns of few distinct values joined once per distinct combination) instead of a
-    dictionary per record. ``start`` and ``stop``: only the records in that range (a line
-    depends on its own record alone, so the text of a range is that part of the whole)."""
+    ``orjson.dumps(row) + b"\\n"`` for each row of :meth:`RecordRows.iter_rows` (without its
+    ``"fields"`` unless ``fields``: the input fields, which the data file holds, are echoed only
+    when asked, ``--records-fields all``), but made a column at a time (one orjson call per
+    column, values that repeat serialised once, neighbouring columns of few distinct values
+    joined once per distinct combination) instead of a dictionary per record. ``start`` and
+    ``stop``: only the records in that range (a line depends on its own record alone, so the
+    text of a range is that part of the whole). ``shared``: the fields' texts of the first
+    records, made once for records.jsonl and report.html (:class:`FieldTexts` of these rows)."""
     head, _ = _row_template([b'{"id":', rows.ids, b',"line":', rows.lines, b""])
+    names = {
+        id(column): name
+        for name, column in rows.fields.items()
+        if shared is not None and fields and shared.shares(name)
+    }
+    echoed = [b',"fields":{', *_members(rows.fields), b"}"] if fields else []
     columns, closing = _row_template(
         [
-            b',"fields":{',
-            *_members(rows.fields),
-            b'},"values":{',
+            *echoed,
+            b',"values":{',
             *_members(rows.values),
             b"}",
         ]
@@ -75,7 +129,10 @@ def jsonl_lines(
             pieces.extend(_sparse(b',"context":{', rows.context, first, last))
             pieces.extend(_sparse(b',"model":{', rows.model, first, last))
             pieces.extend(_sparse(b',"judge":{', rows.judge, first, last))
-            pieces.extend(_fragments(column[first:last], text) for text, column in columns)
+            pieces.extend(
+                _field_piece(column, text, names.get(id(column)), shared, first, last)
+                for text, column in columns
+            )
             pieces.extend(_endings(closing, misses, first, last))
             merged = _merged(pieces, last - first)
             text = b"".join(map(b"".join, zip(*merged, strict=True)))
@@ -150,12 +207,19 @@ def write_predictions(records: Sequence[dict[str, Any]], path: Path) -> None:
             handle.writelines(line + b"\n" for line in lines)
 
 
-def write_records(rows: RecordRows | None, path: Path) -> None:
-    """records.jsonl: with many records on an idle two-core Linux machine, the second half of
-    the lines made and written by a forked child process into a file of its own while this
-    process writes the first half (:func:`pingce._halves.in_halves` decides; the lines of a
-    record depend on that record alone), then appended (by the kernel, without a copy through
-    Python). The bytes are those of one process writing every line."""
+def write_records(
+    rows: RecordRows | None,
+    path: Path,
+    *,
+    fields: bool = False,
+    shared: FieldTexts | None = None,
+) -> None:
+    """records.jsonl (``fields``: with the input fields, :func:`jsonl_lines`): with many records
+    on an idle two-core Linux machine, the second half of the lines made and written by a
+    forked child process into a file of its own while this process writes the first half
+    (:func:`pingce._halves.in_halves` decides; the lines of a record depend on that record
+    alone), then appended (by the kernel, without a copy through Python). The bytes are those
+    of one process writing every line."""
     if rows is None:
         path.write_bytes(b"")
         return
@@ -164,7 +228,8 @@ def write_records(rows: RecordRows | None, path: Path) -> None:
         start, stop = (part[0], part[-1] + 1) if len(part) else (0, 0)
         name = f"{path.name}.{start}-{stop}"
         with open(path.with_name(name), "wb") as handle:
-            for text in jsonl_lines(rows, start=start, stop=stop):
+            made = jsonl_lines(rows, start=start, stop=stop, fields=fields, shared=shared)
+            for text in made:
                 handle.write(text)
         return name
 
@@ -217,7 +282,7 @@ def write_record_shard(rows: RecordRows, source: str, path: str | os.PathLike[st
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    lines = b"".join(jsonl_lines(rows)).split(b"\n")[: rows.n]
+    lines = b"".join(jsonl_lines(rows, fields=True)).split(b"\n")[: rows.n]
     columns = {
         "id": pa.array([None if i is None else str(i) for i in rows.ids], pa.string()),
         "line": pa.array(np.asarray(rows.lines, dtype=np.int64)),

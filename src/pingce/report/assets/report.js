@@ -7,7 +7,7 @@
   var measures = D.measures || {};
   var KNOWN = ["n", "field_chars", "value_chars", "stats_columns", "unit", "higher", "measures",
     "ids", "lines", "metrics", "values", "fields", "context", "misses", "slices", "reasons", "frequent",
-    "stats", "model", "judge"];
+    "stats", "model", "judge", "total", "rest"];
   // any other per-record data the page holds (a column, or an object of columns): shown whole
   // in the detail view under its own name
   var extras = Object.keys(D).filter(function (k) { return KNOWN.indexOf(k) < 0; });
@@ -402,7 +402,7 @@
     box.appendChild(el("pre", "text", v));
     if (isCut(v)) {
       box.appendChild(el("div", "hint", "cut at " + D.value_chars.toLocaleString("en") +
-        " characters in this page: records.jsonl has it whole"));
+        " characters in this page: the data file has it whole"));
     }
     return box;
   }
