@@ -98,19 +98,21 @@ def pair_cosines(
     :data:`JOIN_NGRAMS` n-grams in all are counted in numpy alone (a small run then does not
     import scipy.sparse, 0.15 s), more with scipy.sparse's count matrix, faster at that size."""
     characters = sum(len(t) for t in texts)
-    if characters * (max_n - min_n + 1) < JOIN_NGRAMS:
-        return _joined_pair_cosines(texts, left, right, min_n, max_n)
-    return _sparse_pair_cosines(texts, left, right, min_n, max_n)
+    small = characters * (max_n - min_n + 1) < JOIN_NGRAMS
+    dots_and_norms = _joined_dots if small else _sparse_dots
+    dots, norms = dots_and_norms(texts, left, right, min_n, max_n)
+    denominator = norms[left] * norms[right]
+    out = np.zeros(left.shape[0])
+    np.divide(dots, denominator, out=out, where=denominator > 0)
+    clipped: np.ndarray = np.clip(out, 0.0, 1.0)
+    return clipped
 
 
-def _sparse_pair_cosines(
-    texts: Sequence[str],
-    left: np.ndarray,
-    right: np.ndarray,
-    min_n: int,
-    max_n: int,
-) -> np.ndarray:
-    """:func:`pair_cosines` from scipy.sparse's text x n-gram count matrix."""
+def _sparse_dots(
+    texts: Sequence[str], left: np.ndarray, right: np.ndarray, min_n: int, max_n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each pair's dot product and each text's norm, from scipy.sparse's text x n-gram count
+    matrix."""
     from scipy import sparse
 
     rows, columns, vocabulary = _entries(texts, min_n, max_n)
@@ -120,21 +122,13 @@ def _sparse_pair_cosines(
     matrix.sum_duplicates()
     norms = np.sqrt(np.asarray(matrix.multiply(matrix).sum(axis=1)).ravel())
     dots = np.asarray(matrix[left].multiply(matrix[right]).sum(axis=1)).ravel()
-    denominator = norms[left] * norms[right]
-    out = np.zeros(left.shape[0])
-    np.divide(dots, denominator, out=out, where=denominator > 0)
-    clipped: np.ndarray = np.clip(out, 0.0, 1.0)
-    return clipped
+    return dots, norms
 
 
-def _joined_pair_cosines(
-    texts: Sequence[str],
-    left: np.ndarray,
-    right: np.ndarray,
-    min_n: int = 1,
-    max_n: int = 3,
-) -> np.ndarray:
-    """:func:`pair_cosines` in numpy alone: each pair's left n-grams looked up among the
+def _joined_dots(
+    texts: Sequence[str], left: np.ndarray, right: np.ndarray, min_n: int, max_n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_sparse_dots` in numpy alone: each pair's left n-grams looked up among the
     right text's sorted keys."""
     rows, columns, vocabulary = _entries(texts, min_n, max_n)
     keys, counts = np.unique(rows * vocabulary + columns, return_counts=True)
@@ -154,8 +148,4 @@ def _joined_pair_cosines(
     hit = keys[found] == wanted if keys.shape[0] else np.zeros(wanted.shape[0], dtype=bool)
     products = np.where(hit, counts[entry] * counts[found], 0).astype(np.float64)
     dots = np.bincount(pair, weights=products, minlength=left.shape[0])
-    denominator = norms[left] * norms[right]
-    out = np.zeros(left.shape[0])
-    np.divide(dots, denominator, out=out, where=denominator > 0)
-    clipped: np.ndarray = np.clip(out, 0.0, 1.0)
-    return clipped
+    return dots, norms
