@@ -470,6 +470,13 @@ def test_a_run_imports_only_what_its_suite_and_records_need(tmp_path: Path) -> N
         for line in (EXAMPLES / "contract_risk" / "records.jsonl").read_text("utf-8").splitlines()
     ]
     data = write_jsonl(tmp_path / "records.jsonl", records)
+    assert heavy_modules_after_a_run(data, tmp_path) == []
+    assert (tmp_path / "out" / "results.json").is_file()
+
+
+def heavy_modules_after_a_run(data: Path, tmp_path: Path) -> list[str]:
+    """The modules of HEAVY_FOR_A_RUN that `pingce run contract-risk --data DATA` imported, in
+    a fresh interpreter."""
     code = (
         "import json, sys\nfrom pingce.cli import cli\n"
         f"cli(['run', 'contract-risk', '--data', {str(data)!r}, '--out', "
@@ -478,25 +485,16 @@ def test_a_run_imports_only_what_its_suite_and_records_need(tmp_path: Path) -> N
     )
     done = run_python("-c", code, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout.splitlines()[-1]) == []
-    assert (tmp_path / "out" / "results.json").is_file()
+    loaded: list[str] = json.loads(done.stdout.splitlines()[-1])
+    return loaded
 
 
 def test_a_run_on_the_example_records_reads_their_numerals_without_cn2an(tmp_path: Path) -> None:
     """Every example record cites evidence with Chinese numerals (十五万元, 第五百六十三条):
     standard spellings are read by grounding/numerals.py, so cn2an (1.3 G instructions, a third
     of this run in issue 32) is not imported; nor is scipy (0.6 G), since the evidence
-    retrieval joins a block this small in numpy (grounding/retrieval.JOIN_NGRAMS)."""
-    data = EXAMPLES / "contract_risk" / "records.jsonl"
-    code = (
-        "import json, sys\nfrom pingce.cli import cli\n"
-        f"cli(['run', 'contract-risk', '--data', {str(data)!r}, '--out', "
-        f"{str(tmp_path / 'out')!r}], prog_name='pingce', standalone_mode=False)\n"
-        f"print(json.dumps([m for m in {HEAVY_FOR_A_RUN!r} if m in sys.modules]))"
-    )
-    done = run_python("-c", code, cwd=tmp_path)
-    assert done.returncode == 0, done.stderr
-    loaded = json.loads(done.stdout.splitlines()[-1])
+    retrieval and the lexical cosines count a run this small in numpy (text.ngrams.JOIN_NGRAMS)."""
+    loaded = heavy_modules_after_a_run(EXAMPLES / "contract_risk" / "records.jsonl", tmp_path)
     assert "cn2an" not in loaded and "scipy" not in loaded, loaded
     assert set(loaded) <= {"rapidfuzz"}, loaded
 
