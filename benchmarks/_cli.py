@@ -92,8 +92,12 @@ def pingce_command() -> list[str]:
 
 
 def child_env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The environment of a child: this checkout's ``src`` first on the path, no colours."""
+    """The environment of a child: this checkout's ``src`` first on the path, no colours, and
+    bytecode cached as an installed package has it (with ``PYTHONDONTWRITEBYTECODE`` set, as
+    some shells here do, every module of the checkout is compiled anew in every run: 0.38 s of
+    a small run, measured on 2026-11-28)."""
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env["PYTHONPATH"] = os.pathsep.join(p for p in (str(SRC), env.get("PYTHONPATH")) if p)
     env["NO_COLOR"] = "1"
     env.pop("FORCE_COLOR", None)
