@@ -132,6 +132,38 @@ def test_records_parquet_is_zstd_and_replaces_records_jsonl(tmp_path: Path) -> N
     assert (out / layout.RECORDS).is_file() and not (out / layout.RECORDS_PARQUET).exists()
 
 
+@pytest.mark.parametrize(("records_format", "fields"), [("jsonl", True), ("parquet", False)])
+def test_a_run_read_back_and_written_elsewhere_keeps_its_rows_alike(
+    tmp_path: Path, records_format: str, fields: bool
+) -> None:
+    """write_outputs(read_run(folder), other): the rows keep the folder's format and, where the
+    run kept them (--records-fields all), the input fields: a copy loses nothing. Before, the
+    copy dropped the fields, and a field of one-element lists read back (contract-risk's
+    gold_rules) became a 2-D array written as the text "['R102']"."""
+
+    first, copy = tmp_path / "run", tmp_path / "copy"
+    pingce.evaluate(
+        "contract-risk",
+        RISK,
+        bootstrap=0,
+        records_format=records_format,
+        records_fields="all" if fields else "none",
+        out=first,
+    )
+    write_outputs(read_run(first), copy)
+    name = layout.RECORDS if records_format == "jsonl" else layout.RECORDS_PARQUET
+    assert layout.rows_in(copy) == name
+    again = read_run(copy).records
+    assert again is not None and bool(again.fields) is fields
+    original = read_run(first).records
+    assert original is not None
+    assert b"".join(jsonl_lines(again, fields=fields)) == b"".join(
+        jsonl_lines(original, fields=fields)
+    )
+    if records_format == "jsonl":  # the file itself, byte for byte (gold_rules stays a list)
+        assert (copy / name).read_bytes() == (first / name).read_bytes()
+
+
 def test_records_parquet_without_pyarrow_names_the_extra(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from ..errors import InputError
 from ..results import ComparisonResult, EvaluationResult, RecordRows
 from . import layout
-from .outputs import RunOutputs
+from .outputs import Kept, RunOutputs
 from .records import read_jsonl, records_in_memory
 from .records_parquet import read_records_parquet
 from .stats import SavedStats, read_stat_shards
@@ -36,11 +36,15 @@ def read_run(folder: str | os.PathLike[str]) -> EvaluationResult:
         result = EvaluationResult.model_validate_json(results.read_bytes())
     except ValueError as exc:
         raise InputError(f"results.json cannot be read: {exc}", source=str(results)) from None
-    return result.with_outputs(
-        RunOutputs(
-            records=_read_rows(path, list(result.metrics), result.n_records), saved=_stats(path)
-        )
-    )
+    rows = _read_rows(path, list(result.metrics), result.n_records)
+    return result.with_outputs(RunOutputs(records=rows, saved=_stats(path), kept=_kept(path, rows)))
+
+
+def _kept(path: Path, rows: RecordRows | None) -> Kept:
+    """How the folder keeps its rows, so that writing them elsewhere keeps them alike: the same
+    format, and the input fields where the run kept them (``--records-fields all``)."""
+    parquet = layout.rows_in(path) == layout.RECORDS_PARQUET
+    return Kept(format="parquet" if parquet else "jsonl", fields=bool(rows and rows.fields))
 
 
 def _read_rows(path: Path, metrics: list[str], n: int) -> RecordRows | None:

@@ -189,9 +189,9 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
     return RecordRows(
         ids,
         np.asarray(numbers, dtype=np.int64),
-        {k: np.asarray(v, dtype=object) for k, v in fields.items()},
+        {k: np.fromiter(v, dtype=object, count=len(v)) for k, v in fields.items()},
         {k: np.asarray(v, dtype=np.float64) for k, v in values.items()},
-        {k: np.asarray(v, dtype=object) for k, v in misses.items()},
+        {k: np.fromiter(v, dtype=object, count=len(v)) for k, v in misses.items()},
         context,
         model,
         judge,

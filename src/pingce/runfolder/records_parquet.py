@@ -147,9 +147,9 @@ def read_records_parquet(path: str | os.PathLike[str]) -> RecordRows:
     return RecordRows(
         ids,
         lines,
-        {k: np.asarray(v, dtype=object) for k, v in found["field"].items()},
+        {k: np.fromiter(v, dtype=object, count=len(v)) for k, v in found["field"].items()},
         found["value"],
-        {k: np.asarray(v, dtype=object) for k, v in found["miss"].items()},
+        {k: np.fromiter(v, dtype=object, count=len(v)) for k, v in found["miss"].items()},
         found["context"],
         found["model"],
         found["judge"],
