@@ -25,13 +25,24 @@ where they differ (BFCL pairs parallel calls greedily, pingce finds a pairing wh
 exists). Peers run in this process and are timed in wall and CPU seconds; on a loaded machine
 the CPU ratio is the one to quote.
 
-Run: ``.venv/bin/python benchmarks/bench_tool_use.py [N ...]`` (default 1,000,000).
+The same file also goes through BFCL's own evaluation runner as ``bfcl evaluate`` runs it
+(``_bfcl.bfcl_runner``: BFCL's ``load_file``, ``ast_file_runner`` / ``relevance_file_runner``
+per category and ``save_eval_results``, which writes each category's score file with every
+failing entry, its prompt and its error): the checker with the work BFCL does to give its user
+a result, as pingce's time includes its records.jsonl and report. It needs BFCL's source
+(``$BFCL_EVAL_DIR``: a checkout's ``berkeley-function-call-leaderboard/bfcl_eval``, or the
+installed ``bfcl_eval``); its failed entries, read back from the score files, are compared with
+pingce's verdicts.
+
+Run: ``BFCL_EVAL_DIR=... .venv/bin/python benchmarks/bench_tool_use.py [N ...]`` (default
+1,000,000).
 """
 
 from __future__ import annotations
 
 import json
 import random
+import shutil
 import sys
 import time
 from collections.abc import Callable
@@ -41,7 +52,7 @@ from typing import Any
 import orjson
 
 sys.path.insert(0, str(Path(__file__).parent))
-from _bfcl import bfcl_checker, bfcl_record
+from _bfcl import bfcl_checker, bfcl_failed_ids, bfcl_record, bfcl_runner
 from _cli import ROOT, CliRun, machine, out_dir, phase_lines, print_table, run_cli, save_summary
 from _data import data_file
 
@@ -97,7 +108,8 @@ def bfcl_part(n: int, summary: dict[str, Any]) -> None:
         ["run", "tool-use", "--data", path],
         out=out_dir("tool_use", f"{n}-bfcl"),
     )
-    got = [row["values"]["tool_call_accuracy"] for row in run.records()]
+    records = list(run.records())
+    got = [row["values"]["tool_call_accuracy"] for row in records]
     differ = sum(1 for a, b in zip(got, expected, strict=True) if a != b)
     run_cpu = run.user_s + run.sys_s
     rows = [
@@ -110,6 +122,23 @@ def bfcl_part(n: int, summary: dict[str, Any]) -> None:
             f"{cpu / run_cpu:.2f}",
         ],
     ]
+    runner = _bfcl_runner_part(path, n, records, summary)
+    if runner is not None:
+        runner_wall, runner_cpu = runner
+        rows.append(
+            ["BFCL's runner (score files)", f"{runner_wall:.2f}", f"{runner_cpu:.2f}", "-", "-"]
+        )
+        rows.append(
+            [
+                f"{run.label} vs BFCL's runner",
+                f"{run.wall_s:.2f}",
+                f"{run_cpu:.2f}",
+                f"{runner_wall / run.wall_s:.2f}",
+                f"{runner_cpu / run_cpu:.2f}",
+            ]
+        )
+        summary["ratio_bfcl_runner_wall"] = runner_wall / run.wall_s
+        summary["ratio_bfcl_runner_cpu"] = runner_cpu / run_cpu
     head = ["run", "wall s", "CPU s", "peer / run (wall)", "peer / run (CPU)"]
     print_table(head, rows, f"{n:,} BFCL-format records ({differ} verdicts differ)")
     for line in phase_lines(run):
@@ -123,6 +152,37 @@ def bfcl_part(n: int, summary: dict[str, Any]) -> None:
     summary["ratio_bfcl_wall"] = wall / run.wall_s
     summary["ratio_bfcl_cpu"] = cpu / run_cpu
     summary["ratio_bfcl_cpu_without_write"] = cpu / (run_cpu * kept)
+
+
+def _bfcl_runner_part(
+    path: Path, n: int, records: list[dict[str, Any]], summary: dict[str, Any]
+) -> tuple[float, float] | None:
+    """BFCL's own evaluation runner on the file, score files written as ``bfcl evaluate``
+    writes them (``_bfcl.bfcl_runner``): wall and CPU seconds, or None without BFCL's source.
+    Its failed entries are read back and compared with pingce's verdicts."""
+    runner = bfcl_runner()
+    if runner is None:
+        print(
+            "BFCL's runner: no bfcl_eval source ($BFCL_EVAL_DIR or the installed package); skipped"
+        )
+        return None
+    scores = out_dir("tool_use", f"{n}-bfcl-scores")
+    shutil.rmtree(scores, ignore_errors=True)
+    start, cpu = time.perf_counter(), time.process_time()
+    accuracy = runner(path, scores)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    failed = bfcl_failed_ids(scores)
+    differ = sum(
+        1
+        for row in records
+        if (row["id"] in failed) == (row["values"]["tool_call_accuracy"] == 1.0)
+    )
+    print(f"BFCL's runner: accuracy {accuracy:.5f}, {differ} verdicts differ from pingce's")
+    summary["bfcl_runner_s"] = wall
+    summary["bfcl_runner_cpu_s"] = cpu
+    summary["bfcl_runner_accuracy"] = accuracy
+    summary["bfcl_runner_verdicts_differ"] = differ
+    return wall, cpu
 
 
 def _without_write(run: CliRun) -> float:
