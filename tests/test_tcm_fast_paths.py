@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from pingce._json import dumps
+from pingce._json import dumps, json_texts
 from pingce.engine import groups, saved
 from pingce.metrics import dialogue
 from pingce.records import Table, load_records
@@ -78,6 +78,31 @@ def test_feature_pairs_partition_as_the_general_keys(seed: int, strings: bool) -
     renumber = dict(zip(general[firsts].tolist(), range(len(firsts)), strict=True))
     assert [renumber[c] for c in general.tolist()] == codes.tolist()
     assert codes[firsts].tolist() == list(range(len(firsts)))
+
+
+def test_pair_texts_are_cut_at_the_pairs_alone() -> None:
+    """The pairs' texts cut from one JSON text are each pair's JSON text without its brackets;
+    strings that hold brackets (where a cut could fall inside one) take the general texts."""
+    pairs = [({"a": "寒"}, {"a": "热", "b": "x"}), ({}, {"a": "寒"}), ({}, {})]
+    assert dialogue._pair_texts(pairs) == [dumps(list(p))[1:-1] for p in pairs]
+    tricky = [({"a": "],["}, {"a": "["}), ({"a": "]"}, {}), ({"b": "[x]"}, {"a": "],["})]
+    assert dialogue._pair_texts(tricky) == json_texts(tricky)
+    assert dialogue._pair_texts([]) == []
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("bracket", ["[", "],[", "]"])
+def test_feature_pairs_with_brackets_in_strings(seed: int, bracket: str) -> None:
+    records = strings_only(random_records(seed, n_dialogues=40))
+    for i, record in enumerate(records[::3]):
+        record["pred_features"] = {"nature": f"寒{bracket}{i % 2}"}
+    pred = [r.get("pred_features") or None for r in records]
+    gold = [r.get("gt_features") or None for r in records]
+    codes, firsts = dialogue._feature_pairs(pred, gold)
+    general, general_firsts = general_feature_pairs(pred, gold)
+    assert sorted(firsts.tolist()) == sorted(general_firsts.tolist())
+    renumber = dict(zip(general[firsts].tolist(), range(len(firsts)), strict=True))
+    assert [renumber[c] for c in general.tolist()] == codes.tolist()
 
 
 @pytest.mark.parametrize("seed", SEEDS)
