@@ -353,12 +353,16 @@ def _confidences(values: Sequence[Any]) -> np.ndarray:
 
 
 def _feature_checks(
-    pred: Sequence[Any], gold: Sequence[Any], polarity_fields: Sequence[str]
+    pred: Sequence[Any],
+    gold: Sequence[Any],
+    polarity_fields: Sequence[str],
+    from_text: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per turn: [conflict, polarity turn, Jaccard, structure turn] and the reasons of the
     conflict and of the structure mismatch. Computed once per distinct pair of feature objects
-    (dictionaries compared member by member in Python), then spread to every turn."""
-    codes, firsts = _feature_pairs(pred, gold)
+    (dictionaries compared member by member in Python), then spread to every turn.
+    ``from_text``: the objects were read from text (:func:`_feature_pairs`)."""
+    codes, firsts = _feature_pairs(pred, gold, from_text)
     checks = np.zeros((len(firsts), 4))
     conflicts = np.empty(len(firsts), dtype=object)
     structures = np.empty(len(firsts), dtype=object)
@@ -381,19 +385,36 @@ def _feature_checks(
     return checks[codes], conflicts[codes], structures[codes]
 
 
-def _feature_pairs(pred: Sequence[Any], gold: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+def _feature_pairs(
+    pred: Sequence[Any], gold: Sequence[Any], from_text: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """What :func:`_alike` gives of the two columns' :func:`_feature_keys`, a code per turn
     (numbered otherwise) and a turn of each code. Where every member of every object is a
-    string, from one key per turn: the JSON text of the pair, all made by one orjson call."""
+    string, from one key per turn: the JSON text of the pair, all made by one orjson call.
+
+    ``from_text``: the objects were read from text (JSON, JSON lines, CSV: of the JSON parser's
+    types alone, which :func:`_parse_object` keeps). orjson writes a quoted string for a string
+    and for nothing else of those types (NaN is ``null``, 1.0 is ``1.0``), so objects of equal
+    texts have strings in the same places: the members' types are checked on one turn of each
+    text, not on every turn."""
     preds = [value or _NO_FEATURES for value in pred]
     golds = [value or _NO_FEATURES for value in gold]
+    if from_text:
+        codes = _codes(_pair_texts(list(zip(preds, golds, strict=True))))
+        firsts = _firsts(codes)
+        seen = [d for i in firsts.tolist() for d in (preds[i], golds[i])]
+        if set(map(type, chain.from_iterable(map(dict.values, seen)))) <= {str}:
+            return codes, firsts
     if not set(map(type, chain.from_iterable(map(dict.values, chain(preds, golds))))) <= {str}:
         return _alike(_feature_keys(pred), _feature_keys(gold))
     codes = _codes(_pair_texts(list(zip(preds, golds, strict=True))))
-    # codes are numbered in order of first appearance: code k first where the running maximum
-    # reaches k
-    firsts = np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1) > 0)
-    return codes, firsts
+    return codes, _firsts(codes)
+
+
+def _firsts(codes: np.ndarray) -> np.ndarray:
+    """A position of each code, where codes are numbered in order of first appearance: code k
+    first where the running maximum reaches k."""
+    return np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1) > 0)
 
 
 def _pair_texts(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[bytes]:
@@ -518,7 +539,10 @@ class DialogueStatistic(Statistic):
             "DEFINITIVE although risk is UNCERTAIN (a blind diagnosis)"
         )
         features, reasons["conflict"], reasons["structure"] = _feature_checks(
-            table.column(f.pred_features), table.column(f.gt_features), self.polarity_fields
+            table.column(f.pred_features),
+            table.column(f.gt_features),
+            self.polarity_fields,
+            from_text=table.read_from_text,
         )
         rows[:, [_CONFLICT, _POLAR_N, _JACCARD, _JACCARD_N]] = features
         return StatBlock(width=_WIDTH, rows=rows, reasons=reasons)
