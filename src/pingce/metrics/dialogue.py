@@ -656,9 +656,7 @@ class HybridStatistic(Statistic):
     def _turns(self, table: Table) -> Iterable[tuple[int, str, str, bool]]:
         pred, gold = table.column(self.pred_text), table.column(self.gt_text)
         pred_ft, gt_ft = table.column(self.pred_features), table.column(self.gt_features)
-        for i in range(table.n):
-            if pred[i] is None or gold[i] is None:
-                continue
+        for i in np.flatnonzero(_present(pred) & _present(gold)).tolist():  # both texts
             p, g = pred_ft[i] or {}, gt_ft[i] or {}
             locked = any(
                 k in p and k in g and json_equal_key(p[k]) != json_equal_key(g[k])
