@@ -8,13 +8,14 @@ independent reference of tests/test_tcm_dialogue.py gives)."""
 from __future__ import annotations
 
 import itertools
+import json
 import operator
 from typing import Any
 
 import numpy as np
 import pytest
 
-from pingce._json import dumps
+from pingce._json import dumps, json_texts
 from pingce.engine import groups, saved
 from pingce.metrics import dialogue
 from pingce.records import Table, load_records
@@ -46,7 +47,9 @@ def per_record(result: Any) -> list[tuple[Any, Any]]:
     return [(row["values"], row.get("misses", {})) for row in result.record_values()]
 
 
-def general_feature_pairs(pred: Any, gold: Any) -> tuple[np.ndarray, np.ndarray]:
+def general_feature_pairs(
+    pred: Any, gold: Any, from_text: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     return dialogue._alike(dialogue._feature_keys(pred), dialogue._feature_keys(gold))
 
 
@@ -65,19 +68,82 @@ def test_string_features_match_the_reference(seed: int) -> None:
 
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("strings", [True, False])
-def test_feature_pairs_partition_as_the_general_keys(seed: int, strings: bool) -> None:
+@pytest.mark.parametrize("from_text", [True, False])
+def test_feature_pairs_partition_as_the_general_keys(
+    seed: int, strings: bool, from_text: bool
+) -> None:
     records = random_records(seed, n_dialogues=80)
     if strings:
         records = strings_only(records)
     pred = [r.get("pred_features") or None for r in records]
     gold = [r.get("gt_features") or None for r in records]
-    codes, firsts = dialogue._feature_pairs(pred, gold)
+    codes, firsts = dialogue._feature_pairs(pred, gold, from_text)
     general, general_firsts = general_feature_pairs(pred, gold)
     # the same groups of turns (numbered otherwise), each first seen at the same turn
     assert sorted(firsts.tolist()) == sorted(general_firsts.tolist())
     renumber = dict(zip(general[firsts].tolist(), range(len(firsts)), strict=True))
     assert [renumber[c] for c in general.tolist()] == codes.tolist()
     assert codes[firsts].tolist() == list(range(len(firsts)))
+
+
+def test_pair_texts_are_cut_at_the_pairs_alone() -> None:
+    """The pairs' texts cut from one JSON text are each pair's JSON text without its brackets;
+    strings that hold brackets (where a cut could fall inside one) take the general texts."""
+    pairs = [({"a": "寒"}, {"a": "热", "b": "x"}), ({}, {"a": "寒"}), ({}, {})]
+    assert dialogue._pair_texts(pairs) == [dumps(list(p))[1:-1] for p in pairs]
+    tricky = [({"a": "],["}, {"a": "["}), ({"a": "]"}, {}), ({"b": "[x]"}, {"a": "],["})]
+    assert dialogue._pair_texts(tricky) == json_texts(tricky)
+    assert dialogue._pair_texts([]) == []
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("bracket", ["[", "],[", "]"])
+def test_feature_pairs_with_brackets_in_strings(seed: int, bracket: str) -> None:
+    records = strings_only(random_records(seed, n_dialogues=40))
+    for i, record in enumerate(records[::3]):
+        record["pred_features"] = {"nature": f"寒{bracket}{i % 2}"}
+    pred = [r.get("pred_features") or None for r in records]
+    gold = [r.get("gt_features") or None for r in records]
+    codes, firsts = dialogue._feature_pairs(pred, gold)
+    general, general_firsts = general_feature_pairs(pred, gold)
+    assert sorted(firsts.tolist()) == sorted(general_firsts.tolist())
+    renumber = dict(zip(general[firsts].tolist(), range(len(firsts)), strict=True))
+    assert [renumber[c] for c in general.tolist()] == codes.tolist()
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        ["寒", float("nan"), None],  # NaN and null: one text (null), two comparisons
+        ["1", 1, 1.0, True, "true"],
+        ["寒", ["寒"], {"x": "寒"}],
+    ],
+)
+def test_feature_objects_read_from_text_alike_in_text_not_in_type(
+    tmp_path: Any, values: list[Any]
+) -> None:
+    """Read from a file, objects whose texts are alike but whose members are not all strings
+    (NaN beside null, numbers beside strings) are checked turn by turn, as the general keys
+    and the reference have them."""
+    records = strings_only(random_records(0, n_dialogues=30))
+    for i, record in enumerate(records):
+        # as JSON text of the object (which may hold NaN, that JSON lines may not)
+        features = {"nature": values[i % len(values)], "sweat": "无汗"}
+        record["pred_features"] = json.dumps(features, ensure_ascii=False)
+    path = tmp_path / "features.jsonl"
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in records) + "\n")
+    fields = dialogue.DialogueFields()
+    table = load_records(str(path), fields.specs(), id_path="id")
+    assert table.read_from_text
+    pred, gold = table.column("pred_features"), table.column("gt_features")
+    codes, firsts = dialogue._feature_pairs(pred, gold, from_text=True)
+    general, general_firsts = general_feature_pairs(pred, gold)
+    assert sorted(firsts.tolist()) == sorted(general_firsts.tolist())
+    renumber = dict(zip(general[firsts].tolist(), range(len(firsts)), strict=True))
+    assert [renumber[c] for c in general.tolist()] == codes.tolist()
+    fast = dialogue._feature_checks(pred, gold, ("nature",), from_text=True)
+    slow = dialogue._feature_checks(pred, gold, ("nature",))
+    assert all(np.array_equal(a, b) for a, b in zip(fast, slow, strict=True))
 
 
 @pytest.mark.parametrize("seed", SEEDS)

@@ -255,6 +255,13 @@ class Table:
         """Number of records."""
         return len(self.ids)
 
+    @property
+    def read_from_text(self) -> bool:
+        """Whether the records were read from text (JSON, JSON lines, CSV, TSV: :attr:`encoding`
+        is set): their values, before a field's parser, are of the JSON parser's types alone
+        (strings, numbers, booleans, None, lists and objects with string keys)."""
+        return self.encoding is not None
+
     def first_without_id(self) -> int | None:
         """Index of the first record that has no id, or None when every record has one."""
         return next((i for i, record_id in enumerate(self.ids) if record_id is None), None)

@@ -353,12 +353,16 @@ def _confidences(values: Sequence[Any]) -> np.ndarray:
 
 
 def _feature_checks(
-    pred: Sequence[Any], gold: Sequence[Any], polarity_fields: Sequence[str]
+    pred: Sequence[Any],
+    gold: Sequence[Any],
+    polarity_fields: Sequence[str],
+    from_text: bool = False,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per turn: [conflict, polarity turn, Jaccard, structure turn] and the reasons of the
     conflict and of the structure mismatch. Computed once per distinct pair of feature objects
-    (dictionaries compared member by member in Python), then spread to every turn."""
-    codes, firsts = _feature_pairs(pred, gold)
+    (dictionaries compared member by member in Python), then spread to every turn.
+    ``from_text``: the objects were read from text (:func:`_feature_pairs`)."""
+    codes, firsts = _feature_pairs(pred, gold, from_text)
     checks = np.zeros((len(firsts), 4))
     conflicts = np.empty(len(firsts), dtype=object)
     structures = np.empty(len(firsts), dtype=object)
@@ -381,19 +385,49 @@ def _feature_checks(
     return checks[codes], conflicts[codes], structures[codes]
 
 
-def _feature_pairs(pred: Sequence[Any], gold: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+def _feature_pairs(
+    pred: Sequence[Any], gold: Sequence[Any], from_text: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """What :func:`_alike` gives of the two columns' :func:`_feature_keys`, a code per turn
     (numbered otherwise) and a turn of each code. Where every member of every object is a
-    string, from one key per turn: the JSON text of the pair, all made by one orjson call."""
+    string, from one key per turn: the JSON text of the pair, all made by one orjson call.
+
+    ``from_text``: the objects were read from text (JSON, JSON lines, CSV: of the JSON parser's
+    types alone, which :func:`_parse_object` keeps). orjson writes a quoted string for a string
+    and for nothing else of those types (NaN is ``null``, 1.0 is ``1.0``), so objects of equal
+    texts have strings in the same places: the members' types are checked on one turn of each
+    text, not on every turn."""
     preds = [value or _NO_FEATURES for value in pred]
     golds = [value or _NO_FEATURES for value in gold]
+    if from_text:
+        codes = _codes(_pair_texts(list(zip(preds, golds, strict=True))))
+        firsts = _firsts(codes)
+        seen = [d for i in firsts.tolist() for d in (preds[i], golds[i])]
+        if set(map(type, chain.from_iterable(map(dict.values, seen)))) <= {str}:
+            return codes, firsts
     if not set(map(type, chain.from_iterable(map(dict.values, chain(preds, golds))))) <= {str}:
         return _alike(_feature_keys(pred), _feature_keys(gold))
-    codes = _codes(json_texts(list(zip(preds, golds, strict=True))))
-    # codes are numbered in order of first appearance: code k first where the running maximum
-    # reaches k
-    firsts = np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1) > 0)
-    return codes, firsts
+    codes = _codes(_pair_texts(list(zip(preds, golds, strict=True))))
+    return codes, _firsts(codes)
+
+
+def _firsts(codes: np.ndarray) -> np.ndarray:
+    """A position of each code, where codes are numbered in order of first appearance: code k
+    first where the running maximum reaches k."""
+    return np.flatnonzero(np.diff(np.maximum.accumulate(codes), prepend=-1) > 0)
+
+
+def _pair_texts(pairs: list[tuple[dict[str, Any], dict[str, Any]]]) -> list[bytes]:
+    """A text per pair of objects whose members are strings, equal exactly where the pairs'
+    JSON texts are: the list's JSON text cut at ``],[`` (where no string holds a ``[``, the
+    pairs' boundaries and nothing else), else :func:`json_texts`."""
+    try:
+        text = orjson.dumps(pairs)
+    except TypeError:  # a key that is not a string: the standard library's text
+        return json_texts(pairs)
+    if pairs and text.count(b"[") == len(pairs) + 1:
+        return text[2:-2].split(b"],[")
+    return json_texts(pairs)
 
 
 def _feature_keys(objects: Sequence[Any]) -> list[Hashable]:
@@ -505,7 +539,10 @@ class DialogueStatistic(Statistic):
             "DEFINITIVE although risk is UNCERTAIN (a blind diagnosis)"
         )
         features, reasons["conflict"], reasons["structure"] = _feature_checks(
-            table.column(f.pred_features), table.column(f.gt_features), self.polarity_fields
+            table.column(f.pred_features),
+            table.column(f.gt_features),
+            self.polarity_fields,
+            from_text=table.read_from_text,
         )
         rows[:, [_CONFLICT, _POLAR_N, _JACCARD, _JACCARD_N]] = features
         return StatBlock(width=_WIDTH, rows=rows, reasons=reasons)
@@ -619,9 +656,7 @@ class HybridStatistic(Statistic):
     def _turns(self, table: Table) -> Iterable[tuple[int, str, str, bool]]:
         pred, gold = table.column(self.pred_text), table.column(self.gt_text)
         pred_ft, gt_ft = table.column(self.pred_features), table.column(self.gt_features)
-        for i in range(table.n):
-            if pred[i] is None or gold[i] is None:
-                continue
+        for i in np.flatnonzero(_present(pred) & _present(gold)).tolist():  # both texts
             p, g = pred_ft[i] or {}, gt_ft[i] or {}
             locked = any(
                 k in p and k in g and json_equal_key(p[k]) != json_equal_key(g[k])

@@ -23,7 +23,7 @@ import os
 import shutil
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import repeat
+from itertools import chain, repeat
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -135,7 +135,7 @@ def jsonl_lines(
             )
             pieces.extend(_endings(closing, misses, first, last))
             merged = _merged(pieces, last - first)
-            text = b"".join(map(b"".join, zip(*merged, strict=True)))
+            text = b"".join(chain.from_iterable(zip(*merged, strict=True)))
         yield text
 
 
@@ -415,12 +415,36 @@ def _sparse(opening: bytes, columns: dict[str, Any], start: int, stop: int) -> l
 def _entries(reasons: np.ndarray, missed: np.ndarray, some: np.ndarray, key: bytes) -> Pieces:
     """One metric's ``"metric":"reason"`` per row that missed it (after a comma when an earlier
     metric was missed too), empty where it did not."""
+    coded = _coded_entries(reasons, missed, some, key)
+    if coded is not None:
+        return coded
     texts = np.full(len(reasons), b"", dtype=object)
     for rows, prefix in ((missed & ~some, key), (missed & some, b"," + key)):
         if rows.any():
             texts[rows] = _objects(_rows(_fragments(reasons[rows], prefix)))
     plain: list[bytes] = texts.tolist()
     return _coded(plain) or plain
+
+
+def _coded_entries(
+    reasons: np.ndarray, missed: np.ndarray, some: np.ndarray, key: bytes
+) -> _Coded | None:
+    """:func:`_entries` of reasons that are strings (or None), at most half of the rows'
+    entries distinct: coded from the distinct reasons at once (code 0 the empty text, then
+    each reason after ``key``, then after ``,`` and ``key``), each reason written once; None
+    otherwise (written row by row)."""
+    values = reasons[missed].tolist()
+    if not set(map(type, values)) <= {str}:
+        return None
+    found = _distinct_codes(values)
+    if found is None:
+        return None
+    distinct, codes = found
+    k = len(distinct)
+    texts = [b"", *json_texts(distinct, key), *json_texts(distinct, b"," + key)]
+    out = np.zeros(len(reasons), dtype=np.int64)
+    out[missed] = codes + 1 + k * some[missed]
+    return _Coded(texts, out) if 2 * (2 * k + 1) <= len(reasons) else None
 
 
 def _coded(texts: list[bytes]) -> _Coded | None:
