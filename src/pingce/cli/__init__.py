@@ -125,7 +125,13 @@ def main() -> None:
     million records an object at a time, and the interpreter's own teardown, would only make
     the user wait. Code that calls :func:`cli` itself (tests, other programs) is not ended.
     ``atexit`` handlers do not run: whatever a command must finish (a cache, a connection, a
-    cluster) it finishes inside the command."""
+    cluster) it finishes inside the command.
+
+    pydantic's plugins are off in this process (``PYDANTIC_DISABLE_PLUGINS=__all__`` unless the
+    variable is set): pingce's option models need none, and looking for them scans the entry
+    points of every installed package on each start. ``PYDANTIC_DISABLE_PLUGINS=`` (empty)
+    turns them back on."""
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     end_at_once()
     warnings.showwarning = _show_warning
     signal.signal(signal.SIGTERM, _terminated)
