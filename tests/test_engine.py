@@ -457,6 +457,8 @@ HEAVY_FOR_A_RUN = [
     "asyncio",  # the HTTP client (--model, a remote similarity)
     "pingce.engine.model",
     "pingce.engine.compare",
+    "pingce.report.comparison_html",  # the comparison page (pingce.report imports on first use)
+    "pingce.report.side_by_side",
     "pingce.text.bleu",
     *(f"pingce.metrics.{family}" for family in ("calls", "dialogue", "overlap", "ter", "tools")),
 ]
@@ -497,6 +499,37 @@ def test_a_run_on_the_example_records_reads_their_numerals_without_cn2an(tmp_pat
     loaded = heavy_modules_after_a_run(EXAMPLES / "contract_risk" / "records.jsonl", tmp_path)
     assert "cn2an" not in loaded and "scipy" not in loaded, loaded
     assert set(loaded) <= {"rapidfuzz"}, loaded
+
+
+@pytest.mark.parametrize("variable", [None, ""])
+def test_the_command_turns_pydantic_plugins_off_unless_asked(
+    tmp_path: Path, variable: str | None
+) -> None:
+    """``pingce`` (``main``) sets PYDANTIC_DISABLE_PLUGINS=__all__ when unset, so pydantic does not
+    scan every installed package's entry points for plugins (6 ms of each start in issue 32);
+    a user who sets the variable, empty included, gets pydantic's own behaviour."""
+    data = str(EXAMPLES / "contract_risk" / "records.jsonl")
+    code = (
+        "import json, os, sys\n"
+        f"variable = {variable!r}\n"
+        "os.environ.pop('PYDANTIC_DISABLE_PLUGINS', None)\n"
+        "if variable is not None:\n"
+        "    os.environ['PYDANTIC_DISABLE_PLUGINS'] = variable\n"
+        "end = os._exit\n"
+        "def ended(code):\n"
+        "    import pydantic.plugin._loader as loader\n"
+        "    print(json.dumps([code, loader._plugins is not None]), flush=True)\n"
+        "    end(code)\n"
+        "os._exit = ended\n"
+        f"sys.argv = ['pingce', 'run', 'contract-risk', '--data', {data!r}, '--out', 'out']\n"
+        "from pingce.cli import main\n"
+        "main()\n"
+    )
+    done = run_python("-c", code, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    code_seen, scanned = json.loads(done.stdout.splitlines()[-1])
+    assert code_seen == 0
+    assert scanned is (variable is not None)
 
 
 def test_a_run_does_not_import_the_comparison_and_a_comparison_not_the_run() -> None:
