@@ -532,6 +532,22 @@ def test_the_command_turns_pydantic_plugins_off_unless_asked(
     assert scanned is (variable is not None)
 
 
+def test_a_command_is_imported_with_the_collector_paused_and_frozen_after() -> None:
+    """Start-up makes modules and classes that live to the end: a command's module (and a run's
+    engine) is imported with the collector paused, and what it made is frozen after, so no
+    collection walks it (17.6 -> 5.3 ms of collections in a run of the example, issue 32); the
+    collector is on again afterwards."""
+    code = (
+        "import gc, json\nfrom pingce.cli import cli\n"
+        "before = gc.get_freeze_count()\n"
+        "command = cli.get_command(None, 'run')\n"
+        "print(json.dumps([gc.isenabled(), gc.get_freeze_count() > before]))"
+    )
+    done = run_python("-c", code)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == [True, True]
+
+
 def test_a_run_does_not_import_the_comparison_and_a_comparison_not_the_run() -> None:
     """Old main: ``pingce.engine`` imported ``engine.compare`` eagerly, so every run paid for the
     paired comparison's modules (0.36 s of start-up measured in issue 32)."""
