@@ -147,3 +147,48 @@ def test_an_error_about_a_key_names_its_line(
     assert said.lower() in str(caught.value).lower()
     stderr = failed_run(tmp_path, path, EXAMPLES / "contract_risk" / "records.jsonl")
     assert f"{path}:{line}: key '{key}'" in stderr
+
+
+# --------------------------------------------------- built-in suites read once (parsed.json)
+
+
+def test_the_built_in_suites_parsed_json_is_current() -> None:
+    """parsed.json holds what the YAML reader makes of every built-in suite file today (after
+    editing a suite: ``python -c "from pingce.suites._parsed import write; write()"``)."""
+    from pingce.suites import _parsed
+
+    kept = (resources.files("pingce.suites") / _parsed.FILE).read_text(encoding="utf-8")
+    assert kept == _parsed.snapshot(), "stale: run pingce.suites._parsed.write()"
+
+
+@pytest.mark.parametrize("name", sorted(builtin_suites()))
+def test_a_built_in_suite_is_read_from_parsed_json_as_from_its_yaml(name: str) -> None:
+    """The kept document is the YAML reader's, keys in the same order (a suite's metrics are
+    shown in its order), with the same key lines; another text, or another name, is not
+    answered from the file (an edited suite file is parsed)."""
+    import json
+
+    from pingce.suites._parsed import kept_document
+    from pingce.suites._yaml import load_yaml
+
+    text = (resources.files("pingce.suites") / f"{name}.yaml").read_text(encoding="utf-8")
+    lines: dict[str, int] = {}
+    document = load_yaml(text, lines)
+    kept = kept_document(name, text)
+    assert kept is not None
+    assert json.dumps(kept[0]) == json.dumps(document)
+    assert kept[1] == lines
+    assert kept_document(name, text + "\n# edited\n") is None
+    assert kept_document(f"{name}.yaml", text) is None
+
+
+def test_an_edited_built_in_suite_is_parsed_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A text that parsed.json was not made from goes through the YAML reader, its errors with
+    their lines."""
+    from pingce.suites import build
+
+    text = (resources.files("pingce.suites") / "contract-risk.yaml").read_text(encoding="utf-8")
+    edited = text.replace("metrics:", "metrics:\n  accuracy: {}\n  accuracy: {}", 1)
+    monkeypatch.setattr(build, "_read", lambda suite: (edited, "built-in suite contract-risk"))
+    with pytest.raises(SuiteError, match="given twice"):
+        load_suite("contract-risk")

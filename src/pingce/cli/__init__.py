@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 import click
 
+from .._collector import collector_paused
 from .._version import __version__
 from .common import EXIT_INTERRUPTED, end_at_once
 
@@ -30,12 +31,14 @@ COMMANDS = ("calibrate", "compare", "demo", "metrics", "report", "run", "runs", 
 class LazyCommands(dict[str, click.Command]):
     """The group's commands by name, each imported when it is first looked up (click's lazy
     loading): names are listed without importing anything; a command is the function of its
-    name in the module of its name."""
+    name in the module of its name, imported with the collector paused (:mod:`pingce._collector`:
+    modules and classes live to the end, so collecting among them is wasted)."""
 
     def __missing__(self, name: str) -> click.Command:
         if name not in COMMANDS:
             raise KeyError(name)
-        command = getattr(importlib.import_module(f"{__name__}.{name}"), name)
+        with collector_paused():  # modules and classes, alive to the end: nothing to collect
+            command = getattr(importlib.import_module(f"{__name__}.{name}"), name)
         assert isinstance(command, click.Command)
         self[name] = command
         return command
@@ -125,7 +128,13 @@ def main() -> None:
     million records an object at a time, and the interpreter's own teardown, would only make
     the user wait. Code that calls :func:`cli` itself (tests, other programs) is not ended.
     ``atexit`` handlers do not run: whatever a command must finish (a cache, a connection, a
-    cluster) it finishes inside the command."""
+    cluster) it finishes inside the command.
+
+    pydantic's plugins are off in this process (``PYDANTIC_DISABLE_PLUGINS=__all__`` unless the
+    variable is set): pingce's option models need none, and looking for them scans the entry
+    points of every installed package on each start. ``PYDANTIC_DISABLE_PLUGINS=`` (empty)
+    turns them back on."""
+    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
     end_at_once()
     warnings.showwarning = _show_warning
     signal.signal(signal.SIGTERM, _terminated)

@@ -129,6 +129,13 @@ VARIABLES = (
         "run, compare, calibrate",
     ),
     Variable(
+        "PYDANTIC_DISABLE_PLUGINS",
+        "pydantic's own: the `pingce` command sets it to `__all__` when it is not set, so that "
+        "pydantic does not look through every installed package for plugins on each start; "
+        "set it (empty: every plugin) to have pydantic's plugins in a command.",
+        "every command",
+    ),
+    Variable(
         "DISPLAY, WAYLAND_DISPLAY",
         "Whether `pingce view` opens a browser (with neither set it prints the address only).",
         "view",

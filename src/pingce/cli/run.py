@@ -145,11 +145,14 @@ def run(
     **values: Any,
 ) -> None:
     """Evaluate the records in --data with SUITE (a built-in name or a suite YAML file)."""
-    from ..engine import evaluate_suite
-    from ..errors import PingceError
-    from ..gates import failed_gates
-    from ..options import command_line_options
-    from ..report import print_result, write_outputs
+    from .._collector import collector_paused
+
+    with collector_paused():  # modules and classes, alive to the end: nothing to collect
+        from ..engine import evaluate_suite
+        from ..errors import PingceError
+        from ..gates import failed_gates
+        from ..options import command_line_options
+        from ..report import print_result, write_outputs
 
     quiet, no_progress = values["quiet"], values["no_progress"]
     console, err_console = consoles()

@@ -12,7 +12,6 @@ from ..runfolder.atomic import Staging, atomic_files
 from ..runfolder.outputs import RunOutputs
 from ..runfolder.records import FieldTexts, write_predictions, write_records
 from ..runfolder.records_parquet import write_records_parquet
-from .comparison_html import render_comparison_html
 from .html import write_html
 from .markdown import render_comparison_markdown, render_markdown
 
@@ -86,6 +85,8 @@ def write_comparison(
     the comparison made: :attr:`ComparisonResult.records`)."""
     if candidate is None and baseline is None and result.records is not None:
         candidate, baseline = result.records
+    from .comparison_html import render_comparison_html  # a run writes no comparison page
+
     with atomic_files(out) as staging:
         staging.write_text(layout.COMPARISON_JSON, result.to_json() + "\n")
         staging.write_text(

@@ -35,6 +35,7 @@ from ..metrics.registry import (
     table_info,
     table_registry,
 )
+from ._parsed import builtin_names, kept_document
 from .spec import DefaultsSpec, SuiteSpec
 
 if TYPE_CHECKING:
@@ -60,18 +61,12 @@ class BuiltSuite:
         return {**self.metrics, **self.tables}
 
 
-def _builtin_names() -> list[str]:
-    """The built-in suites' names, sorted (their files are not read)."""
-    names = (entry.name for entry in resources.files("pingce.suites").iterdir())
-    return sorted(name.removesuffix(".yaml") for name in names if name.endswith(".yaml"))
-
-
 def builtin_suites() -> dict[str, str]:
     """Built-in suite names and their one-line descriptions."""
     from ._yaml import load_yaml
 
     out = {}
-    for name in _builtin_names():
+    for name in builtin_names():
         text = (resources.files("pingce.suites") / f"{name}.yaml").read_text(encoding="utf-8")
         data = load_yaml(text) or {}
         out[name] = str(data.get("description", "")).strip()
@@ -195,18 +190,15 @@ def _check_used(spec: SuiteSpec, taken: set[str], source: str) -> None:
 
 def _parse(suite: str | os.PathLike[str], lines: KeyLines) -> tuple[SuiteSpec, str]:
     """The suite file's spec and its name in messages; the line of each key into ``lines``."""
-    import yaml
     from pydantic import ValidationError
 
-    from ._yaml import YamlProblem, load_yaml
-
     text, source = _read(suite)
-    try:
-        data = load_yaml(text, lines)
-    except YamlProblem as exc:
-        raise SuiteError(str(exc), source=source, key=exc.key, line=exc.line) from None
-    except yaml.YAMLError as exc:
-        raise SuiteError(f"not valid YAML: {exc}", source=source) from None
+    kept = kept_document(os.fspath(suite), text)  # a built-in suite as read before: no YAML
+    if kept is not None:
+        data, kept_lines = kept
+        lines.update(kept_lines)
+    else:
+        data = _yaml_document(text, source, lines)
     if not isinstance(data, dict):
         raise SuiteError("a suite file must be a mapping of keys", source=source)
     try:
@@ -234,6 +226,21 @@ def _parse(suite: str | os.PathLike[str], lines: KeyLines) -> tuple[SuiteSpec, s
             source=source,
             key=_format_loc(first["loc"]),
         ) from None
+
+
+def _yaml_document(text: str, source: str, lines: KeyLines) -> Any:
+    """The document of a suite file's ``text`` (:func:`._yaml.load_yaml`), its problems as
+    :class:`SuiteError`."""
+    import yaml
+
+    from ._yaml import YamlProblem, load_yaml
+
+    try:
+        return load_yaml(text, lines)
+    except YamlProblem as exc:
+        raise SuiteError(str(exc), source=source, key=exc.key, line=exc.line) from None
+    except yaml.YAMLError as exc:
+        raise SuiteError(f"not valid YAML: {exc}", source=source) from None
 
 
 def _overlay(spec: SuiteSpec, defaults: Mapping[str, Any]) -> SuiteSpec:
@@ -320,7 +327,7 @@ def _built(spec: SuiteSpec, source: str, defaults: Mapping[str, Any] | None) -> 
 
 def _read(suite: str | os.PathLike[str]) -> tuple[str, str]:
     text_name = os.fspath(suite)
-    builtins = _builtin_names()  # a run reads its own suite's file only
+    builtins = builtin_names()  # a run reads its own suite's file only
     if text_name in builtins:
         resource = resources.files("pingce.suites") / f"{text_name}.yaml"
         return resource.read_text(encoding="utf-8"), f"built-in suite {text_name}"
