@@ -220,3 +220,38 @@ def test_the_reports_name_the_stream() -> None:
     before = poisson.model_copy(update={"signature": earlier})
     assert "record-index" not in render_markdown(before)
     assert "Poisson bootstrap (Poisson weights)" in render_html(before)
+
+
+def test_chunked_category_sums_equal_the_per_resample_sums_bit_for_bit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """stats._chunked sums a block's categories a chunk of resamples at a time (one matrix
+    product) only where every sum is exact; the replicates equal the per-resample path's to
+    the bit, for one side and for a paired comparison, and a block whose sums are not exact
+    (rows of arbitrary fractions) is left to the per-resample path."""
+    from pingce.metrics import StatBlock
+    from tests.test_significance import Ratio
+
+    rng = np.random.default_rng(5)
+    n = 3000
+    rows = np.array([[1.0, 1.0], [0.0, 1.0], [0.25, 1.0]])
+    side_a = {"k": StatBlock(width=2, rows=rows[rng.integers(0, 3, n)])}
+    side_b = {"k": StatBlock(width=2, rows=rows[rng.integers(0, 2, n)])}
+    wanted = {"m": (Ratio(), "k")}
+    for sides in ([side_a], [side_a, side_b]):
+        chunked = stats._per_block(sides, wanted, 400, 7, None)
+        with monkeypatch.context() as patched:
+            patched.setattr(stats, "_chunked", lambda *args: None)
+            one_by_one = stats._per_block(sides, wanted, 400, 7, None)
+        for got, expected in zip(chunked, one_by_one, strict=True):
+            assert got["m"].tobytes() == expected["m"].tobytes()
+    thirds = np.array([[1 / 3, 1.0], [0.1, 1.0]])
+    inexact = {"k": StatBlock(width=2, rows=thirds[rng.integers(0, 2, n)])}
+    from pingce.block_draws import categories
+
+    found = categories(inexact["k"])
+    assert found is not None
+    small = [{"k": StatBlock(width=2, rows=found[1])}]
+    parts = (np.arange(2), np.arange(2))
+    counts = [np.array([[1500.0, 1500.0]])]
+    assert stats._chunked(small, "k", wanted, counts, parts, n, 1) is None

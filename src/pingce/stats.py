@@ -44,7 +44,7 @@ from .block_draws import (
     multinomial_counts,
     partition,
 )
-from .block_sums import summer
+from .block_sums import exact_bound, summer
 from .metrics.protocol import Metric, StatBlock
 from .progress import Advance
 from .threads import one_blas_thread
@@ -552,6 +552,50 @@ def _spread(
         yield from full
 
 
+def _chunked(
+    small: list[Mapping[object, StatBlock]],
+    key: object,
+    named: Mapping[str, tuple[Metric, object]],
+    chunks: Iterable[np.ndarray],
+    parts: tuple[np.ndarray, np.ndarray],
+    n: int,
+    resamples: int,
+) -> list[dict[str, np.ndarray]] | None:
+    """:func:`_resample` of one block's categories a chunk of resamples at a time (one product
+    of the chunk's counts and the categories' rows, not one a resample), where that gives the
+    same bits: every metric decomposable and every sum exact in any order of addition (each
+    resample's counts add up to ``n``, below the rows' :func:`~pingce.block_sums.exact_bound`);
+    None otherwise."""
+    if not all(metric.decomposable for metric, _ in named.values()):
+        return None
+    rows: list[np.ndarray] = []
+    for blocks in small:
+        side_rows = blocks[key].rows
+        if side_rows is None or side_rows.dtype != np.float64 or side_rows.ndim != 2:
+            return None
+        bound = exact_bound(side_rows)
+        if bound is None or not n < bound:
+            return None
+        rows.append(side_rows)
+    used, rank = parts
+    summed = [np.empty((resamples, r.shape[1])) for r in rows]
+    done = 0
+    with one_blas_thread():
+        for chunk in chunks:
+            full = np.zeros((chunk.shape[0], rows[0].shape[0]))
+            full[:, used] = chunk[:, rank]
+            for side, side_rows in enumerate(rows):
+                summed[side][done : done + chunk.shape[0]] = full @ side_rows
+            done += chunk.shape[0]
+    return [
+        {
+            name: np.asarray(metric.finalize(summed[side]), dtype=np.float64)
+            for name, (metric, _) in named.items()
+        }
+        for side in range(len(small))
+    ]
+
+
 def _categorised(sides: list[Mapping[object, StatBlock]], key: object) -> list[Categories] | None:
     """The categories of block ``key`` on every side (two sides: their joint categories, so a
     draw reads both systems' rows of the same records), or None: the index stream."""
@@ -604,8 +648,12 @@ def _per_block(
         small: list[Mapping[object, StatBlock]] = [
             {key: _category_block(side[key], c)} for side, c in zip(sides, cats, strict=True)
         ]
-        draws = _spread(chunks, used, rank, cats[0][1].shape[0])
-        for side, values in enumerate(_resample(small, named, draws, resamples, None)):
+        n = int(cats[0][0].size)
+        found = _chunked(small, key, named, chunks, (used, rank), n, resamples)
+        if found is None:
+            draws = _spread(chunks, used, rank, cats[0][1].shape[0])
+            found = _resample(small, named, draws, resamples, None)
+        for side, values in enumerate(found):
             out[side].update(values)
     if rest:
         n = next(iter(sides[0].values())).n
