@@ -16,7 +16,7 @@ import os
 from collections.abc import Hashable, Mapping, Sequence
 from functools import partial
 from itertools import repeat
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -52,6 +52,9 @@ from .values import (
     record_rows,
     statistic_notes,
 )
+
+if TYPE_CHECKING:
+    from .judgements import Judgements
 
 __all__ = ["align", "compare_blocks", "compare_suite"]
 
@@ -138,6 +141,16 @@ def align(candidate: Table, baseline: Table, plan: Plan) -> np.ndarray:
     return index
 
 
+def _judgements(plan: Plan, table: Table, progress: ProgressHook) -> Judgements | None:
+    """One side's grades by the judges (None when no statistic is judged): each side's answers
+    are graded as a run grades them, so equal answers hit the cache."""
+    if not any(s.needs_judge for s in plan.statistics.values()):
+        return None
+    from .judgements import grade
+
+    return grade(plan, table, progress)
+
+
 def compare_suite(
     suite: str | os.PathLike[str] | SuiteSpec | BuiltSuite,
     candidate: Data,
@@ -167,9 +180,13 @@ def compare_suite(
         slice_rows = _slice_rows(plan, table_c, table_b)
     with context.phase("similarities"):
         scored = similarities(plan, [table_c, table_b], progress)
+        judged_c, judged_b = (
+            _judgements(plan, table_c, progress),
+            _judgements(plan, table_b, progress),
+        )
     with context.phase("statistics"):
-        blocks_c = statistics(plan, table_c, scored, in_halves)  # in this process, as local
-        blocks_b = statistics(plan, table_b, scored, in_halves)
+        blocks_c = statistics(plan, table_c, scored, in_halves, judged_c)  # as local
+        blocks_b = statistics(plan, table_b, scored, in_halves, judged_b)
         failures = {
             side: count_failures(
                 table, blocks, 0 if scored is None else scored.failed(pairs_of(plan, table))
