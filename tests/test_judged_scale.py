@@ -13,6 +13,8 @@ from typing import Any
 
 import jsonschema
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pingce.errors import OptionError
 from pingce.judged import (
@@ -385,6 +387,8 @@ def test_continuous_scale_takes_any_number_in_range() -> None:
         ("GRADE: C\nthe reference agrees\nGRADE: C", "C"),
         ("Verdict: partially correct", "P"),
         ("结论：C", "C"),
+        ('{"label": "部分正确"}', "P"),
+        ("错误", "I"),
         ("结论：C，因为要点齐全", "C"),
         ("GRADE: C. All facts are there.", "C"),
         ("[[I]]", "I"),
@@ -827,3 +831,82 @@ def test_judged_is_pure() -> None:
                     assert (node.module or "").split(".")[0] in allowed, (path, node.module)
                 elif node.level == 2:
                     assert node.module == "errors", (path, node.module)
+
+
+# --- never a crash, never a value off the scale ------------------------------------------------
+
+_PIECES = [
+    "{",
+    "}",
+    '"score"',
+    '"label"',
+    '"reasoning"',
+    ":",
+    "：",
+    ",",
+    " ",
+    "\n",
+    "```",
+    "```json\n",
+    "<think>",
+    "</think>",
+    "Score",
+    "评分",
+    "GRADE",
+    "[[",
+    "]]",
+    "/",
+    "-",
+    "or",
+    "分",
+    "C",
+    "P",
+    "I",
+    "A",
+    "B",
+    "tie",
+    "pass",
+    "correct",
+    "I'm sorry",
+    "0",
+    "1",
+    "3",
+    "4",
+    "5",
+    "7",
+    "10",
+    "3.5",
+    ".5",
+    "-1",
+    "null",
+    "true",
+    '"4"',
+    "NaN",
+    "\\",
+    '"',
+]
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    pieces=st.lists(st.sampled_from(_PIECES), max_size=20),
+    spec=st.sampled_from(["0-1", "1-5", "0-10", "correctness", "pass/fail", "good/ok/bad"]),
+)
+def test_any_answer_reads_to_a_value_on_the_scale_or_a_reason(pieces: list[str], spec: str) -> None:
+    scale = parse_scale(spec)
+    text = "".join(pieces)
+    parsed = parse_answer(text, scale)
+    assert (parsed.value is None) == (parsed.reason is not None)
+    if parsed.value is not None:
+        assert scale.low <= parsed.value <= scale.high
+        if scale.kind == "points":
+            assert parsed.value in scale.points
+        if scale.kind == "labels":
+            assert parsed.label in scale.labels and parsed.value == scale.value_of(parsed.label)
+        else:
+            assert parsed.label is None
+    tokens = [_entry(p, [(p, 0.5), ("4", 0.25), (" 3", 0.25)]) for p in pieces]
+    weighted = weighted_score(tokens, scale)
+    if weighted is not None:
+        assert scale.kind == "points" and parsed.value is not None
+        assert scale.low <= weighted <= scale.high

@@ -106,13 +106,16 @@ class Scale:
         return self.values[self.labels.index(label)]
 
     def find_label(self, text: str) -> str | None:
-        """The label ``text`` names (a label or its long name, compared by :func:`label_key`),
-        or None."""
+        """The label ``text`` names (a label, its long name or the long name's Chinese: ``C``,
+        ``correct``, ``正确``), compared by :func:`label_key`, or None."""
         key = label_key(text)
         if not key:
             return None
         for i, label in enumerate(self.labels):
-            if key == label_key(label) or (self.names and key == label_key(self.names[i])):
+            names = (
+                (label, self.names[i], _ZH_NAMES.get(self.names[i], "")) if self.names else (label,)
+            )
+            if any(key == label_key(name) for name in names if name):
                 return label
         return None
 
