@@ -280,6 +280,7 @@ def test_answer_form_matches_the_schema() -> None:
         ("<think>maybe 2 or 3, the answer has 7 steps</think>Score: 4", 4),
         ('<thinking>hmm 1</thinking>\n{"score": 2}', 2),
         ('<think>{"score": 1}</think>{"score": 5}', 5),
+        ("the answer has 3 steps, so\n</think>\n\nScore: 4", 4),
     ],
 )
 def test_numeric_answers(text: str, value: float) -> None:
@@ -817,6 +818,7 @@ def test_judged_is_pure() -> None:
         "re",
         "string",
         "bisect",
+        "itertools",
         "dataclasses",
         "typing",
         "collections",
@@ -910,3 +912,9 @@ def test_any_answer_reads_to_a_value_on_the_scale_or_a_reason(pieces: list[str],
     if weighted is not None:
         assert scale.kind == "points" and parsed.value is not None
         assert scale.low <= weighted <= scale.high
+
+
+def test_weighted_score_token_with_punctuation_after() -> None:
+    score = [(" 4.", 0.5), (" 3.", 0.25), (" 5", 0.25)]
+    content = [*_plain("I", " give", " it"), _entry(" 4.", score)]
+    assert weighted_score(content, ONE_TO_FIVE) == pytest.approx(4.0, abs=1e-12)

@@ -2,8 +2,9 @@
 
 :func:`parse_answer` reads, in this order:
 
-1. A reasoning model's ``<think>…</think>`` (or ``<thinking>``) is removed; an answer still
-   thinking (an unclosed ``<think>``: cut by ``max_tokens``) has no value.
+1. A reasoning model's ``<think>…</think>`` (or ``<thinking>``) is removed, and all before a
+   ``</think>`` whose opening tag was in the prompt; an answer still thinking (an unclosed
+   ``<think>``: cut by ``max_tokens``) has no value.
 2. One surrounding Markdown fence (`````json … `````) is taken off.
 3. An answer that starts with ``{`` is JSON or nothing: ``{"score": x}`` for a number,
    ``{"label": "..."}`` for a label, with ``"reasoning"`` (or ``"reason"``) kept as the judge's
@@ -76,6 +77,7 @@ class _Read:
 
 _THINKING = re.compile(r"<(think|thinking)>.*?</\1>", re.S | re.I)
 _UNFINISHED = re.compile(r"<think(?:ing)?>", re.I)
+_CLOSING = re.compile(r"</think(?:ing)?>", re.I)
 _FENCED = re.compile(r"```[A-Za-z]*[ \t]*\n?(.*?)(?:```|\Z)", re.S)
 _NUM = r"[-+]?(?:\d+(?:\.\d+)?|\.\d+)"
 _NUMBER = re.compile(
@@ -111,6 +113,9 @@ def _visible(text: str) -> tuple[str, str | None]:
     """The answer with thinking blanked out (spaces of the same length, so offsets still point
     into ``text``), or the reason it has no answer."""
     blanked = _THINKING.sub(lambda m: " " * len(m.group(0)), text)
+    closing = list(_CLOSING.finditer(blanked))
+    if closing:  # the opening tag was in the prompt (DeepSeek-R1's template): thinking before
+        blanked = " " * closing[-1].end() + blanked[closing[-1].end() :]
     if _UNFINISHED.search(blanked):
         return blanked, "unfinished thinking"
     if not blanked.strip():

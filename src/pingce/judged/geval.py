@@ -8,27 +8,29 @@ joined into the answer's text, and :func:`~pingce.judged.answers.score_position`
 exactly as :func:`~pingce.judged.answers.parse_answer` does (thinking blanked out; in JSON, the
 value after the first ``"score":``, fenced or not; in text, the keyed or the one number) and
 gives the offset of the score's first character. The token whose text covers that offset is the
-score's token; the part of its text before the offset is its prefix (``" "`` in the token ``"
-4"``, ``":"`` in ``":4"``). There is no weighted score when the answer has no value, when the
+score's token; the part of its text before the offset is its prefix (``" "`` in the token
+``" 4"``, ``":"`` in ``":4"``). There is no weighted score when the answer has no value, when the
 score's digits run on into the next token (a tokenizer that writes ``10`` as ``1``, ``0``: the
 first token's alternatives would not be the points), or when the scale is not a points scale.
 
 Which alternatives count. Each of that token's ``top_logprobs`` (and the sampled token itself,
 when the list leaves it out) counts for point ``p`` when its text, after the same prefix
-(compared without surrounding spaces), is ``p``'s digits, optionally with spaces before and JSON
-punctuation after (``"4"``, ``" 4"``, ``"4,"``, ``"4}"``); alternatives naming the same point
-add up. The probabilities ``exp(logprob)`` of the points present are renormalised to sum to 1
-and the weighted mean returned; a point absent from the list has probability 0. There is no
-probability floor: DeepEval's ``calculate_weighted_summed_score`` drops alternatives below 1%,
-takes the first token equal to the stated score anywhere in the answer (a ``4`` in the
-reasoning can be taken for the score), counts any decimal token (points off the scale too) and
-falls back to the stated score when it fails; here the position is the parsed score's, only the
-scale's points count, and a failure is None.
+(compared without surrounding spaces), is ``p``'s digits, optionally with spaces before and
+punctuation after (``"4"``, ``" 4"``, ``"4,"``, ``"4}"``, ``"4."``); alternatives naming the
+same point add up. The probabilities ``exp(logprob)`` of the points present are renormalised
+to sum to 1 and the weighted mean returned; a point absent from the list has probability 0.
+
+There is no probability floor. DeepEval's ``calculate_weighted_summed_score`` drops
+alternatives below 1%, takes the first token equal to the stated score anywhere in the answer
+(a ``4`` in the reasoning can be taken for the score), counts any decimal token (points off the
+scale too) and falls back to the stated score when it fails; here the position is the parsed
+score's, only the scale's points count, and a failure is None.
 """
 
 from __future__ import annotations
 
 import bisect
+import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -39,7 +41,7 @@ from .scale import Scale
 
 __all__ = ["token_logprobs", "weighted_score"]
 
-_POINT = re.compile(r"\s*(\d+)(?:\.0+)?[\s,}\]\"']*")
+_POINT = re.compile(r"\s*(\d+)(?:\.0+)?[\s,.;。，)）}\]\"'*]*")
 
 
 def token_logprobs(logprobs: Any) -> list[Mapping[str, Any]] | None:
@@ -105,11 +107,7 @@ def weighted_score(logprobs: Any, scale: Scale) -> float | None:
     start = score_position(text, scale)
     if start is None:
         return None
-    ends = []
-    total = 0
-    for piece in texts:
-        total += len(piece)
-        ends.append(total)
+    ends = list(itertools.accumulate(len(piece) for piece in texts))
     index = bisect.bisect_right(ends, start)
     begin = ends[index] - len(texts[index])
     if re.match(r"\d|\.\d", text[ends[index] :]):
