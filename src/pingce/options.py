@@ -348,7 +348,7 @@ class RunOptions:
     def judging(self) -> Judging:
         """The ``judge`` group: the judges named (``--judge``), the rubric (a file's text when
         ``--rubric`` names a file) and the scale, as given (the suite's ``judge:`` block fills in
-        what they leave unset: :func:`pingce.judged.setup.judge_setup`)."""
+        what they leave unset: :func:`pingce.engine.judge_setup.judge_setup`)."""
         rubric = self.rubric
         if rubric is not None and os.path.isfile(rubric):
             with open(rubric, encoding="utf-8") as handle:

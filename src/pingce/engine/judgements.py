@@ -21,7 +21,6 @@ from typing import Any
 import numpy as np
 
 from ..judged import Scale, parse_answer, render, weighted_score
-from ..judged.setup import JudgeSetup, Task, judge_setup
 from ..metrics.protocol import Statistic
 from ..predict.client import Answer, ChatModel
 from ..progress import ProgressHook
@@ -29,6 +28,7 @@ from ..records import Table
 from ..remote.cache import cache_path
 from ..remote.http import RetryPolicy
 from ..remote.usage import BackendStats
+from .judge_setup import JudgeSetup, Task, judge_setup
 from .plan import Plan
 
 __all__ = ["Graded", "Judgements", "grade", "judged_statistics"]

@@ -18,10 +18,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..errors import OptionError, SuiteError
+from ..judged import (
+    CORRECTNESS,
+    CORRECTNESS_SCALE,
+    PLACEHOLDERS,
+    Scale,
+    check_template,
+    parse_scale,
+    rubric_template,
+    scale_texts,
+)
 from ..remote.endpoint import Endpoint
 from ..urls import public_url
-from .prompts import CORRECTNESS, PLACEHOLDERS, check_template, rubric_template, scale_texts
-from .scale import CORRECTNESS_SCALE, Scale, parse_scale
 
 if TYPE_CHECKING:
     from ..options import Judging
@@ -99,7 +107,7 @@ class JudgeSetup:
                 "json_schema": {
                     "name": "grade",
                     "strict": True,
-                    "schema": self.task_scale(task).schema(),
+                    "schema": self.task_scale(task).schema(reasoning=True),
                 },
             }
         if self.logprobs:
@@ -115,7 +123,12 @@ class JudgeSetup:
         for task in tasks:
             scale = self.task_scale(task)
             templates = {self.template(task, False), self.template(task, True)}
-            parts += [task, *sorted(templates), scale.spec, json.dumps(scale.schema())]
+            parts += [
+                task,
+                *sorted(templates),
+                scale.spec,
+                json.dumps(scale.schema(reasoning=True)),
+            ]
         parts.append(self.rubric or "")
         digest = hashlib.sha256("\x00".join(parts).encode("utf-8")).hexdigest()[:12]
         params = json.dumps(dict(self.parameters), sort_keys=True, ensure_ascii=False)
