@@ -323,3 +323,14 @@ def test_the_bundled_bilingual_example(server: LoopbackServer, tmp_path: Path) -
     )
     assert chinese.value("rubric_score") == result.value("rubric_score")
     assert all(re.search(r"[\u4e00-\u9fff]{4}", r.prompt or "") for r in server.chat())
+
+
+def test_the_value_note_says_the_judge_gave_no_grade(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    server.answer = Planted(bad={0: "no idea"})
+    result = _run(server, _records(tmp_path / "r.jsonl"), bootstrap=0)
+    reason = result.metrics["rubric_score"].undefined_reason or ""
+    assert "1 of 12 records had no grade from a judge" in reason
+    skip = _run(server, _records(tmp_path / "r.jsonl"), bootstrap=0, on_judge_failure="skip")
+    assert "no grade from a judge" in (skip.metrics["rubric_score"].value_note or "")
