@@ -511,3 +511,33 @@ def test_compare_two_rating_files(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     saved = json.loads((tmp_path / "cmp" / "comparison.json").read_text(encoding="utf-8"))
     assert_close(saved["metrics"]["ordinal"]["candidate"], package_alpha(close, "ordinal"), "cli")
+
+
+def test_pieces_with_a_scale_merge_into_the_local_run(tmp_path: Path) -> None:
+    """With ``values:`` every piece of ``--engine ray`` lays its rows over one scale: 4 pieces
+    scored alone and merged (the driver's steps, without Ray) give the local run's values and
+    Poisson intervals, for every level and Fleiss' kappa (a piece may not use every value)."""
+    from pingce.options import RunOptions
+
+    from .test_ray_engine import local, sharded
+
+    rng = np.random.default_rng(44)
+    truth = rng.integers(1, 6, size=90)
+    m = np.clip(truth[None, :] + rng.integers(-1, 2, size=(3, 90)), 1, 5).astype(float)
+    data = write_jsonl(tmp_path / "ratings.jsonl", records_of(m))
+    scale = [1, 2, 3, 4, 5]
+    metrics: dict[str, dict[str, Any]] = {
+        lv: {"metric": "krippendorff_alpha", "level": lv, "values": scale} for lv in LEVELS
+    }
+    metrics["kappa"] = {"metric": "fleiss_kappa", "values": scale}
+    suite = str(write_suite(tmp_path / "suite.yaml", metrics))
+    options = {"bootstrap": 200, "seed": 4, "ci_method": "percentile"}
+    want = local(suite, data, **options)
+    got = sharded(suite, data, RunOptions(bootstrap_method="poisson", **options), 4)
+    assert got["pieces"] >= 3
+    for name in metrics:  # the pieces' sums add in another order: equal to rounding
+        for end in ("value", "ci_low", "ci_high"):
+            ours, theirs = got["metrics"][name][end], want["metrics"][name][end]
+            assert abs(ours - theirs) <= 1e-12, (name, end, ours, theirs)
+    for level in LEVELS:
+        assert_close(want["metrics"][level]["value"], package_alpha(m, level), level)
