@@ -541,3 +541,22 @@ def test_pieces_with_a_scale_merge_into_the_local_run(tmp_path: Path) -> None:
             assert abs(ours - theirs) <= 1e-12, (name, end, ours, theirs)
     for level in LEVELS:
         assert_close(want["metrics"][level]["value"], package_alpha(m, level), level)
+
+
+def test_interval_ratings_far_from_zero() -> None:
+    """The moment form's documented limit: ratings around 10^4 with a spread of about 1 keep
+    about 8 digits of alpha; around 10^6 (variance below a billionth of the mean square) they
+    read as one value, null with the reason, never a number made of rounding."""
+    rng = np.random.default_rng(8)
+    suite = SuiteSpec.model_validate(
+        {"name": "far", "metrics": {"a": {"metric": "krippendorff_alpha", "level": "interval"}}}
+    )
+    base = np.round(rng.normal(3, 1, size=(4, 200)), 1)
+    base[rng.random(base.shape) < 0.2] = np.nan
+    for offset, tol in ((0.0, TOL), (1e4, 1e-6)):
+        m = base + offset
+        result = pingce.evaluate(suite, records_of(m), bootstrap=0)
+        value, expected = result.metrics["a"].value, package_alpha(m, "interval")
+        assert value is not None and expected is not None and abs(value - expected) <= tol
+    far = pingce.evaluate(suite, records_of(base + 1e6), bootstrap=0).metrics["a"]
+    assert far.value is None and "to rounding" in (far.undefined_reason or "")
