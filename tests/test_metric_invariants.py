@@ -36,6 +36,7 @@ import pingce
 from pingce.errors import InputError
 from pingce.labels import RISK_LEVELS, LabelScale
 from pingce.metrics import Context, Metric, StatBlock, Statistic, create_metric, metric_registry
+from pingce.metrics import agreement as agreement_module
 from pingce.metrics import calls as calls_module
 from pingce.metrics import dialogue as dialogue_module
 from pingce.metrics import evidence as evidence_module
@@ -65,6 +66,7 @@ GROUP_VALUES = ("甲", "乙", "丙", None)  # None: missing, the "(missing)" sli
 # Parameters the configuration builder knows how to vary. Parameters with defaults that are not
 # listed keep their default; a parameter without a default that is not listed fails the tests.
 HANDLED_PARAMETERS = {
+    "level",
     "gold",
     "pred",
     "scale",
@@ -104,6 +106,10 @@ def configurations(name: str) -> list[tuple[str, dict[str, Any]]]:
             "cannot fill in: extend configurations() in tests/test_metric_invariants.py"
         )
     configs: list[tuple[str, dict[str, Any]]] = [("defaults", {})]
+    if params.get("level") is base.REQUIRED:  # Krippendorff's alpha: its level of measurement
+        levels = ("nominal", "ordinal", "interval", "ratio")
+        configs = [(f"level={lv}", {"level": lv}) for lv in levels]
+        configs.append(("values=[3,1,0,9]", {"level": "ordinal", "values": [3, 1, 0, 9]}))
     if "scale" in params:
         configs.append(("k=2", {"scale": SCALES[2]}))
         configs.append(("k=5", {"scale": SCALES[5]}))
@@ -364,7 +370,17 @@ def random_rules(rng: np.random.Generator, lenient: bool) -> Any:
     return [pool[int(i)] for i in rng.choice(len(pool), size=size, replace=False)]
 
 
+def random_ratings(rng: np.random.Generator, lenient: bool) -> Any:
+    """Three ratings and a null (a rater who gave none), so that every record has as many
+    raters (Fleiss' kappa needs that); values 0, 1 and 3, so that every statistic of alpha
+    (ratio distances 1 and 1/4 included) and every resampled sum is exact in any order."""
+    ratings: list[Any] = [[0, 1, 3][int(i)] for i in rng.choice(3, size=3, p=[0.5, 0.3, 0.2])]
+    ratings.insert(int(rng.integers(4)), None)
+    return ratings
+
+
 JSON_GENERATORS: dict[Any, Any] = {
+    agreement_module.parse_ratings: random_ratings,
     evidence_module.parse_evidence: random_evidence,
     rules_module.parse_rule_ids: random_rules,
     dialogue_module._parse_id: random_dialogue,
