@@ -334,3 +334,38 @@ def test_the_value_note_says_the_judge_gave_no_grade(
     assert "1 of 12 records had no grade from a judge" in reason
     skip = _run(server, _records(tmp_path / "r.jsonl"), bootstrap=0, on_judge_failure="skip")
     assert "no grade from a judge" in (skip.metrics["rubric_score"].value_note or "")
+
+
+def test_a_jury_s_agreement_is_krippendorff_s_alpha(server: LoopbackServer, tmp_path: Path) -> None:
+    """judge_agreement over three judges (one harsher, one noisier) equals the krippendorff
+    package's interval alpha on the judges x records matrix, a grade not given missing."""
+    import krippendorff
+
+    rng = np.random.default_rng(3)
+    noise = {i: int(rng.integers(-1, 2)) for i in range(N)}
+    plain, kind = Planted(), Planted(shift=1)
+
+    class Noisy(Planted):
+        def __call__(self, request: Request) -> dict[str, Any]:
+            i = _which(request)
+            if RUBRIC in (request.prompt or "") and i != 7:
+                score = min(5, max(1, SCORES[i] + noise[i]))
+                return {"content": json.dumps({"score": score})}
+            return {"content": "no grade"} if i == 7 else plain(request)
+
+    judges = {"judge-a": plain, "judge-b": kind, "judge-c": Noisy()}
+    server.answer = lambda req: judges[req.json["model"]](req)
+    data = _records(tmp_path / "r.jsonl")
+    result = _run(server, data, judges=[f"openai:{j}" for j in judges], bootstrap=0)
+    matrix = np.array(
+        [
+            [float(s) for s in SCORES],
+            [float(min(5, s + 1)) for s in SCORES],
+            [np.nan if i == 7 else float(min(5, max(1, SCORES[i] + noise[i]))) for i in range(N)],
+        ]
+    )
+    expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement="interval")
+    assert result.value("judge_agreement") == pytest.approx(expected, abs=1e-9)
+    one = _run(server, data, bootstrap=0)
+    assert one.value("judge_agreement") is None
+    assert "two or more judges" in (one.metrics["judge_agreement"].undefined_reason or "")

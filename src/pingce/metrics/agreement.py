@@ -58,8 +58,10 @@ from .registry import register_metric
 
 __all__ = [
     "AgreementStatistic",
+    "Coded",
     "FleissKappa",
     "KrippendorffAlpha",
+    "agreement_rows",
     "parse_ratings",
 ]
 
@@ -224,8 +226,9 @@ def _ratio_distance(v: np.ndarray) -> np.ndarray:
     return np.asarray(safe_divide(a - b, total, 0.0) ** 2, dtype=np.float64)
 
 
-def _rows(c: Coded, n: int, level: Level) -> np.ndarray:
-    """The per-record rows of alpha (module docstring)."""
+def agreement_rows(c: Coded, n: int, level: Level) -> np.ndarray:
+    """The per-record rows of alpha (module docstring): each record a unit, ``c`` its ratings
+    record by record."""
     if level == "interval":
         assert c.numbers is not None
         m = np.bincount(c.record, minlength=n).astype(np.float64)
@@ -342,7 +345,7 @@ class AgreementStatistic(Statistic):
             agree = safe_divide((counts**2).sum(axis=1) - raters, raters * (raters - 1), 0.0)
             rows = np.column_stack([np.ones(table.n), agree, counts])
         else:
-            rows = _rows(c, table.n, self.level)
+            rows = agreement_rows(c, table.n, self.level)
         return StatBlock(width=rows.shape[1], rows=rows)
 
 

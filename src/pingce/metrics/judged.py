@@ -18,17 +18,25 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from .._json import dumps
 from ..errors import InputError
 from ..records import FieldSpec, Table
+from .agreement import Coded, KrippendorffAlpha, agreement_rows
 from .protocol import LEFT_OUT, Context, Metric, StatBlock, Statistic
 from .registry import register_metric
 
-__all__ = ["Correctness", "JudgedStatistic", "RubricScore", "ScoreLengthCorrelation"]
+__all__ = [
+    "Correctness",
+    "JudgeAgreement",
+    "JudgeAgreementStatistic",
+    "JudgedStatistic",
+    "RubricScore",
+    "ScoreLengthCorrelation",
+]
 
 _V, _S, _N, _FAILED, _L, _L2, _SL, _S2 = range(8)
 _WIDTH = 8
@@ -217,3 +225,79 @@ class ScoreLengthCorrelation(_Judged):
         if summed[_N] < 3:
             return "fewer than 3 graded records"
         return "every graded record has the same score or the same length"
+
+
+class JudgeAgreementStatistic(JudgedStatistic):
+    """Krippendorff's alpha rows (:mod:`pingce.metrics.agreement`) of the judges' grades of each
+    record: the record is the unit, each judge a rater, a grade a judge did not give missing."""
+
+    def __init__(
+        self,
+        task: str,
+        output: str,
+        input: str | None,
+        reference: str | None,
+        level: Literal["interval", "ordinal", "nominal"],
+    ):
+        super().__init__(task, output, input, reference)
+        self.level = level
+
+    @property
+    def key(self) -> Hashable:
+        return (
+            "judged agreement",
+            self.judge_task,
+            self.output,
+            self.input,
+            self.reference,
+            self.level,
+        )
+
+    def column_names(self, width: int) -> list[str]:
+        return [f"alpha row {i}" for i in range(width)]
+
+    def compute(self, table: Table, context: Context) -> StatBlock:
+        graded = context.grades(self.key)
+        values = graded.values
+        record, judge = np.nonzero(~np.isnan(values))  # record by record, as the rows need
+        numbers = values[record, judge]
+        domain = tuple(sorted(set(numbers.tolist())))
+        place = {v: k for k, v in enumerate(domain)}
+        code = np.fromiter((place[v] for v in numbers.tolist()), np.intp, numbers.size)
+        coded = Coded(record.astype(np.intp), code, domain, numbers)
+        rows = agreement_rows(coded, table.n, self.level)
+        return StatBlock(width=rows.shape[1], rows=rows)
+
+
+@register_metric("judge_agreement")
+@dataclass(eq=False)
+class JudgeAgreement(_Judged):
+    """Krippendorff's alpha of a jury's rubric scores (each record a unit, each judge a rater):
+    1 when the judges agree on every record, near 0 when they agree no more than chance."""
+
+    definition = (
+        "Krippendorff's alpha of the judges' rubric scores over the records (a jury's "
+        "agreement; interval level by default)."
+    )
+    per_record = False
+    level: Literal["interval", "ordinal", "nominal"] = "interval"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._alpha = KrippendorffAlpha(level=self.level)
+
+    def statistic(self) -> Statistic:
+        return JudgeAgreementStatistic(
+            self.task, self.output, self.input, self.reference, self.level
+        )
+
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
+        return self._alpha.finalize(summed)
+
+    def count(self, summed: np.ndarray) -> np.ndarray:
+        return self._alpha.count(summed)
+
+    def undefined_reason(self, summed: np.ndarray) -> str:
+        if float(np.asarray(summed, dtype=np.float64)[..., 0]) == 0:
+            return "no record was graded by two or more judges: give --judge more than once"
+        return self._alpha.undefined_reason(summed)
