@@ -369,3 +369,49 @@ def test_a_jury_s_agreement_is_krippendorff_s_alpha(server: LoopbackServer, tmp_
     one = _run(server, data, bootstrap=0)
     assert one.value("judge_agreement") is None
     assert "two or more judges" in (one.metrics["judge_agreement"].undefined_reason or "")
+
+
+def _pairs(path: Path) -> Path:
+    lines = [
+        {
+            "id": f"p{i}",
+            "input": f"question {i}?",
+            "output_a": f"answer-{i:02d} {'GOOD' if i % 3 else 'bad'} a",
+            "output_b": f"answer-{i:02d} {'bad' if i % 3 else 'GOOD'} b",
+        }
+        for i in range(N)
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
+    return path
+
+
+def test_pairwise_asks_both_orders_and_measures_position_bias(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    """A judge that prefers the GOOD answer wherever it stands, except on records 0, 5 and 9
+    where it always picks whatever is shown first: those verdicts flip with the order, so they
+    are ties and the position bias is 3/12; the win rate counts output_a's clean wins."""
+    sways = {0, 5, 9}
+
+    def answer(request: Request) -> dict[str, Any]:
+        i = _which(request)
+        prompt = request.prompt or ""
+        first = prompt.index("<output_a>")
+        shown_a = prompt[first : prompt.index("</output_a>")]
+        label = "A" if i in sways or "GOOD" in shown_a else "B"
+        return {"content": json.dumps({"reasoning": "planted", "label": label})}
+
+    server.answer = answer
+    data = _pairs(tmp_path / "pairs.jsonl")
+    result = pingce.evaluate(
+        "judged-pairwise", data, judges=["openai:judge-a"], base_url=server.url, bootstrap=200
+    )
+    wins = [0.5 if i in sways else (1.0 if i % 3 else 0.0) for i in range(N)]
+    assert result.value("win_rate") == pytest.approx(np.mean(wins), abs=1e-12)
+    assert result.value("position_bias") == pytest.approx(len(sways) / N, abs=1e-12)
+    bias = result.metrics["position_bias"]
+    assert bias.ci_low is not None and bias.ci_low <= bias.value <= (bias.ci_high or 0)
+    assert len(server.chat()) == 2 * N
+    rows = {r["id"]: r for r in _records_of(result, tmp_path)}
+    orders = sorted(g["order"] for g in rows["p0"]["judge"]["grades"])
+    assert orders == ["output_a first", "output_b first"]

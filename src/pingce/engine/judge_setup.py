@@ -21,7 +21,9 @@ from ..errors import OptionError, SuiteError
 from ..judged import (
     CORRECTNESS,
     CORRECTNESS_SCALE,
+    PAIRWISE,
     PLACEHOLDERS,
+    PREFERENCE_SCALE,
     Scale,
     check_template,
     parse_scale,
@@ -37,15 +39,26 @@ if TYPE_CHECKING:
 
 __all__ = ["DEFAULT_PARAMETERS", "TASKS", "JudgeSetup", "Task", "judge_setup"]
 
-Task = Literal["rubric", "correctness"]
-TASKS: tuple[Task, ...] = ("rubric", "correctness")
+Task = Literal["rubric", "correctness", "pairwise"]
+TASKS: tuple[Task, ...] = ("rubric", "correctness", "pairwise")
 
 DEFAULT_PARAMETERS: dict[str, Any] = {"temperature": 0, "max_tokens": 1024}
 """Request parameters of every judge call unless the suite's ``judge.parameters`` say otherwise."""
 
-_NEEDED: dict[Task, tuple[str, ...]] = {"rubric": ("rubric", "output"), "correctness": ("output",)}
+_NEEDED: dict[Task, tuple[str, ...]] = {
+    "rubric": ("rubric", "output"),
+    "correctness": ("output",),
+    "pairwise": ("output_a", "output_b"),
+}
 """The placeholders a suite's template of each task must hold (the others of the task's
 default, :data:`pingce.judged.prompts.PLACEHOLDERS`, are optional)."""
+
+PAIRWISE_CRITERION: dict[str, str] = {
+    "en": "Which answer responds better to the question or task: correct, complete and to the "
+    "point?",
+    "zh": "哪个回答更好地回应了问题或任务：正确、完整、切题？",
+}
+"""The criterion of a pairwise preference when the run gives no rubric."""
 
 TOP_LOGPROBS = 20
 """Alternatives asked for each answer token with ``logprobs`` (OpenAI's maximum)."""
@@ -75,7 +88,10 @@ class JudgeSetup:
 
     def task_scale(self, task: Task) -> Scale:
         """The scale a task's answers are read on: the run's for a rubric, correct / partially
-        correct / incorrect (1, 0.5, 0) for correctness."""
+        correct / incorrect (1, 0.5, 0) for correctness, A / B / tie (A's win 1, 0, 0.5) for a
+        pairwise preference."""
+        if task == "pairwise":
+            return PREFERENCE_SCALE
         return self.scale if task == "rubric" else CORRECTNESS_SCALE
 
     def template(self, task: Task, reference: bool = False) -> str:
@@ -85,6 +101,8 @@ class JudgeSetup:
             return self.templates[task]
         if task == "rubric":
             return rubric_template(self.language, reference)
+        if task == "pairwise":
+            return PAIRWISE[self.language]
         return CORRECTNESS[self.language]
 
     def texts(self, task: Task) -> dict[str, str]:
@@ -92,6 +110,8 @@ class JudgeSetup:
         the scale in words with the JSON form asked for."""
         if task == "correctness":
             return scale_texts(self.task_scale(task), self.language)
+        if task == "pairwise":
+            return {"rubric": self.rubric or PAIRWISE_CRITERION[self.language]}
         return {"rubric": self.rubric or "", **scale_texts(self.scale, self.language)}
 
     def body(self, judge: str, prompt: str, task: Task) -> dict[str, Any]:

@@ -20,7 +20,14 @@ from typing import Any
 
 import numpy as np
 
-from ..judged import Scale, parse_answer, render, weighted_score
+from ..judged import (
+    PREFERENCE_SCALE,
+    Scale,
+    parse_answer,
+    parse_preference,
+    render,
+    weighted_score,
+)
 from ..metrics.protocol import Statistic
 from ..predict.client import Answer, ChatModel
 from ..progress import ProgressHook
@@ -80,12 +87,19 @@ class Judgements:
 
     def column(self, n: int) -> dict[str, list[Any]]:
         """records.jsonl's ``judge.grades``: per record, every grade every judge gave it (None
-        for a record no judged statistic asked about)."""
+        for a record no judged statistic asked about); a record's prompts of one statistic are
+        consecutive (a pairwise preference asks two, one in each order). A prompt two
+        statistics share (the rubric score and the jury's agreement) is listed once."""
         column: list[Any] = [None] * n
+        seen: set[tuple[int, str]] = set()
         for graded in self.graded.values():
-            for i, entries in enumerate(graded.entries):
-                if entries:
-                    column[i] = [*(column[i] or []), *entries]
+            per = max(1, len(graded.entries) // n) if n else 1
+            for p, entries in enumerate(graded.entries):
+                i = p // per
+                fresh = [e for e in entries if (i, repr(e)) not in seen]
+                seen.update((i, repr(e)) for e in entries)
+                if fresh:
+                    column[i] = [*(column[i] or []), *fresh]
         return {"grades": column} if any(c is not None for c in column) else {}
 
 
@@ -118,6 +132,10 @@ def grade(plan: Plan, table: Table, progress: ProgressHook) -> Judgements | None
     unparsed: dict[str, int] = {}
     for key, (task, _) in prompts.items():
         graded[key] = _read(setup, task, [answers[j][key] for j in setup.judges], unparsed)
+        if task == "pairwise":  # a record's two prompts: output_a shown first, then second
+            for p, entries in enumerate(graded[key].entries):
+                for entry in entries:
+                    entry["order"] = "output_a first" if p % 2 == 0 else "output_b first"
     return Judgements(graded, stats, setup.signature(tasks), unparsed)
 
 
@@ -199,7 +217,11 @@ def _value(
         entry["latency_sec"] = round(answer.latency_sec, 6)
     if answer.cached:
         entry["cached"] = True
-    parsed = parse_answer(content, scale)
+    parsed = (
+        parse_preference(content)
+        if scale.spec == PREFERENCE_SCALE.spec
+        else (parse_answer(content, scale))
+    )
     if parsed.reasoning:
         entry["reasoning"] = parsed.reasoning
     if parsed.value is None:

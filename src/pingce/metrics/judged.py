@@ -34,8 +34,11 @@ __all__ = [
     "JudgeAgreement",
     "JudgeAgreementStatistic",
     "JudgedStatistic",
+    "PairwiseStatistic",
+    "PositionBias",
     "RubricScore",
     "ScoreLengthCorrelation",
+    "WinRate",
 ]
 
 _V, _S, _N, _FAILED, _L, _L2, _SL, _S2 = range(8)
@@ -301,3 +304,127 @@ class JudgeAgreement(_Judged):
         if float(np.asarray(summed, dtype=np.float64)[..., 0]) == 0:
             return "no record was graded by two or more judges: give --judge more than once"
         return self._alpha.undefined_reason(summed)
+
+
+class PairwiseStatistic(Statistic):
+    """Per record, the judges' preference between ``output_a`` and ``output_b``, asked in both
+    orders (two prompts a record: ``output_a`` shown first, then ``output_b`` first). A verdict
+    counts when both orders agree; when they disagree the record is a tie, and an
+    order-dependent verdict (position bias). Rows, per record graded by every judge in both
+    orders: ``[A's win (1, 0.5 tie, 0), 1, order-dependent, 0, first shown chosen twice]``,
+    averaged over the judges (``[0, 0, 0, 1, 0]`` for a record left out)."""
+
+    needs_judge = True
+    judge_task = "pairwise"
+    prompts_per_record = 2
+
+    def __init__(self, output_a: str, output_b: str, input: str | None):
+        self.output_a, self.output_b, self.input = output_a, output_b, input
+        self.reference = None
+
+    @property
+    def key(self) -> Hashable:
+        return ("judged pairwise", self.output_a, self.output_b, self.input)
+
+    def fields(self) -> list[FieldSpec]:
+        specs = [
+            FieldSpec(self.output_a, "json", required=False, what="the first answer compared"),
+            FieldSpec(self.output_b, "json", required=False, what="the second answer compared"),
+        ]
+        if self.input is not None:
+            specs.append(FieldSpec(self.input, "json", required=False, what="what was asked"))
+        return specs
+
+    def judge_texts(self, table: Table) -> list[dict[str, str]]:
+        """Two prompts a record: its answers as they are, then swapped."""
+        inputs = table.column(self.input) if self.input is not None else [None] * table.n
+        out: list[dict[str, str]] = []
+        for i, a, b in zip(
+            inputs, table.column(self.output_a), table.column(self.output_b), strict=True
+        ):
+            out.append({"input": _text(i), "output_a": _text(a), "output_b": _text(b)})
+            out.append({"input": _text(i), "output_a": _text(b), "output_b": _text(a)})
+        return out
+
+    def column_names(self, width: int) -> list[str]:
+        return ["A's win", "graded", "order-dependent", "left out", "first shown chosen twice"]
+
+    def compute(self, table: Table, context: Context) -> StatBlock:
+        graded = context.grades(self.key)
+        values = graded.values.reshape(table.n, 2, -1)  # record, order, judge
+        shown_first = values[:, 0, :]  # A's win with A first
+        swapped = 1.0 - values[:, 1, :]  # A's win read from the swapped prompt
+        complete = ~np.isnan(values).any(axis=(1, 2))
+        agree = shown_first == swapped
+        win = np.where(agree, shown_first, 0.5)
+        first_twice = (values[:, 0, :] == 1.0) & (values[:, 1, :] == 1.0)
+        rows = np.zeros((table.n, 5))
+        with np.errstate(invalid="ignore"):
+            rows[:, 0] = np.where(complete, win.mean(axis=1), 0.0)
+            rows[:, 2] = np.where(complete, (~agree).mean(axis=1), 0.0)
+            rows[:, 4] = np.where(complete, first_twice.mean(axis=1), 0.0)
+        rows[:, 1], rows[:, 3] = complete, ~complete
+        left_out = np.full(table.n, None, dtype=object)
+        failures = graded.failures.reshape(table.n, 2, -1)
+        for i in np.flatnonzero(~complete).tolist():
+            why = [
+                f"{graded.judges[j]} ({'output_a' if o == 0 else 'output_b'} first): {reason}"
+                for o in range(2)
+                for j, reason in enumerate(failures[i, o])
+                if reason is not None
+            ]
+            left_out[i] = "; ".join(why)
+        failed = int((~complete).sum())
+        counts = {"judge_failed_records": failed} if failed else {}
+        reasons = {LEFT_OUT: left_out} if failed else {}
+        return StatBlock(width=5, rows=rows, counts=counts, reasons=reasons)
+
+
+@dataclass(eq=False)
+class _Pairwise(Metric):
+    output_a: str = "output_a"
+    output_b: str = "output_b"
+    input: str | None = "input"
+
+    def statistic(self) -> Statistic:
+        return PairwiseStatistic(self.output_a, self.output_b, self.input)
+
+    def count(self, summed: np.ndarray) -> np.ndarray:
+        return np.asarray(summed, dtype=np.float64)[..., 1]
+
+    def undefined_reason(self, summed: np.ndarray) -> str:
+        return "no pair was judged in both orders"
+
+    def _mean(self, summed: np.ndarray, column: int) -> np.ndarray:
+        summed = np.asarray(summed, dtype=np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(summed[..., 1] > 0, summed[..., column] / summed[..., 1], np.nan)
+
+
+@register_metric("win_rate")
+@dataclass(eq=False)
+class WinRate(_Pairwise):
+    """How often ``output_a`` is preferred to ``output_b`` (a tie counts a half), each pair
+    asked in both orders and a verdict that changes with the order counted as a tie."""
+
+    definition = (
+        "share of pairs where the judges prefer output_a (ties a half), asked in both orders; a "
+        "verdict that flips with the order is a tie."
+    )
+
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
+        return self._mean(summed, 0)
+
+
+@register_metric("position_bias")
+@dataclass(eq=False)
+class PositionBias(_Pairwise):
+    """The share of pairs whose verdict changed when the answers swapped places: the judge's
+    position bias (0 for a judge the order never sways)."""
+
+    definition = "share of pairs whose verdict changes when the two answers swap places."
+    higher_is_better = False
+    per_record = False
+
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
+        return self._mean(summed, 2)
