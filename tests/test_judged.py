@@ -415,3 +415,82 @@ def test_pairwise_asks_both_orders_and_measures_position_bias(
     rows = {r["id"]: r for r in _records_of(result, tmp_path)}
     orders = sorted(g["order"] for g in rows["p0"]["judge"]["grades"])
     assert orders == ["output_a first", "output_b first"]
+
+
+def test_report_html_shows_each_grade_with_the_judge_s_answer(
+    server: LoopbackServer, tmp_path: Path, browser: Any
+) -> None:
+    """A record's view in report.html lists the judges' grades: who, which task, the raw answer
+    (as text: a payload in it stays text), the grade and the reasoning; a record without a
+    grade says why."""
+    from tests._browser import MISSING, browser_available
+    from tests.test_report_records import Page
+
+    if not browser_available():
+        pytest.skip(MISSING)
+    payload = '<img src=x onerror="window.__xss=true">'
+    server.answer = Planted(bad={0: payload})
+    result = _run(server, _records(tmp_path / "r.jsonl"), bootstrap=0, on_judge_failure="skip")
+    out = tmp_path / "out"
+    pingce.report.write_outputs(result, out)
+    page = Page(browser, out / "report.html")
+    p = page.page
+    p.locator("#r-body tr.rec", has_text="q0").first.click()
+    part = p.locator("#r-body tr.detail section.grades")
+    assert part.locator("h4").text_content() == "grades"
+    who = part.locator(".grade-who").all_text_contents()
+    assert who == ["openai:judge-a · rubric", "openai:judge-a · correctness"]
+    facts = part.locator(".grade-facts").all_text_contents()
+    assert all(f.startswith("no grade: no ") for f in facts), facts
+    assert part.locator(".msg pre").all_text_contents() == [payload, payload]
+    assert p.evaluate("window.__xss") is None and p.evaluate("document.images.length") == 0
+    p.locator("#r-body tr.rec", has_text="q1").first.click()
+    second = p.locator("#r-body tr.detail section.grades").last
+    facts = second.locator(".grade-facts").all_text_contents()
+    assert facts[0].startswith(f"grade {SCORES[1]}") and facts[1].startswith("grade 0.5 (")
+    assert "record 1" in (second.locator(".grade-reasoning").first.text_content() or "")
+    assert not page.errors
+    page.close()
+
+
+def test_report_html_has_a_judges_section_with_the_bias_diagnostics(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    server.answer = Planted(bad={2: "no grade here"})
+    result = _run(server, _records(tmp_path / "r.jsonl"), on_judge_failure="skip")
+    out = tmp_path / "out"
+    pingce.report.write_outputs(result, out)
+    html = (out / "report.html").read_text(encoding="utf-8")
+    section = html[html.index('<section id="judges">') :]
+    section = section[: section.index("</section>")]
+    assert "<code>openai:judge-a</code>" in section and "answers without a grade" in section
+    assert "verbosity: correlation of score and answer length" in section
+    r = result.metrics["score_length_correlation"]
+    assert f"<b>{r.value:.4f}</b> [{r.ci_low:.4f}, {r.ci_high:.4f}]" in section
+    assert "agreement of the jury" in section and "two or more judges" in section
+    assert '<a href="#judges">judges</a>' in html
+    assert "the judges&#x27; calls are under judges" in html or "the judges' calls" in html
+
+
+def test_a_judge_that_is_the_model_under_test_is_flagged() -> None:
+    from pingce.engine.judgements import Judgements
+    from pingce.options import ModelCall
+    from pingce.remote.usage import BackendStats
+
+    judged = Judgements({}, {"openai:qwen": BackendStats(), "openai:other": BackendStats()}, "")
+    model = ModelCall("openai:qwen", "qwen", None, None, {}, None, "openai")
+    (note,) = judged.self_preference(model)
+    assert note.startswith("self-preference: the judge openai:qwen is also the model under test")
+    assert judged.self_preference(None) == []
+
+
+def test_an_ungraded_answer_two_statistics_read_is_counted_once(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    """rubric_score and judge_agreement read the same rubric prompt: its answer without a grade
+    is one answer without a grade (and one request), not two."""
+    server.answer = Planted(bad={4: "nothing to say"})
+    result = _run(server, _records(tmp_path / "r.jsonl"), bootstrap=0)
+    judge = (result.judge or {})["openai:judge-a"]
+    assert judge["unparsed_answers"] == 2  # the rubric prompt and the correctness prompt
+    assert judge["requests"] == judge["prompts"] == 2 * N

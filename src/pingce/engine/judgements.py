@@ -29,6 +29,7 @@ from ..judged import (
     weighted_score,
 )
 from ..metrics.protocol import Statistic
+from ..options import ModelCall
 from ..predict.client import Answer, ChatModel
 from ..progress import ProgressHook
 from ..records import Table
@@ -70,8 +71,9 @@ class Judgements:
     stats: dict[str, BackendStats]
     """By judge (``openai:NAME``)."""
     signature: str
-    unparsed: dict[str, int] = field(default_factory=dict)
-    """By judge: answers that came back without a score on the scale."""
+    unparsed: dict[str, set[int]] = field(default_factory=dict)
+    """By judge: the answers (their ``id``: one a distinct request, however many statistics
+    read it) that came back without a grade on the scale."""
 
     def summary(self) -> dict[str, Any]:
         """results.json's ``judge``: per judge, requests, cache hits, failed calls, answers
@@ -81,9 +83,23 @@ class Judgements:
             one = stats.summary()
             one.pop("pairs", None)
             one["prompts"] = stats.pairs
-            one["unparsed_answers"] = self.unparsed.get(judge, 0)
+            one["unparsed_answers"] = len(self.unparsed.get(judge, ()))
             out[judge] = one
         return out
+
+    def self_preference(self, model: ModelCall | None) -> list[str]:
+        """A note for each judge that is also the model under test (``--model``): a model tends
+        to prefer its own answers (self-preference), so its grades of them need a second
+        judge or a human check."""
+        if model is None:
+            return []
+        return [
+            f"self-preference: the judge {judge} is also the model under test (--model "
+            f"{model.text}); models tend to grade their own answers higher: add another --judge "
+            "or audit its grades"
+            for judge in self.stats
+            if judge.partition(":")[2] == model.name
+        ]
 
     def column(self, n: int) -> dict[str, list[Any]]:
         """records.jsonl's ``judge.grades``: per record, every grade every judge gave it (None
@@ -129,7 +145,7 @@ def grade(plan: Plan, table: Table, progress: ProgressHook) -> Judgements | None
         found = _ask(setup, judge, prompts, options.cache, progress)
         answers[judge], stats[f"openai:{judge}"] = found
     graded: dict[Hashable, Graded] = {}
-    unparsed: dict[str, int] = {}
+    unparsed: dict[str, set[int]] = {}
     for key, (task, _) in prompts.items():
         graded[key] = _read(setup, task, [answers[j][key] for j in setup.judges], unparsed)
         if task == "pairwise":  # a record's two prompts: output_a shown first, then second
@@ -175,7 +191,10 @@ def _ask(
 
 
 def _read(
-    setup: JudgeSetup, task: Task, by_judge: Sequence[list[Answer]], unparsed: dict[str, int]
+    setup: JudgeSetup,
+    task: Task,
+    by_judge: Sequence[list[Answer]],
+    unparsed: dict[str, set[int]],
 ) -> Graded:
     """Every judge's answers to one statistic's prompts, read on the task's scale."""
     scale = setup.task_scale(task)
@@ -191,8 +210,8 @@ def _read(
             if value is None:
                 failures[i, j] = why
                 entry["failure"] = why
-                if answer.reply is not None:
-                    unparsed[name] = unparsed.get(name, 0) + 1
+                if answer.reply is not None:  # one answer of a request, whoever reads it
+                    unparsed.setdefault(name, set()).add(id(answer))
             else:
                 values[i, j] = value
             entries[i].append(entry)
@@ -225,7 +244,7 @@ def _value(
     if parsed.reasoning:
         entry["reasoning"] = parsed.reasoning
     if parsed.value is None:
-        return None, f"no grade: {parsed.reason or 'the answer has no score on the scale'}"
+        return None, parsed.reason or "the answer has no grade on the scale"
     if parsed.label is not None:
         entry["label"] = parsed.label
     entry["score"] = parsed.value

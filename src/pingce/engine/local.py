@@ -225,6 +225,7 @@ def run_local(
             *unseen_context(plan, found_context(plan, table)),
             *statistic_notes([blocks]),
             *(answered.notes if answered is not None else []),
+            *([] if judged is None else judged.self_preference(options.model_call)),
         ],
         similarity=None if scored is None else scored.stats.summary(),
     )
