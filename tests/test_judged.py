@@ -494,3 +494,38 @@ def test_an_ungraded_answer_two_statistics_read_is_counted_once(
     judge = (result.judge or {})["openai:judge-a"]
     assert judge["unparsed_answers"] == 2  # the rubric prompt and the correctness prompt
     assert judge["requests"] == judge["prompts"] == 2 * N
+
+
+def test_two_judged_runs_compare_record_by_record(server: LoopbackServer, tmp_path: Path) -> None:
+    """pingce compare of two stored judged runs pairs the records by id from stats.npz (no judge
+    is asked again): the rubric score's delta is the difference of the planted means, and the
+    paired interval brackets it. pingce.compare of the two files grades both sides."""
+    base = _records(tmp_path / "base.jsonl")
+    cand = tmp_path / "cand.jsonl"
+    rows = [json.loads(line) for line in base.read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        row["output"] += " better"
+    cand.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    better = Planted(shift=1)
+    server.answer = lambda req: (better if "better" in (req.prompt or "") else Planted())(req)
+    a = _run(server, cand, bootstrap=200)
+    b = _run(server, base, bootstrap=200)
+    pingce.report.write_outputs(a, tmp_path / "a")
+    pingce.report.write_outputs(b, tmp_path / "b")
+    asked = len(server.chat())
+    stored = pingce.compare_runs(tmp_path / "a", tmp_path / "b", bootstrap=200)
+    assert len(server.chat()) == asked
+    delta = stored.metrics["rubric_score"].delta
+    expected = np.mean([min(5, s + 1) for s in SCORES]) - np.mean(SCORES)
+    assert delta == pytest.approx(expected, abs=1e-12)
+    files = pingce.compare(
+        "judged",
+        cand,
+        base,
+        judges=["openai:judge-a"],
+        base_url=server.url,
+        rubric=RUBRIC,
+        bootstrap=200,
+    )
+    assert files.metrics["rubric_score"].delta == pytest.approx(expected, abs=1e-12)
+    assert len(server.chat()) == asked  # both sides' answers were in the cache
