@@ -432,6 +432,8 @@ def field_values(spec: FieldSpec, n: int, rng: np.random.Generator, decimals: in
         return [choices[int(rng.integers(len(choices)))] for _ in range(n)]
     if spec.kind == "json" and spec.parser in JSON_GENERATORS:
         return [JSON_GENERATORS[spec.parser](rng, spec.lenient) for _ in range(n)]
+    if spec.kind == "json" and spec.parser is None:  # any JSON read as text (a judge's input)
+        return [random_text(rng) for _ in range(n)]
     pytest.fail(
         f"field {spec.path!r} has kind {spec.kind!r}, which the invariant tester cannot "
         "generate: extend field_values() in tests/test_metric_invariants.py"
@@ -460,8 +462,59 @@ def load(metric: Metric, records: list[dict[str, Any]]) -> Table:
     return load_records(records, specs)
 
 
+FAKE_JUDGES = ("openai:fake-a", "openai:fake-b")
+"""The fake jury of the judged metrics: two judges, so a jury's agreement is defined."""
+
+
+def fake_grades(statistic: Statistic, table: Table) -> Any:
+    """A judged statistic's grades from a fake jury that reads the prompts' texts
+    (deterministic: CRC32 of each text and judge; every prompt graded: a withheld grade and the
+    judge-failure policy are tests/test_judged.py's)."""
+    import zlib
+
+    from pingce.engine.judgements import Graded
+    from pingce.judged import CORRECTNESS_SCALE, PREFERENCE_SCALE, parse_scale
+
+    task = statistic.judge_task  # type: ignore[attr-defined]
+    scale = {"rubric": parse_scale("1-5"), "correctness": CORRECTNESS_SCALE}.get(
+        task, PREFERENCE_SCALE
+    )
+    texts = statistic.judge_texts(table)  # type: ignore[attr-defined]
+    points = scale.points or scale.values
+    values = np.full((len(texts), len(FAKE_JUDGES)), np.nan)
+    failures = np.full(values.shape, None, dtype=object)
+    for p, text in enumerate(texts):
+        for j, judge in enumerate(FAKE_JUDGES):
+            h = zlib.crc32(f"{judge}|{sorted(text.items())}".encode())
+            values[p, j] = points[h % len(points)]
+    entries: list[list[dict[str, Any]]] = [[] for _ in texts]
+    return Graded(values, scale, FAKE_JUDGES, failures, entries)
+
+
+def fake_judgements(plan: Any, table: Table, progress: Any) -> Any:
+    """The engine's judge phase with the fake jury (patched in for every test here)."""
+    from pingce.engine.judgements import Judgements
+
+    needing = [s for s in plan.statistics.values() if s.needs_judge]
+    if not needing:
+        return None
+    return Judgements({s.key: fake_grades(s, table) for s in needing}, {}, "fake")
+
+
+@pytest.fixture(autouse=True)
+def _fake_jury(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pingce.engine.judgements as judgements
+
+    monkeypatch.setattr(judgements, "grade", fake_judgements)
+
+
 def compute_block(statistic: Statistic, table: Table) -> StatBlock:
-    """A statistic's block; one that needs similarities gets them from the lexical backend."""
+    """A statistic's block; one that needs similarities gets them from the lexical backend,
+    one that a judge grades gets the fake jury's grades."""
+    if statistic.needs_judge:
+        return statistic.compute(
+            table, Context(judged={statistic.key: fake_grades(statistic, table)})
+        )
     if not statistic.needs_similarity:
         return statistic.compute(table, Context())
     scores, _ = LexicalBackend().score(statistic.pairs(table))

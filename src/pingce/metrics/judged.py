@@ -351,7 +351,8 @@ class PairwiseStatistic(Statistic):
 
     def compute(self, table: Table, context: Context) -> StatBlock:
         graded = context.grades(self.key)
-        values = graded.values.reshape(table.n, 2, -1)  # record, order, judge
+        judges = len(graded.judges)
+        values = graded.values.reshape(table.n, 2, judges)  # record, order, judge
         shown_first = values[:, 0, :]  # A's win with A first
         swapped = 1.0 - values[:, 1, :]  # A's win read from the swapped prompt
         complete = ~np.isnan(values).any(axis=(1, 2))
@@ -365,7 +366,7 @@ class PairwiseStatistic(Statistic):
             rows[:, 4] = np.where(complete, first_twice.mean(axis=1), 0.0)
         rows[:, 1], rows[:, 3] = complete, ~complete
         left_out = np.full(table.n, None, dtype=object)
-        failures = graded.failures.reshape(table.n, 2, -1)
+        failures = graded.failures.reshape(table.n, 2, judges)
         for i in np.flatnonzero(~complete).tolist():
             why = [
                 f"{graded.judges[j]} ({'output_a' if o == 0 else 'output_b'} first): {reason}"
