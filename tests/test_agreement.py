@@ -594,3 +594,27 @@ def test_pingce_run_with_the_metric_named_as_its_key(tmp_path: Path) -> None:
     done = run_pingce("run", str(suite_alpha), "--data", str(bad), "--out", str(tmp_path / "b"))
     assert done.returncode == 2
     assert "bad.jsonl:2: field 'ratings':" in done.stderr and '(got "x")' in done.stderr
+
+
+NUMBERS = ("nominal", "interval", "ratio")
+
+
+def test_every_rating_a_different_number() -> None:
+    """Ratings that are all different numbers (K = every rating; not ordinal, whose rows are
+    K x K): alpha equals the package's, and a bootstrap's thousand resamples finalise in one
+    matrix product (ratio: the values come back from the pooled sums) rather than one K x K
+    matrix a resample."""
+    rng = np.random.default_rng(9)
+    m = rng.uniform(0.5, 10, size=(7, 60)) * rng.uniform(0.8, 1.2, size=60)
+    m[rng.random(m.shape) < 0.1] = np.nan
+    suite = SuiteSpec.model_validate(
+        {
+            "name": "reals",
+            "metrics": {lv: {"metric": "krippendorff_alpha", "level": lv} for lv in NUMBERS},
+        }
+    )
+    result = pingce.evaluate(suite, records_of(m), bootstrap=1000)
+    for level in NUMBERS:
+        r = result.metrics[level]
+        assert_close(r.value, package_alpha(m, level), level)
+        assert r.ci_low is not None and r.ci_high is not None and r.ci_low <= r.ci_high
