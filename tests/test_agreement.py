@@ -618,3 +618,19 @@ def test_every_rating_a_different_number() -> None:
         r = result.metrics[level]
         assert_close(r.value, package_alpha(m, level), level)
         assert r.ci_low is not None and r.ci_high is not None and r.ci_low <= r.ci_high
+
+
+def test_ordinal_over_too_many_values_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ordinal rows are K x K per record: past a memory bound the run stops saying why (the
+    bound lowered here: 40 records of 5 values hold 1,000 numbers)."""
+    from pingce.metrics import agreement
+
+    monkeypatch.setattr(agreement, "_ORDINAL_CELLS", 999)
+    m = np.tile(np.arange(1.0, 6.0), (2, 8))
+    suite = SuiteSpec.model_validate(
+        {"name": "o", "metrics": {"a": {"metric": "krippendorff_alpha", "level": "ordinal"}}}
+    )
+    with pytest.raises(InputError, match="5 x 5 matrix per record"):
+        pingce.evaluate(suite, records_of(m), bootstrap=0)
+    monkeypatch.setattr(agreement, "_ORDINAL_CELLS", 1000)
+    assert pingce.evaluate(suite, records_of(m), bootstrap=0).metrics["a"].value == 1.0

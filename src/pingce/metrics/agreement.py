@@ -70,6 +70,9 @@ numbers, numbers >= 0."""
 
 ValueList = Sequence[str | float]
 
+_ORDINAL_CELLS = 1 << 28
+"""The most numbers (records x K x K, 2 GB) ordinal alpha's rows may hold: more is an error
+that says so, not a machine out of memory."""
 _RATINGS_TEXT = "a list of ratings (a number or a label each, null where a rater gave none)"
 _INTERVAL_FLAT = 1e-9
 """Interval ratings whose spread ``n Σv² - (Σv)²`` is below this share of ``n Σv²`` are read as
@@ -334,6 +337,15 @@ class AgreementStatistic(Statistic):
     def compute(self, table: Table, context: Context) -> StatBlock:
         ratings = self._ratings(table)
         c = lay_out(ratings, self._domain())
+        k = len(c.domain)
+        if self.level == "ordinal" and table.n * k * k > _ORDINAL_CELLS:
+            raise InputError(
+                f"ordinal alpha keeps a {k} x {k} matrix per record (the ratings use {k} "
+                f"values): {table.n} records would need {table.n * k * k * 8 / 1e9:.1f} GB; "
+                "give fewer values, or use level interval",
+                source=table.source,
+                field=table.paths.get(self.field, self.field),
+            )
         if self.level == "fleiss":
             raters = _raters(table, self.field, ratings)
             counts = _counts(c, table.n, len(c.domain))
