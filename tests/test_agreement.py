@@ -560,3 +560,77 @@ def test_interval_ratings_far_from_zero() -> None:
         assert value is not None and expected is not None and abs(value - expected) <= tol
     far = pingce.evaluate(suite, records_of(base + 1e6), bootstrap=0).metrics["a"]
     assert far.value is None and "to rounding" in (far.undefined_reason or "")
+
+
+def test_pingce_run_with_the_metric_named_as_its_key(tmp_path: Path) -> None:
+    """The suite as a user writes it (``metrics: {krippendorff_alpha: {ratings: ratings,
+    level: ordinal}}``), run by the command line: results.json holds the package's alpha with
+    an interval around it; a rating off the scale exits 2 naming file, line, field and value."""
+    m = random_matrix(np.random.default_rng(55))
+    data = write_jsonl(tmp_path / "ratings.jsonl", records_of(m))
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: panel\nmetrics:\n  krippendorff_alpha: {ratings: ratings, level: ordinal}\n"
+        "  fleiss_kappa: {ratings: ratings}\n",
+        encoding="utf-8",
+    )
+    good = write_jsonl(tmp_path / "full.jsonl", records_of(np.nan_to_num(m, nan=3.0)))
+    suite_alpha = tmp_path / "alpha.yaml"
+    suite_alpha.write_text(
+        "name: panel\nmetrics:\n  krippendorff_alpha: {ratings: ratings, level: ordinal}\n",
+        encoding="utf-8",
+    )
+    done = run_pingce("run", str(suite_alpha), "--data", str(data), "--out", str(tmp_path / "o"))
+    assert done.returncode == 0, done.stderr
+    saved = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    entry = saved["metrics"]["krippendorff_alpha"]
+    assert_close(entry["value"], package_alpha(m, "ordinal"), "cli")
+    assert entry["ci_low"] <= entry["value"] <= entry["ci_high"]
+    done = run_pingce("run", str(suite), "--data", str(good), "--out", str(tmp_path / "k"))
+    assert done.returncode == 0, done.stderr
+    bad = write_jsonl(
+        tmp_path / "bad.jsonl", [{"id": "a", "ratings": [1, 2]}, {"id": "b", "ratings": [1, "x"]}]
+    )
+    done = run_pingce("run", str(suite_alpha), "--data", str(bad), "--out", str(tmp_path / "b"))
+    assert done.returncode == 2
+    assert "bad.jsonl:2: field 'ratings':" in done.stderr and '(got "x")' in done.stderr
+
+
+NUMBERS = ("nominal", "interval", "ratio")
+
+
+def test_every_rating_a_different_number() -> None:
+    """Ratings that are all different numbers (K = every rating; not ordinal, whose rows are
+    K x K): alpha equals the package's, and a bootstrap's thousand resamples finalise in one
+    matrix product (ratio: the values come back from the pooled sums) rather than one K x K
+    matrix a resample."""
+    rng = np.random.default_rng(9)
+    m = rng.uniform(0.5, 10, size=(7, 60)) * rng.uniform(0.8, 1.2, size=60)
+    m[rng.random(m.shape) < 0.1] = np.nan
+    suite = SuiteSpec.model_validate(
+        {
+            "name": "reals",
+            "metrics": {lv: {"metric": "krippendorff_alpha", "level": lv} for lv in NUMBERS},
+        }
+    )
+    result = pingce.evaluate(suite, records_of(m), bootstrap=1000)
+    for level in NUMBERS:
+        r = result.metrics[level]
+        assert_close(r.value, package_alpha(m, level), level)
+        assert r.ci_low is not None and r.ci_high is not None and r.ci_low <= r.ci_high
+
+
+def test_ordinal_over_too_many_values_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ordinal rows are K x K per record: past a memory bound the run stops saying why (the
+    bound lowered here: 40 records of 5 values hold 1,000 numbers)."""
+    from pingce.metrics import agreement
+
+    monkeypatch.setattr(agreement, "_ORDINAL_CELLS", 999)
+    m = np.tile(np.arange(1.0, 6.0), (2, 8))
+    suite = SuiteSpec.model_validate(
+        {"name": "o", "metrics": {"a": {"metric": "krippendorff_alpha", "level": "ordinal"}}}
+    )
+    with pytest.raises(InputError, match="5 x 5 matrix per record"):
+        pingce.evaluate(suite, records_of(m), bootstrap=0)
+    monkeypatch.setattr(agreement, "_ORDINAL_CELLS", 1000)
+    assert pingce.evaluate(suite, records_of(m), bootstrap=0).metrics["a"].value == 1.0

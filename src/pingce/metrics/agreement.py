@@ -72,14 +72,15 @@ numbers, numbers >= 0."""
 
 ValueList = Sequence[str | float]
 
+_ORDINAL_CELLS = 1 << 28
+"""The most numbers (records x K x K, 2 GB) ordinal alpha's rows may hold: more is an error
+that says so, not a machine out of memory."""
 _RATINGS_TEXT = "a list of ratings (a number or a label each, null where a rater gave none)"
 _INTERVAL_FLAT = 1e-9
 """Interval ratings whose spread ``n Σv² - (Σv)²`` is below this share of ``n Σv²`` are read as
 one value: the moment form cannot tell them apart from rounding. It loses about
 ``log10(n Σv² / spread)`` of 16 digits (ratings around 10^4 with a spread of 1 keep about 8), as
 sums that add up must: the cancellation is in the sums, not in any one record's row."""
-_CHUNK = 1 << 22
-"""Elements of a ratio distance matrix made at once (``rows x K x K``) in a finalisation."""
 
 
 def _rating(value: Any) -> Any:
@@ -339,6 +340,15 @@ class AgreementStatistic(Statistic):
     def compute(self, table: Table, context: Context) -> StatBlock:
         ratings = self._ratings(table)
         c = lay_out(ratings, self._domain())
+        k = len(c.domain)
+        if self.level == "ordinal" and table.n * k * k > _ORDINAL_CELLS:
+            raise InputError(
+                f"ordinal alpha keeps a {k} x {k} matrix per record (the ratings use {k} "
+                f"values): {table.n} records would need {table.n * k * k * 8 / 1e9:.1f} GB; "
+                "give fewer values, or use level interval",
+                source=table.source,
+                field=table.paths.get(self.field, self.field),
+            )
         if self.level == "fleiss":
             raters = _raters(table, self.field, ratings)
             counts = _counts(c, table.n, len(c.domain))
@@ -487,19 +497,16 @@ def _ordinal_distance(marginals: np.ndarray) -> np.ndarray:
 
 
 def _ratio_expected(marginals: np.ndarray, weighted: np.ndarray) -> np.ndarray:
-    """``Σ n_c n_k δ(v_c, v_k)`` with each value ``v_c = Σ v_c n_uc / n_c`` recovered from the
-    sums (a value no rating has counts nothing), a block of rows at a time."""
+    """``Σ n_c n_k δ(v_c, v_k)`` of each row, each value ``v_c`` recovered from the sums as
+    ``Σ v_c n_uc / Σ n_uc``, pooled over the rows finalised together (every row with ratings of
+    ``c`` gives the same ``v_c`` but for rounding; a value no rating has counts nothing): one
+    ``K x K`` distance matrix and one matrix product for all rows, however many values."""
     k = marginals.shape[-1]
     rows = math.prod(marginals.shape[:-1])
-    flat_n = marginals.reshape(rows, k)
-    flat_v = safe_divide(weighted.reshape(rows, k), flat_n, 0.0)
-    out = np.empty(flat_n.shape[0])
-    step = max(1, _CHUNK // max(1, k * k))
-    for start in range(0, flat_n.shape[0], step):
-        n = flat_n[start : start + step]
-        distance = _ratio_distance(flat_v[start : start + step])
-        out[start : start + step] = (n[:, :, None] * distance * n[:, None, :]).sum(axis=(-2, -1))
-    return out.reshape(marginals.shape[:-1])
+    n = marginals.reshape(rows, k)
+    values = safe_divide(weighted.reshape(rows, k).sum(axis=0), n.sum(axis=0), 0.0)
+    out = ((n @ _ratio_distance(values)) * n).sum(axis=-1)
+    return np.asarray(out.reshape(marginals.shape[:-1]), dtype=np.float64)
 
 
 @dataclass(eq=False)
