@@ -634,3 +634,26 @@ def test_ordinal_over_too_many_values_says_so(monkeypatch: pytest.MonkeyPatch) -
         pingce.evaluate(suite, records_of(m), bootstrap=0)
     monkeypatch.setattr(agreement, "_ORDINAL_CELLS", 1000)
     assert pingce.evaluate(suite, records_of(m), bootstrap=0).metrics["a"].value == 1.0
+
+
+def test_two_stored_runs_with_other_values_and_no_scale_say_why(tmp_path: Path) -> None:
+    """Two stored runs whose raters used different values, without the suite's ``values:``,
+    cannot pair their rows column by column: pingce compare RUN_A RUN_B says which metric and
+    what to give (it was a numpy broadcast traceback), and with ``values:`` it compares."""
+    from pingce.errors import SuiteError
+
+    a = write_jsonl(tmp_path / "a.jsonl", records_of(np.array([[1.0, 2, 3, 4], [1, 2, 3, 5]])))
+    b = write_jsonl(tmp_path / "b.jsonl", records_of(np.array([[1.0, 2, 3, 4], [1, 2, 4, 4]])))
+    suite = write_suite(
+        tmp_path / "s.yaml", {"m": {"metric": "krippendorff_alpha", "level": "nominal"}}
+    )
+    pingce.evaluate(suite, a, bootstrap=0, out=tmp_path / "ra")
+    pingce.evaluate(suite, b, bootstrap=0, out=tmp_path / "rb")
+    with pytest.raises(SuiteError, match=r"metric m: .*different layouts.*values:"):
+        pingce.compare_runs(tmp_path / "ra", tmp_path / "rb", suite=suite, bootstrap=0)
+    scaled = {"m": {"metric": "krippendorff_alpha", "level": "nominal", "values": [1, 2, 3, 4, 5]}}
+    suite = write_suite(tmp_path / "s2.yaml", scaled)
+    pingce.evaluate(suite, a, bootstrap=0, out=tmp_path / "sa")
+    pingce.evaluate(suite, b, bootstrap=0, out=tmp_path / "sb")
+    compared = pingce.compare_runs(tmp_path / "sa", tmp_path / "sb", suite=suite, bootstrap=0)
+    assert compared.metrics["m"].delta is not None

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from .._halves import in_halves
-from ..errors import InputError
+from ..errors import InputError, SuiteError
 from ..metrics.protocol import LEFT_OUT, StatBlock
 from ..options import Resampling, RunOptions
 from ..progress import ProgressHook
@@ -230,6 +230,25 @@ def _both_rows(
     return record_rows(plan, tables[0], blocks[0]), record_rows(plan, tables[1], blocks[1])
 
 
+def _same_layouts(
+    plan: Plan, blocks_c: Mapping[Hashable, StatBlock], blocks_b: Mapping[Hashable, StatBlock]
+) -> None:
+    """Both sides' blocks of each statistic have one width, so their rows pair column by
+    column; else an error naming the metrics that read it (an agreement metric without
+    ``values:`` over two runs whose raters used different values)."""
+    for key, block in blocks_c.items():
+        other = blocks_b.get(key)
+        if other is None or other.width == block.width:
+            continue
+        names = sorted(name for name, k in plan.keys.items() if k == key)
+        raise SuiteError(
+            f"metric {', '.join(names)}: the two sides' statistics have different layouts "
+            f"({block.width} and {other.width} columns), so their records cannot be paired; an "
+            "agreement metric needs the scale's values: in the suite when the two runs' raters "
+            "used different values"
+        )
+
+
 def compare_blocks(
     plan: Plan,
     blocks_c: Mapping[Hashable, StatBlock],
@@ -253,6 +272,7 @@ def compare_blocks(
     the paired Poisson bootstrap (``--bootstrap-method poisson``), a record's weights the same
     on both sides and in every slice."""
     options, progress = plan.options, context.progress
+    _same_layouts(plan, blocks_c, blocks_b)
     if options.on_judge_failure == "skip":
         blocks_c, blocks_b = _left_out_on_both(blocks_c, blocks_b)
     with context.phase("intervals"):
