@@ -8,7 +8,8 @@ len(answer)`` (characters). Structured output (:attr:`LoopbackServer.formats`): 
 older vLLM and llama.cpp servers do) or a 422 (a FastAPI validator), or ignored; an answer that no
 ``response_format`` constrains may be prose (:attr:`LoopbackServer.prose`) that says ``s`` in
 words. A chat request without fenced texts is the model under test (``--model``): it is answered
-with the message :attr:`LoopbackServer.answer` makes for it (tool calls or text). ``POST
+with the message :attr:`LoopbackServer.answer` makes for it (tool calls or text; a ``logprobs``
+key it gives goes to the choice, as OpenAI's ``choices[0].logprobs``). ``POST
 /v1/embeddings`` returns :func:`embed` vectors (character
 counts hashed into ``dims`` buckets). Both rules are deterministic, so a test can compute every
 expected value itself. ``GET /v1/stats`` returns the request count and the most requests in
@@ -507,10 +508,13 @@ class LoopbackServer:
             await self._send(writer, 200, {"object": "list", "data": data, "usage": usage}, entry)
             return
         message: dict[str, Any] | None = None
+        logprobs: Any = None
         if fault.kind == "text":
             content = fault.text
         elif (entry.x is None or entry.y is None) and self.answer is not None:
-            message = {"role": "assistant", "content": None, **self.answer(entry)}
+            made = dict(self.answer(entry))
+            logprobs = made.pop("logprobs", None)  # the choice's, not the message's
+            message = {"role": "assistant", "content": None, **made}
             content = json.dumps(message, ensure_ascii=False)
         elif entry.x is None or entry.y is None:
             message = {"error": {"message": "no fenced <x>/<y> texts"}}
@@ -540,6 +544,7 @@ class LoopbackServer:
                     "finish_reason": "tool_calls"
                     if message and message.get("tool_calls")
                     else "stop",
+                    **({"logprobs": logprobs} if logprobs is not None else {}),
                 }
             ],
             "usage": usage,

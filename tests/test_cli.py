@@ -499,6 +499,9 @@ def test_demo_runs_outside_the_repository(tmp_path: Path) -> None:
     )
     for suite in suites:
         assert (tmp_path / "d" / suite / "results.json").is_file(), suite
+    # the judged example needs a judge model: skipped, with how to run it (the demo calls none)
+    assert "judged: skipped: its metrics are graded by a model" in done.stdout
+    assert not (tmp_path / "d" / "judged").exists()
 
 
 def test_the_wheel_carries_the_examples_suites_and_law_list(tmp_path: Path) -> None:

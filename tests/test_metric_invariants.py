@@ -36,6 +36,7 @@ import pingce
 from pingce.errors import InputError
 from pingce.labels import RISK_LEVELS, LabelScale
 from pingce.metrics import Context, Metric, StatBlock, Statistic, create_metric, metric_registry
+from pingce.metrics import agreement as agreement_module
 from pingce.metrics import calls as calls_module
 from pingce.metrics import dialogue as dialogue_module
 from pingce.metrics import evidence as evidence_module
@@ -65,6 +66,7 @@ GROUP_VALUES = ("甲", "乙", "丙", None)  # None: missing, the "(missing)" sli
 # Parameters the configuration builder knows how to vary. Parameters with defaults that are not
 # listed keep their default; a parameter without a default that is not listed fails the tests.
 HANDLED_PARAMETERS = {
+    "level",
     "gold",
     "pred",
     "scale",
@@ -104,6 +106,10 @@ def configurations(name: str) -> list[tuple[str, dict[str, Any]]]:
             "cannot fill in: extend configurations() in tests/test_metric_invariants.py"
         )
     configs: list[tuple[str, dict[str, Any]]] = [("defaults", {})]
+    if params.get("level") is base.REQUIRED:  # Krippendorff's alpha: its level of measurement
+        levels = ("nominal", "ordinal", "interval", "ratio")
+        configs = [(f"level={lv}", {"level": lv}) for lv in levels]
+        configs.append(("values=[3,1,0,9]", {"level": "ordinal", "values": [3, 1, 0, 9]}))
     if "scale" in params:
         configs.append(("k=2", {"scale": SCALES[2]}))
         configs.append(("k=5", {"scale": SCALES[5]}))
@@ -364,7 +370,17 @@ def random_rules(rng: np.random.Generator, lenient: bool) -> Any:
     return [pool[int(i)] for i in rng.choice(len(pool), size=size, replace=False)]
 
 
+def random_ratings(rng: np.random.Generator, lenient: bool) -> Any:
+    """Three ratings and a null (a rater who gave none), so that every record has as many
+    raters (Fleiss' kappa needs that); values 0, 1 and 3, so that every statistic of alpha
+    (ratio distances 1 and 1/4 included) and every resampled sum is exact in any order."""
+    ratings: list[Any] = [[0, 1, 3][int(i)] for i in rng.choice(3, size=3, p=[0.5, 0.3, 0.2])]
+    ratings.insert(int(rng.integers(4)), None)
+    return ratings
+
+
 JSON_GENERATORS: dict[Any, Any] = {
+    agreement_module.parse_ratings: random_ratings,
     evidence_module.parse_evidence: random_evidence,
     rules_module.parse_rule_ids: random_rules,
     dialogue_module._parse_id: random_dialogue,
@@ -416,6 +432,8 @@ def field_values(spec: FieldSpec, n: int, rng: np.random.Generator, decimals: in
         return [choices[int(rng.integers(len(choices)))] for _ in range(n)]
     if spec.kind == "json" and spec.parser in JSON_GENERATORS:
         return [JSON_GENERATORS[spec.parser](rng, spec.lenient) for _ in range(n)]
+    if spec.kind == "json" and spec.parser is None:  # any JSON read as text (a judge's input)
+        return [random_text(rng) for _ in range(n)]
     pytest.fail(
         f"field {spec.path!r} has kind {spec.kind!r}, which the invariant tester cannot "
         "generate: extend field_values() in tests/test_metric_invariants.py"
@@ -444,8 +462,59 @@ def load(metric: Metric, records: list[dict[str, Any]]) -> Table:
     return load_records(records, specs)
 
 
+FAKE_JUDGES = ("openai:fake-a", "openai:fake-b")
+"""The fake jury of the judged metrics: two judges, so a jury's agreement is defined."""
+
+
+def fake_grades(statistic: Statistic, table: Table) -> Any:
+    """A judged statistic's grades from a fake jury that reads the prompts' texts
+    (deterministic: CRC32 of each text and judge; every prompt graded: a withheld grade and the
+    judge-failure policy are tests/test_judged.py's)."""
+    import zlib
+
+    from pingce.engine.judgements import Graded
+    from pingce.judged import CORRECTNESS_SCALE, PREFERENCE_SCALE, parse_scale
+
+    task = statistic.judge_task  # type: ignore[attr-defined]
+    scale = {"rubric": parse_scale("1-5"), "correctness": CORRECTNESS_SCALE}.get(
+        task, PREFERENCE_SCALE
+    )
+    texts = statistic.judge_texts(table)  # type: ignore[attr-defined]
+    points = scale.points or scale.values
+    values = np.full((len(texts), len(FAKE_JUDGES)), np.nan)
+    failures = np.full(values.shape, None, dtype=object)
+    for p, text in enumerate(texts):
+        for j, judge in enumerate(FAKE_JUDGES):
+            h = zlib.crc32(f"{judge}|{sorted(text.items())}".encode())
+            values[p, j] = points[h % len(points)]
+    entries: list[list[dict[str, Any]]] = [[] for _ in texts]
+    return Graded(values, scale, FAKE_JUDGES, failures, entries)
+
+
+def fake_judgements(plan: Any, table: Table, progress: Any) -> Any:
+    """The engine's judge phase with the fake jury (patched in for every test here)."""
+    from pingce.engine.judgements import Judgements
+
+    needing = [s for s in plan.statistics.values() if s.needs_judge]
+    if not needing:
+        return None
+    return Judgements({s.key: fake_grades(s, table) for s in needing}, {}, "fake")
+
+
+@pytest.fixture(autouse=True)
+def _fake_jury(monkeypatch: pytest.MonkeyPatch) -> None:
+    import pingce.engine.judgements as judgements
+
+    monkeypatch.setattr(judgements, "grade", fake_judgements)
+
+
 def compute_block(statistic: Statistic, table: Table) -> StatBlock:
-    """A statistic's block; one that needs similarities gets them from the lexical backend."""
+    """A statistic's block; one that needs similarities gets them from the lexical backend,
+    one that a judge grades gets the fake jury's grades."""
+    if statistic.needs_judge:
+        return statistic.compute(
+            table, Context(judged={statistic.key: fake_grades(statistic, table)})
+        )
     if not statistic.needs_similarity:
         return statistic.compute(table, Context())
     scores, _ = LexicalBackend().score(statistic.pairs(table))

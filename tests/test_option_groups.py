@@ -21,6 +21,7 @@ from pingce.options import (
     Executor,
     Gating,
     Inputs,
+    Judging,
     ModelCall,
     Resampling,
     RunOptions,
@@ -39,6 +40,7 @@ GROUPS = {
     "inputs": "inputs",
     "scoring": "scoring",
     "model": "model_call",
+    "judge": "judging",
     "engine": "executor",
     "gates": "gating",
 }
@@ -82,6 +84,9 @@ def _changed(tmp_path: Path) -> dict[str, tuple[dict[str, Any], Any]]:
         "gates": ({}, parse_gates(["accuracy=0.5"])),
         "regression_gates": ({}, parse_regression_gates(["all"])),
         "gate_on_interval": ({}, True),
+        "judges": ({}, ("openai:judge",)),
+        "rubric": ({}, "Is it helpful?"),
+        "scale": ({}, "0-1"),
     }
 
 
@@ -138,6 +143,9 @@ def test_the_groups_hold_the_parsed_values() -> None:
     assert options.inputs == Inputs(None, {}, None, False)
     assert options.executor == Executor("local", None, None)
     assert options.gating == Gating((), (), False)
+    assert options.judging == Judging((), None, None)
+    rubric = run_options({"judges": "openai:a", "rubric": __file__}).judging
+    assert rubric.judges == ("openai:a",) and rubric.rubric == Path(__file__).read_text().strip()
     assert RunOptions().model_call is None
     shared = RunOptions(model="openai:m", base_url="http://localhost:1/v1").model_call
     assert shared is not None and shared.base_url == "http://localhost:1/v1"  # the fallback

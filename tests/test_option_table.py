@@ -150,6 +150,7 @@ def test_the_keywords_are_the_old_allow_lists() -> None:
         *["model_concurrency", "engine", "ray_address", "ray_scratch"],
         "context",  # issue 31: context travels with the record
         *["records_format", "records_fields", "report_records"],  # issue 32: outputs
+        *["judges", "rubric", "scale"],  # issue 33: the judged metrics
     }
     assert set(keywords("compare")) == {
         *[
@@ -175,6 +176,7 @@ def test_the_keywords_are_the_old_allow_lists() -> None:
         "regression_gates",
         "slices",
         "context",
+        *["judges", "rubric", "scale"],  # issue 33: each side graded as a run grades it
     }
     assert set(keywords("compare-runs")) == {
         *["bootstrap", "seed", "ci_method", "bootstrap_method", "ci_level", "on_judge_failure"],
@@ -198,6 +200,7 @@ def test_what_two_stored_runs_refuse_or_leave_unused() -> None:
         "base_url",
         "cache",
         "no_cache",
+        *["judges", "rubric", "scale"],  # the stored runs were graded already
     }
 
 

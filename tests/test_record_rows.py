@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 from typing import Any
@@ -210,20 +211,44 @@ def _builtin_examples() -> list[tuple[str, Path]]:
     return [(name, path) for name, path in found if path.is_file()]
 
 
+def _loopback_judge(
+    stack: contextlib.ExitStack, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> dict[str, Any]:
+    """A loopback judge that gives every rubric prompt a 4 and every correctness prompt a C."""
+    from tests.loopback import LoopbackServer, Request, keep_local
+
+    keep_local(monkeypatch, tmp_path / "cache")
+    server = stack.enter_context(LoopbackServer())
+
+    def answer(request: Request) -> dict[str, Any]:
+        graded = "RUBRIC-MARK" in (request.prompt or "")
+        return {"content": '{"score": 4}' if graded else '{"label": "C"}'}
+
+    server.answer = answer
+    return {"judges": ["openai:j"], "base_url": server.url, "rubric": "RUBRIC-MARK: helpful?"}
+
+
 @pytest.mark.parametrize(("suite", "data"), _builtin_examples(), ids=lambda x: str(x)[-30:])
 def test_record_values_are_plain_json_data_as_records_jsonl_holds(
-    suite: str, data: Path, tmp_path: Path
+    suite: str, data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Issue 28: record_values() is documented as what records.jsonl holds, but held
     EvidenceItem objects (and tuples) that json.dumps refused. records.jsonl holds them with
-    ``records_fields="all"``; by default the same rows without their input fields."""
-    result = pingce.evaluate(suite, data, bootstrap=0, out=tmp_path, records_fields="all")
-    rows = result.record_values()
-    assert rows
-    json.dumps(rows)
-    text = (tmp_path / "records.jsonl").read_text(encoding="utf-8")
-    assert rows == [json.loads(line) for line in text.splitlines()]
-    pingce.evaluate(suite, data, bootstrap=0, out=tmp_path / "default")
+    ``records_fields="all"``; by default the same rows without their input fields. The judged
+    example is graded by a loopback judge (its grades are in the rows too)."""
+    with contextlib.ExitStack() as stack:
+        judge = _loopback_judge(stack, monkeypatch, tmp_path) if suite.startswith("judged") else {}
+        result = pingce.evaluate(
+            suite, data, bootstrap=0, out=tmp_path, records_fields="all", **judge
+        )
+        rows = result.record_values()
+        assert rows
+        json.dumps(rows)
+        text = (tmp_path / "records.jsonl").read_text(encoding="utf-8")
+        assert rows == [json.loads(line) for line in text.splitlines()]
+        pingce.evaluate(suite, data, bootstrap=0, out=tmp_path / "default", **judge)
     text = (tmp_path / "default" / "records.jsonl").read_text(encoding="utf-8")
-    without = [{k: v for k, v in row.items() if k != "fields"} for row in rows]
-    assert without == [json.loads(line) for line in text.splitlines()]
+    # (a judge's answers: the second run's come from the cache, with their first latency)
+    without = [{k: v for k, v in row.items() if k not in ("fields", "judge")} for row in rows]
+    second = [json.loads(line) for line in text.splitlines()]
+    assert without == [{k: v for k, v in row.items() if k != "judge"} for row in second]

@@ -51,14 +51,24 @@ Command = Literal["run", "compare", "compare-runs", "calibrate"]
 COMMANDS: tuple[Command, ...] = ("run", "compare", "compare-runs", "calibrate")
 
 Group = Literal[
-    "scoring", "model", "sampling", "bootstrap", "policy", "inputs", "gates", "engine", "output"
+    "scoring",
+    "model",
+    "judge",
+    "sampling",
+    "bootstrap",
+    "policy",
+    "inputs",
+    "gates",
+    "engine",
+    "output",
 ]
 """What an option is about: ``scoring`` (the similarity backend: two stored runs were scored
 already), ``inputs`` (how record files are read: two stored runs have none), ``model`` (the model
-under test), ``sampling``, ``bootstrap``, ``policy`` (how metrics are computed), ``gates``,
-``engine``, ``output`` (what the command prints and records). The engine reads a group's options
-together, parsed, from :class:`pingce.options.RunOptions` (``bootstrap``: ``resampling``,
-``sampling``, ``inputs``, ``scoring``, ``model``: ``model_call``, ``engine``: ``executor``,
+under test), ``judge`` (the models that grade answers: the judged metrics), ``sampling``,
+``bootstrap``, ``policy`` (how metrics are computed), ``gates``, ``engine``, ``output`` (what the
+command prints and records). The engine reads a group's options together, parsed, from
+:class:`pingce.options.RunOptions` (``bootstrap``: ``resampling``, ``sampling``, ``inputs``,
+``scoring``, ``model``: ``model_call``, ``judge``: ``judging``, ``engine``: ``executor``,
 ``gates``: ``gating``; ``tests/test_option_groups.py`` holds them to this table)."""
 
 RUN_AND_COMPARE = frozenset({"run", "compare", "compare-runs"})
@@ -198,6 +208,41 @@ OPTIONS: list[Option] = [
         frozenset({"run"}),
         "model",
         python="int | None",
+    ),
+    Option(
+        "judges",
+        str,
+        "A model that grades the answers of the judged metrics (rubric_score, correctness), "
+        "e.g. openai:gpt-4o-mini at --base-url; repeatable: a jury [default: the suite's "
+        "judge.judges].",
+        frozenset({"run", "compare"}),
+        "judge",
+        default=(),
+        python="Sequence[str]",
+        flag="--judge",
+        metavar="openai:MODEL",
+        multiple=True,
+        ray=False,
+    ),
+    Option(
+        "rubric",
+        str,
+        "What the judge grades the answers on: the text, or a file holding it [default: the "
+        "suite's judge.rubric].",
+        frozenset({"run", "compare"}),
+        "judge",
+        python="str | None",
+        metavar="TEXT|FILE",
+    ),
+    Option(
+        "scale",
+        str,
+        "The judge's scale: 0-1, 1-5 (any integer range), pass/fail, or labels as "
+        "'good,fair,poor' (best first) [default: the suite's judge.scale, 1-5].",
+        frozenset({"run", "compare"}),
+        "judge",
+        python="str | None",
+        metavar="SCALE",
     ),
     Option(
         "sample",
@@ -711,6 +756,9 @@ if TYPE_CHECKING:
         api_key_env: str | None
         model_params: Mapping[str, Any]
         model_concurrency: int | None
+        judges: Sequence[str]
+        rubric: str | None
+        scale: str | None
         sample: int | None
         stratify: str | None
         allocation: Allocation
@@ -745,6 +793,9 @@ if TYPE_CHECKING:
     class CompareOptions(TypedDict, total=False):
         similarity: str | SimilarityBackend
         base_url: str | None
+        judges: Sequence[str]
+        rubric: str | None
+        scale: str | None
         seed: int
         bootstrap: int
         ci_method: CIMethod

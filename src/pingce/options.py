@@ -39,6 +39,7 @@ __all__ = [
     "Executor",
     "Gating",
     "Inputs",
+    "Judging",
     "KeepSuite",
     "ModelCall",
     "Resampling",
@@ -154,6 +155,18 @@ class ModelCall:
 
 
 @dataclass(frozen=True)
+class Judging:
+    """The ``judge`` group: who grades the judged metrics' answers and on what."""
+
+    judges: tuple[str, ...]
+    """``--judge`` as given (``openai:NAME`` each); (): the suite's."""
+    rubric: str | None
+    """``--rubric``'s text (read from the file it names); None: the suite's."""
+    scale: str | None
+    """``--scale`` as given; None: the suite's."""
+
+
+@dataclass(frozen=True)
 class Executor:
     """The ``engine`` group: which executor runs, and the Ray engine's cluster and scratch."""
 
@@ -243,6 +256,15 @@ class RunOptions:
     """Request parameters laid over the suite's ``model.parameters`` (``--model-param``)."""
     model_concurrency: int | None = None
     """Requests in flight at once (None: the suite's ``model.concurrency``, 16)."""
+    judges: tuple[str, ...] = ()
+    """``--judge openai:NAME`` (repeatable): the models that grade the answers of the judged
+    metrics; () keeps the suite's ``judge.judges``."""
+    rubric: str | None = None
+    """``--rubric``: the criterion the judge grades on, as text or a file holding it; None keeps
+    the suite's ``judge.rubric``."""
+    scale: str | None = None
+    """``--scale``: the judge's scale (``1-5``, ``0-1``, ``pass/fail``, ``good,fair,poor``);
+    None keeps the suite's ``judge.scale``."""
     records_format: Literal["jsonl", "parquet"] = "jsonl"
     """How the run folder keeps the per-record rows (``--records``): records.jsonl or
     records.parquet."""
@@ -323,6 +345,17 @@ class RunOptions:
         )
 
     @cached_property
+    def judging(self) -> Judging:
+        """The ``judge`` group: the judges named (``--judge``), the rubric (a file's text when
+        ``--rubric`` names a file) and the scale, as given (the suite's ``judge:`` block fills in
+        what they leave unset: :func:`pingce.engine.judge_setup.judge_setup`)."""
+        rubric = self.rubric
+        if rubric is not None and os.path.isfile(rubric):
+            with open(rubric, encoding="utf-8") as handle:
+                rubric = handle.read().strip()
+        return Judging(tuple(self.judges), rubric, self.scale)
+
+    @cached_property
     def executor(self) -> Executor:
         return Executor(self.engine, self.ray_address, self.ray_scratch)
 
@@ -357,6 +390,7 @@ class RunOptions:
         self._validate_choices()
         self._validate_inputs()
         self._validate_model()
+        self._validate_judges()
         self._validate_files()
         self._validate_paths()
 
@@ -369,7 +403,7 @@ class RunOptions:
         except ValueError as exc:
             raise OptionError(f"--similarity {exc}") from None
         remote = isinstance(backend, BackendName) and backend.remote
-        self._validate_urls(remote or self.model is not None)
+        self._validate_urls(remote or self.model is not None or bool(self.judges))
 
     def _validate_numbers(self) -> None:
         """Numbers in their ranges (``OPTION_TYPES``) and the ones that need another."""
@@ -474,6 +508,20 @@ class RunOptions:
         if remote and found is not None:
             check_base_url(*found)
 
+    def _validate_judges(self) -> None:
+        """``--judge`` names (``openai:NAME``), a rubric with text, a scale given as text."""
+        for judge in self.judges:
+            provider, sep, name = str(judge).partition(":")
+            if not isinstance(judge, str) or provider != "openai" or not sep or not name.strip():
+                raise OptionError(
+                    f"--judge {judge!r}: expected openai:MODEL (a chat model at --base-url, "
+                    "PINGCE_BASE_URL or OPENAI_BASE_URL)"
+                )
+        if self.rubric is not None and not (isinstance(self.rubric, str) and self.rubric.strip()):
+            raise OptionError(f"--rubric {self.rubric!r}: give the criterion's text or a file")
+        if self.scale is not None and not isinstance(self.scale, str):
+            raise OptionError(f"--scale {self.scale!r}: a scale such as 1-5, 0-1 or pass/fail")
+
     def _validate_model(self) -> None:
         """The ``--model`` options: the name's grammar, and options that need ``--model``."""
         if self.model is None:
@@ -575,7 +623,7 @@ def run_options(options: Mapping[str, Any], command: str = "run") -> RunOptions:
         for alias in option.aliases:
             if alias in given:
                 given[option.name] = given.pop(alias)
-    for name in ("slices", "context"):
+    for name in ("slices", "context", "judges"):
         if isinstance(given.get(name), str):
             given[name] = (given[name],)
         elif name in given:

@@ -356,7 +356,7 @@ def _plain(values: Any) -> list[Any]:
 class EvaluationResult(_Plain):
     """The whole result of a run (the content of results.json)."""
 
-    OMIT_WHEN_NONE = ("profile",)
+    OMIT_WHEN_NONE = ("profile", "judge")
 
     pingce_version: str
     """The pingce that made the result."""
@@ -382,6 +382,9 @@ class EvaluationResult(_Plain):
     model: dict[str, Any] | None = None
     """What ``--model`` did: the model, requests, cached answers, failures, tokens, cost,
     latency (present when the model under test was run)."""
+    judge: dict[str, Any] | None = None
+    """What the judges of the judged metrics did, by judge: prompts, requests, cache hits,
+    failed calls, answers without a grade, tokens, cost, latency (present only then)."""
     definitions: dict[str, str] = {}
     """Each metric's definition in words, as ``pingce metrics`` prints it."""
     notes: list[str] = Field(

@@ -48,6 +48,13 @@ def demo(examples: str | None, out: str) -> None:
             if not data.is_file():
                 continue
             console.rule(f"[bold]{name}[/bold]: {data}")
+            if _graded_without_a_judge(name):
+                console.print(
+                    f"{name}: skipped: its metrics are graded by a model. Run it with a judge: "
+                    f"pingce run {name} --data {data} --judge openai:MODEL --base-url URL "
+                    "--rubric TEXT (docs: how-to/judged)\n"
+                )
+                continue
             try:
                 result = evaluate_suite(name, data, RunOptions())
                 paths = write_outputs(result, Path(out) / name)
@@ -60,3 +67,13 @@ def demo(examples: str | None, out: str) -> None:
         if not ran:
             fail(f"no example records found under {examples}/<suite>/records.jsonl")
     console.print(f"ran {ran} example suite(s); outputs under {out}/")
+
+
+def _graded_without_a_judge(name: str) -> bool:
+    """Whether a built-in suite's metrics need a judge model and the suite names none (the
+    demo calls no model)."""
+    from ..suites import load_suite
+
+    suite = load_suite(name)
+    judged = any(m.statistic().needs_judge for m in suite.metrics.values())
+    return judged and not (suite.spec.judge and suite.spec.judge.judges)

@@ -16,12 +16,12 @@ import os
 from collections.abc import Hashable, Mapping, Sequence
 from functools import partial
 from itertools import repeat
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
 from .._halves import in_halves
-from ..errors import InputError
+from ..errors import InputError, SuiteError
 from ..metrics.protocol import LEFT_OUT, StatBlock
 from ..options import Resampling, RunOptions
 from ..progress import ProgressHook
@@ -52,6 +52,9 @@ from .values import (
     record_rows,
     statistic_notes,
 )
+
+if TYPE_CHECKING:
+    from .judgements import Judgements
 
 __all__ = ["align", "compare_blocks", "compare_suite"]
 
@@ -138,6 +141,16 @@ def align(candidate: Table, baseline: Table, plan: Plan) -> np.ndarray:
     return index
 
 
+def _judgements(plan: Plan, table: Table, progress: ProgressHook) -> Judgements | None:
+    """One side's grades by the judges (None when no statistic is judged): each side's answers
+    are graded as a run grades them, so equal answers hit the cache."""
+    if not any(s.needs_judge for s in plan.statistics.values()):
+        return None
+    from .judgements import grade
+
+    return grade(plan, table, progress)
+
+
 def compare_suite(
     suite: str | os.PathLike[str] | SuiteSpec | BuiltSuite,
     candidate: Data,
@@ -167,9 +180,13 @@ def compare_suite(
         slice_rows = _slice_rows(plan, table_c, table_b)
     with context.phase("similarities"):
         scored = similarities(plan, [table_c, table_b], progress)
+        judged_c, judged_b = (
+            _judgements(plan, table_c, progress),
+            _judgements(plan, table_b, progress),
+        )
     with context.phase("statistics"):
-        blocks_c = statistics(plan, table_c, scored, in_halves)  # in this process, as local
-        blocks_b = statistics(plan, table_b, scored, in_halves)
+        blocks_c = statistics(plan, table_c, scored, in_halves, judged_c)  # as local
+        blocks_b = statistics(plan, table_b, scored, in_halves, judged_b)
         failures = {
             side: count_failures(
                 table, blocks, 0 if scored is None else scored.failed(pairs_of(plan, table))
@@ -213,6 +230,25 @@ def _both_rows(
     return record_rows(plan, tables[0], blocks[0]), record_rows(plan, tables[1], blocks[1])
 
 
+def _same_layouts(
+    plan: Plan, blocks_c: Mapping[Hashable, StatBlock], blocks_b: Mapping[Hashable, StatBlock]
+) -> None:
+    """Both sides' blocks of each statistic have one width, so their rows pair column by
+    column; else an error naming the metrics that read it (an agreement metric without
+    ``values:`` over two runs whose raters used different values)."""
+    for key, block in blocks_c.items():
+        other = blocks_b.get(key)
+        if other is None or other.width == block.width:
+            continue
+        names = sorted(name for name, k in plan.keys.items() if k == key)
+        raise SuiteError(
+            f"metric {', '.join(names)}: the two sides' statistics have different layouts "
+            f"({block.width} and {other.width} columns), so their records cannot be paired; an "
+            "agreement metric needs the scale's values: in the suite when the two runs' raters "
+            "used different values"
+        )
+
+
 def compare_blocks(
     plan: Plan,
     blocks_c: Mapping[Hashable, StatBlock],
@@ -236,6 +272,7 @@ def compare_blocks(
     the paired Poisson bootstrap (``--bootstrap-method poisson``), a record's weights the same
     on both sides and in every slice."""
     options, progress = plan.options, context.progress
+    _same_layouts(plan, blocks_c, blocks_b)
     if options.on_judge_failure == "skip":
         blocks_c, blocks_b = _left_out_on_both(blocks_c, blocks_b)
     with context.phase("intervals"):

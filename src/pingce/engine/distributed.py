@@ -102,6 +102,11 @@ def check_ray_options(options: RunOptions, plan: Plan | None = None) -> list[str
         )
     if plan is not None:
         for name, metric in plan.metrics.items():
+            if metric.statistic().needs_judge:
+                raise OptionError(
+                    f"metric {name} is graded by a judge: the judged metrics run locally for now "
+                    "(leave out --engine ray)"
+                )
             if getattr(metric, "aggregate", "mean") == "bootstrap":
                 raise OptionError(
                     f"metric {name}: aggregate: bootstrap reads every record's scores in one "

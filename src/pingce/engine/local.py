@@ -49,6 +49,7 @@ from .values import (
 )
 
 if TYPE_CHECKING:
+    from .judgements import Judgements
     from .model import Answered
 
 __all__ = ["Run", "run_local"]
@@ -164,6 +165,15 @@ def _loaded(
     return table, units, sampling, n_loaded, None, plan
 
 
+def _judgements(plan: Plan, table: Table, context: RunContext) -> Judgements | None:
+    """The judges' grades of the judged statistics' records (None when none is judged)."""
+    if not any(s.needs_judge for s in plan.statistics.values()):
+        return None
+    from .judgements import grade  # only when judged: the HTTP client's imports
+
+    return grade(plan, table, context.progress)
+
+
 def run_local(
     suite: str | os.PathLike[str] | SuiteSpec | BuiltSuite, data: Data, context: RunContext
 ) -> EvaluationResult:
@@ -174,8 +184,9 @@ def run_local(
     table, units, sampling, n_loaded, answered, plan = _loaded(plan, data, context)
     with context.phase("similarities"):
         scored = similarities(plan, [table], context.progress)
+        judged = _judgements(plan, table, context)
     with context.phase("statistics"):
-        blocks = statistics(plan, table, scored, in_halves)
+        blocks = statistics(plan, table, scored, in_halves, judged)
         model_failed = 0
         if answered is not None:
             from .model import call_columns, mark_model_failures
@@ -186,6 +197,8 @@ def run_local(
             rows.model = call_columns(answered, table.lines)
         needing = [s for s in plan.statistics.values() if s.needs_similarity]
         rows.judge = judge_columns(needing, table, scored)
+        if judged is not None:
+            rows.judge.update(judged.column(table.n))
         failures = count_failures(table, blocks, 0 if scored is None else scored.stats.failures)
         if answered is not None:
             failures.model = model_failed  # type: ignore[attr-defined]  # an extra count
@@ -212,12 +225,16 @@ def run_local(
             *unseen_context(plan, found_context(plan, table)),
             *statistic_notes([blocks]),
             *(answered.notes if answered is not None else []),
+            *([] if judged is None else judged.self_preference(options.model_call)),
         ],
         similarity=None if scored is None else scored.stats.summary(),
     )
     if answered is not None:
         result.model = answered.summary
         result.signature = result.signature.model_copy(update={"model": answered.signature})
+    if judged is not None:
+        result.judge = judged.summary()
+        result.signature = result.signature.model_copy(update={"judge": judged.signature})
     context.finish(result)
     return result.with_outputs(
         RunOutputs(

@@ -13,7 +13,7 @@ import glob
 import os
 import platform
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,6 +35,9 @@ from .shards import expand_paths
 from .similarities import BackendChoice, Scored, score_pairs
 from .slices import slice_keys
 from .values import unparsed_rows
+
+if TYPE_CHECKING:
+    from .judgements import Judgements
 
 __all__ = [
     "Data",
@@ -159,11 +162,20 @@ def pairs_of(plan: Plan, table: Table) -> list[tuple[str, str]]:
 
 
 def statistics(
-    plan: Plan, table: Table, scored: Scored | None, map_records: RecordMap = one_part
+    plan: Plan,
+    table: Table,
+    scored: Scored | None,
+    map_records: RecordMap = one_part,
+    judged: Judgements | None = None,
 ) -> StatBlocks:
     """Every statistic of the plan over ``table``, once each; their per-record work runs
-    through ``map_records`` (the executor's policy: one part here by default)."""
-    context = Context(similarity=None if scored is None else scored.table, map_records=map_records)
+    through ``map_records`` (the executor's policy: one part here by default); the judged ones
+    read the judges' grades (``judged``)."""
+    context = Context(
+        similarity=None if scored is None else scored.table,
+        map_records=map_records,
+        judged=None if judged is None else judged.graded,
+    )
     blocks = {}
     for key, statistic in plan.statistics.items():
         block = statistic.compute(table, context).compact()

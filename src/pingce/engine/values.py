@@ -152,7 +152,8 @@ def policed_result(
     failed = left_out_records(block)
     if failed:
         model = model_failed_records(block)
-        result = with_failed_records(result, failed, covered, policy, model=model)
+        graded = "judge_failed_records" in block.counts  # a judged metric: no grade
+        result = with_failed_records(result, failed, covered, policy, model=model, graded=graded)
     unparsed = block.unparsed_covered()
     return result.model_copy(
         update={
@@ -174,7 +175,13 @@ def model_failed_records(block: StatBlock) -> int:
 
 
 def with_failed_records(
-    result: MetricResult, failed: int, total: int, policy: str, *, model: int = 0
+    result: MetricResult,
+    failed: int,
+    total: int,
+    policy: str,
+    *,
+    model: int = 0,
+    graded: bool = False,
 ) -> MetricResult:
     """The judge-failure policy on one value: ``null`` (the default) makes the value null with
     the count in words; ``skip`` keeps the value over the other records, with a note. Either
@@ -184,7 +191,8 @@ def with_failed_records(
     if model:
         parts.append(f"{model} of {total} records had failed model calls")
     if failed - model:
-        parts.append(f"{failed - model} of {total} records had failed similarity calls")
+        calls = "no grade from a judge" if graded else "failed similarity calls"
+        parts.append(f"{failed - model} of {total} records had {calls}")
     said = "; ".join(parts)
     if policy == "skip":
         note = f"{said}, left out (--on-judge-failure skip)"

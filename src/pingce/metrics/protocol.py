@@ -400,6 +400,9 @@ class Context:
     """The executor's policy for per-record work: one part in this process by default (Ray's
     shards are already parallel); the local executor gives :func:`pingce._halves.in_halves`
     (the second half of a large run in a forked child when a core is idle)."""
+    judged: Mapping[Hashable, Any] | None = None
+    """The judges' grades by judged statistic key (:mod:`pingce.engine.judgements`); None when
+    no statistic of the run is judged."""
 
     def scores(self) -> SimilarityTable:
         """The similarity table; a statistic that listed pairs can rely on it."""
@@ -407,12 +410,22 @@ class Context:
             raise RuntimeError("this statistic needs similarities but the engine gave none")
         return self.similarity
 
+    def grades(self, key: Hashable) -> Any:
+        """The judges' grades of the statistic of ``key`` (a statistic that ``needs_judge`` can
+        rely on them: :class:`pingce.engine.judgements.Graded`)."""
+        if self.judged is None or key not in self.judged:
+            raise RuntimeError("this statistic needs a judge's grades but the engine gave none")
+        return self.judged[key]
+
 
 class Statistic(ABC):
     """Computes a :class:`StatBlock` from the records. Equal ``key`` means shareable."""
 
     needs_similarity: bool = False
     """Whether :meth:`pairs` may list pairs (then a similarity backend is opened)."""
+    needs_judge: bool = False
+    """Whether the statistic reads a judge's grades of its records (``judge_task`` and
+    ``judge_texts`` then say what is asked: :mod:`pingce.engine.judgements`)."""
     unit_field: str | None = None
     """A field whose records depend on one another (the turns of a dialogue): the statistic
     reads them together, so the suite must resample whole units of it (``unit:``)."""

@@ -99,6 +99,11 @@ BUILTIN_NAMES: dict[str, tuple[str, ...]] = {
         "rule_hit_at_k",
     ),
     "tools": ("tool_call_accuracy", "tool_name_accuracy", "tool_arg_f1", "tool_errors"),
+    "agreement": ("krippendorff_alpha", "fleiss_kappa"),
+    "judged": (
+        *("rubric_score", "correctness", "score_length_correlation", "judge_agreement"),
+        *("win_rate", "position_bias"),
+    ),
 }
 """The built-in metric families, modules of :mod:`pingce.metrics`, each with the metric and
 table names it registers: a name is looked up by importing its family alone (start-up pays only

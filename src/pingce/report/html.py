@@ -121,6 +121,7 @@ def _page(
         _tables_section(result),
         _slices_section(result),
         _similarity_section(result),
+        _judge_section(result),
         _records_section(result, rows, list(measures), embedded),
         _signature_section(result),
         "<footer>Written by pingce ",
@@ -172,6 +173,7 @@ def _header(result: EvaluationResult, title: str) -> str:
             ("tables", "tables", bool(result.tables)),
             ("slices", "slices", bool(result.slices)),
             ("similarity", "similarity", True),
+            ("judges", "judges", bool(result.judge)),
             ("records", "records", True),
             ("signature", "signature", True),
         )
@@ -309,9 +311,10 @@ def _similarity_section(result: EvaluationResult) -> str:
     head = '<section id="similarity"><h2>Similarity accounting</h2>'
     if not stats:
         backend = f" (<code>{esc(sig.similarity)}</code>)" if sig.similarity else ""
+        called = "the judges' calls are under judges" if result.judge else "no model was called"
         return (
-            head + f"<p>No metric of this run needed similarity scores{backend}: no model was "
-            "called.</p></section>\n"
+            head + f"<p>No metric of this run needed similarity scores{backend}: {called}."
+            "</p></section>\n"
         )
     rows = []
     shown = set()
@@ -329,6 +332,71 @@ def _similarity_section(result: EvaluationResult) -> str:
     return (
         head + f"<p>Backend <code>{esc(sig.similarity or '')}</code>.</p>"
         f'<table class="small similarity"><tbody>{"".join(rows)}</tbody></table></section>\n'
+    )
+
+
+JUDGE_KEYS = (
+    ("prompts", "prompts"),
+    ("requests", "calls (requests)"),
+    ("cache_hits", "cache hits"),
+    ("failures", "failed calls"),
+    ("unparsed_answers", "answers without a grade"),
+    ("prompt_tokens", "prompt tokens"),
+    ("completion_tokens", "completion tokens"),
+    ("cost", "cost"),
+)
+BIAS_METRICS = (
+    ("position_bias", "position bias: verdicts that change when the two answers swap places"),
+    ("score_length_correlation", "verbosity: correlation of score and answer length"),
+    ("judge_agreement", "agreement of the jury (Krippendorff's alpha)"),
+)
+
+
+def _judge_section(result: EvaluationResult) -> str:
+    """The judges of the judged metrics: who graded with what (the signature), what each
+    judge's calls did, and the bias diagnostics the run measured."""
+    if not result.judge:
+        return ""
+    judges = list(result.judge)
+    head = "".join(f'<th scope="col"><code>{esc(j)}</code></th>' for j in judges)
+    rows = []
+    for key, label in JUDGE_KEYS:
+        cells = "".join(
+            f'<td class="num">{_count(result.judge[j].get(key, 0))}</td>' for j in judges
+        )
+        rows.append(f'<tr><th scope="row">{esc(label)}</th>{cells}</tr>')
+    extra = result.signature.model_extra or {}
+    said = (
+        f"<p>Graded by <code>{esc(extra.get('judge', ''))}</code>.</p>"
+        if extra.get("judge")
+        else ""
+    )
+    flags = [f'<li class="note">{esc(n)}</li>' for n in result.notes if "self-preference" in n]
+    bias = []
+    for name, label in BIAS_METRICS:
+        metric = result.metrics.get(name)
+        if metric is None:
+            continue
+        value = "null" if metric.value is None else f"{metric.value:.4f}"
+        interval = (
+            f" [{metric.ci_low:.4f}, {metric.ci_high:.4f}]"
+            if metric.ci_low is not None and metric.ci_high is not None
+            else ""
+        )
+        why = (
+            f" ({esc(metric.undefined_reason)})"
+            if metric.value is None and metric.undefined_reason
+            else ""
+        )
+        bias.append(f"<li>{esc(label)}: <b>{value}</b>{interval}{why}</li>")
+    bias_html = (
+        f"<h3>Bias diagnostics</h3><ul>{''.join(flags + bias)}</ul>" if bias or flags else ""
+    )
+    return (
+        '<section id="judges"><h2>Judges</h2>'
+        + said
+        + f'<table class="small judges"><thead><tr><th></th>{head}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>{bias_html}</section>\n"
     )
 
 

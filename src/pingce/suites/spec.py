@@ -6,7 +6,7 @@ valid spec into metric objects.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -23,7 +23,7 @@ from ..metrics import ZeroDivision, check_zero_division
 from ..records import parse_path
 from ..remote.limits import Concurrency, Price, Retries, Seconds
 
-__all__ = ["DefaultsSpec", "LabelsSpec", "ModelSpec", "SuiteSpec"]
+__all__ = ["DefaultsSpec", "JudgeSpec", "LabelsSpec", "ModelSpec", "SuiteSpec"]
 
 
 class _Checked(BaseModel):
@@ -128,6 +128,47 @@ class ModelSpec(_Checked):
         return value
 
 
+class JudgeSpec(_Checked):
+    """Who grades the answers of the judged metrics and how (the suite's ``judge:`` block;
+    ``--judge``, ``--rubric`` and ``--scale`` are laid over it)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judges: list[str] = []
+    """The grading models (``openai:NAME`` each, at ``--base-url``); several are a jury."""
+    rubric: str | None = None
+    """What the answers are graded on (the criterion, in words)."""
+    scale: str | list[str] | dict[str, float] = "1-5"
+    """``0-1``, an integer range (``1-5``), ``pass/fail``, labels best first (``[good, fair,
+    poor]``) or labels with their values (``{good: 1, fair: 0.5, poor: 0}``)."""
+    language: Literal["en", "zh"] = "en"
+    """The language of the default prompts."""
+    templates: dict[Literal["rubric", "correctness"], str] = {}
+    """Prompts replacing the defaults, by task (placeholders ``{input}``, ``{output}``,
+    ``{reference}``, ``{rubric}``, ``{scale}``; the texts are fenced as data)."""
+    system: str | None = None
+    """A system message sent before each prompt."""
+    parameters: dict[str, Any] = {}
+    """Request parameters (``temperature``, ``max_tokens``, ``seed``...) [default:
+    temperature 0]."""
+    logprobs: bool = False
+    """Ask for the score token's probabilities and report G-Eval's probability-weighted score
+    (points scales; the stated score where the endpoint gives none)."""
+    structured: bool = False
+    """Send the answer's JSON schema as ``response_format`` (servers that support structured
+    output); the strict parser reads the answer either way."""
+    concurrency: Concurrency = 16
+    """Requests in flight at once, per judge."""
+    timeout: Seconds = 120.0
+    """Seconds a request may take."""
+    max_retries: Retries = 5
+    """Retries of a failed request (with back-off, honouring Retry-After)."""
+    price_prompt: Price = 0.0
+    """Price per 1k prompt tokens (for ``cost``)."""
+    price_completion: Price = 0.0
+    """Price per 1k completion tokens (for ``cost``)."""
+
+
 _NAME = re.compile(r"[^\W_][\w.-]*")
 """A suite's name: a letter or digit (any script), then letters, digits, ``_``, ``.`` or ``-``."""
 _NAME_LENGTH = 100
@@ -174,6 +215,8 @@ class SuiteSpec(_Checked):
     note)."""
     model: ModelSpec | None = None
     """How ``--model`` asks the model under test for this suite's predictions."""
+    judge: JudgeSpec | None = None
+    """Who grades the answers of the judged metrics (``rubric_score``, ``correctness``) and how."""
     similarity: dict[str, Any] = {}
     """Options of the similarity backend: judge ``template``/``system``, ``structured`` (the
     output mode), ``max_tokens``, ``concurrency``, ``max_retries``, ``timeout``,

@@ -465,6 +465,32 @@
     });
     return sec;
   }
+  function graded(i) {
+    // judged metrics: each judge's grade of this record, with its answer and reasoning
+    var grades = D.judge && D.judge.grades ? D.judge.grades[i] : null;
+    if (!Array.isArray(grades) || !grades.length) return null;
+    var sec = el("section", "part grades");
+    sec.appendChild(el("h4", "", "grades"));
+    grades.forEach(function (g) {
+      var box = add(sec, el("div", "judged"));
+      var who = [g.judge, g.task].concat(g.order ? [g.order] : []);
+      box.appendChild(el("div", "facts grade-who", who.join(" \u00b7 ")));
+      if (typeof g.answer === "string") {
+        box.appendChild(transcript([{role: "judge", content: g.answer}]));
+      }
+      var facts = [];
+      if (typeof g.score === "number") {
+        facts.push("grade " + fmt(g.score) + (typeof g.label === "string" ? " (" + g.label + ")" : ""));
+      }
+      if (typeof g.weighted_score === "number") facts.push("G-Eval " + fmt(g.weighted_score));
+      if (typeof g.failure === "string") facts.push("no grade: " + g.failure);
+      if (typeof g.latency_sec === "number") facts.push("latency " + fmt(g.latency_sec) + " s");
+      if (g.cached === true) facts.push("answered from the cache");
+      box.appendChild(el("div", "facts grade-facts", facts.join(" \u00b7 ")));
+      if (typeof g.reasoning === "string") box.appendChild(el("div", "grade-reasoning", g.reasoning));
+    });
+    return sec;
+  }
   function pairs(title, entries) {
     var sec = el("section", "part");
     sec.appendChild(el("h4", "", title));
@@ -635,6 +661,8 @@
     if (call) left.appendChild(call);
     var judge = judged(i);
     if (judge) left.appendChild(judge);
+    var grades = graded(i);
+    if (grades) left.appendChild(grades);
     extraEntries(i).forEach(function (e) { left.appendChild(pairs(e[0], e[1])); });
     left.appendChild(pairs("fields", fieldNames.map(function (f) { return [f, D.fields[f][i]]; })));
     var vs = add(right, el("section", "part"));

@@ -1,0 +1,274 @@
+"""The judge phase: every prompt of every judged statistic asked of every judge once (the answer
+cache answers what was asked before), each answer read strictly on its task's scale.
+
+A statistic that grades answers (``needs_judge``) says its task (``judge_task``: ``rubric`` or
+``correctness``) and gives each record's texts (``judge_texts``: ``input``, ``output``,
+``reference``); this phase renders the task's prompt per record (:mod:`pingce.judged.prompts`),
+asks each judge through the client of the model under test (:class:`pingce.predict.ChatModel`:
+one session, concurrency, retries with Retry-After, the dead-endpoint stop, the answer cache
+keyed by the whole request), and reads each answer (:func:`pingce.judged.scale.parse_answer`;
+with ``logprobs``, G-Eval's weighted score where the answer gives the probabilities). An answer
+without a score on the scale, or a call that failed after its retries, is a counted failure
+with the raw answer kept for records.jsonl, never a score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..judged import (
+    PREFERENCE_SCALE,
+    Scale,
+    parse_answer,
+    parse_preference,
+    render,
+    weighted_score,
+)
+from ..metrics.protocol import Statistic
+from ..options import ModelCall
+from ..predict.client import Answer, ChatModel
+from ..progress import ProgressHook
+from ..records import Table
+from ..remote.cache import cache_path
+from ..remote.http import RetryPolicy
+from ..remote.usage import BackendStats
+from .judge_setup import JudgeSetup, Task, judge_setup
+from .plan import Plan
+
+__all__ = ["Graded", "Judgements", "grade", "judged_statistics"]
+
+
+@dataclass
+class Graded:
+    """One judged statistic's grades, per record and judge."""
+
+    values: np.ndarray
+    """``(n, judges)`` on the scale's own units; NaN where that judge gave no grade."""
+    scale: Scale
+    judges: tuple[str, ...]
+    failures: np.ndarray
+    """``(n, judges)`` object: why there is no grade (None where there is one)."""
+    entries: list[list[dict[str, Any]]]
+    """Per record, per judge: what records.jsonl keeps (the grade, the raw answer, its reasoning,
+    tokens, seconds, whether the cache answered)."""
+
+    def normalized(self) -> np.ndarray:
+        """The values mapped to [0, 1] by the scale (NaN stays NaN)."""
+        low, high = self.scale.low, self.scale.high
+        return (self.values - low) / (high - low) if high > low else self.values * 0.0
+
+
+@dataclass
+class Judgements:
+    """The judge phase's result: the grades by statistic key, what the calls did and cost, and
+    the signature that names the judges, prompts, scale and parameters."""
+
+    graded: dict[Hashable, Graded]
+    stats: dict[str, BackendStats]
+    """By judge (``openai:NAME``)."""
+    signature: str
+    unparsed: dict[str, set[int]] = field(default_factory=dict)
+    """By judge: the answers (their ``id``: one a distinct request, however many statistics
+    read it) that came back without a grade on the scale."""
+
+    def summary(self) -> dict[str, Any]:
+        """results.json's ``judge``: per judge, requests, cache hits, failed calls, answers
+        without a grade, tokens and cost."""
+        out: dict[str, Any] = {}
+        for judge, stats in self.stats.items():
+            one = stats.summary()
+            one.pop("pairs", None)
+            one["prompts"] = stats.pairs
+            one["unparsed_answers"] = len(self.unparsed.get(judge, ()))
+            out[judge] = one
+        return out
+
+    def self_preference(self, model: ModelCall | None) -> list[str]:
+        """A note for each judge that is also the model under test (``--model``): a model tends
+        to prefer its own answers (self-preference), so its grades of them need a second
+        judge or a human check."""
+        if model is None:
+            return []
+        return [
+            f"self-preference: the judge {judge} is also the model under test (--model "
+            f"{model.text}); models tend to grade their own answers higher: add another --judge "
+            "or audit its grades"
+            for judge in self.stats
+            if judge.partition(":")[2] == model.name
+        ]
+
+    def column(self, n: int) -> dict[str, list[Any]]:
+        """records.jsonl's ``judge.grades``: per record, every grade every judge gave it (None
+        for a record no judged statistic asked about); a record's prompts of one statistic are
+        consecutive (a pairwise preference asks two, one in each order). A prompt two
+        statistics share (the rubric score and the jury's agreement) is listed once."""
+        column: list[Any] = [None] * n
+        seen: set[tuple[int, str]] = set()
+        for graded in self.graded.values():
+            per = max(1, len(graded.entries) // n) if n else 1
+            for p, entries in enumerate(graded.entries):
+                i = p // per
+                fresh = [e for e in entries if (i, repr(e)) not in seen]
+                seen.update((i, repr(e)) for e in entries)
+                if fresh:
+                    column[i] = [*(column[i] or []), *fresh]
+        return {"grades": column} if any(c is not None for c in column) else {}
+
+
+def judged_statistics(plan: Plan) -> list[Statistic]:
+    """The run's statistics that grade answers with a judge."""
+    return [s for s in plan.statistics.values() if getattr(s, "needs_judge", False)]
+
+
+def grade(plan: Plan, table: Table, progress: ProgressHook) -> Judgements | None:
+    """Ask the judges about every record of every judged statistic; None when none is judged."""
+    needing = judged_statistics(plan)
+    if not needing:
+        return None
+    tasks: tuple[Task, ...] = tuple(dict.fromkeys(s.judge_task for s in needing))  # type: ignore[attr-defined]
+    options = plan.options
+    setup = judge_setup(plan.suite.spec.judge, options.judging, options.base_url, tasks)
+    prompts: dict[Hashable, tuple[Task, list[str]]] = {}
+    for statistic in needing:
+        task: Task = statistic.judge_task  # type: ignore[attr-defined]
+        common = setup.texts(task)
+        template = setup.template(task, statistic.reference is not None)  # type: ignore[attr-defined]
+        texts = statistic.judge_texts(table)  # type: ignore[attr-defined]
+        prompts[statistic.key] = (task, [render(template, **common, **t) for t in texts])
+    answers: dict[str, dict[Hashable, list[Answer]]] = {}
+    stats: dict[str, BackendStats] = {}
+    for judge in setup.judges:
+        found = _ask(setup, judge, prompts, options.cache, progress)
+        answers[judge], stats[f"openai:{judge}"] = found
+    graded: dict[Hashable, Graded] = {}
+    unparsed: dict[str, set[int]] = {}
+    for key, (task, _) in prompts.items():
+        graded[key] = _read(setup, task, [answers[j][key] for j in setup.judges], unparsed)
+        if task == "pairwise":  # a record's two prompts: output_a shown first, then second
+            for p, entries in enumerate(graded[key].entries):
+                for entry in entries:
+                    entry["order"] = "output_a first" if p % 2 == 0 else "output_b first"
+    return Judgements(graded, stats, setup.signature(tasks), unparsed)
+
+
+def _ask(
+    setup: JudgeSetup,
+    judge: str,
+    prompts: dict[Hashable, tuple[Task, list[str]]],
+    cache: str | bool | None,
+    progress: ProgressHook,
+) -> tuple[dict[Hashable, list[Answer]], BackendStats]:
+    """One judge's answers to every statistic's prompts (equal requests asked once)."""
+    bodies: list[dict[str, Any]] = []
+    spans: dict[Hashable, tuple[int, int]] = {}
+    for key, (task, texts) in prompts.items():
+        start = len(bodies)
+        bodies.extend(setup.body(judge, text, task) for text in texts)
+        spans[key] = (start, len(bodies))
+    path = cache_path(cache)  # --cache, --no-cache: the file the model's answers share
+    from ..predict.cache import AnswerCache
+
+    client = ChatModel(
+        judge,
+        base_url=setup.base_url,
+        concurrency=setup.concurrency,
+        timeout=setup.timeout,
+        policy=RetryPolicy(max_retries=setup.max_retries),
+        price_prompt=setup.price_prompt,
+        price_completion=setup.price_completion,
+        cache=None if path is None else AnswerCache(path),
+    )
+    try:
+        advance = progress(f"judge {judge}", float(len(bodies)))
+        found, stats = client.answer_all(bodies, advance)
+    finally:
+        client.close()
+    return {key: found[a:b] for key, (a, b) in spans.items()}, stats
+
+
+def _read(
+    setup: JudgeSetup,
+    task: Task,
+    by_judge: Sequence[list[Answer]],
+    unparsed: dict[str, set[int]],
+) -> Graded:
+    """Every judge's answers to one statistic's prompts, read on the task's scale."""
+    scale = setup.task_scale(task)
+    n, judges = len(by_judge[0]), len(by_judge)
+    values = np.full((n, judges), np.nan)
+    failures = np.full((n, judges), None, dtype=object)
+    entries: list[list[dict[str, Any]]] = [[] for _ in range(n)]
+    for j, (judge, answers) in enumerate(zip(setup.judges, by_judge, strict=True)):
+        name = f"openai:{judge}"
+        for i, answer in enumerate(answers):
+            entry: dict[str, Any] = {"judge": name, "task": task}
+            value, why = _value(answer, scale, setup.logprobs, entry)
+            if value is None:
+                failures[i, j] = why
+                entry["failure"] = why
+                if answer.reply is not None:  # one answer of a request, whoever reads it
+                    unparsed.setdefault(name, set()).add(id(answer))
+            else:
+                values[i, j] = value
+            entries[i].append(entry)
+    return Graded(values, scale, tuple(f"openai:{j}" for j in setup.judges), failures, entries)
+
+
+def _value(
+    answer: Answer, scale: Scale, logprobs: bool, entry: dict[str, Any]
+) -> tuple[float | None, str | None]:
+    """The grade of one answer (filling ``entry``), or None and why there is none."""
+    if answer.reply is None:
+        return None, f"judge call failed: {answer.error or 'no answer'}"
+    choice = _choice(answer.reply)
+    content = _content(choice)
+    entry["answer"] = content
+    usage = answer.reply.get("usage") if isinstance(answer.reply, dict) else None
+    if isinstance(usage, dict):
+        for key in ("prompt_tokens", "completion_tokens"):
+            if isinstance(usage.get(key), int) and usage[key]:
+                entry[key] = usage[key]
+    if answer.latency_sec is not None:
+        entry["latency_sec"] = round(answer.latency_sec, 6)
+    if answer.cached:
+        entry["cached"] = True
+    parsed = (
+        parse_preference(content)
+        if scale.spec == PREFERENCE_SCALE.spec
+        else (parse_answer(content, scale))
+    )
+    if parsed.reasoning:
+        entry["reasoning"] = parsed.reasoning
+    if parsed.value is None:
+        return None, parsed.reason or "the answer has no grade on the scale"
+    if parsed.label is not None:
+        entry["label"] = parsed.label
+    entry["score"] = parsed.value
+    value = parsed.value
+    if logprobs and scale.kind == "points":
+        weighted = weighted_score(choice.get("logprobs") if choice else None, scale)
+        if weighted is not None:
+            entry["weighted_score"] = weighted
+            value = weighted
+    return value, None
+
+
+def _choice(reply: Any) -> dict[str, Any]:
+    try:
+        choice = reply["choices"][0]
+    except (KeyError, IndexError, TypeError):
+        return {}
+    return choice if isinstance(choice, dict) else {}
+
+
+def _content(choice: dict[str, Any]) -> str:
+    """The answer's text (content parts joined)."""
+    message = choice.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, list):
+        content = "".join(p.get("text", "") for p in content if isinstance(p, dict))
+    return content if isinstance(content, str) else ""

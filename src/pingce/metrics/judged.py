@@ -1,0 +1,431 @@
+"""Metrics graded by a model (issue 33): a rubric score, correctness against a reference, and the
+correlation of score and answer length (a judge's verbosity bias).
+
+The judge phase (:mod:`pingce.engine.judgements`) asks the judges and reads their answers; a
+statistic here turns each record's grades into rows that add up, so the value, its bootstrap
+interval, slices and paired comparisons are what they are for every other metric. A record is
+left out of a judged statistic when any judge gave it no grade (a failed call, an answer without
+a score on the scale): ``--on-judge-failure`` then makes the value null with the count (the
+default) or computes it over the other records, with a note; a failure is never a score.
+
+Per record, with ``v`` the record's score (the judges' mean, on the scale's own units), ``s``
+the same mapped to [0, 1] and ``L`` the answer's length in characters, the rows are
+``[v, s, 1, 0, L, L², s·L, s²]`` (``[0, 0, 0, 1, 0, ...]`` for a record left out).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+
+from .._json import dumps
+from ..errors import InputError
+from ..records import FieldSpec, Table
+from .agreement import Coded, KrippendorffAlpha, agreement_rows
+from .protocol import LEFT_OUT, Context, Metric, StatBlock, Statistic
+from .registry import register_metric
+
+__all__ = [
+    "Correctness",
+    "JudgeAgreement",
+    "JudgeAgreementStatistic",
+    "JudgedStatistic",
+    "PairwiseStatistic",
+    "PositionBias",
+    "RubricScore",
+    "ScoreLengthCorrelation",
+    "WinRate",
+]
+
+_V, _S, _N, _FAILED, _L, _L2, _SL, _S2 = range(8)
+_WIDTH = 8
+
+
+def _text(value: Any) -> str:
+    """A field's value as the judge reads it: text as it is, anything else as JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    return dumps(value).decode("utf-8")
+
+
+class JudgedStatistic(Statistic):
+    """Per record, the judges' grade of its answer on one task (``rubric`` or ``correctness``)."""
+
+    needs_judge = True
+
+    def __init__(self, task: str, output: str, input: str | None, reference: str | None):
+        self.judge_task = task
+        self.output = output
+        self.input = input
+        self.reference = reference
+
+    @property
+    def key(self) -> Hashable:
+        return ("judged", self.judge_task, self.output, self.input, self.reference)
+
+    def fields(self) -> list[FieldSpec]:
+        specs = [FieldSpec(self.output, "json", required=False, what="the answer graded")]
+        if self.input is not None:
+            specs.append(FieldSpec(self.input, "json", required=False, what="what was asked"))
+        if self.reference is not None:
+            required = self.judge_task == "correctness"
+            specs.append(FieldSpec(self.reference, "json", required=required, what="a reference"))
+        return specs
+
+    def check(self, table: Table) -> None:
+        """An answer field that no record has is a misnamed field, not empty answers."""
+        if table.n and all(v is None for v in table.column(self.output)):
+            raise InputError(
+                f"no record has the answer field {self.output!r} (or every one is null); "
+                "name the field with --map output=FIELD or the metric's output argument",
+                source=table.source,
+                field=self.output,
+            )
+
+    def judge_texts(self, table: Table) -> list[dict[str, str]]:
+        """Each record's texts for the prompt: ``input``, ``output``, ``reference``."""
+        outputs = table.column(self.output)
+        inputs = table.column(self.input) if self.input is not None else [None] * table.n
+        references = (
+            table.column(self.reference) if self.reference is not None else [None] * table.n
+        )
+        return [
+            {"input": _text(i), "output": _text(o), "reference": _text(r)}
+            for i, o, r in zip(inputs, outputs, references, strict=True)
+        ]
+
+    def column_names(self, width: int) -> list[str]:
+        return [
+            "score",
+            "score 0-1",
+            "graded",
+            "left out",
+            "length",
+            "length²",
+            "score·length",
+            "score²",
+        ]
+
+    def compute(self, table: Table, context: Context) -> StatBlock:
+        graded = context.grades(self.key)
+        values, normalized = graded.values, graded.normalized()
+        complete = ~np.isnan(values).any(axis=1)
+        v = np.where(complete, values.mean(axis=1), 0.0) if values.shape[1] else values[:, 0]
+        s = np.where(complete, normalized.mean(axis=1), 0.0)
+        lengths = np.fromiter(
+            (len(_text(o)) for o in table.column(self.output)), np.float64, table.n
+        )
+        rows = np.zeros((table.n, _WIDTH))
+        rows[:, _V], rows[:, _S], rows[:, _N] = v, s, complete
+        rows[:, _FAILED] = ~complete
+        rows[:, _L] = lengths * complete
+        rows[:, _L2] = lengths**2 * complete
+        rows[:, _SL] = s * lengths
+        rows[:, _S2] = s**2
+        left_out = np.full(table.n, None, dtype=object)
+        for i in np.flatnonzero(~complete).tolist():
+            why = [
+                f"{judge}: {reason}"
+                for judge, reason in zip(graded.judges, graded.failures[i], strict=True)
+                if reason is not None
+            ]
+            left_out[i] = "; ".join(why)
+        failed = int((~complete).sum())
+        counts = {"judge_failed_records": failed} if failed else {}
+        reasons = {LEFT_OUT: left_out} if failed else {}
+        return StatBlock(width=_WIDTH, rows=rows, counts=counts, reasons=reasons)
+
+
+@dataclass(eq=False)
+class _Judged(Metric):
+    output: str = "output"
+    input: str | None = "input"
+    reference: str | None = None
+
+    task = "rubric"
+
+    def statistic(self) -> Statistic:
+        return JudgedStatistic(self.task, self.output, self.input, self.reference)
+
+    def count(self, summed: np.ndarray) -> np.ndarray:
+        return np.asarray(summed, dtype=np.float64)[..., _N]
+
+    def undefined_reason(self, summed: np.ndarray) -> str:
+        return "no record was graded"
+
+
+@register_metric("rubric_score")
+@dataclass(eq=False)
+class RubricScore(_Judged):
+    """The mean of the judges' scores on the rubric (the scale's own units, or [0, 1])."""
+
+    definition = (
+        "mean of the judges' rubric scores over the graded records (normalize: true maps the "
+        "scale to 0-1)."
+    )
+    maximum = math.inf  # the scale's top is the run's, not the metric's (1-5, 0-10...)
+
+    normalize: bool = False
+
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
+        summed = np.asarray(summed, dtype=np.float64)
+        column = _S if self.normalize else _V
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(summed[..., _N] > 0, summed[..., column] / summed[..., _N], np.nan)
+
+
+@register_metric("correctness")
+@dataclass(eq=False)
+class Correctness(_Judged):
+    """The mean grade of the answers against their references: correct 1, partially 0.5,
+    incorrect 0 (Inspect's C, P, I)."""
+
+    definition = (
+        "mean of the judges' grades of each answer against its reference: correct 1, partially "
+        "correct 0.5, incorrect 0."
+    )
+    reference: str | None = "reference"
+    task = "correctness"
+
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
+        summed = np.asarray(summed, dtype=np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(summed[..., _N] > 0, summed[..., _S] / summed[..., _N], np.nan)
+
+
+@register_metric("score_length_correlation")
+@dataclass(eq=False)
+class ScoreLengthCorrelation(_Judged):
+    """Pearson's r of the rubric score and the answer's length in characters over the graded
+    records: a judge that prefers long answers (verbosity bias) shows a positive r."""
+
+    definition = (
+        "Pearson correlation of the rubric score and the answer's length in characters (a "
+        "judge's verbosity bias: near 0 is unbiased)."
+    )
+    per_record = False
+    higher_is_better = False
+    maximum = 1.0
+
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
+        summed = np.asarray(summed, dtype=np.float64)
+        n, s, length = summed[..., _N], summed[..., _S], summed[..., _L]
+        sxx = n * summed[..., _S2] - s * s
+        syy = n * summed[..., _L2] - length * length
+        sxy = n * summed[..., _SL] - s * length
+        with np.errstate(invalid="ignore", divide="ignore"):
+            r = sxy / np.sqrt(sxx * syy)
+        return np.where((n >= 3) & (sxx > 0) & (syy > 0), np.clip(r, -1.0, 1.0), np.nan)
+
+    def undefined_reason(self, summed: np.ndarray) -> str:
+        summed = np.asarray(summed, dtype=np.float64)
+        if summed[_N] < 3:
+            return "fewer than 3 graded records"
+        return "every graded record has the same score or the same length"
+
+
+class JudgeAgreementStatistic(JudgedStatistic):
+    """Krippendorff's alpha rows (:mod:`pingce.metrics.agreement`) of the judges' grades of each
+    record: the record is the unit, each judge a rater, a grade a judge did not give missing."""
+
+    def __init__(
+        self,
+        task: str,
+        output: str,
+        input: str | None,
+        reference: str | None,
+        level: Literal["interval", "ordinal", "nominal"],
+    ):
+        super().__init__(task, output, input, reference)
+        self.level = level
+
+    @property
+    def key(self) -> Hashable:
+        return (
+            "judged agreement",
+            self.judge_task,
+            self.output,
+            self.input,
+            self.reference,
+            self.level,
+        )
+
+    def column_names(self, width: int) -> list[str]:
+        return [f"alpha row {i}" for i in range(width)]
+
+    def compute(self, table: Table, context: Context) -> StatBlock:
+        graded = context.grades(self.key)
+        values = graded.values
+        record, judge = np.nonzero(~np.isnan(values))  # record by record, as the rows need
+        numbers = values[record, judge]
+        domain = tuple(sorted(set(numbers.tolist())))
+        place = {v: k for k, v in enumerate(domain)}
+        code = np.fromiter((place[v] for v in numbers.tolist()), np.intp, numbers.size)
+        coded = Coded(record.astype(np.intp), code, domain, numbers)
+        rows = agreement_rows(coded, table.n, self.level)
+        return StatBlock(width=rows.shape[1], rows=rows)
+
+
+@register_metric("judge_agreement")
+@dataclass(eq=False)
+class JudgeAgreement(_Judged):
+    """Krippendorff's alpha of a jury's rubric scores (each record a unit, each judge a rater):
+    1 when the judges agree on every record, near 0 when they agree no more than chance."""
+
+    definition = (
+        "Krippendorff's alpha of the judges' rubric scores over the records (a jury's "
+        "agreement; interval level by default)."
+    )
+    per_record = False
+    level: Literal["interval", "ordinal", "nominal"] = "interval"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._alpha = KrippendorffAlpha(level=self.level)
+
+    def statistic(self) -> Statistic:
+        return JudgeAgreementStatistic(
+            self.task, self.output, self.input, self.reference, self.level
+        )
+
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
+        return self._alpha.finalize(summed)
+
+    def count(self, summed: np.ndarray) -> np.ndarray:
+        return self._alpha.count(summed)
+
+    def undefined_reason(self, summed: np.ndarray) -> str:
+        if float(np.asarray(summed, dtype=np.float64)[..., 0]) == 0:
+            return "no record was graded by two or more judges: give --judge more than once"
+        return self._alpha.undefined_reason(summed)
+
+
+class PairwiseStatistic(Statistic):
+    """Per record, the judges' preference between ``output_a`` and ``output_b``, asked in both
+    orders (two prompts a record: ``output_a`` shown first, then ``output_b`` first). A verdict
+    counts when both orders agree; when they disagree the record is a tie, and an
+    order-dependent verdict (position bias). Rows, per record graded by every judge in both
+    orders: ``[A's win (1, 0.5 tie, 0), 1, order-dependent, 0, first shown chosen twice]``,
+    averaged over the judges (``[0, 0, 0, 1, 0]`` for a record left out)."""
+
+    needs_judge = True
+    judge_task = "pairwise"
+    prompts_per_record = 2
+
+    def __init__(self, output_a: str, output_b: str, input: str | None):
+        self.output_a, self.output_b, self.input = output_a, output_b, input
+        self.reference = None
+
+    @property
+    def key(self) -> Hashable:
+        return ("judged pairwise", self.output_a, self.output_b, self.input)
+
+    def fields(self) -> list[FieldSpec]:
+        specs = [
+            FieldSpec(self.output_a, "json", required=False, what="the first answer compared"),
+            FieldSpec(self.output_b, "json", required=False, what="the second answer compared"),
+        ]
+        if self.input is not None:
+            specs.append(FieldSpec(self.input, "json", required=False, what="what was asked"))
+        return specs
+
+    def judge_texts(self, table: Table) -> list[dict[str, str]]:
+        """Two prompts a record: its answers as they are, then swapped."""
+        inputs = table.column(self.input) if self.input is not None else [None] * table.n
+        out: list[dict[str, str]] = []
+        for i, a, b in zip(
+            inputs, table.column(self.output_a), table.column(self.output_b), strict=True
+        ):
+            out.append({"input": _text(i), "output_a": _text(a), "output_b": _text(b)})
+            out.append({"input": _text(i), "output_a": _text(b), "output_b": _text(a)})
+        return out
+
+    def column_names(self, width: int) -> list[str]:
+        return ["A's win", "graded", "order-dependent", "left out", "first shown chosen twice"]
+
+    def compute(self, table: Table, context: Context) -> StatBlock:
+        graded = context.grades(self.key)
+        judges = len(graded.judges)
+        values = graded.values.reshape(table.n, 2, judges)  # record, order, judge
+        shown_first = values[:, 0, :]  # A's win with A first
+        swapped = 1.0 - values[:, 1, :]  # A's win read from the swapped prompt
+        complete = ~np.isnan(values).any(axis=(1, 2))
+        agree = shown_first == swapped
+        win = np.where(agree, shown_first, 0.5)
+        first_twice = (values[:, 0, :] == 1.0) & (values[:, 1, :] == 1.0)
+        rows = np.zeros((table.n, 5))
+        with np.errstate(invalid="ignore"):
+            rows[:, 0] = np.where(complete, win.mean(axis=1), 0.0)
+            rows[:, 2] = np.where(complete, (~agree).mean(axis=1), 0.0)
+            rows[:, 4] = np.where(complete, first_twice.mean(axis=1), 0.0)
+        rows[:, 1], rows[:, 3] = complete, ~complete
+        left_out = np.full(table.n, None, dtype=object)
+        failures = graded.failures.reshape(table.n, 2, judges)
+        for i in np.flatnonzero(~complete).tolist():
+            why = [
+                f"{graded.judges[j]} ({'output_a' if o == 0 else 'output_b'} first): {reason}"
+                for o in range(2)
+                for j, reason in enumerate(failures[i, o])
+                if reason is not None
+            ]
+            left_out[i] = "; ".join(why)
+        failed = int((~complete).sum())
+        counts = {"judge_failed_records": failed} if failed else {}
+        reasons = {LEFT_OUT: left_out} if failed else {}
+        return StatBlock(width=5, rows=rows, counts=counts, reasons=reasons)
+
+
+@dataclass(eq=False)
+class _Pairwise(Metric):
+    output_a: str = "output_a"
+    output_b: str = "output_b"
+    input: str | None = "input"
+
+    def statistic(self) -> Statistic:
+        return PairwiseStatistic(self.output_a, self.output_b, self.input)
+
+    def count(self, summed: np.ndarray) -> np.ndarray:
+        return np.asarray(summed, dtype=np.float64)[..., 1]
+
+    def undefined_reason(self, summed: np.ndarray) -> str:
+        return "no pair was judged in both orders"
+
+    def _mean(self, summed: np.ndarray, column: int) -> np.ndarray:
+        summed = np.asarray(summed, dtype=np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(summed[..., 1] > 0, summed[..., column] / summed[..., 1], np.nan)
+
+
+@register_metric("win_rate")
+@dataclass(eq=False)
+class WinRate(_Pairwise):
+    """How often ``output_a`` is preferred to ``output_b`` (a tie counts a half), each pair
+    asked in both orders and a verdict that changes with the order counted as a tie."""
+
+    definition = (
+        "share of pairs where the judges prefer output_a (ties a half), asked in both orders; a "
+        "verdict that flips with the order is a tie."
+    )
+
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
+        return self._mean(summed, 0)
+
+
+@register_metric("position_bias")
+@dataclass(eq=False)
+class PositionBias(_Pairwise):
+    """The share of pairs whose verdict changed when the answers swapped places: the judge's
+    position bias (0 for a judge the order never sways)."""
+
+    definition = "share of pairs whose verdict changes when the two answers swap places."
+    higher_is_better = False
+    per_record = False
+
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
+        return self._mean(summed, 2)
