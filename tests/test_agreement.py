@@ -657,3 +657,25 @@ def test_two_stored_runs_with_other_values_and_no_scale_say_why(tmp_path: Path) 
     pingce.evaluate(suite, b, bootstrap=0, out=tmp_path / "sb")
     compared = pingce.compare_runs(tmp_path / "sa", tmp_path / "sb", suite=suite, bootstrap=0)
     assert compared.metrics["m"].delta is not None
+
+
+def test_pieces_without_a_scale_that_use_other_values_say_why(tmp_path: Path) -> None:
+    """Without ``values:``, pieces of ``--engine ray`` whose raters used different values give
+    blocks of different widths: the merge says which statistic and what to give (it was a
+    numpy broadcast traceback)."""
+    from pingce.errors import SuiteError
+    from pingce.options import RunOptions
+
+    from .test_ray_engine import sharded
+
+    first = np.array([[1.0, 2, 3, 1, 2, 3], [1, 2, 3, 1, 2, 2]])
+    second = np.array([[4.0, 5, 4, 5, 4, 5], [4, 5, 5, 5, 4, 4]])
+    data = write_jsonl(tmp_path / "ratings.jsonl", records_of(np.hstack([first, second])))
+    suite = str(
+        write_suite(
+            tmp_path / "s.yaml", {"m": {"metric": "krippendorff_alpha", "level": "nominal"}}
+        )
+    )
+    options = RunOptions(bootstrap_method="poisson", bootstrap=20)
+    with pytest.raises(SuiteError, match=r"different layouts.*values: in the suite"):
+        sharded(suite, data, options, 2)

@@ -28,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import SuiteError
 from ..metrics.protocol import Metric, StatBlock
 from ..options import Resampling
 from ..progress import no_progress
@@ -202,7 +203,10 @@ class Merger:
             self.n[name] = self.n.get(name, 0) + scope.n
             blocks = self.blocks.setdefault(name, {})
             for key, block in scope.blocks.items():
-                blocks.setdefault(key, []).append(block)
+                found = blocks.setdefault(key, [])
+                if found and found[0].width != block.width:
+                    raise _other_layouts(key, found[0].width, block.width)
+                found.append(block)
             summed = self.replicates.setdefault(name, {})
             for key, sums in scope.replicates.items():
                 summed[key] = summed[key] + sums if key in summed else sums
@@ -227,6 +231,16 @@ class Merger:
             for name, blocks in self.blocks.items()
         }
         return merged
+
+
+def _other_layouts(key: Hashable, width: int, other: int) -> SuiteError:
+    """Two pieces whose blocks of one statistic have different widths do not add up (an
+    agreement metric without ``values:`` whose pieces' raters used different values)."""
+    return SuiteError(
+        f"statistic {key!r}: the pieces of the data give it different layouts ({width} and "
+        f"{other} columns), so they do not add up; an agreement metric needs the scale's "
+        "values: in the suite with --engine ray"
+    )
 
 
 def merge_shards(shards: Iterable[Shard]) -> Shard:
