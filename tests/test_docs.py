@@ -557,11 +557,11 @@ def test_the_model_pages_list_every_field() -> None:
     from pingce.results import ComparisonResult, EvaluationResult, MetricComparison, MetricResult
     from pingce.runfolder import layout
     from pingce.similarity.registry import backend_options
-    from pingce.suites.spec import LabelsSpec, ModelSpec, SuiteSpec
+    from pingce.suites.spec import JudgeSpec, LabelsSpec, ModelSpec, SuiteSpec
 
     reference = _reference()
     pages = {
-        reference.suite_yaml_page(): [SuiteSpec, LabelsSpec, ModelSpec],
+        reference.suite_yaml_page(): [SuiteSpec, LabelsSpec, ModelSpec, JudgeSpec],
         reference.results_json_page(): [
             EvaluationResult,
             MetricResult,

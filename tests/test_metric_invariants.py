@@ -475,11 +475,11 @@ def fake_grades(statistic: Statistic, table: Table) -> Any:
     from pingce.engine.judgements import Graded
     from pingce.judged import CORRECTNESS_SCALE, PREFERENCE_SCALE, parse_scale
 
-    task = statistic.judge_task  # type: ignore[attr-defined]
+    task = statistic.judge_task
     scale = {"rubric": parse_scale("1-5"), "correctness": CORRECTNESS_SCALE}.get(
         task, PREFERENCE_SCALE
     )
-    texts = statistic.judge_texts(table)  # type: ignore[attr-defined]
+    texts = statistic.judge_texts(table)
     points = scale.points or scale.values
     values = np.full((len(texts), len(FAKE_JUDGES)), np.nan)
     failures = np.full(values.shape, None, dtype=object)

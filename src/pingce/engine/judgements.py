@@ -36,7 +36,7 @@ from ..records import Table
 from ..remote.cache import cache_path
 from ..remote.http import RetryPolicy
 from ..remote.usage import BackendStats
-from .judge_setup import JudgeSetup, Task, judge_setup
+from .judge_setup import TASKS, JudgeSetup, Task, judge_setup
 from .plan import Plan
 
 __all__ = ["Graded", "Judgements", "grade", "judged_statistics"]
@@ -121,7 +121,7 @@ class Judgements:
 
 def judged_statistics(plan: Plan) -> list[Statistic]:
     """The run's statistics that grade answers with a judge."""
-    return [s for s in plan.statistics.values() if getattr(s, "needs_judge", False)]
+    return [s for s in plan.statistics.values() if s.needs_judge]
 
 
 def grade(plan: Plan, table: Table, progress: ProgressHook) -> Judgements | None:
@@ -129,15 +129,15 @@ def grade(plan: Plan, table: Table, progress: ProgressHook) -> Judgements | None
     needing = judged_statistics(plan)
     if not needing:
         return None
-    tasks: tuple[Task, ...] = tuple(dict.fromkeys(s.judge_task for s in needing))  # type: ignore[attr-defined]
+    tasks = tuple(dict.fromkeys(_task(s) for s in needing))
     options = plan.options
     setup = judge_setup(plan.suite.spec.judge, options.judging, options.base_url, tasks)
     prompts: dict[Hashable, tuple[Task, list[str]]] = {}
     for statistic in needing:
-        task: Task = statistic.judge_task  # type: ignore[attr-defined]
+        task = _task(statistic)
         common = setup.texts(task)
-        template = setup.template(task, statistic.reference is not None)  # type: ignore[attr-defined]
-        texts = statistic.judge_texts(table)  # type: ignore[attr-defined]
+        template = setup.template(task, statistic.judge_reference())
+        texts = statistic.judge_texts(table)
         prompts[statistic.key] = (task, [render(template, **common, **t) for t in texts])
     answers: dict[str, dict[Hashable, list[Answer]]] = {}
     stats: dict[str, BackendStats] = {}
@@ -153,6 +153,14 @@ def grade(plan: Plan, table: Table, progress: ProgressHook) -> Judgements | None
                 for entry in entries:
                     entry["order"] = "output_a first" if p % 2 == 0 else "output_b first"
     return Judgements(graded, stats, setup.signature(tasks), unparsed)
+
+
+def _task(statistic: Statistic) -> Task:
+    """A judged statistic's task, checked against the tasks the set-up knows."""
+    task = statistic.judge_task
+    if task not in TASKS:
+        raise ValueError(f"statistic {statistic.key!r}: judge_task {task!r} is not one of {TASKS}")
+    return task
 
 
 def _ask(

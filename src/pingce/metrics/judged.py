@@ -88,6 +88,9 @@ class JudgedStatistic(Statistic):
                 field=self.output,
             )
 
+    def judge_reference(self) -> bool:
+        return self.reference is not None
+
     def judge_texts(self, table: Table) -> list[dict[str, str]]:
         """Each record's texts for the prompt: ``input``, ``output``, ``reference``."""
         outputs = table.column(self.output)

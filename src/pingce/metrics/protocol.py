@@ -426,6 +426,9 @@ class Statistic(ABC):
     needs_judge: bool = False
     """Whether the statistic reads a judge's grades of its records (``judge_task`` and
     ``judge_texts`` then say what is asked: :mod:`pingce.engine.judgements`)."""
+    judge_task: str = ""
+    """With ``needs_judge``: what the judge is asked (``rubric``, ``correctness``,
+    ``pairwise``)."""
     unit_field: str | None = None
     """A field whose records depend on one another (the turns of a dialogue): the statistic
     reads them together, so the suite must resample whole units of it (``unit:``)."""
@@ -448,6 +451,15 @@ class Statistic(ABC):
     def pairs(self, table: Table) -> Iterable[Pair]:
         """The (a, b) text pairs whose similarity :meth:`compute` will read."""
         return ()
+
+    def judge_texts(self, table: Table) -> list[dict[str, str]]:
+        """With ``needs_judge``: the texts of each prompt the judge is asked, record by record
+        (a statistic asking several prompts a record gives them consecutively)."""
+        return []
+
+    def judge_reference(self) -> bool:
+        """With ``needs_judge``: whether the prompts hold a reference answer."""
+        return False
 
     @abstractmethod
     def compute(self, table: Table, context: Context) -> StatBlock:
