@@ -529,3 +529,27 @@ def test_two_judged_runs_compare_record_by_record(server: LoopbackServer, tmp_pa
     )
     assert files.metrics["rubric_score"].delta == pytest.approx(expected, abs=1e-12)
     assert len(server.chat()) == asked  # both sides' answers were in the cache
+
+
+def test_the_judges_section_finds_a_diagnostic_under_the_suite_s_own_name(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        "name: named\nmetrics:\n  rubric_score: {}\n"
+        "  verbosity: {metric: score_length_correlation}\n"
+        f"judge:\n  rubric: '{RUBRIC}'\n  judges: [openai:judge-a]\n",
+        encoding="utf-8",
+    )
+    result = pingce.evaluate(
+        suite, _records(tmp_path / "r.jsonl"), base_url=server.url, bootstrap=0
+    )
+    out = tmp_path / "out"
+    pingce.report.write_outputs(result, out)
+    html = (out / "report.html").read_text(encoding="utf-8")
+    section = html[html.index('<section id="judges">') :]
+    r = result.metrics["verbosity"].value
+    assert (
+        r is not None
+        and f"verbosity: correlation of score and answer length: <b>{r:.4f}</b>" in section
+    )

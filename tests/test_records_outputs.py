@@ -441,3 +441,26 @@ def test_report_records_zero_embeds_none_and_says_where_they_are(tmp_path: Path)
     assert "stats" not in page and f"first 0 of the {result.n_records:,} records" in text
     with pytest.raises(pingce.errors.OptionError, match="--report-records"):
         pingce.evaluate("tcm-dialogue", tcm, bootstrap=0, report_records=-1)
+
+
+def test_coded_miss_reasons_write_what_row_by_row_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """records.jsonl's miss reasons coded from their distinct texts (``_coded_entries``) are the
+    bytes the row-by-row writer gives, for reasons repeated and for a few misses that each have
+    their own reason among many rows (which the coding now takes too)."""
+    import numpy as np
+
+    from pingce.runfolder import records as writer
+
+    rng = np.random.default_rng(9)
+    for n, kinds in ((400, 3), (400, 40), (12, 5)):
+        reasons = np.empty(n, dtype=object)
+        missed = rng.random(n) < 0.3
+        reasons[missed] = [
+            f'reason "{int(k)}" 原因' for k in rng.integers(kinds, size=missed.sum())
+        ]
+        some = rng.random(n) < 0.5
+        coded = writer._entries(reasons, missed, some, b'"m":')
+        with monkeypatch.context() as patched:
+            patched.setattr(writer, "_coded_entries", lambda *args: None)
+            plain = writer._entries(reasons, missed, some, b'"m":')
+        assert writer._rows(coded) == writer._rows(plain), (n, kinds)

@@ -21,10 +21,8 @@ from typing import Any
 import numpy as np
 
 from ..judged import (
-    PREFERENCE_SCALE,
     Scale,
     parse_answer,
-    parse_preference,
     render,
     weighted_score,
 )
@@ -35,7 +33,7 @@ from ..progress import ProgressHook
 from ..records import Table
 from ..remote.cache import cache_path
 from ..remote.http import RetryPolicy
-from ..remote.usage import BackendStats
+from ..remote.usage import BackendStats, answer_record, charge_usage
 from .judge_setup import TASKS, JudgeSetup, Task, judge_setup
 from .plan import Plan
 
@@ -214,7 +212,7 @@ def _read(
         name = f"openai:{judge}"
         for i, answer in enumerate(answers):
             entry: dict[str, Any] = {"judge": name, "task": task}
-            value, why = _value(answer, scale, setup.logprobs, entry)
+            value, why = _value(answer, scale, setup, entry)
             if value is None:
                 failures[i, j] = why
                 entry["failure"] = why
@@ -227,28 +225,21 @@ def _read(
 
 
 def _value(
-    answer: Answer, scale: Scale, logprobs: bool, entry: dict[str, Any]
+    answer: Answer, scale: Scale, setup: JudgeSetup, entry: dict[str, Any]
 ) -> tuple[float | None, str | None]:
     """The grade of one answer (filling ``entry``), or None and why there is none."""
     if answer.reply is None:
         return None, f"judge call failed: {answer.error or 'no answer'}"
     choice = _choice(answer.reply)
     content = _content(choice)
-    entry["answer"] = content
-    usage = answer.reply.get("usage") if isinstance(answer.reply, dict) else None
-    if isinstance(usage, dict):
-        for key in ("prompt_tokens", "completion_tokens"):
-            if isinstance(usage.get(key), int) and usage[key]:
-                entry[key] = usage[key]
-    if answer.latency_sec is not None:
-        entry["latency_sec"] = round(answer.latency_sec, 6)
+    prices = (setup.price_prompt, setup.price_completion)
+    tokens = charge_usage(answer.reply, BackendStats(), *prices)  # the counts, read as usual
+    entry.update(answer_record(content, tokens, answer.latency_sec or 0.0, prices))
+    if answer.latency_sec is None:
+        del entry["latency_sec"]
     if answer.cached:
         entry["cached"] = True
-    parsed = (
-        parse_preference(content)
-        if scale.spec == PREFERENCE_SCALE.spec
-        else (parse_answer(content, scale))
-    )
+    parsed = parse_answer(content, scale)  # a preference too: its scale is A / B / tie
     if parsed.reasoning:
         entry["reasoning"] = parsed.reasoning
     if parsed.value is None:
@@ -257,7 +248,7 @@ def _value(
         entry["label"] = parsed.label
     entry["score"] = parsed.value
     value = parsed.value
-    if logprobs and scale.kind == "points":
+    if setup.logprobs and scale.kind == "points":
         weighted = weighted_score(choice.get("logprobs") if choice else None, scale)
         if weighted is not None:
             entry["weighted_score"] = weighted

@@ -84,11 +84,10 @@ def _joined_dots(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(query, sentence, dot)`` of every query and sentence sharing a key, in query then
     sentence order: the dot product of their key counts (an n-gram given twice counts twice),
-    from one join of the sorted keys (each pair of entries under one key adds 1)."""
-    s_order = np.argsort(s_keys, kind="stable")
-    q_order = np.argsort(q_keys, kind="stable")
-    s_keys, s_rows = s_keys[s_order], s_rows[s_order]
-    q_keys, q_rows = q_keys[q_order], q_rows[q_order]
+    from one join of the sorted keys: each side's entries first counted per (row, key), so a
+    key repeated in a text adds its count once, not a pair of entries per repeat."""
+    s_rows, s_keys, s_counts = _counted(s_rows, s_keys)
+    q_rows, q_keys, q_counts = _counted(q_rows, q_keys)
     shared = np.intersect1d(s_keys, q_keys)
     s_low = np.searchsorted(s_keys, shared, side="left")
     s_count = np.searchsorted(s_keys, shared, side="right") - s_low
@@ -99,10 +98,23 @@ def _joined_dots(
     offset = np.arange(int(pairs.sum()), dtype=np.int64) - np.repeat(
         np.cumsum(pairs) - pairs, pairs
     )
-    sentence = s_rows[s_low[group] + offset // q_count[group]]
-    query = q_rows[q_low[group] + offset % q_count[group]]
-    pair, dots = np.unique(query * n_sentences + sentence, return_counts=True)
+    s_at = s_low[group] + offset // q_count[group]
+    q_at = q_low[group] + offset % q_count[group]
+    products = s_counts[s_at] * q_counts[q_at]
+    pair, where = np.unique(q_rows[q_at] * n_sentences + s_rows[s_at], return_inverse=True)
+    dots = np.bincount(where, weights=products, minlength=pair.shape[0])
     return pair // n_sentences, pair % n_sentences, dots.astype(np.float64)
+
+
+def _counted(rows: np.ndarray, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each distinct (row, key) entry once, sorted by key (then row), with its count."""
+    order = np.lexsort((rows, keys))
+    rows, keys = rows[order], keys[order]
+    start = np.ones(rows.shape[0], dtype=bool)
+    start[1:] = (keys[1:] != keys[:-1]) | (rows[1:] != rows[:-1])
+    first = np.flatnonzero(start)
+    counts = np.diff(np.append(first, rows.shape[0])).astype(np.float64)
+    return rows[first], keys[first], counts
 
 
 def _product_dots(

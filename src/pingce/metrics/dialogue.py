@@ -405,6 +405,7 @@ def _feature_pairs(
         seen = [d for i in firsts.tolist() for d in (preds[i], golds[i])]
         if set(map(type, chain.from_iterable(map(dict.values, seen)))) <= {str}:
             return codes, firsts
+        return _alike(_feature_keys(pred), _feature_keys(gold))  # a member is no string
     if not set(map(type, chain.from_iterable(map(dict.values, chain(preds, golds))))) <= {str}:
         return _alike(_feature_keys(pred), _feature_keys(gold))
     codes = _codes(_pair_texts(list(zip(preds, golds, strict=True))))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 
@@ -119,7 +119,7 @@ class JudgedStatistic(Statistic):
         graded = context.grades(self.key)
         values, normalized = graded.values, graded.normalized()
         complete = ~np.isnan(values).any(axis=1)
-        v = np.where(complete, values.mean(axis=1), 0.0) if values.shape[1] else values[:, 0]
+        v = np.where(complete, values.mean(axis=1), 0.0)
         s = np.where(complete, normalized.mean(axis=1), 0.0)
         lengths = np.fromiter(
             (len(_text(o)) for o in table.column(self.output)), np.float64, table.n
@@ -234,68 +234,48 @@ class ScoreLengthCorrelation(_Judged):
 
 
 class JudgeAgreementStatistic(JudgedStatistic):
-    """Krippendorff's alpha rows (:mod:`pingce.metrics.agreement`) of the judges' grades of each
-    record: the record is the unit, each judge a rater, a grade a judge did not give missing."""
-
-    def __init__(
-        self,
-        task: str,
-        output: str,
-        input: str | None,
-        reference: str | None,
-        level: Literal["interval", "ordinal", "nominal"],
-    ):
-        super().__init__(task, output, input, reference)
-        self.level = level
+    """Krippendorff's interval alpha rows (:mod:`pingce.metrics.agreement`) of the judges'
+    grades of each record: the record is the unit, each judge a rater, a grade a judge did not
+    give missing. The interval level reads the grades as numbers on the scale's own units
+    (G-Eval's weighted scores too), so the rows have one width whatever grades occur: two runs
+    and the pieces of a run always add up."""
 
     @property
     def key(self) -> Hashable:
-        return (
-            "judged agreement",
-            self.judge_task,
-            self.output,
-            self.input,
-            self.reference,
-            self.level,
-        )
+        return ("judged agreement", self.judge_task, self.output, self.input, self.reference)
 
     def column_names(self, width: int) -> list[str]:
-        return [f"alpha row {i}" for i in range(width)]
+        return ["pairable unit", "pairable ratings", "sum", "sum of squares", "within"]
 
     def compute(self, table: Table, context: Context) -> StatBlock:
         graded = context.grades(self.key)
         values = graded.values
         record, judge = np.nonzero(~np.isnan(values))  # record by record, as the rows need
         numbers = values[record, judge]
-        domain = tuple(sorted(set(numbers.tolist())))
-        place = {v: k for k, v in enumerate(domain)}
-        code = np.fromiter((place[v] for v in numbers.tolist()), np.intp, numbers.size)
-        coded = Coded(record.astype(np.intp), code, domain, numbers)
-        rows = agreement_rows(coded, table.n, self.level)
+        coded = Coded(record.astype(np.intp), np.zeros(numbers.size, np.intp), (), numbers)
+        rows = agreement_rows(coded, table.n, "interval")
         return StatBlock(width=rows.shape[1], rows=rows)
 
 
 @register_metric("judge_agreement")
 @dataclass(eq=False)
 class JudgeAgreement(_Judged):
-    """Krippendorff's alpha of a jury's rubric scores (each record a unit, each judge a rater):
-    1 when the judges agree on every record, near 0 when they agree no more than chance."""
+    """Krippendorff's interval alpha of a jury's rubric scores (each record a unit, each judge a
+    rater): 1 when the judges agree on every record, near 0 when they agree no more than
+    chance."""
 
     definition = (
-        "Krippendorff's alpha of the judges' rubric scores over the records (a jury's "
-        "agreement; interval level by default)."
+        "Krippendorff's interval alpha of the judges' rubric scores over the records (a "
+        "jury's agreement)."
     )
     per_record = False
-    level: Literal["interval", "ordinal", "nominal"] = "interval"
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self._alpha = KrippendorffAlpha(level=self.level)
+        self._alpha = KrippendorffAlpha(level="interval")
 
     def statistic(self) -> Statistic:
-        return JudgeAgreementStatistic(
-            self.task, self.output, self.input, self.reference, self.level
-        )
+        return JudgeAgreementStatistic(self.task, self.output, self.input, self.reference)
 
     def finalize(self, summed: np.ndarray) -> np.ndarray:
         return self._alpha.finalize(summed)

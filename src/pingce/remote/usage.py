@@ -15,7 +15,7 @@ import numpy as np
 
 from ..progress import Advance, show_note
 
-__all__ = ["BackendStats", "charge_usage", "noting", "token_count"]
+__all__ = ["BackendStats", "answer_record", "charge_usage", "noting", "token_count"]
 
 
 @dataclass
@@ -137,3 +137,19 @@ def charge_usage(
     stats.completion_tokens += ct
     stats.cost += pt / 1000 * price_prompt + ct / 1000 * price_completion
     return pt, ct
+
+
+def answer_record(
+    content: str, tokens: tuple[int, int], seconds: float, prices: tuple[float, float]
+) -> dict[str, Any]:
+    """One answer as records.jsonl keeps it (the similarity judge's pairs, the judged metrics'
+    grades): its text, tokens (a count of 0, no usage in the response, left out), seconds, and
+    its cost where a price is set."""
+    answer: dict[str, Any] = {"answer": content}
+    for key, count in zip(("prompt_tokens", "completion_tokens"), tokens, strict=True):
+        if count:
+            answer[key] = count
+    answer["latency_sec"] = round(seconds, 6)
+    if any(prices) and any(tokens):
+        answer["cost"] = tokens[0] / 1000 * prices[0] + tokens[1] / 1000 * prices[1]
+    return answer

@@ -373,8 +373,11 @@ def _judge_section(result: EvaluationResult) -> str:
     )
     flags = [f'<li class="note">{esc(n)}</li>' for n in result.notes if "self-preference" in n]
     bias = []
-    for name, label in BIAS_METRICS:
-        metric = result.metrics.get(name)
+    by_kind = {  # the suite's name of each metric by its registered one (signature: name(args))
+        text.partition("(")[0]: name for name, text in result.signature.metrics.items()
+    }
+    for kind, label in BIAS_METRICS:
+        metric = result.metrics.get(by_kind.get(kind, kind))
         if metric is None:
             continue
         value = "null" if metric.value is None else f"{metric.value:.4f}"

@@ -436,15 +436,16 @@ def _coded_entries(
     values = reasons[missed].tolist()
     if not set(map(type, values)) <= {str}:
         return None
-    found = _distinct_codes(values)
-    if found is None:
-        return None
-    distinct, codes = found
+    distinct = list(set(values))
     k = len(distinct)
+    if 2 * (2 * k + 1) > len(reasons):  # at most half of all the rows' texts distinct
+        return None
+    index = {value: code for code, value in enumerate(distinct)}
+    codes = np.fromiter(map(index.__getitem__, values), np.int64, len(values))
     texts = [b"", *json_texts(distinct, key), *json_texts(distinct, b"," + key)]
     out = np.zeros(len(reasons), dtype=np.int64)
     out[missed] = codes + 1 + k * some[missed]
-    return _Coded(texts, out) if 2 * (2 * k + 1) <= len(reasons) else None
+    return _Coded(texts, out)
 
 
 def _coded(texts: list[bytes]) -> _Coded | None:

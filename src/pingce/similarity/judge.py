@@ -40,7 +40,7 @@ from ..remote.limits import (
     Temperature,
     Wait,
 )
-from ..remote.usage import charge_usage
+from ..remote.usage import answer_record, charge_usage
 from ..urls import public_url
 from .base import BackendStats, Pair
 from .cache import SimilarityCache
@@ -157,21 +157,6 @@ def parse_score(text: str) -> float | None:
     if not math.isfinite(score) or not 0.0 <= score <= 1.0:
         return None
     return score
-
-
-def _answer(
-    content: str, tokens: tuple[int, int], seconds: float, prices: tuple[float, float]
-) -> dict[str, Any]:
-    """One asked pair's answer as records.jsonl's ``"judge"`` keeps it: its text, tokens (a count
-    of 0, no usage in the response, left out), seconds, and its cost where a price is set."""
-    answer: dict[str, Any] = {"answer": content}
-    for key, count in zip(("prompt_tokens", "completion_tokens"), tokens, strict=True):
-        if count:
-            answer[key] = count
-    answer["latency_sec"] = round(seconds, 6)
-    if any(prices) and any(tokens):
-        answer["cost"] = tokens[0] / 1000 * prices[0] + tokens[1] / 1000 * prices[1]
-    return answer
 
 
 class JudgeBackend(RemoteBackend):
@@ -353,7 +338,7 @@ class JudgeBackend(RemoteBackend):
                     pending.append((pairs[i], score, pt, ct))
                     seconds = time.perf_counter() - start
                     prices = (self.price_prompt, self.price_completion)
-                    self.answers[pairs[i]] = _answer(content, (pt, ct), seconds, prices)
+                    self.answers[pairs[i]] = answer_record(content, (pt, ct), seconds, prices)
                 if progress is not None:
                     progress(1)
 

@@ -143,9 +143,10 @@ class JudgeSpec(_Checked):
     poor]``) or labels with their values (``{good: 1, fair: 0.5, poor: 0}``)."""
     language: Literal["en", "zh"] = "en"
     """The language of the default prompts."""
-    templates: dict[Literal["rubric", "correctness"], str] = {}
+    templates: dict[Literal["rubric", "correctness", "pairwise"], str] = {}
     """Prompts replacing the defaults, by task (placeholders ``{input}``, ``{output}``,
-    ``{reference}``, ``{rubric}``, ``{scale}``; the texts are fenced as data)."""
+    ``{reference}``, ``{rubric}``, ``{scale}``, ``{form}``; pairwise: ``{output_a}``,
+    ``{output_b}``; the texts are fenced as data)."""
     system: str | None = None
     """A system message sent before each prompt."""
     parameters: dict[str, Any] = {}
