@@ -488,20 +488,26 @@ def test_demo_runs_outside_the_repository(tmp_path: Path) -> None:
     """Issue 12: ``pingce demo`` from any folder runs the examples installed with pingce."""
     done = run_pingce("demo", "--out", "d", cwd=tmp_path, timeout=600)
     assert done.returncode == 0, done.stderr
-    assert "ran 6 example suite(s)" in done.stdout
+    assert "ran 8 example suite(s)" in done.stdout
     suites = (
         "contract-risk",
         "function-call",
         "function-call-hf",
         "function-points",
+        "judged",
+        "judged-pairwise",
         "tcm-dialogue",
         "tool-use",
     )
     for suite in suites:
         assert (tmp_path / "d" / suite / "results.json").is_file(), suite
-    # the judged example needs a judge model: skipped, with how to run it (the demo calls none)
-    assert "judged: skipped: its metrics are graded by a model" in done.stdout
-    assert not (tmp_path / "d" / "judged").exists()
+    # the judged examples are graded by the stand-in judges on loopback, and the demo says so
+    assert "stand-in judges" in done.stdout and "(a rule, not a model)" in done.stdout
+    for suite in ("judged", "judged-pairwise"):
+        results = read_results(tmp_path / "d" / suite)
+        assert "openai:stand-in-overlap" in results["signature"]["judge"], suite
+        assert results["failures"]["judge"] == 0, suite
+        assert all(m["value"] is not None for m in results["metrics"].values()), suite
 
 
 def test_the_wheel_carries_the_examples_suites_and_law_list(tmp_path: Path) -> None:

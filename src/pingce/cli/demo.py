@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from .common import fail, out_checked
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from ..results import EvaluationResult
 
 __all__ = ["demo"]
 
@@ -48,15 +54,11 @@ def demo(examples: str | None, out: str) -> None:
             if not data.is_file():
                 continue
             console.rule(f"[bold]{name}[/bold]: {data}")
-            if _graded_without_a_judge(name):
-                console.print(
-                    f"{name}: skipped: its metrics are graded by a model. Run it with a judge: "
-                    f"pingce run {name} --data {data} --judge openai:MODEL --base-url URL "
-                    "--rubric TEXT (docs: how-to/judged)\n"
-                )
-                continue
             try:
-                result = evaluate_suite(name, data, RunOptions())
+                if _graded_without_a_judge(name):
+                    result = _with_stand_in(name, data, console)
+                else:
+                    result = evaluate_suite(name, data, RunOptions())
                 paths = write_outputs(result, Path(out) / name)
             except PingceError as exc:
                 fail(exc)
@@ -77,3 +79,39 @@ def _graded_without_a_judge(name: str) -> bool:
     suite = load_suite(name)
     judged = any(m.statistic().needs_judge for m in suite.metrics.values())
     return judged and not (suite.spec.judge and suite.spec.judge.judges)
+
+
+def _with_stand_in(name: str, data: Path, console: Console) -> EvaluationResult:
+    """A judged suite run with the stand-in judge (:mod:`pingce.judged.stand_in`): a rule on
+    loopback, not a model, so the example runs with none; said before and after the run."""
+    import os
+
+    from ..engine import evaluate_suite
+    from ..judged import parse_scale
+    from ..judged.stand_in import LENIENT, MODEL, RULE, serving
+    from ..options import RunOptions
+    from ..suites import load_suite
+
+    block = load_suite(name).spec.judge
+    rubric = data.parent / "rubric.txt"
+    scale = parse_scale(block.scale if block is not None else "1-5")
+    note = (
+        f"{name}: graded by two stand-in judges that score by {RULE}: the numbers say "
+        f"nothing about the answers. With a real judge: pingce run {name} --data {data} --judge "
+        "openai:MODEL --base-url URL"
+        + (f" --rubric {rubric}" if rubric.is_file() else "")
+        + " (docs: how-to/judged)"
+    )
+    console.print(note)
+    loopback = "127.0.0.1"
+    no_proxy = os.environ.get("NO_PROXY") or os.environ.get("no_proxy") or ""
+    if loopback not in no_proxy.split(","):
+        os.environ["NO_PROXY"] = ",".join(filter(None, [no_proxy, loopback]))
+    with serving(scale) as url:
+        options = RunOptions(
+            judges=(f"openai:{MODEL}", f"openai:{LENIENT}"),
+            base_url=url,
+            rubric=str(rubric) if rubric.is_file() else None,
+            cache=False,
+        )
+        return evaluate_suite(name, data, options)
