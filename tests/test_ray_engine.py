@@ -962,3 +962,89 @@ def test_context_travels_on_ray_as_locally(ray_cluster: Any, tmp_path: Path) -> 
     assert got["seed-03"] == {"query": "调节厨房温度到22度"}
     assert got["seed-01"] == {"query": "打开客厅灯", "meta.source": "s0"}
     assert sum("meta.source" in (c or {}) for c in got.values()) == len(rows[::7])
+
+
+# ------------------------------------------------------------- judged metrics on Ray
+
+
+def _judged_options(url: str, cache: Path) -> dict[str, Any]:
+    from pingce.judged.stand_in import LENIENT, MODEL
+
+    rubric = EXAMPLES / "judged" / "rubric.txt"
+    return {
+        "judges": [f"openai:{MODEL}", f"openai:{LENIENT}"],
+        "base_url": url,
+        "rubric": str(rubric),
+        "cache": str(cache),
+        "bootstrap": 200,
+        "seed": 3,
+    }
+
+
+def test_judged_pieces_merge_into_the_local_engines_numbers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judged example graded by a jury (the demo's stand-in judges) in 3 pieces, merged
+    without Ray: every metric, interval and count equals the local run's (the jury's agreement
+    too: its statistic adds up over pieces)."""
+    from pingce.judged import parse_scale
+    from pingce.judged.stand_in import serving
+
+    from .loopback import keep_local
+
+    keep_local(monkeypatch, tmp_path / "cache")
+    data = EXAMPLES / "judged" / "records.jsonl"
+    with serving(parse_scale("1-5")) as url:
+        options = _judged_options(url, tmp_path / "c.sqlite3")
+        pieces = sharded("judged", data, RunOptions(bootstrap_method="poisson", **options), 3)
+        want = local("judged", data, **options)
+    assert pieces["pieces"] == 3
+    assert want["metrics"]["judge_agreement"]["value"] is not None
+    assert_same(pieces, want)
+
+
+def test_judged_metrics_on_ray_equal_the_local_engine(
+    ray_cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The judged suite on Ray in 4 pieces, each graded by its actor: the local engine's
+    numbers, the judges' request counts added over the pieces, the same judge signature, and
+    every record's grades in records.jsonl."""
+    from pingce.engine.context import RunContext
+    from pingce.engine.distributed import run_on_ray
+    from pingce.judged import parse_scale
+    from pingce.judged.stand_in import MODEL, serving
+
+    from .loopback import keep_local
+
+    keep_local(monkeypatch, tmp_path / "cache")
+    data = EXAMPLES / "judged" / "records.jsonl"
+    with serving(parse_scale("1-5")) as url:
+        options = _judged_options(url, tmp_path / "c.sqlite3")
+        given = {**options, "judges": tuple(options["judges"])}
+        result = run_on_ray(
+            "judged",
+            str(data),
+            RunContext(RunOptions(engine="ray", **given)),
+            piece_bytes=data.stat().st_size // 4,
+        )
+        want = pingce.evaluate(
+            "judged", data, bootstrap_method="poisson", **{**options, "cache": False}
+        )
+    assert_same(summary(result), summary(want))
+    assert result.signature.judge == want.signature.judge
+    assert result.judge is not None and want.judge is not None
+    ours, theirs = result.judge[f"openai:{MODEL}"], want.judge[f"openai:{MODEL}"]
+    assert ours["prompts"] == theirs["prompts"] == 24  # 12 rubric + 12 correctness prompts
+    assert ours["requests"] == theirs["requests"] == 24
+    import pyarrow.parquet as pq
+
+    from pingce.report import write_outputs
+
+    written = write_outputs(result, tmp_path / "out")
+    lines = [
+        line
+        for part in sorted(Path(written["records"]).glob("*.parquet"))
+        for line in pq.read_table(part, columns=["record"]).column("record").to_pylist()
+    ]
+    grades = [json.loads(line)["judge"]["grades"] for line in lines]
+    assert len(grades) == 12 and all(len(g) == 4 for g in grades)  # 2 tasks x 2 judges

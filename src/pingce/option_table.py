@@ -222,7 +222,6 @@ OPTIONS: list[Option] = [
         flag="--judge",
         metavar="openai:MODEL",
         multiple=True,
-        ray=False,
     ),
     Option(
         "rubric",

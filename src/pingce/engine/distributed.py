@@ -102,11 +102,6 @@ def check_ray_options(options: RunOptions, plan: Plan | None = None) -> list[str
         )
     if plan is not None:
         for name, metric in plan.metrics.items():
-            if metric.statistic().needs_judge:
-                raise OptionError(
-                    f"metric {name} is graded by a judge: the judged metrics run locally for now "
-                    "(leave out --engine ray)"
-                )
             if getattr(metric, "aggregate", "mean") == "bootstrap":
                 raise OptionError(
                     f"metric {name}: aggregate: bootstrap reads every record's scores in one "
@@ -135,9 +130,12 @@ class _Pieces:
     judge phase has asked every pair of a remote backend, whose answers the pieces read from
     the cache alone (a pair that failed there fails here too, without another call)."""
 
-    def __init__(self, suite: Any, options: RunOptions, shards_to: str, asked: bool) -> None:
+    def __init__(
+        self, suite: Any, options: RunOptions, shards_to: str, asked: bool, workers: int = 1
+    ) -> None:
         self.plan = plan_run(suite, options)
         self.shards_to = shards_to
+        self.workers = workers
         self.backend = None
         if asked:
             backend = _remote_backend(options, dict(self.plan.suite.spec.similarity or {}))
@@ -155,7 +153,9 @@ class _Pieces:
         stats_to = part_file(os.path.join(self.shards_to, STAT_SHARDS), row["i"], ".npz")
         reading = open_piece(self.plan, piece)
         try:
-            shard, blocks = run_shard(self.plan, reading, rows_to, stats_to, file=piece.file)
+            shard, blocks = run_shard(
+                self.plan, reading, rows_to, stats_to, file=piece.file, judges_share=self.workers
+            )
         except EmptyInputError:  # an empty file (or part of one) among others adds nothing
             shard, blocks = None, None
         return {
@@ -424,6 +424,7 @@ def _run(
                     "options": options,
                     "shards_to": shards_to,
                     "asked": asked,
+                    "workers": workers,
                 },
                 compute=ray.data.ActorPoolStrategy(size=workers),
             )
@@ -469,7 +470,10 @@ def _run(
         finished = finish(plan, merged, moments, _resampler(ray, workers))
     if merged.n == 0:
         raise InputError("no records", source=", ".join(paths))
-    sig = signature(plan, None).model_copy(update={"similarity": merged.signature, "engine": "ray"})
+    update: dict[str, Any] = {"similarity": merged.signature, "engine": "ray"}
+    if merged.judge_signature is not None:
+        update["judge"] = merged.judge_signature
+    sig = signature(plan, None).model_copy(update=update)
     source = paths[0] if len(paths) == 1 else f"{len(paths)} files: {', '.join(paths)}"
     result = run_result(
         plan,
@@ -486,6 +490,8 @@ def _run(
         ],
         similarity=merged.similarity,
     )
+    if merged.judge is not None:
+        result.judge = merged.judge
     return result
 
 

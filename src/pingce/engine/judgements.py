@@ -15,7 +15,7 @@ with the raw answer kept for records.jsonl, never a score.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -122,14 +122,18 @@ def judged_statistics(plan: Plan) -> list[Statistic]:
     return [s for s in plan.statistics.values() if s.needs_judge]
 
 
-def grade(plan: Plan, table: Table, progress: ProgressHook) -> Judgements | None:
-    """Ask the judges about every record of every judged statistic; None when none is judged."""
+def grade(plan: Plan, table: Table, progress: ProgressHook, *, share: int = 1) -> Judgements | None:
+    """Ask the judges about every record of every judged statistic; None when none is judged.
+    ``share``: how many tables are graded at once (Ray's pieces), among which each judge's
+    concurrency is divided."""
     needing = judged_statistics(plan)
     if not needing:
         return None
     tasks = tuple(dict.fromkeys(_task(s) for s in needing))
     options = plan.options
     setup = judge_setup(plan.suite.spec.judge, options.judging, options.base_url, tasks)
+    if share > 1:
+        setup = replace(setup, concurrency=max(1, setup.concurrency // share))
     prompts: dict[Hashable, tuple[Task, list[str]]] = {}
     for statistic in needing:
         task = _task(statistic)

@@ -115,6 +115,10 @@ class Shard:
     """The similarity backend's counts (added over shards)."""
     signature: str | None = None
     """The similarity backend's signature (the same in every shard)."""
+    judge: dict[str, dict[str, Any]] | None = None
+    """The judges' counts by judge (results.json's ``judge``; added over shards)."""
+    judge_signature: str | None = None
+    """The judges' signature (the same in every shard)."""
     sources: list[str] = field(default_factory=list)
     context_found: frozenset[str] = frozenset()
     """The ``--context`` fields some record of the shard has (the run's note names the others)."""
@@ -138,6 +142,8 @@ class Shard:
             },
             similarity=added_counts(self.similarity, other.similarity),
             signature=self.signature or other.signature,
+            judge=_added_judges(self.judge, other.judge),
+            judge_signature=self.judge_signature or other.judge_signature,
             sources=list(dict.fromkeys([*self.sources, *other.sources])),
             context_found=self.context_found | other.context_found,
         )
@@ -156,6 +162,20 @@ def added_counts(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str
             out[name] = {k: x.get(k, 0) + y.get(k, 0) for k in {*x, *y}}
         elif name != "latency_sec":
             out[name] = x if y is None else y
+    return out
+
+
+def _added_judges(
+    a: dict[str, dict[str, Any]] | None, b: dict[str, dict[str, Any]] | None
+) -> dict[str, dict[str, Any]] | None:
+    """Two shards' judge summaries, each judge's counts added (in the order judges were given)."""
+    if a is None or b is None:
+        return a if b is None else b
+    out: dict[str, dict[str, Any]] = {}
+    for judge in dict.fromkeys([*a, *b]):
+        added = added_counts(a.get(judge), b.get(judge)) or {}
+        first = a.get(judge) or b.get(judge) or {}
+        out[judge] = {k: added[k] for k in dict.fromkeys([*first, *added]) if k in added}
     return out
 
 
@@ -327,6 +347,7 @@ def run_shard(
     stats_to: str | None = None,
     *,
     file: int | None = None,
+    judges_share: int = 1,
 ) -> tuple[Shard, ScopeBlocks | None]:
     """Read, check and score one shard (``data``: a path, a :class:`pingce.readers.Reading` of
     part of a file, or records) by the local engine's own functions, and what it adds to the
@@ -334,15 +355,24 @@ def run_shard(
     a Parquet file to write the shard's per-record values and reasons to
     (:mod:`pingce.runfolder.records`); ``stats_to``: a stats.npz to write its per-record statistics
     to (:mod:`pingce.runfolder.stats`); ``file``: in a run over several files, the number of the
-    shard's file (its records without an id are keyed by it and their line in the bootstrap)."""
+    shard's file (its records without an id are keyed by it and their line in the bootstrap);
+    ``judges_share``: how many shards are graded at once (each judge's concurrency divided among
+    them)."""
 
     table = load(plan, data, no_progress)
     check_records(plan, table)
     units = unit_codes(table, plan.unit)
     scored = similarities(plan, [table], no_progress)
-    blocks = statistics(plan, table, scored)
+    judged = None
+    if any(s.needs_judge for s in plan.statistics.values()):
+        from .judgements import grade  # only when judged: the HTTP client's imports
+
+        judged = grade(plan, table, no_progress, share=judges_share)
+    blocks = statistics(plan, table, scored, judged=judged)
     failures = count_failures(table, blocks, 0 if scored is None else scored.stats.failures)
     notes = [*table.notes, *statistic_notes([blocks])]
+    if judged is not None:
+        notes += judged.self_preference(plan.options.model_call)
     shard = shard_of(
         plan,
         table,
@@ -355,9 +385,14 @@ def run_shard(
     )
     if scored is not None:
         shard.signature = scored.signature
+    if judged is not None:
+        shard.judge, shard.judge_signature = judged.summary(), judged.signature
     shard.context_found = found_context(plan, table)
     if rows_to is not None:
-        write_record_shard(record_rows(plan, table, blocks), table.source, rows_to)
+        rows = record_rows(plan, table, blocks)
+        if judged is not None:
+            rows.judge.update(judged.column(table.n))
+        write_record_shard(rows, table.source, rows_to)
     if stats_to is not None:
         saved_stats(plan, table, blocks, units, piece=True).save(stats_to)
     resampling = plan.options.resampling
