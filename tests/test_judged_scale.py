@@ -80,6 +80,8 @@ def test_normalized_on_the_scales_own_units() -> None:
         ("pass/fail", ("pass", "fail"), (1.0, 0.0)),
         ("yes / no", ("yes", "no"), (1.0, 0.0)),
         ("good/ok/bad", ("good", "ok", "bad"), (1.0, 0.5, 0.0)),
+        ("good,fair,poor", ("good", "fair", "poor"), (1.0, 0.5, 0.0)),  # as --scale's help says
+        ("优，良，差", ("优", "良", "差"), (1.0, 0.5, 0.0)),
         (["优", "良", "中", "差"], ("优", "良", "中", "差"), (1.0, 2 / 3, 1 / 3, 0.0)),
         ({"great": 3, "fine": 2, "poor": 0}, ("great", "fine", "poor"), (3.0, 2.0, 0.0)),
     ],

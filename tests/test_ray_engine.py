@@ -968,7 +968,7 @@ def test_context_travels_on_ray_as_locally(ray_cluster: Any, tmp_path: Path) -> 
 
 
 def _judged_options(url: str, cache: Path) -> dict[str, Any]:
-    from pingce.judged.stand_in import LENIENT, MODEL
+    from pingce.cli.stand_in import LENIENT, MODEL
 
     rubric = EXAMPLES / "judged" / "rubric.txt"
     return {
@@ -987,8 +987,8 @@ def test_judged_pieces_merge_into_the_local_engines_numbers(
     """The judged example graded by a jury (the demo's stand-in judges) in 3 pieces, merged
     without Ray: every metric, interval and count equals the local run's (the jury's agreement
     too: its statistic adds up over pieces)."""
+    from pingce.cli.stand_in import serving
     from pingce.judged import parse_scale
-    from pingce.judged.stand_in import serving
 
     from .loopback import keep_local
 
@@ -1009,10 +1009,10 @@ def test_judged_metrics_on_ray_equal_the_local_engine(
     """The judged suite on Ray in 4 pieces, each graded by its actor: the local engine's
     numbers, the judges' request counts added over the pieces, the same judge signature, and
     every record's grades in records.jsonl."""
+    from pingce.cli.stand_in import MODEL, serving
     from pingce.engine.context import RunContext
     from pingce.engine.distributed import run_on_ray
     from pingce.judged import parse_scale
-    from pingce.judged.stand_in import MODEL, serving
 
     from .loopback import keep_local
 

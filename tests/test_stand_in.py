@@ -1,4 +1,4 @@
-"""The demo's stand-in judge (:mod:`pingce.judged.stand_in`): its rule on hand-made texts, its
+"""The demo's stand-in judge (:mod:`pingce.cli.stand_in`): its rule on hand-made texts, its
 answers read by the judge phase as a model's are (G-Eval's weighted score from its token
 probabilities by hand); ``pingce demo`` runs the judged examples with it (tests/test_cli.py)."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import pingce
+from pingce.cli.stand_in import LENIENT, MODEL, grade_prompt, overlap, serving
 from pingce.judged import parse_scale
-from pingce.judged.stand_in import LENIENT, MODEL, grade_prompt, overlap, serving
 from tests.loopback import keep_local
 
 FIVE = parse_scale("1-5")

@@ -82,15 +82,15 @@ def _graded_without_a_judge(name: str) -> bool:
 
 
 def _with_stand_in(name: str, data: Path, console: Console) -> EvaluationResult:
-    """A judged suite run with the stand-in judge (:mod:`pingce.judged.stand_in`): a rule on
+    """A judged suite run with the stand-in judge (:mod:`pingce.cli.stand_in`): a rule on
     loopback, not a model, so the example runs with none; said before and after the run."""
     import os
 
     from ..engine import evaluate_suite
     from ..judged import parse_scale
-    from ..judged.stand_in import LENIENT, MODEL, RULE, serving
     from ..options import RunOptions
     from ..suites import load_suite
+    from .stand_in import LENIENT, MODEL, RULE, serving
 
     block = load_suite(name).spec.judge
     rubric = data.parent / "rubric.txt"

@@ -45,7 +45,8 @@ MAX_POINTS = 101
 
 _ACCEPTED = (
     "a scale is 0-1 (any number between), an integer range such as 1-5, 0-10 or 1-10, "
-    "names separated by / such as pass/fail (valued evenly from 1 down to 0), a list of names, "
+    "names, best first, separated by / or , such as pass/fail or good,fair,poor (valued evenly "
+    "from 1 down to 0), a list of names, "
     "a mapping of names to values, or correctness (Inspect's C/P/I)"
 )
 _RANGE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(?:-|–|—|~|to)\s*(\d+(?:\.\d+)?)\s*$", re.I)
@@ -258,8 +259,9 @@ def _from_text(spec: str) -> Scale:
     matched = _RANGE.match(text)
     if matched:
         return _range(matched.group(1), matched.group(2), spec)
-    if "/" in text:
-        return _evenly([part.strip() for part in text.split("/")], spec)
+    for separator in ("/", ",", "，"):
+        if separator in text:
+            return _evenly([part.strip() for part in text.split(separator)], spec)
     raise OptionError(f"judge scale {spec!r}: not a scale; {_ACCEPTED}")
 
 

@@ -18,28 +18,36 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from .._json import dumps
-from ..errors import InputError
+from ..errors import InputError, SuiteError
 from ..records import FieldSpec, Table
 from .agreement import Coded, KrippendorffAlpha, agreement_rows
 from .protocol import LEFT_OUT, Context, Metric, StatBlock, Statistic
-from .registry import register_metric
+from .registry import REQUIRED, register_metric
 
 __all__ = [
+    "Aggregate",
     "Correctness",
     "JudgeAgreement",
     "JudgeAgreementStatistic",
+    "JudgedLabelStatistic",
     "JudgedStatistic",
+    "LabelRate",
     "PairwiseStatistic",
     "PositionBias",
     "RubricScore",
     "ScoreLengthCorrelation",
     "WinRate",
+    "jury_values",
 ]
+
+Aggregate = Literal["mean", "majority"]
+"""How a jury's grades of one record become its grade: their mean, or the grade most of them
+gave (:func:`jury_values`)."""
 
 _V, _S, _N, _FAILED, _L, _L2, _SL, _S2 = range(8)
 _WIDTH = 8
@@ -54,20 +62,62 @@ def _text(value: Any) -> str:
     return dumps(value).decode("utf-8")
 
 
+def jury_values(values: np.ndarray, aggregate: Aggregate = "mean") -> np.ndarray:
+    """Each record's grade from its ``(n, judges)`` grades (NaN where a record is not graded by
+    every judge): their ``mean``, or by ``majority`` the grade most judges gave, a tie between
+    the most given grades broken by their median (two tied grades: their mean, so a jury split
+    evenly on pass/fail gives 0.5)."""
+    complete = ~np.isnan(values).any(axis=1)
+    if aggregate == "mean" or values.shape[1] == 1:
+        return np.where(complete, values.mean(axis=1), np.nan)
+    counts = (values[:, :, None] == values[:, None, :]).sum(axis=2)
+    modal = counts == counts.max(axis=1, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        tied = np.where(modal & complete[:, None], values, np.nan)
+    out = np.full(values.shape[0], np.nan)
+    rows = np.flatnonzero(complete)
+    if rows.size:
+        out[rows] = np.nanmedian(tied[rows], axis=1)
+    return out
+
+
+def _left_out_reasons(graded: Any, complete: np.ndarray) -> dict[str, np.ndarray]:
+    """Why each record some judge did not grade is left out (the judges' failures)."""
+    left_out = np.full(complete.shape[0], None, dtype=object)
+    for i in np.flatnonzero(~complete).tolist():
+        why = [
+            f"{judge}: {reason}"
+            for judge, reason in zip(graded.judges, graded.failures[i], strict=True)
+            if reason is not None
+        ]
+        left_out[i] = "; ".join(why)
+    return {LEFT_OUT: left_out} if not complete.all() else {}
+
+
 class JudgedStatistic(Statistic):
-    """Per record, the judges' grade of its answer on one task (``rubric`` or ``correctness``)."""
+    """Per record, the judges' grade of its answer on one task (``rubric`` or ``correctness``),
+    a jury's grades aggregated by ``aggregate``."""
 
     needs_judge = True
 
-    def __init__(self, task: str, output: str, input: str | None, reference: str | None):
+    def __init__(
+        self,
+        task: str,
+        output: str,
+        input: str | None,
+        reference: str | None,
+        aggregate: Aggregate = "mean",
+    ):
         self.judge_task = task
         self.output = output
         self.input = input
         self.reference = reference
+        self.aggregate = aggregate
 
     @property
     def key(self) -> Hashable:
-        return ("judged", self.judge_task, self.output, self.input, self.reference)
+        base = ("judged", self.judge_task, self.output, self.input, self.reference)
+        return base if self.aggregate == "mean" else (*base, self.aggregate)
 
     def fields(self) -> list[FieldSpec]:
         specs = [FieldSpec(self.output, "json", required=False, what="the answer graded")]
@@ -119,8 +169,13 @@ class JudgedStatistic(Statistic):
         graded = context.grades(self.key)
         values, normalized = graded.values, graded.normalized()
         complete = ~np.isnan(values).any(axis=1)
-        v = np.where(complete, values.mean(axis=1), 0.0)
-        s = np.where(complete, normalized.mean(axis=1), 0.0)
+        if self.aggregate == "mean":
+            v = np.where(complete, values.mean(axis=1), 0.0)
+            s = np.where(complete, normalized.mean(axis=1), 0.0)
+        else:
+            v = np.where(complete, jury_values(values, self.aggregate), 0.0)
+            low, high = graded.scale.low, graded.scale.high
+            s = np.where(complete, (v - low) / (high - low) if high > low else 0.0, 0.0)
         lengths = np.fromiter(
             (len(_text(o)) for o in table.column(self.output)), np.float64, table.n
         )
@@ -131,17 +186,9 @@ class JudgedStatistic(Statistic):
         rows[:, _L2] = lengths**2 * complete
         rows[:, _SL] = s * lengths
         rows[:, _S2] = s**2
-        left_out = np.full(table.n, None, dtype=object)
-        for i in np.flatnonzero(~complete).tolist():
-            why = [
-                f"{judge}: {reason}"
-                for judge, reason in zip(graded.judges, graded.failures[i], strict=True)
-                if reason is not None
-            ]
-            left_out[i] = "; ".join(why)
         failed = int((~complete).sum())
         counts = {"judge_failed_records": failed} if failed else {}
-        reasons = {LEFT_OUT: left_out} if failed else {}
+        reasons = _left_out_reasons(graded, complete)
         return StatBlock(width=_WIDTH, rows=rows, counts=counts, reasons=reasons)
 
 
@@ -163,9 +210,19 @@ class _Judged(Metric):
         return "no record was graded"
 
 
+@dataclass(eq=False)
+class _Aggregated(_Judged):
+    aggregate: Aggregate = "mean"
+    """A jury's grades of a record: their ``mean``, or the ``majority`` grade
+    (:func:`jury_values`)."""
+
+    def statistic(self) -> Statistic:
+        return JudgedStatistic(self.task, self.output, self.input, self.reference, self.aggregate)
+
+
 @register_metric("rubric_score")
 @dataclass(eq=False)
-class RubricScore(_Judged):
+class RubricScore(_Aggregated):
     """The mean of the judges' scores on the rubric (the scale's own units, or [0, 1])."""
 
     definition = (
@@ -185,7 +242,7 @@ class RubricScore(_Judged):
 
 @register_metric("correctness")
 @dataclass(eq=False)
-class Correctness(_Judged):
+class Correctness(_Aggregated):
     """The mean grade of the answers against their references: correct 1, partially 0.5,
     incorrect 0 (Inspect's C, P, I)."""
 
@@ -200,6 +257,112 @@ class Correctness(_Judged):
         summed = np.asarray(summed, dtype=np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(summed[..., _N] > 0, summed[..., _S] / summed[..., _N], np.nan)
+
+
+class JudgedLabelStatistic(JudgedStatistic):
+    """Per record, the share of its jury's majority given to one grade of the scale (``label``:
+    a label, or a point of a points scale): 1 when the majority gave it, 1/k when it is one of k
+    grades tied for the majority, else 0. Rows ``[share, graded, left out]``."""
+
+    def __init__(
+        self, task: str, output: str, input: str | None, reference: str | None, label: str
+    ):
+        super().__init__(task, output, input, reference)
+        self.label = label
+
+    @property
+    def key(self) -> Hashable:
+        return (
+            "judged-label",
+            self.judge_task,
+            self.output,
+            self.input,
+            self.reference,
+            self.label,
+        )
+
+    def column_names(self, width: int) -> list[str]:
+        return [f"share {self.label}", "graded", "left out"]
+
+    def _value(self, scale: Any) -> float:
+        """The value the scale gives ``label`` (an error naming the scale's grades if none)."""
+        if scale.kind == "labels":
+            found = scale.find_label(self.label)
+            if found is not None:
+                return float(scale.value_of(found))
+            grades = list(scale.labels)
+        else:
+            grades = [_point(p) for p in scale.points]
+            if self.label in grades:
+                return float(scale.points[grades.index(self.label)])
+        raise SuiteError(
+            f"label_rate: {self.label!r} is not a grade of the judge's scale {scale.spec!r}"
+            + (f"; its grades are {grades}" if grades else " (a continuous scale has none)")
+        )
+
+    def compute(self, table: Table, context: Context) -> StatBlock:
+        graded = context.grades(self.key)
+        values = graded.values
+        complete = ~np.isnan(values).any(axis=1)
+        target = self._value(graded.scale)
+        hits = (values == target).sum(axis=1)
+        counts = (values[:, :, None] == values[:, None, :]).sum(axis=2)
+        top = counts.max(axis=1) if values.shape[1] else np.zeros(table.n)
+        modal = counts == top[:, None]
+        # the number of distinct grades tied for the majority: each modal grade appears `top`
+        # times among the modal entries
+        with np.errstate(invalid="ignore", divide="ignore"):
+            tied = modal.sum(axis=1) / np.maximum(top, 1)
+            share = np.where(hits == top, 1.0 / tied, 0.0)
+        rows = np.zeros((table.n, 3))
+        rows[:, 0] = np.where(complete, share, 0.0)
+        rows[:, 1], rows[:, 2] = complete, ~complete
+        failed = int((~complete).sum())
+        counts_out = {"judge_failed_records": failed} if failed else {}
+        return StatBlock(
+            width=3, rows=rows, counts=counts_out, reasons=_left_out_reasons(graded, complete)
+        )
+
+
+def _point(value: float) -> str:
+    return str(int(value)) if value == int(value) else repr(value)
+
+
+@register_metric("label_rate")
+@dataclass(eq=False)
+class LabelRate(_Judged):
+    """The share of records whose grade is ``label`` (a label of the judge's scale, or a point of
+    a points scale; ``task: correctness`` for the C / P / I grades against a reference); a
+    jury's grade is its majority, a tie between k grades counting 1/k for each."""
+
+    definition = (
+        "share of the graded records the judges gave the grade `label` (a jury: its majority; "
+        "k grades tied count 1/k each)."
+    )
+    maximum = 1.0
+
+    label: str = REQUIRED
+    grading: Literal["rubric", "correctness"] = "rubric"
+    """What the grade is of: the ``rubric`` score (the run's scale) or ``correctness`` (C, P,
+    I against ``reference``)."""
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.grading == "correctness" and self.reference is None:
+            self.reference = "reference"
+
+    def statistic(self) -> Statistic:
+        return JudgedLabelStatistic(
+            self.grading, self.output, self.input, self.reference, str(self.label)
+        )
+
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
+        summed = np.asarray(summed, dtype=np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(summed[..., 1] > 0, summed[..., 0] / summed[..., 1], np.nan)
+
+    def count(self, summed: np.ndarray) -> np.ndarray:
+        return np.asarray(summed, dtype=np.float64)[..., 1]
 
 
 @register_metric("score_length_correlation")

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from .scale import Scale
+from ..judged.scale import Scale
 
 __all__ = ["LENIENT", "MODEL", "RULE", "grade_prompt", "overlap", "serving"]
 
