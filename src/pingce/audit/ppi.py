@@ -1,0 +1,180 @@
+"""Prediction-powered inference (PPI, PPI++) on a metric's statistic rows: a judge's rows on every
+record made unbiased by a human audit of a random sample, for any metric that is a function of
+the mean row (its own ``finalize``), not only a mean of per-record scores.
+
+Notation, per stratum ``h`` (the whole run is one stratum when the audit sample is uniform):
+``S`` the rows the human labels give on the ``n`` labelled records, ``Ŝ`` the judge's rows on the
+same records, ``Ũ`` the judge's rows on the ``N`` records no human labelled. Per component ``k``
+of the rows, with ``λ_k`` in [0, 1],
+
+    m_k = λ_k · mean(Ũ_k) + mean(S_k − λ_k · Ŝ_k)
+
+is unbiased for the mean row whatever the judge's errors (the second term corrects the first),
+and its variance, ``λ_k² var(Ũ_k) / N + var(S_k − λ_k Ŝ_k) / n`` (the two samples are disjoint,
+so independent), is smallest at PPI++'s ``λ_k = cov(S_k, Ŝ_k) / ((1 + n/N) var(Ŝ_k))``
+estimated from the data and clipped to [0, 1] (Angelopoulos, Duchi and Zrnic 2023, "PPI++:
+Efficient Prediction-Powered Inference"; ``lam=1`` is classic PPI, ``lam=0`` the human labels
+alone). This is ``ppi_py.ppi_mean_pointestimate`` and ``ppi_mean_ci`` with ``Yhat_unlabeled``
+the unlabelled records' rows, component by component (``lam_optim_mode="element"``); with one
+component, ``"overall"`` is the same.
+
+A stratified audit sample (:mod:`pingce.audit.sample` draws more records where the judge is
+least sure) is uniform within each stratum: the estimate is the strata's estimates weighted by
+their share of the records, ``m = Σ_h (N_h + n_h)/N_all · m_h``, with variance ``Σ_h w_h²
+var(m_h)`` (stratified sampling, no cross terms), so no record's inclusion probability enters
+anywhere else.
+
+A metric's value is ``finalize(m)``; its normal interval is the delta method through
+``finalize`` (its gradient at ``m`` by central differences) with the covariance of ``m``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..stats import ndtri
+
+__all__ = ["Corrected", "Stratum", "corrected_mean", "delta_interval", "tuned_lambda"]
+
+
+@dataclass(frozen=True)
+class Stratum:
+    """One stratum's rows: ``human`` and ``judge`` on its labelled records (``(n, d)`` each),
+    ``unlabelled`` the judge's on its other records (``(N, d)``)."""
+
+    human: np.ndarray
+    judge: np.ndarray
+    unlabelled: np.ndarray
+
+    def __post_init__(self) -> None:
+        for name in ("human", "judge", "unlabelled"):
+            value = np.asarray(getattr(self, name), dtype=np.float64)
+            object.__setattr__(self, name, value.reshape(value.shape[0], -1))
+        if self.human.shape != self.judge.shape:
+            raise ValueError(
+                f"the human rows {self.human.shape} and the judge's rows {self.judge.shape} on "
+                "the labelled records differ in shape"
+            )
+        if self.unlabelled.shape[1] != self.judge.shape[1]:
+            raise ValueError("the labelled and unlabelled rows have different widths")
+
+    @property
+    def n(self) -> int:
+        """Labelled records."""
+        return int(self.human.shape[0])
+
+    @property
+    def size(self) -> int:
+        """All its records, labelled or not."""
+        return self.n + int(self.unlabelled.shape[0])
+
+
+@dataclass(frozen=True)
+class Corrected:
+    """The corrected mean row, its covariance and the λ of each stratum."""
+
+    mean: np.ndarray
+    """``(d,)``: the prediction-powered estimate of the mean row."""
+    covariance: np.ndarray
+    """``(d, d)``: the estimate's covariance (CLT)."""
+    lambdas: list[np.ndarray]
+    """Per stratum, ``(d,)``: the λ used for each component."""
+    labelled: int
+    unlabelled: int
+
+    @property
+    def standard_error(self) -> np.ndarray:
+        """``(d,)``: each component's standard error."""
+        spread: np.ndarray = np.sqrt(np.clip(np.diag(self.covariance), 0.0, None))
+        return spread
+
+
+def tuned_lambda(human: np.ndarray, judge: np.ndarray, unlabelled: np.ndarray) -> np.ndarray:
+    """PPI++'s variance-minimising λ per component, clipped to [0, 1]: ``cov(S, Ŝ)`` (labelled,
+    divided by n) over ``(1 + n/N) var(Ŝ)`` (labelled and unlabelled rows together, divided by
+    their count less one), as ``ppi_py`` estimates it; 0 where the judge's rows do not vary."""
+    n, size = human.shape[0], unlabelled.shape[0]
+    if n < 2 or size < 1:
+        return np.zeros(human.shape[1])
+    centred_s, centred_j = human - human.mean(axis=0), judge - judge.mean(axis=0)
+    covariance = (centred_s * centred_j).sum(axis=0) / n
+    together = np.concatenate([judge, unlabelled], axis=0)
+    variance = together.var(axis=0, ddof=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        lam = covariance / ((1 + n / size) * variance)
+    tuned: np.ndarray = np.clip(np.where(variance > 0, lam, 0.0), 0.0, 1.0)
+    return tuned
+
+
+def _one(
+    stratum: Stratum, lam: float | np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One stratum's estimate, covariance and λ."""
+    human, judge, unlabelled = stratum.human, stratum.judge, stratum.unlabelled
+    d = human.shape[1]
+    if lam is None:
+        lam_k = tuned_lambda(human, judge, unlabelled)
+    else:
+        lam_k = np.broadcast_to(np.asarray(lam, dtype=np.float64), (d,)).copy()
+    n, size = human.shape[0], unlabelled.shape[0]
+    if n == 0:
+        raise ValueError("a stratum has no labelled record: the judge cannot be corrected there")
+    rectifier = human - lam_k * judge
+    mean = rectifier.mean(axis=0)
+    covariance = np.cov(rectifier, rowvar=False, ddof=0).reshape(d, d) / n
+    if size:
+        imputed = lam_k * unlabelled
+        mean = mean + imputed.mean(axis=0)
+        covariance = covariance + np.cov(imputed, rowvar=False, ddof=0).reshape(d, d) / size
+    return mean, covariance, lam_k
+
+
+def corrected_mean(strata: Sequence[Stratum], lam: float | np.ndarray | None = None) -> Corrected:
+    """The prediction-powered mean row over ``strata`` (module docstring): ``lam`` None tunes λ
+    per component and stratum (PPI++), a number or a ``(d,)`` vector fixes it (1: PPI, 0: the
+    human labels alone)."""
+    if not strata:
+        raise ValueError("no stratum")
+    total = sum(s.size for s in strata)
+    mean = np.zeros(strata[0].human.shape[1])
+    covariance = np.zeros((mean.size, mean.size))
+    lambdas = []
+    for stratum in strata:
+        m, c, lam_k = _one(stratum, lam)
+        share = stratum.size / total
+        mean += share * m
+        covariance += share**2 * c
+        lambdas.append(lam_k)
+    labelled = sum(s.n for s in strata)
+    return Corrected(mean, covariance, lambdas, labelled, total - labelled)
+
+
+def _gradient(finalize: Callable[[np.ndarray], float], at: np.ndarray) -> np.ndarray:
+    """``finalize``'s gradient at ``at`` by central differences (a step relative to each
+    component's size)."""
+    gradient = np.zeros(at.size)
+    for k in range(at.size):
+        step = 1e-6 * max(1.0, abs(float(at[k])))
+        up, down = at.copy(), at.copy()
+        up[k] += step
+        down[k] -= step
+        gradient[k] = (float(finalize(up)) - float(finalize(down))) / (2 * step)
+    return gradient
+
+
+def delta_interval(
+    finalize: Callable[[np.ndarray], float], corrected: Corrected, level: float = 0.95
+) -> tuple[float, float, float]:
+    """A metric's corrected value ``finalize(m)`` and its normal interval by the delta method
+    (``finalize``'s gradient at ``m`` with the covariance of ``m``): ``(value, low, high)``,
+    NaN where the value is undefined."""
+    value = float(finalize(corrected.mean))
+    if not np.isfinite(value):
+        return value, float("nan"), float("nan")
+    gradient = _gradient(finalize, corrected.mean)
+    spread = float(np.sqrt(max(0.0, gradient @ corrected.covariance @ gradient)))
+    z = ndtri(0.5 + level / 2)
+    return value, value - z * spread, value + z * spread
