@@ -125,3 +125,12 @@ def test_a_ratio_metric_s_delta_interval_covers() -> None:
         _, low, high = delta_interval(f1, got)
         covered += low <= truth <= high
     assert 0.92 <= covered / trials <= 0.98, covered / trials
+
+
+def test_a_stratum_labelled_whole_is_its_human_mean_whatever_lambda() -> None:
+    rng = np.random.default_rng(2)
+    human, judge = _judged(rng, 50, d=2)
+    for lam in (None, 1.0, 0.5):
+        got = corrected_mean([Stratum(human, judge, np.empty((0, 2)))], lam)
+        np.testing.assert_allclose(got.mean, human.mean(axis=0), atol=1e-15)
+        assert (got.labelled, got.unlabelled) == (50, 0)

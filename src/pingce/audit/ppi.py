@@ -52,7 +52,7 @@ class Stratum:
     def __post_init__(self) -> None:
         for name in ("human", "judge", "unlabelled"):
             value = np.asarray(getattr(self, name), dtype=np.float64)
-            object.__setattr__(self, name, value.reshape(value.shape[0], -1))
+            object.__setattr__(self, name, value[:, None] if value.ndim == 1 else value)
         if self.human.shape != self.judge.shape:
             raise ValueError(
                 f"the human rows {self.human.shape} and the judge's rows {self.judge.shape} on "
@@ -120,6 +120,8 @@ def _one(
     else:
         lam_k = np.broadcast_to(np.asarray(lam, dtype=np.float64), (d,)).copy()
     n, size = human.shape[0], unlabelled.shape[0]
+    if size == 0:  # every record labelled: the labels alone (no judge's mean to lean on)
+        lam_k = np.zeros(d)
     if n == 0:
         raise ValueError("a stratum has no labelled record: the judge cannot be corrected there")
     rectifier = human - lam_k * judge

@@ -1,0 +1,195 @@
+"""Every metric of a run corrected by a human audit of its judge: the statistics computed once
+with the judge's similarity scores (as the run computed them) and once with the human labels in
+place of the judge's scores on the pairs people labelled; the rows of both go into
+:func:`pingce.audit.ppi.corrected_mean` and each metric's own ``finalize`` makes the value.
+
+A record counts as labelled when every pair the judge decided for it has a human label (a
+record's rows depend on all its pairs). A metric whose statistic reads no similarity does not
+depend on the judge and is reported unchanged. A statistic whose rows do not add up (latency
+percentiles) cannot be corrected this way and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..engine.phases import statistics
+from ..engine.plan import Plan
+from ..engine.similarities import Scored
+from ..metrics.protocol import Metric, StatBlock
+from ..records import Table
+from ..similarity import Pair, SimilarityTable
+from .ppi import Corrected, Stratum, corrected_mean, delta_interval
+
+__all__ = ["AuditedMetric", "correct", "dense_rows", "labelled_records", "record_pairs"]
+
+
+@dataclass(frozen=True)
+class AuditedMetric:
+    """One metric before and after the audit."""
+
+    judge: float | None
+    """The run's value: the judge's scores on every record."""
+    human: float | None
+    """The labelled records alone, with the human labels (weighted by stratum)."""
+    value: float | None
+    """The corrected (prediction-powered) value."""
+    ci_low: float | None
+    ci_high: float | None
+    labelled: int
+    """Records people labelled (every pair the judge decided for them)."""
+    unlabelled: int
+    """Records with pairs the judge decided that no one labelled."""
+    exact: int = 0
+    """Records the judge decided nothing for (the same with or without it)."""
+    effective_n: float | None = None
+    """The labelled records that would give the human-only value the corrected one's variance:
+    ``labelled * var(human) / var(corrected)``."""
+    depends_on_judge: bool = True
+    notes: list[str] = field(default_factory=list)
+
+
+def record_pairs(plan: Plan, table: Table, indices: np.ndarray) -> list[list[Pair]]:
+    """The distinct pairs the judge decided for each of the records ``indices``."""
+    needing = [s for s in plan.statistics.values() if s.needs_similarity]
+    out = []
+    for i in np.asarray(indices, dtype=np.intp).tolist():
+        one = table.take(np.array([i], dtype=np.intp))
+        out.append(list(dict.fromkeys(p for s in needing for p in s.pairs(one) if p[0] != p[1])))
+    return out
+
+
+def labelled_records(
+    plan: Plan, table: Table, labels: Mapping[Pair, float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which records have a human label on every pair the judge decided for them, and which
+    records the judge decided nothing for (their rows are the same with or without it)."""
+    pairs = record_pairs(plan, table, np.arange(table.n))
+    judged = np.array([bool(p) for p in pairs], dtype=bool)
+    labelled = np.array([bool(p) and all(q in labels for q in p) for p in pairs], dtype=bool)
+    return labelled, ~judged
+
+
+def dense_rows(block: StatBlock) -> np.ndarray | None:
+    """A block's per-record rows as an ``(n, width)`` array (one-hot cells spread out); None
+    for rows that do not add up."""
+    if block.codes is not None:
+        rows = np.zeros((block.codes.shape[0], block.width))
+        rows[np.arange(block.codes.shape[0]), block.codes] = 1.0
+        return rows
+    if block.rows is None or not block.decomposable:
+        return None
+    return np.asarray(block.rows, dtype=np.float64).reshape(block.rows.shape[0], -1)
+
+
+def _strata(
+    human: np.ndarray, judge: np.ndarray, labelled: np.ndarray, codes: np.ndarray
+) -> list[Stratum]:
+    return [
+        Stratum(
+            human[labelled & (codes == h)],
+            judge[labelled & (codes == h)],
+            judge[~labelled & (codes == h)],
+        )
+        for h in np.unique(codes).tolist()
+    ]
+
+
+def _finite(value: float) -> float | None:
+    return value if np.isfinite(value) else None
+
+
+def _audited(
+    metric: Metric,
+    human: np.ndarray,
+    judge: np.ndarray,
+    labelled: np.ndarray,
+    codes: np.ndarray,
+    lam: float | None,
+    level: float,
+) -> AuditedMetric:
+    size = judge.shape[0]
+
+    def finalize(mean: np.ndarray) -> float:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return float(np.asarray(metric.finalize(mean * size), dtype=np.float64))
+
+    judge_value = finalize(judge.mean(axis=0))
+    strata = _strata(human, judge, labelled, codes)
+    corrected = corrected_mean(strata, lam)
+    value, low, high = delta_interval(finalize, corrected, level)
+    alone: Corrected = corrected_mean(strata, 0.0)
+    human_value, h_low, h_high = delta_interval(finalize, alone, level)
+    effective = None
+    if np.isfinite(high - low) and high > low and np.isfinite(h_high - h_low):
+        effective = corrected.labelled * ((h_high - h_low) / (high - low)) ** 2
+    return AuditedMetric(
+        judge=_finite(judge_value),
+        human=_finite(human_value),
+        value=_finite(value),
+        ci_low=_finite(low),
+        ci_high=_finite(high),
+        labelled=corrected.labelled,
+        unlabelled=corrected.unlabelled,
+        effective_n=effective,
+    )
+
+
+def correct(
+    plan: Plan,
+    table: Table,
+    scored: Scored,
+    labels: Mapping[Pair, float],
+    *,
+    strata: np.ndarray | None = None,
+    lam: float | None = None,
+    level: float = 0.95,
+) -> dict[str, AuditedMetric]:
+    """Each metric of ``plan`` on ``table`` corrected by the human ``labels`` (a score in [0, 1]
+    per pair, as the judge's): PPI++ (``lam`` None) or a fixed λ, within ``strata`` (a stratum
+    code per record: the audit sample's strata; None: one), with normal intervals at
+    ``level``."""
+    labelled, undecided = labelled_records(plan, table, labels)
+    if not labelled.any():
+        raise ValueError("no record has a human label on every pair the judge decided for it")
+    values = {**scored.table.values, **{p: float(v) for p, v in labels.items()}}
+    human_scored = Scored(SimilarityTable(values, scored.table.signature), scored.stats, "human")
+    judge_blocks = statistics(plan, table, scored)
+    human_blocks = statistics(plan, table, human_scored)
+    codes = np.zeros(table.n, dtype=np.intp) if strata is None else np.asarray(strata).copy()
+    # the records the judge decided nothing for are known exactly: a stratum of their own,
+    # all of it "labelled" (the judge's rows are the human ones); the audit's random sample is
+    # of the others
+    codes[undecided] = int(codes.max(initial=0)) + 1
+    labelled = labelled | undecided
+    counts = (int((labelled & ~undecided).sum()), int((~labelled).sum()), int(undecided.sum()))
+    out: dict[str, AuditedMetric] = {}
+    for name, metric in plan.metrics.items():
+        key = plan.keys[name]
+        statistic = plan.statistics[key]
+        judge_rows = dense_rows(judge_blocks[key])
+        human_rows = dense_rows(human_blocks[key])
+        if judge_rows is None or human_rows is None:
+            out[name] = AuditedMetric(
+                None,
+                None,
+                None,
+                None,
+                None,
+                *counts,
+                depends_on_judge=statistic.needs_similarity,
+                notes=["its per-record rows do not add up: it cannot be corrected"],
+            )
+            continue
+        if not statistic.needs_similarity:
+            value = _finite(float(metric.finalize(judge_rows.sum(axis=0))))
+            out[name] = AuditedMetric(
+                value, value, value, None, None, *counts, depends_on_judge=False
+            )
+            continue
+        audited = _audited(metric, human_rows, judge_rows, labelled, codes, lam, level)
+        out[name] = replace(audited, labelled=counts[0], unlabelled=counts[1], exact=counts[2])
+    return out

@@ -1,0 +1,117 @@
+"""Every metric of a run corrected by a human audit of its similarity judge
+(:func:`pingce.audit.correct.correct`), on the bundled function-points records with the
+lexical backend as the judge and planted human labels. Expected values come from the engine's
+own statistics run with the human labels as the similarity table, or from ``ppi_py``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pingce
+from pingce.audit.correct import correct, dense_rows, record_pairs
+from pingce.engine.phases import load, plan_run, similarities, statistics
+from pingce.engine.similarities import Scored
+from pingce.options import RunOptions
+from pingce.progress import no_progress
+from pingce.similarity import SimilarityTable
+
+DATA = Path(pingce.__file__).resolve().parent / "examples" / "function_points" / "records.jsonl"
+SEM = ("sem_precision", "sem_recall", "sem_f1")
+
+
+@pytest.fixture(scope="module")
+def run() -> tuple:
+    plan = plan_run("function-points", RunOptions(similarity="lexical", bootstrap=0))
+    table = load(plan, DATA, no_progress)
+    scored = similarities(plan, [table], no_progress)
+    assert scored is not None
+    pairs = record_pairs(plan, table, np.arange(table.n))
+    return plan, table, scored, pairs
+
+
+def _human(scored: Scored, pairs: list, keep: np.ndarray, seed: int = 0) -> dict:
+    """Labels for the records in ``keep``: the judge's verdict at 0.5, flipped 25% of the time."""
+    rng = np.random.default_rng(seed)
+    labels = {}
+    for i in np.flatnonzero(keep).tolist():
+        for pair in pairs[i]:
+            agree = scored.table.get(*pair) > 0.5
+            labels[pair] = float(agree ^ (rng.random() < 0.25))
+    return labels
+
+
+def test_every_record_labelled_with_lambda_0_is_the_run_on_the_human_labels(run: tuple) -> None:
+    plan, table, scored, pairs = run
+    decided = np.array([bool(p) for p in pairs])
+    labels = _human(scored, pairs, decided)
+    got = correct(plan, table, scored, labels, lam=0.0)
+    values = {**scored.table.values, **labels}
+    human = statistics(plan, table, Scored(SimilarityTable(values, "h"), scored.stats, "h"))
+    for name in SEM:
+        key = plan.keys[name]
+        rows = dense_rows(human[key])
+        assert rows is not None
+        want = float(plan.metrics[name].finalize(rows.sum(axis=0)))
+        assert got[name].value == pytest.approx(want, abs=1e-12), name
+        assert got[name].human == pytest.approx(want, abs=1e-12), name
+        assert got[name].depends_on_judge
+        assert (got[name].labelled, got[name].unlabelled) == (int(decided.sum()), 0)
+    judge_rows = dense_rows(statistics(plan, table, scored)[plan.keys["sem_f1"]])
+    assert judge_rows is not None
+    run_value = float(plan.metrics["sem_f1"].finalize(judge_rows.sum(axis=0)))
+    assert got["sem_f1"].judge == pytest.approx(run_value, abs=1e-12)
+    assert got["sem_f1"].value != pytest.approx(run_value)  # the labels disagree with the judge
+
+
+def test_metrics_without_the_judge_are_unchanged(run: tuple) -> None:
+    plan, table, scored, pairs = run
+    decided = np.flatnonzero([bool(p) for p in pairs])
+    keep = np.zeros(table.n, bool)
+    keep[decided[::2]] = True
+    got = correct(plan, table, scored, _human(scored, pairs, keep))
+    result = pingce.evaluate("function-points", DATA, similarity="lexical", bootstrap=0)
+    for name in ("judge_accuracy", "set_f1"):
+        assert not got[name].depends_on_judge
+        assert got[name].value == got[name].judge == pytest.approx(result.value(name), abs=1e-12)
+        assert got[name].ci_low is None
+    for name in SEM:
+        assert got[name].judge == pytest.approx(result.value(name), abs=1e-12)
+        audited = got[name]
+        assert audited.labelled == keep.sum() and audited.unlabelled == len(decided) - keep.sum()
+        assert audited.exact == table.n - len(decided)  # records the judge decided nothing for
+        assert audited.ci_low is not None and audited.ci_high is not None
+        assert audited.ci_low <= audited.value <= audited.ci_high
+
+
+def test_the_corrected_ratio_is_finalize_of_ppi_py_s_means(run: tuple) -> None:
+    """With λ = 1, each component of the decided records' mean row is ``ppi_py``'s PPI
+    estimate; the records the judge decided nothing for (no pair, or only exact matches) add
+    their own rows, known exactly: the corrected ratio is ``finalize`` of the two together."""
+    ppi_py = pytest.importorskip("ppi_py")
+    plan, table, scored, pairs = run
+    decided = np.array([bool(p) for p in pairs])
+    keep = decided & (np.arange(table.n) % 3 != 0)
+    labels = _human(scored, pairs, keep, seed=4)
+    got = correct(plan, table, scored, labels, lam=1.0)
+    values = {**scored.table.values, **labels}
+    human_blocks = statistics(plan, table, Scored(SimilarityTable(values, "h"), scored.stats, "h"))
+    judge_blocks = statistics(plan, table, scored)
+    for name in SEM:
+        key = plan.keys[name]
+        human, judge = dense_rows(human_blocks[key]), dense_rows(judge_blocks[key])
+        assert human is not None and judge is not None
+        np.testing.assert_array_equal(human[~decided], judge[~decided])
+        y, yhat, rest = human[keep], judge[keep], judge[decided & ~keep]
+        means = np.squeeze(ppi_py.ppi_mean_pointestimate(y, yhat, rest, lam=1))
+        sums = means * decided.sum() + judge[~decided].sum(axis=0)
+        want = float(plan.metrics[name].finalize(sums))
+        assert got[name].value == pytest.approx(want, abs=1e-12), name
+
+
+def test_no_labelled_record_is_an_error(run: tuple) -> None:
+    plan, table, scored, _ = run
+    with pytest.raises(ValueError, match="no record has a human label"):
+        correct(plan, table, scored, {})
