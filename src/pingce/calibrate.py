@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CalibrationPoint",
     "CalibrationResult",
+    "best_point",
     "calibrate",
     "roc_auc",
     "threshold_curve",
@@ -112,6 +113,19 @@ def threshold_curve(
     return [_point(float(t), scores, labels, same) for t in candidates]
 
 
+def best_point(curve: list[CalibrationPoint]) -> CalibrationPoint:
+    """The threshold that agrees best with the labels: the highest F1, ties broken by the
+    higher kappa, then the higher threshold."""
+    return max(
+        curve,
+        key=lambda p: (
+            -1.0 if p.f1 is None else p.f1,
+            -2.0 if p.kappa is None else p.kappa,
+            p.threshold,
+        ),
+    )
+
+
 def roc_auc(scores: np.ndarray, labels: np.ndarray) -> float | None:
     """Area under the ROC curve of ``scores`` against the boolean ``labels``: the Mann-Whitney U
     of the matching pairs over (matches x non-matches), from the ranks of all scores (tied scores
@@ -159,14 +173,7 @@ def calibrate(
     curve = threshold_curve(scores[ok], labels[ok], same[ok])
     if not curve or labels[ok].sum() == 0:
         raise InputError("need at least one pair labelled match: true", source=str(pairs_file))
-    best = max(
-        curve,
-        key=lambda p: (
-            -1.0 if p.f1 is None else p.f1,
-            -2.0 if p.kappa is None else p.kappa,
-            p.threshold,
-        ),
-    )
+    best = best_point(curve)
     auc = roc_auc(scores[ok], labels[ok])
     failures = int(np.sum(~ok))
     return CalibrationResult(scored.signature, int(table.n), curve, best, failures, auc)

@@ -1,4 +1,4 @@
-"""The ``pingce`` command line: run, compare, calibrate, metrics, suites, demo, report, runs,
+"""The ``pingce`` command line: run, compare, audit, calibrate, metrics, suites, demo, report, runs,
 view; one module per command (:mod:`pingce.cli.run`, ...), imported when the command runs (or
 when ``pingce --help`` lists them).
 
@@ -24,7 +24,18 @@ from .common import EXIT_INTERRUPTED, end_at_once
 
 __all__ = ["cli", "main"]
 
-COMMANDS = ("calibrate", "compare", "demo", "metrics", "report", "run", "runs", "suites", "view")
+COMMANDS = (
+    "audit",
+    "calibrate",
+    "compare",
+    "demo",
+    "metrics",
+    "report",
+    "run",
+    "runs",
+    "suites",
+    "view",
+)
 """The commands, each the function of that name in the module of that name."""
 
 

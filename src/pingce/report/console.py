@@ -438,6 +438,58 @@ def print_calibration(result: CalibrationResult, console: Console) -> None:
     console.print(f"ROC AUC {fmt_number(result.auc)} (0.5 is chance, 1 a perfect ranking)")
 
 
+def print_audit(result: Any, console: Console, level: float = 0.95) -> None:
+    """``pingce audit``: the judge's agreement with the labels, then each metric's judge-only,
+    human-only and corrected value with its interval (:class:`pingce.audit.runs.AuditResult`)."""
+    agreement = result.agreement
+    parts = [f"{agreement.get('pairs', 0)} labelled pairs"]
+    for key, label in (
+        ("accuracy", "accuracy"),
+        ("kappa", "Cohen's kappa"),
+        ("true_positive_rate", "TPR"),
+        ("false_positive_rate", "FPR"),
+        ("roc_auc", "ROC AUC"),
+    ):
+        if key in agreement:
+            parts.append(f"{label} {fmt_number(agreement[key])}")
+    if agreement.get("threshold") is not None:
+        parts.append(
+            f"at τ {agreement['threshold']:g} (best τ on these labels: "
+            f"{fmt_number(agreement.get('best_threshold'))})"
+        )
+    console.print("judge against the labels: " + ", ".join(parts))
+    judged = {k: m for k, m in result.metrics.items() if m.depends_on_judge}
+    first = next(iter(judged.values()), None)
+    if first is not None:
+        console.print(
+            f"records: {first.labelled} labelled, {first.unlabelled} decided by the judge alone, "
+            f"{first.exact} without a judged pair"
+        )
+    table = Table(title=f"{result.run}: corrected by the audit", title_justify="left")
+    for column in ("metric", "judge", "human only", "corrected", f"{level:.0%} CI", "eff. n"):
+        table.add_column(column, justify="left" if column == "metric" else "right")
+    for name, m in judged.items():
+        interval = (
+            f"[{m.ci_low:.4f}, {m.ci_high:.4f}]"
+            if m.ci_low is not None and m.ci_high is not None
+            else ""
+        )
+        table.add_row(
+            escape(name),
+            fmt_number(m.judge),
+            fmt_number(m.human),
+            fmt_number(m.value),
+            interval,
+            "" if m.effective_n is None else f"{m.effective_n:.1f}",
+        )
+    console.print(table)
+    unchanged = [k for k, m in result.metrics.items() if not m.depends_on_judge]
+    if unchanged:
+        console.print("unchanged (they read no judge): " + ", ".join(unchanged))
+    for note in result.notes:
+        console.print(f"note: {escape(note)}")
+
+
 def print_metric_list(
     rows: Iterable[tuple[str, str, str, str]], renamed: Mapping[str, str], console: Console
 ) -> None:

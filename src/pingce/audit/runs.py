@@ -1,0 +1,392 @@
+"""The audit of a stored run: its records and its judge's scores found again (nothing asked
+again: a remote judge answers from the cache, a local backend scores as it did), the sheet of
+pairs a human should check, and the corrected metrics from the filled sheet.
+
+``sample``: the stratified draw (:mod:`.sample`) over the records the judge decided something
+for, written as a sheet (CSV or JSON Lines), one row a pair: the record's id and line, its
+stratum, both texts, the judge's score and its verdict at τ, and an empty ``human`` column
+(a score in [0, 1], or 1/0, yes/no, true/false). ``audit``: the filled sheet read back; the
+records whose pairs are all labelled count, the others are said; every metric corrected
+(:func:`.correct.correct`) within the sheet's strata; agreement of judge and humans on the
+labelled pairs (accuracy and Cohen's kappa at τ, true and false positive rates, ROC AUC, the
+best τ as ``pingce calibrate`` chooses it); all of it as plain data for audit.json.
+"""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import json
+import math
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..engine.phases import load, plan_run, similarities
+from ..engine.plan import Plan, check_records
+from ..engine.similarities import Scored
+from ..errors import InputError, OptionError
+from ..options import RunOptions
+from ..progress import no_progress
+from ..records import Table
+from ..similarity import Pair
+from .correct import AuditedMetric, correct, record_pairs
+from .sample import Allocation, draw
+
+__all__ = [
+    "AuditResult",
+    "Reopened",
+    "audit_run",
+    "read_sheet",
+    "reopen",
+    "sample_sheet",
+    "strata_codes",
+    "write_audit",
+]
+
+COLUMNS = ("id", "line", "stratum", "a", "b", "judge_score", "judge_verdict", "human")
+"""The sheet's columns, in order."""
+_TRUE = {"1", "1.0", "true", "yes", "y", "match", "是"}
+_FALSE = {"0", "0.0", "false", "no", "n", "no match", "否"}
+
+
+@dataclass
+class Reopened:
+    """A run found again: its plan, records and the judge's scores."""
+
+    name: str
+    folder: Path
+    plan: Plan
+    table: Table
+    scored: Scored
+    values: dict[str, float | None]
+    """The run's metric values as results.json holds them."""
+    threshold: float | None
+
+
+def _stored_options(folder: Path, store: str | None) -> tuple[str, dict[str, Any], str] | None:
+    """The suite, options and data path the run store recorded for the run in ``folder``."""
+    from ..history import runs
+
+    target = folder.resolve()
+    for info in runs(store=store):
+        if info.out_dir and Path(info.out_dir).resolve() == target and info.data_path:
+            return str(info.options.get("suite") or info.suite), info.options, info.data_path
+    return None
+
+
+def _options(stored: dict[str, Any]) -> RunOptions:
+    known = {f.name for f in dataclasses.fields(RunOptions)}
+    keep = ("similarity", "field_map", "base_url", "encoding", "zero_division", "laws", "slices")
+    given = {k: stored[k] for k in keep if k in known and stored.get(k) is not None}
+    if given.get("zero_division") == "suite":  # the command line's word for the suite's own
+        del given["zero_division"]
+    if isinstance(given.get("slices"), list):
+        given["slices"] = tuple(given["slices"])
+    return RunOptions(**given, bootstrap=0)
+
+
+def _threshold(plan: Plan) -> float | None:
+    for metric in plan.metrics.values():
+        value = getattr(metric, "threshold", None)
+        if isinstance(value, int | float):
+            return float(value)
+    return None
+
+
+def reopen(ref: str | os.PathLike[str], *, store: str | None = None) -> Reopened:
+    """The run ``ref`` (a stored run's name or its output folder) with its records and scores.
+    An error when its data file is gone or changed, when it was answered by ``--model`` (the
+    answers are in predictions.jsonl: not audited yet), or when no metric reads a judge."""
+    from ..history import run_folder
+
+    folder, info = run_folder(ref, store=store)
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    found = (
+        (str(info.options.get("suite") or info.suite), info.options, info.data_path or "")
+        if info is not None
+        else _stored_options(folder, store)
+    )
+    if found is None:
+        sig = results.get("signature", {})
+        data = results.get("data", {})
+        stored = {
+            "similarity": (sig.get("similarity") or "lexical").split("|")[0],
+            "field_map": data.get("field_map") or {},
+            "encoding": data.get("encoding"),
+        }
+        found = (results["suite"], stored, data.get("source", ""))
+    suite, stored, data_path = found
+    if stored.get("model"):
+        raise OptionError(
+            "the run was answered by --model: auditing such a run is not supported yet (its "
+            "answers are in predictions.jsonl)"
+        )
+    if not data_path or not Path(data_path).is_file():
+        raise InputError(f"the run's data file is gone: {data_path!r}", source=str(folder))
+    plan = plan_run(suite, _options(stored))
+    if not any(s.needs_similarity for s in plan.statistics.values()):
+        raise OptionError(
+            f"no metric of the suite {plan.suite.spec.name!r} reads a similarity judge: there "
+            "is nothing to audit"
+        )
+    table = load(plan, data_path, no_progress)
+    check_records(plan, table)
+    scored = similarities(plan, [table], no_progress)
+    assert scored is not None
+    values = {k: v.get("value") for k, v in results.get("metrics", {}).items()}
+    return Reopened(str(ref), folder, plan, table, scored, values, _threshold(plan))
+
+
+# ------------------------------------------------------------------------------ the sheet
+
+
+def _record_scores(run: Reopened) -> tuple[np.ndarray, list[list[Pair]], list[np.ndarray]]:
+    pairs = record_pairs(run.plan, run.table, np.arange(run.table.n))
+    decided = np.flatnonzero([bool(p) for p in pairs])
+    scores = [np.array([run.scored.table.get(*p) for p in pairs[i]]) for i in decided]
+    return decided, pairs, scores
+
+
+def sample_sheet(
+    run: Reopened,
+    budget: int,
+    out: str | os.PathLike[str],
+    *,
+    seed: int = 0,
+    strata: int = 4,
+    allocation: Allocation = "neyman",
+) -> dict[str, Any]:
+    """Draw the records a human should check and write their pairs to ``out`` (``.csv`` or
+    ``.jsonl``); what was drawn, per stratum."""
+    decided, pairs, scores = _record_scores(run)
+    if decided.size == 0:
+        raise InputError("the judge decided no pair in this run: there is nothing to label")
+    clean = [np.nan_to_num(s, nan=0.5) for s in scores]
+    drawn = draw(clean, budget, seed=seed, strata=strata, allocation=allocation)
+    ids, lines = run.table.ids, run.table.lines
+    rows = []
+    for k in drawn.indices.tolist():
+        i = int(decided[k])
+        for pair in pairs[i]:
+            score = run.scored.table.get(*pair)
+            verdict = None
+            if run.threshold is not None and not math.isnan(score):
+                verdict = int(score > run.threshold)
+            rows.append(
+                {
+                    "id": ids[i],
+                    "line": int(lines[i]),
+                    "stratum": int(drawn.codes[k]),
+                    "a": pair[0],
+                    "b": pair[1],
+                    "judge_score": None if math.isnan(score) else round(score, 6),
+                    "judge_verdict": verdict,
+                    "human": None,
+                }
+            )
+    _write_sheet(rows, Path(out))
+    return {
+        "records": int(drawn.indices.size),
+        "pairs": len(rows),
+        "decided_records": int(decided.size),
+        "strata": [
+            {
+                "stratum": h,
+                "judge_score_from": float(drawn.edges[h]),
+                "judge_score_to": float(drawn.edges[h + 1]),
+                "records": int(drawn.sizes[h]),
+                "drawn": int(drawn.quotas[h]),
+            }
+            for h in range(drawn.sizes.size)
+        ],
+        "seed": seed,
+        "allocation": allocation,
+    }
+
+
+def _write_sheet(rows: list[dict[str, Any]], path: Path) -> None:
+    from ..runfolder.atomic import atomic_files
+
+    with atomic_files(path, file=True) as staging:
+        target = staging.path(path.name)
+        if path.suffix.lower() == ".jsonl":
+            text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+            target.write_text(text, encoding="utf-8")
+            return
+        with open(target, "w", encoding="utf-8", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+            writer.writeheader()
+            for row in rows:
+                writer.writerow({k: "" if row[k] is None else row[k] for k in COLUMNS})
+
+
+def _label(value: Any, where: str) -> float | None:
+    """A human label as a score in [0, 1]; None when empty."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool):
+        return float(value)
+    text = str(value).strip().lower()
+    if text in _TRUE:
+        return 1.0
+    if text in _FALSE:
+        return 0.0
+    try:
+        number = float(text)
+    except ValueError:
+        number = math.nan
+    if not 0.0 <= number <= 1.0:
+        raise InputError(
+            f"human: {value!r} is not a label (a score in [0, 1], 1/0, yes/no or true/false)",
+            source=where,
+        )
+    return number
+
+
+def read_sheet(path: str | os.PathLike[str]) -> tuple[dict[Pair, float], dict[str, int], int]:
+    """A filled sheet: the labels by pair, each record's stratum by id, and how many of its
+    pairs have no label yet."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("no such file", source=str(path))
+    if path.suffix.lower() == ".jsonl":
+        rows = [
+            (n, json.loads(line))
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if line.strip()
+        ]
+    else:
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            rows = list(enumerate(csv.DictReader(handle), 2))
+    labels: dict[Pair, float] = {}
+    strata: dict[str, int] = {}
+    empty = 0
+    for line, row in rows:
+        missing = [c for c in ("id", "a", "b", "stratum", "human") if c not in row]
+        if missing:
+            raise InputError(f"the sheet has no column {missing[0]!r}", source=str(path), line=line)
+        value = _label(row["human"], f"{path}:{line}")
+        strata[str(row["id"])] = int(row["stratum"])
+        if value is None:
+            empty += 1
+            continue
+        labels[(str(row["a"]), str(row["b"]))] = value
+    return labels, strata, empty
+
+
+# ------------------------------------------------------------------------------ the audit
+
+
+@dataclass
+class AuditResult:
+    """What ``pingce audit`` reports (audit.json)."""
+
+    run: str
+    labelled_pairs: int
+    unlabelled_pairs: int
+    agreement: dict[str, Any]
+    metrics: dict[str, AuditedMetric]
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        out = asdict(self)
+        out["metrics"] = {k: asdict(v) for k, v in self.metrics.items()}
+        return out
+
+
+def _agreement(run: Reopened, labels: dict[Pair, float]) -> dict[str, Any]:
+    from ..calibrate import best_point, roc_auc, threshold_curve
+
+    pairs = list(labels)
+    scores = np.array([run.scored.table.get(*p) for p in pairs])
+    human = np.array([labels[p] for p in pairs]) >= 0.5
+    ok = ~np.isnan(scores)
+    scores, human = scores[ok], human[ok]
+    out: dict[str, Any] = {"pairs": int(ok.sum()), "roc_auc": roc_auc(scores, human)}
+    if run.threshold is not None and scores.size:
+        verdict = scores > run.threshold
+        tp = int((verdict & human).sum())
+        fp = int((verdict & ~human).sum())
+        fn = int((~verdict & human).sum())
+        tn = int((~verdict & ~human).sum())
+        n = tp + fp + fn + tn
+        observed = (tp + tn) / n
+        expected = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / n**2
+        out.update(
+            threshold=run.threshold,
+            accuracy=observed,
+            kappa=None if expected == 1 else (observed - expected) / (1 - expected),
+            true_positive_rate=tp / (tp + fn) if tp + fn else None,
+            false_positive_rate=fp / (fp + tn) if fp + tn else None,
+        )
+        curve = threshold_curve(scores, human, np.zeros(scores.size, dtype=bool))
+        out["best_threshold"] = best_point(curve).threshold if curve and human.any() else None
+    return out
+
+
+def strata_codes(run: Reopened, strata_by_id: dict[str, int]) -> np.ndarray:
+    """Each record's stratum: the sheet's for the drawn records; for the others the bin of
+    their judge score among as many quantile bins as the sheet has strata (the draw's own bins:
+    the same scores give the same bins)."""
+    from .sample import strata_of
+
+    decided, _, scores = _record_scores(run)
+    codes = np.zeros(run.table.n, dtype=np.intp)
+    if decided.size:
+        k = max(strata_by_id.values(), default=0) + 1
+        means = np.array([float(np.mean(np.nan_to_num(s, nan=0.5))) for s in scores])
+        codes[decided] = strata_of(means, k)[0]
+    for i, record_id in enumerate(run.table.ids):
+        if record_id is not None and str(record_id) in strata_by_id:
+            codes[i] = strata_by_id[str(record_id)]
+    return codes
+
+
+def audit_run(
+    run: Reopened, sheet: str | os.PathLike[str], *, lam: float | None = None, level: float = 0.95
+) -> AuditResult:
+    """Every metric of ``run`` corrected by the labels of ``sheet``."""
+    labels, strata_by_id, empty = read_sheet(sheet)
+    if not labels:
+        raise InputError("the sheet has no label yet: fill in its human column", source=str(sheet))
+    pairs = record_pairs(run.plan, run.table, np.arange(run.table.n))
+    codes = strata_codes(run, strata_by_id)
+    metrics = correct(run.plan, run.table, run.scored, labels, strata=codes, lam=lam, level=level)
+    notes = []
+    if empty:
+        notes.append(f"{empty} pair(s) of the sheet have no label yet: their records do not count")
+    partly = sum(
+        1 for p in pairs if p and any(q in labels for q in p) and not all(q in labels for q in p)
+    )
+    if partly:
+        notes.append(f"{partly} record(s) have only some of their pairs labelled: left out")
+    for name, audited in metrics.items():
+        stored = run.values.get(name)
+        if audited.judge is not None and stored is not None and abs(audited.judge - stored) > 1e-9:
+            raise InputError(
+                f"metric {name}: the run holds {stored!r} but its records and judge give "
+                f"{audited.judge!r} now: the data file or the options changed since the run",
+                source=str(run.folder / "results.json"),
+            )
+    return AuditResult(
+        run=run.name,
+        labelled_pairs=len(labels),
+        unlabelled_pairs=empty,
+        agreement=_agreement(run, labels),
+        metrics=metrics,
+        notes=notes,
+    )
+
+
+def write_audit(result: AuditResult, out: str | os.PathLike[str]) -> Path:
+    """Write audit.json into the folder ``out``."""
+    from .._json import dumps_indented
+    from ..runfolder.atomic import atomic_files
+
+    with atomic_files(out) as staging:
+        staging.write_bytes("audit.json", dumps_indented(result.to_dict()).encode("utf-8"))
+    return Path(out) / "audit.json"

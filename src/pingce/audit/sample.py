@@ -1,0 +1,122 @@
+"""Which records a human should check: a stratified random sample of the records the judge
+decided something for, drawn deterministically from a seed.
+
+Strata are the quantile bins of each record's judge score (the mean of its pairs' scores), at
+most ``strata`` of them. The budget is split by Neyman allocation, ``n_h ∝ N_h σ_h``, where
+``σ_h`` is the judge's own uncertainty in the stratum, ``sqrt(mean(p (1 - p)))`` over its pairs'
+scores ``p`` clipped to [0.05, 0.95] (a score near 0.5 is a decision the judge may have got
+wrong; a stratum of confident scores needs fewer labels); ``allocation="uniform"`` splits it in
+proportion to ``N_h`` (every record equally likely). Each stratum gets at least two records
+(its variance needs two) and at most all of its records; the remainder is given out by largest
+remainders. Within a stratum the records are drawn without replacement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+
+__all__ = ["Allocation", "Draw", "allocate", "draw", "strata_of"]
+
+Allocation = Literal["neyman", "uniform"]
+
+
+@dataclass(frozen=True)
+class Draw:
+    """The records to label (``indices`` into the decided records' list), each record's
+    stratum, and each stratum's size and quota."""
+
+    indices: np.ndarray
+    codes: np.ndarray
+    """Per decided record, its stratum."""
+    sizes: np.ndarray
+    quotas: np.ndarray
+    edges: np.ndarray
+    """The strata's score bounds (``len(sizes) + 1``)."""
+
+
+def strata_of(scores: np.ndarray, strata: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each record's stratum among at most ``strata`` quantile bins of ``scores`` (equal
+    bounds merged), and the bounds."""
+    edges = np.unique(np.quantile(scores, np.linspace(0, 1, strata + 1)))
+    if edges.size < 2:
+        return np.zeros(scores.size, dtype=np.intp), np.array([scores.min(), scores.max()])
+    codes = np.clip(np.searchsorted(edges, scores, side="right") - 1, 0, edges.size - 2)
+    return codes.astype(np.intp), edges
+
+
+def allocate(sizes: np.ndarray, spreads: np.ndarray, budget: int) -> np.ndarray:
+    """The quota of each stratum: ``budget`` split in proportion to ``sizes * spreads`` (all
+    spreads 0: to ``sizes``), at least 2 (or all of a smaller stratum), at most its size; the
+    shares that would exceed a stratum's size are capped and the rest split again."""
+    sizes = np.asarray(sizes, dtype=np.int64)
+    budget = int(min(budget, sizes.sum()))
+    floor = np.minimum(sizes, 2)
+    if budget <= floor.sum():  # too few for two a stratum: in turn, largest strata first
+        quotas: np.ndarray = np.zeros_like(sizes)
+        order = np.argsort(-sizes, kind="stable")
+        for r in range(budget):
+            quotas[order[r % order.size]] += 1
+        return quotas
+    room = sizes - floor
+    weights = sizes * np.clip(np.asarray(spreads, dtype=np.float64), 0.0, None)
+    if not (weights * (room > 0)).sum() > 0:
+        weights = room.astype(np.float64)
+    target = np.zeros(sizes.size)
+    free = (room > 0) & (weights > 0)
+    remaining = float(budget - floor.sum())
+    while free.any():
+        share = remaining * weights[free] / weights[free].sum()
+        over = share > room[free]
+        if not over.any():
+            target[free] = share
+            break
+        capped = np.flatnonzero(free)[over]
+        target[capped] = room[capped]
+        remaining -= float(room[capped].sum())
+        free[capped] = False
+    quotas = floor + np.floor(target + 1e-9).astype(np.int64)
+    left = budget - int(quotas.sum())
+    for h in np.argsort(-(target - np.floor(target + 1e-9)), kind="stable"):
+        if left <= 0:
+            break
+        if quotas[h] < sizes[h]:
+            quotas[h] += 1
+            left -= 1
+    return quotas
+
+
+def draw(
+    scores: Sequence[np.ndarray],
+    budget: int,
+    *,
+    seed: int = 0,
+    strata: int = 4,
+    allocation: Allocation = "neyman",
+) -> Draw:
+    """Draw ``budget`` of the records whose pairs' judge scores are ``scores`` (one array a
+    record)."""
+    if budget < 1:
+        raise ValueError(f"--budget {budget}: at least 1 record")
+    means = np.array([float(np.mean(s)) for s in scores])
+    codes, edges = strata_of(means, strata)
+    k = int(codes.max()) + 1
+    sizes = np.bincount(codes, minlength=k)
+    if allocation == "uniform":
+        spreads = np.ones(k)
+    else:
+        spreads = np.zeros(k)
+        for h in range(k):
+            members = np.flatnonzero(codes == h).tolist()
+            p = np.clip(np.concatenate([scores[i] for i in members]), 0.05, 0.95)
+            spreads[h] = float(np.sqrt(np.mean(p * (1 - p))))
+    quotas = allocate(sizes, spreads, budget)
+    rng = np.random.default_rng(seed)
+    chosen = [
+        rng.choice(np.flatnonzero(codes == h), size=int(quotas[h]), replace=False) for h in range(k)
+    ]
+    indices = np.sort(np.concatenate(chosen)) if chosen else np.empty(0, dtype=np.intp)
+    return Draw(indices.astype(np.intp), codes, sizes, quotas, edges)

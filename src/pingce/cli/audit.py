@@ -1,0 +1,167 @@
+"""``pingce audit``: check a run's judge against people, and correct its metrics.
+
+``pingce audit sample RUN --budget N --out sheet.csv`` draws the records a human should check;
+``pingce audit RUN --labels sheet.csv`` reports the judge's agreement with the labels and every
+metric that depends on the judge corrected (prediction-powered inference).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from .common import fail, out_checked, store_path_option
+
+__all__ = ["audit"]
+
+
+class _DefaultToCorrect(click.Group):
+    """``audit sample ...`` is the sampler; anything else (``audit RUN --labels ...``) is the
+    correction, the group's default command."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        if args and args[0] in self.commands:
+            return super().resolve_command(ctx, args)
+        return "correct", self.commands["correct"], args
+
+
+@click.group(
+    cls=_DefaultToCorrect,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    invoke_without_command=False,
+)
+def audit() -> None:
+    """Check a run's similarity judge against human labels and correct its metrics.
+
+    \b
+    1. pingce audit sample RUN --budget 200 --out sheet.csv   (the pairs to label)
+    2. fill in the sheet's human column (1 a match, 0 not, or a score in [0, 1])
+    3. pingce audit RUN --labels sheet.csv [--out DIR]        (agreement, corrected metrics)
+
+    RUN is a stored run's name (pingce runs) or a run's output folder."""
+
+
+@audit.command("sample")
+@click.argument("run_ref", metavar="RUN")
+@click.option("--budget", type=click.IntRange(1), required=True, help="Records to label.")
+@click.option(
+    "--out",
+    "out",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The sheet to write: .csv, or .jsonl for JSON Lines.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the draw.")
+@click.option(
+    "--strata",
+    type=click.IntRange(1, 50),
+    default=4,
+    show_default=True,
+    help="Strata of the records by the judge's score (quantile bins).",
+)
+@click.option(
+    "--allocation",
+    type=click.Choice(["neyman", "uniform"]),
+    default="neyman",
+    show_default=True,
+    help="neyman: more labels where the judge is least sure; uniform: every record equally likely.",
+)
+@store_path_option
+def sample(
+    run_ref: str,
+    budget: int,
+    out: str,
+    seed: int,
+    strata: int,
+    allocation: Any,
+    store: str | None,
+) -> None:
+    """Draw the records of RUN a human should check and write their pairs to a sheet."""
+    from ..audit.runs import reopen, sample_sheet
+    from ..errors import PingceError
+
+    with out_checked(out, file=True):
+        try:
+            run = reopen(run_ref, store=store)
+            drawn = sample_sheet(run, budget, out, seed=seed, strata=strata, allocation=allocation)
+        except PingceError as exc:
+            fail(exc)
+            return
+    click.echo(
+        f"drew {drawn['records']} of the {drawn['decided_records']} records the judge decided "
+        f"({drawn['pairs']} pairs, {allocation} allocation, seed {seed}) into {out}"
+    )
+    for stratum in drawn["strata"]:
+        click.echo(
+            f"  stratum {stratum['stratum']}: judge score {stratum['judge_score_from']:.3f}-"
+            f"{stratum['judge_score_to']:.3f}, {stratum['drawn']} of {stratum['records']} records"
+        )
+    click.echo(
+        "then fill in its human column (1 a match, 0 not, or a score in [0, 1]) and run: "
+        f"pingce audit {run_ref} --labels {out}"
+    )
+
+
+@audit.command("correct", hidden=True)
+@click.argument("run_ref", metavar="RUN")
+@click.option(
+    "--labels",
+    "labels",
+    required=True,
+    type=click.Path(dir_okay=False),
+    help="The filled sheet (from pingce audit sample).",
+)
+@click.option(
+    "--lambda",
+    "lam",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="The weight of the judge's scores: 1 classic PPI, 0 the labels alone [default: tuned "
+    "per statistic, PPI++].",
+)
+@click.option(
+    "--ci-level",
+    type=click.FloatRange(0.5, 1, max_open=True),
+    default=0.95,
+    show_default=True,
+    help="Level of the intervals.",
+)
+@click.option(
+    "--out",
+    "out",
+    default=None,
+    type=click.Path(file_okay=False),
+    help="Write audit.json here.",
+)
+@store_path_option
+def correct(
+    run_ref: str,
+    labels: str,
+    lam: float | None,
+    ci_level: float,
+    out: str | None,
+    store: str | None,
+) -> None:
+    """Agreement of RUN's judge with the labels, and every metric that depends on the judge
+    corrected by them."""
+    from ..audit.runs import audit_run, reopen, write_audit
+    from ..errors import PingceError
+    from ..report.console import print_audit
+
+    with out_checked(out):
+        try:
+            run = reopen(run_ref, store=store)
+            result = audit_run(run, labels, lam=lam, level=ci_level)
+            path = write_audit(result, out) if out else None
+        except PingceError as exc:
+            fail(exc)
+            return
+    from rich.console import Console
+
+    console = Console()
+    print_audit(result, console, ci_level)
+    if path is not None:
+        console.print(f"output: {path}")

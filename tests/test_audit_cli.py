@@ -1,0 +1,192 @@
+"""``pingce audit sample`` and ``pingce audit`` (issue 34) on the bundled function-points example
+with the lexical judge: the sheet, the labels read back, audit.json equal to the in-process
+correction with the same labels and strata, the run's own values as the judge's, and the errors
+a user meets (a label that is not one, an empty sheet, a suite without a judge, a data file
+changed since the run)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import pingce
+from pingce.audit.correct import correct
+from pingce.audit.runs import read_sheet, reopen, strata_codes
+from pingce.audit.sample import allocate
+
+from .cli_run import run_pingce
+
+EXAMPLES = Path(pingce.__file__).resolve().parent / "examples"
+DATA = EXAMPLES / "function_points" / "records.jsonl"
+SHEET = EXAMPLES / "function_points" / "audit_sheet.csv"
+
+
+@pytest.fixture(scope="module")
+def run_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("audit")
+    data = folder / "records.jsonl"
+    shutil.copy(DATA, data)
+    out = folder / "run"
+    done = run_pingce("run", "function-points", "--data", str(data), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+def _rows(path: Path) -> list[dict[str, str]]:
+    with open(path, encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_the_sheet_is_the_drawn_records_pairs_and_is_seeded(run_dir: Path, tmp_path: Path) -> None:
+    sheet = tmp_path / "sheet.csv"
+    done = run_pingce(
+        "audit", "sample", str(run_dir), "--budget", "4", "--strata", "2", "--out", str(sheet)
+    )
+    assert done.returncode == 0, done.stderr
+    assert "drew 4 of the 6 records the judge decided" in done.stdout
+    rows = _rows(sheet)
+    assert list(rows[0]) == [
+        "id",
+        "line",
+        "stratum",
+        "a",
+        "b",
+        "judge_score",
+        "judge_verdict",
+        "human",
+    ]
+    assert len({r["id"] for r in rows}) == 4 and all(r["human"] == "" for r in rows)
+    for row in rows:  # the verdict is the judge's score against τ = 0.7
+        assert row["judge_verdict"] == str(int(float(row["judge_score"]) > 0.7))
+    # the shipped example sheet is this draw, labelled by hand
+    assert [(r["id"], r["a"], r["b"]) for r in rows] == [
+        (r["id"], r["a"], r["b"]) for r in _rows(SHEET)
+    ]
+    again = tmp_path / "again.csv"
+    run_pingce(
+        "audit", "sample", str(run_dir), "--budget", "4", "--strata", "2", "--out", str(again)
+    )
+    assert again.read_bytes() == sheet.read_bytes()
+    other = tmp_path / "other.jsonl"
+    done = run_pingce(
+        "audit",
+        "sample",
+        str(run_dir),
+        "--budget",
+        "4",
+        "--strata",
+        "2",
+        "--seed",
+        "9",
+        "--out",
+        str(other),
+    )
+    assert done.returncode == 0, done.stderr
+    ids = {json.loads(line)["id"] for line in other.read_text(encoding="utf-8").splitlines()}
+    assert len(ids) == 4
+
+
+def test_audit_json_is_the_correction_of_the_sheet(run_dir: Path, tmp_path: Path) -> None:
+    out = tmp_path / "audited"
+    done = run_pingce("audit", str(run_dir), "--labels", str(SHEET), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    assert "corrected by the audit" in done.stdout and "sem_f1" in done.stdout
+    audited = json.loads((out / "audit.json").read_text(encoding="utf-8"))
+    run = reopen(run_dir)
+    labels, strata, empty = read_sheet(SHEET)
+    assert empty == 0 and len(labels) == 28
+    want = correct(run.plan, run.table, run.scored, labels, strata=strata_codes(run, strata))
+    results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
+    for name, metric in audited["metrics"].items():
+        assert metric["judge"] == pytest.approx(results["metrics"][name]["value"], abs=1e-12)
+        assert metric["value"] == pytest.approx(want[name].value, abs=1e-12), name
+        assert metric["depends_on_judge"] == name.startswith("sem_")
+    f1 = audited["metrics"]["sem_f1"]
+    assert f1["value"] > f1["judge"]  # the lexical judge misses the cross-language matches
+    assert (f1["labelled"], f1["unlabelled"], f1["exact"]) == (4, 2, 14)
+    agreement = audited["agreement"]
+    scores = np.array([float(r["judge_score"]) for r in _rows(SHEET)])
+    human = np.array([float(r["human"]) for r in _rows(SHEET)]) == 1
+    assert agreement["accuracy"] == pytest.approx(np.mean((scores > 0.7) == human))
+    from sklearn.metrics import cohen_kappa_score, roc_auc_score
+
+    assert agreement["kappa"] == pytest.approx(cohen_kappa_score(human, scores > 0.7))
+    assert agreement["roc_auc"] == pytest.approx(roc_auc_score(human, scores))
+
+
+def test_what_a_user_gets_wrong_is_a_clear_error(run_dir: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.csv"
+    rows = _rows(SHEET)
+    rows[2]["human"] = "maybe"
+    with open(bad, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    done = run_pingce("audit", str(run_dir), "--labels", str(bad))
+    assert done.returncode == 2
+    assert f"{bad}:4" in done.stderr and "'maybe' is not a label" in done.stderr
+    empty = tmp_path / "empty.csv"
+    for row in rows:
+        row["human"] = ""
+    with open(empty, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    done = run_pingce("audit", str(run_dir), "--labels", str(empty))
+    assert done.returncode == 2 and "the sheet has no label yet" in done.stderr
+    plain = tmp_path / "tool"
+    tool = EXAMPLES / "tool_use" / "records.jsonl"
+    assert run_pingce("run", "tool-use", "--data", str(tool), "--out", str(plain)).returncode == 0
+    done = run_pingce(
+        "audit", "sample", str(plain), "--budget", "3", "--out", str(tmp_path / "s.csv")
+    )
+    assert done.returncode == 2 and "nothing to audit" in done.stderr
+    assert not (tmp_path / "s.csv").exists()
+
+
+def test_a_changed_data_file_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "records.jsonl"
+    shutil.copy(DATA, data)
+    out = tmp_path / "run"
+    assert (
+        run_pingce("run", "function-points", "--data", str(data), "--out", str(out)).returncode == 0
+    )
+    lines = data.read_text(encoding="utf-8").splitlines()
+    record = json.loads(lines[14])
+    record["pred_items"] = record["pred_items"][:1]
+    lines[14] = json.dumps(record, ensure_ascii=False)
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    done = run_pingce("audit", str(out), "--labels", str(SHEET))
+    assert done.returncode == 2 and "changed since the run" in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("sizes", "spreads", "budget"),
+    [
+        ([100, 50, 10, 3], [0.1, 0.5, 0.5, 0.2], 40),
+        ([100, 50, 10, 3], [1, 1, 1, 1], 40),
+        ([5, 5], [1, 1], 3),
+        ([7, 1, 30], [0.0, 0.0, 0.0], 12),
+        ([4, 4, 4], [1, 9, 1], 12),
+    ],
+)
+def test_allocation_spends_the_budget_within_each_stratum(
+    sizes: list[int], spreads: list[float], budget: int
+) -> None:
+    quotas = allocate(np.array(sizes), np.array(spreads, dtype=float), budget)
+    assert quotas.sum() == min(budget, sum(sizes))
+    assert (quotas <= np.array(sizes)).all() and (quotas >= 0).all()
+    if budget >= 2 * len(sizes):
+        assert (quotas >= np.minimum(sizes, 2)).all()
+
+
+def test_neyman_gives_more_to_the_uncertain_stratum() -> None:
+    quotas = allocate(np.array([100, 100]), np.array([0.1, 0.4]), 52)
+    # 2 each, then 48 split 1:4
+    assert quotas.tolist() == [2 + round(48 * 0.2), 2 + round(48 * 0.8)]
+    assert allocate(np.array([100, 100]), np.array([1.0, 1.0]), 52).tolist() == [26, 26]
