@@ -98,7 +98,8 @@ def test_audit_json_is_the_correction_of_the_sheet(run_dir: Path, tmp_path: Path
     assert "corrected by the audit" in done.stdout and "sem_f1" in done.stdout
     audited = json.loads((out / "audit.json").read_text(encoding="utf-8"))
     run = reopen(run_dir)
-    labels, strata, empty = read_sheet(SHEET)
+    read = read_sheet(SHEET)
+    labels, strata, empty = read.labels, read.strata, read.empty
     assert empty == 0 and len(labels) == 28
     want = correct(run.plan, run.table, run.scored, labels, strata=strata_codes(run, strata))
     results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
@@ -190,3 +191,113 @@ def test_neyman_gives_more_to_the_uncertain_stratum() -> None:
     # 2 each, then 48 split 1:4
     assert quotas.tolist() == [2 + round(48 * 0.2), 2 + round(48 * 0.8)]
     assert allocate(np.array([100, 100]), np.array([1.0, 1.0]), 52).tolist() == [26, 26]
+
+
+# ---------------------------------------------------------------- answers graded by a model
+
+
+def test_a_model_judged_run_is_audited_without_asking_the_judge_again(tmp_path: Path) -> None:
+    """The judged example graded by the demo's stand-in judge; the server is gone before the
+    audit (its answers come from the cache). People's grades on the sheet's scale (1-5, and
+    C/P/I for correctness): audit.json equals the in-process correction with those grades, and
+    the run's values are the judge's."""
+    import os
+    import subprocess
+    import sys
+
+    from pingce.cli.stand_in import MODEL, serving
+    from pingce.judged import parse_scale
+
+    from .cli_run import ENV
+
+    env = {k: v for k, v in ENV.items() if not k.upper().endswith("_PROXY")}
+    env.update(NO_PROXY="127.0.0.1,localhost", PINGCE_CACHE_DIR=str(tmp_path / "cache"))
+    env["PINGCE_STORE"] = str(tmp_path / "runs.db")
+
+    def pingce_cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pingce", *args],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            env=env,
+            timeout=300,
+            check=False,
+        )
+
+    data = EXAMPLES / "judged" / "records.jsonl"
+    run = tmp_path / "run"
+    with serving(parse_scale("1-5")) as url:
+        done = pingce_cli(
+            "run",
+            "judged",
+            "--data",
+            str(data),
+            "--judge",
+            f"openai:{MODEL}",
+            "--base-url",
+            url,
+            "--rubric",
+            str(EXAMPLES / "judged" / "rubric.txt"),
+            "--out",
+            str(run),
+        )
+        assert done.returncode == 0, done.stderr
+    sheet = tmp_path / "sheet.csv"
+    done = pingce_cli(
+        "audit", "sample", str(run), "--budget", "8", "--strata", "2", "--out", str(sheet)
+    )
+    assert done.returncode == 0, done.stderr
+    rows = _rows(sheet)
+    assert {r["task"] for r in rows} == {"rubric", "correctness"}
+    assert len({r["id"] for r in rows}) == 8 and all(r["output"] for r in rows)
+    # a person's grades: one point above the judge's rubric score (capped), C for correctness
+    for row in rows:
+        if row["task"] == "rubric":
+            row["human"] = str(min(5, round(float(row["judge_score"])) + 1))
+        else:
+            row["human"] = "C"
+    with open(sheet, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    out = tmp_path / "audited"
+    done = pingce_cli("audit", str(run), "--labels", str(sheet), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    audited = json.loads((out / "audit.json").read_text(encoding="utf-8"))
+    results = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    rubric = audited["metrics"]["rubric_score"]
+    assert rubric["judge"] == pytest.approx(results["metrics"]["rubric_score"]["value"], abs=1e-12)
+    assert rubric["value"] > rubric["judge"]  # the people grade one point higher
+    assert (rubric["labelled"], rubric["unlabelled"]) == (8, 4)
+    correctness = audited["metrics"]["correctness"]
+    assert correctness["human"] == pytest.approx(1.0)  # all C
+    assert audited["agreement"]["graded"]["correctness"]["records"] == 8
+    # the same correction in process (reopen reads the judge from the cache too)
+    from pingce.audit.runs import _resolved_grades
+
+    old = {k: os.environ.get(k) for k in ("PINGCE_CACHE_DIR", "PINGCE_STORE")}
+    os.environ["PINGCE_CACHE_DIR"], os.environ["PINGCE_STORE"] = (
+        env["PINGCE_CACHE_DIR"],
+        env["PINGCE_STORE"],
+    )
+    try:
+        reopened = reopen(run)
+        read = read_sheet(sheet)
+        want = correct(
+            reopened.plan,
+            reopened.table,
+            reopened.scored,
+            read.labels,
+            judged=reopened.judged,
+            grades=_resolved_grades(reopened, read),
+            strata=strata_codes(reopened, read.strata),
+        )
+    finally:
+        for key, value in old.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+    for name in ("rubric_score", "correctness"):
+        assert audited["metrics"][name]["value"] == pytest.approx(want[name].value, abs=1e-12)

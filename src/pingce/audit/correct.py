@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..engine.judgements import Judgements
 from ..engine.phases import statistics
 from ..engine.plan import Plan
 from ..engine.similarities import Scored
@@ -24,7 +25,15 @@ from ..records import Table
 from ..similarity import Pair, SimilarityTable
 from .ppi import Corrected, Stratum, corrected_mean, delta_interval
 
-__all__ = ["AuditedMetric", "correct", "dense_rows", "labelled_records", "record_pairs"]
+__all__ = [
+    "AuditedMetric",
+    "Grades",
+    "correct",
+    "dense_rows",
+    "judged_tasks",
+    "labelled_records",
+    "record_pairs",
+]
 
 
 @dataclass(frozen=True)
@@ -138,27 +147,77 @@ def _audited(
     )
 
 
+Grades = Mapping[tuple[int, str], float]
+"""Human grades of model-judged records: by (record index, task: ``rubric`` or
+``correctness``), a value on the task's scale (correctness: C 1, P 0.5, I 0)."""
+
+
+def _human_judgements(judged: Judgements, grades: Grades) -> Judgements:
+    """The judge phase's grades with the human's in place on the graded records (every judge
+    of a jury given the human's value, so the record's grade is the human's)."""
+    graded = {}
+    for key, one in judged.graded.items():
+        task = str(one.entries[0][0]["task"]) if one.entries and one.entries[0] else ""
+        values, failures = one.values.copy(), one.failures.copy()
+        for (i, which), value in grades.items():
+            if which == task and i < values.shape[0]:
+                values[i, :] = value
+                failures[i, :] = None
+        graded[key] = replace(one, values=values, failures=failures)
+    return replace(judged, graded=graded)
+
+
+def judged_tasks(judged: Judgements | None) -> list[str]:
+    """The tasks a run's judges graded (``rubric``, ``correctness``), in order."""
+    if judged is None:
+        return []
+    tasks = [
+        str(one.entries[0][0]["task"])
+        for one in judged.graded.values()
+        if one.entries and one.entries[0]
+    ]
+    return [t for t in dict.fromkeys(tasks) if t in ("rubric", "correctness")]
+
+
 def correct(
     plan: Plan,
     table: Table,
-    scored: Scored,
+    scored: Scored | None,
     labels: Mapping[Pair, float],
     *,
+    judged: Judgements | None = None,
+    grades: Grades | None = None,
     strata: np.ndarray | None = None,
     lam: float | None = None,
     level: float = 0.95,
 ) -> dict[str, AuditedMetric]:
     """Each metric of ``plan`` on ``table`` corrected by the human ``labels`` (a score in [0, 1]
-    per pair, as the judge's): PPI++ (``lam`` None) or a fixed λ, within ``strata`` (a stratum
+    per pair, as the similarity judge's) and ``grades`` (of the model-judged records, with the
+    run's ``judged`` grades): PPI++ (``lam`` None) or a fixed λ, within ``strata`` (a stratum
     code per record: the audit sample's strata; None: one), with normal intervals at
-    ``level``."""
-    labelled, undecided = labelled_records(plan, table, labels)
+    ``level``. A record is labelled when every pair and every task the judges decided for it
+    has a human label."""
+    grades = grades or {}
+    if scored is not None:
+        labelled, undecided = labelled_records(plan, table, labels)
+    else:
+        labelled, undecided = np.ones(table.n, bool), np.ones(table.n, bool)
+    tasks = judged_tasks(judged)
+    if tasks:
+        graded = np.array([all((i, t) in grades for t in tasks) for i in range(table.n)])
+        labelled = (labelled | undecided) & graded
+        undecided = np.zeros(table.n, bool)  # every record was graded by the judges
     if not labelled.any():
         raise ValueError("no record has a human label on every pair the judge decided for it")
-    values = {**scored.table.values, **{p: float(v) for p, v in labels.items()}}
-    human_scored = Scored(SimilarityTable(values, scored.table.signature), scored.stats, "human")
-    judge_blocks = statistics(plan, table, scored)
-    human_blocks = statistics(plan, table, human_scored)
+    human_scored = None
+    if scored is not None:
+        values = {**scored.table.values, **{p: float(v) for p, v in labels.items()}}
+        human_scored = Scored(
+            SimilarityTable(values, scored.table.signature), scored.stats, "human"
+        )
+    human_judged = None if judged is None else _human_judgements(judged, grades)
+    judge_blocks = statistics(plan, table, scored, judged=judged)
+    human_blocks = statistics(plan, table, human_scored, judged=human_judged)
     codes = np.zeros(table.n, dtype=np.intp) if strata is None else np.asarray(strata).copy()
     # the records the judge decided nothing for are known exactly: a stratum of their own,
     # all of it "labelled" (the judge's rows are the human ones); the audit's random sample is
@@ -180,11 +239,11 @@ def correct(
                 None,
                 None,
                 *counts,
-                depends_on_judge=statistic.needs_similarity,
+                depends_on_judge=statistic.needs_similarity or statistic.needs_judge,
                 notes=["its per-record rows do not add up: it cannot be corrected"],
             )
             continue
-        if not statistic.needs_similarity:
+        if not (statistic.needs_similarity or statistic.needs_judge):
             value = _finite(float(metric.finalize(judge_rows.sum(axis=0))))
             out[name] = AuditedMetric(
                 value, value, value, None, None, *counts, depends_on_judge=False

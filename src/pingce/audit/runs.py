@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ..engine.judgements import Graded, Judgements
 from ..engine.phases import load, plan_run, similarities
 from ..engine.plan import Plan, check_records
 from ..engine.similarities import Scored
@@ -33,7 +34,7 @@ from ..options import RunOptions
 from ..progress import no_progress
 from ..records import Table
 from ..similarity import Pair
-from .correct import AuditedMetric, correct, record_pairs
+from .correct import AuditedMetric, correct, judged_tasks, record_pairs
 from .sample import Allocation, draw
 
 __all__ = [
@@ -48,7 +49,12 @@ __all__ = [
 ]
 
 COLUMNS = ("id", "line", "stratum", "a", "b", "judge_score", "judge_verdict", "human")
-"""The sheet's columns, in order."""
+"""The sheet's columns, in order, for a similarity judge's pairs."""
+JUDGED_COLUMNS = (
+    *("id", "line", "stratum", "task", "input", "output", "reference", "judge_score", "human"),
+)
+"""The sheet's columns for answers graded by a model: the grade on the scale's own units
+(correctness: C 1, P 0.5, I 0), the human's on the same scale (a number or a label)."""
 _TRUE = {"1", "1.0", "true", "yes", "y", "match", "是"}
 _FALSE = {"0", "0.0", "false", "no", "n", "no match", "否"}
 
@@ -61,7 +67,10 @@ class Reopened:
     folder: Path
     plan: Plan
     table: Table
-    scored: Scored
+    scored: Scored | None
+    """The similarity judge's scores (None when no metric reads one)."""
+    judged: Judgements | None
+    """The model judges' grades (None when no metric is graded by a model)."""
     values: dict[str, float | None]
     """The run's metric values as results.json holds them."""
     threshold: float | None
@@ -80,12 +89,16 @@ def _stored_options(folder: Path, store: str | None) -> tuple[str, dict[str, Any
 
 def _options(stored: dict[str, Any]) -> RunOptions:
     known = {f.name for f in dataclasses.fields(RunOptions)}
-    keep = ("similarity", "field_map", "base_url", "encoding", "zero_division", "laws", "slices")
+    keep = (
+        *("similarity", "field_map", "base_url", "encoding", "zero_division", "laws", "slices"),
+        *("judges", "rubric", "scale"),
+    )
     given = {k: stored[k] for k in keep if k in known and stored.get(k) is not None}
+    for key in ("slices", "judges"):
+        if isinstance(given.get(key), list):
+            given[key] = tuple(given[key])
     if given.get("zero_division") == "suite":  # the command line's word for the suite's own
         del given["zero_division"]
-    if isinstance(given.get("slices"), list):
-        given["slices"] = tuple(given["slices"])
     return RunOptions(**given, bootstrap=0)
 
 
@@ -128,27 +141,52 @@ def reopen(ref: str | os.PathLike[str], *, store: str | None = None) -> Reopened
     if not data_path or not Path(data_path).is_file():
         raise InputError(f"the run's data file is gone: {data_path!r}", source=str(folder))
     plan = plan_run(suite, _options(stored))
-    if not any(s.needs_similarity for s in plan.statistics.values()):
+    if not any(s.needs_similarity or s.needs_judge for s in plan.statistics.values()):
         raise OptionError(
-            f"no metric of the suite {plan.suite.spec.name!r} reads a similarity judge: there "
-            "is nothing to audit"
+            f"no metric of the suite {plan.suite.spec.name!r} reads a judge: there is nothing "
+            "to audit"
         )
     table = load(plan, data_path, no_progress)
     check_records(plan, table)
     scored = similarities(plan, [table], no_progress)
-    assert scored is not None
+    judged = None
+    if any(s.needs_judge for s in plan.statistics.values()):
+        from ..engine.judgements import grade
+
+        judged = grade(plan, table, no_progress)  # the answer cache answers what the run asked
     values = {k: v.get("value") for k, v in results.get("metrics", {}).items()}
-    return Reopened(str(ref), folder, plan, table, scored, values, _threshold(plan))
+    return Reopened(str(ref), folder, plan, table, scored, judged, values, _threshold(plan))
 
 
 # ------------------------------------------------------------------------------ the sheet
 
 
 def _record_scores(run: Reopened) -> tuple[np.ndarray, list[list[Pair]], list[np.ndarray]]:
-    pairs = record_pairs(run.plan, run.table, np.arange(run.table.n))
-    decided = np.flatnonzero([bool(p) for p in pairs])
-    scores = [np.array([run.scored.table.get(*p) for p in pairs[i]]) for i in decided]
-    return decided, pairs, scores
+    """The records the judges decided something for, each record's pairs, and the scores the
+    draw is stratified by: a similarity judge's pair scores, else the model judges' grades
+    mapped to [0, 1] (NaN where a judge gave none)."""
+    n = run.table.n
+    if run.scored is not None:
+        pairs = record_pairs(run.plan, run.table, np.arange(n))
+        decided = np.flatnonzero([bool(p) for p in pairs])
+        scores = [np.array([run.scored.table.get(*p) for p in pairs[i]]) for i in decided]
+        return decided, pairs, scores
+    assert run.judged is not None
+    columns = [g.normalized().mean(axis=1) for g in _task_grades(run).values()]
+    matrix = np.stack(columns, axis=1) if columns else np.full((n, 1), np.nan)
+    return np.arange(n), [[] for _ in range(n)], [row for row in matrix]
+
+
+def _task_grades(run: Reopened) -> dict[str, Graded]:
+    """The model judges' grades by task (``rubric``, ``correctness``)."""
+    out: dict[str, Graded] = {}
+    if run.judged is None:
+        return out
+    for one in run.judged.graded.values():
+        task = str(one.entries[0][0]["task"]) if one.entries and one.entries[0] else ""
+        if task in judged_tasks(run.judged):
+            out.setdefault(task, one)
+    return out
 
 
 def sample_sheet(
@@ -169,9 +207,24 @@ def sample_sheet(
     drawn = draw(clean, budget, seed=seed, strata=strata, allocation=allocation)
     ids, lines = run.table.ids, run.table.lines
     rows = []
+    texts = _task_texts(run)
     for k in drawn.indices.tolist():
         i = int(decided[k])
+        for task, graded in _task_grades(run).items():
+            value = graded.values[i]
+            rows.append(
+                {
+                    "id": ids[i],
+                    "line": int(lines[i]),
+                    "stratum": int(drawn.codes[k]),
+                    "task": task,
+                    **texts[task][i],
+                    "judge_score": None if np.isnan(value).any() else float(value.mean()),
+                    "human": None,
+                }
+            )
         for pair in pairs[i]:
+            assert run.scored is not None  # a record has pairs only with a similarity judge
             score = run.scored.table.get(*pair)
             verdict = None
             if run.threshold is not None and not math.isnan(score):
@@ -188,7 +241,7 @@ def sample_sheet(
                     "human": None,
                 }
             )
-    _write_sheet(rows, Path(out))
+    _write_sheet(rows, Path(out), JUDGED_COLUMNS if run.scored is None else COLUMNS)
     return {
         "records": int(drawn.indices.size),
         "pairs": len(rows),
@@ -208,7 +261,19 @@ def sample_sheet(
     }
 
 
-def _write_sheet(rows: list[dict[str, Any]], path: Path) -> None:
+def _task_texts(run: Reopened) -> dict[str, list[dict[str, str]]]:
+    """Per task, each record's texts as its judge read them (input, output, reference)."""
+    out: dict[str, list[dict[str, str]]] = {}
+    for statistic in run.plan.statistics.values():
+        if statistic.needs_judge and statistic.judge_task not in out:
+            out[statistic.judge_task] = [
+                {k: t.get(k, "") for k in ("input", "output", "reference")}
+                for t in statistic.judge_texts(run.table)
+            ]
+    return out
+
+
+def _write_sheet(rows: list[dict[str, Any]], path: Path, columns: tuple[str, ...]) -> None:
     from ..runfolder.atomic import atomic_files
 
     with atomic_files(path, file=True) as staging:
@@ -218,10 +283,10 @@ def _write_sheet(rows: list[dict[str, Any]], path: Path) -> None:
             target.write_text(text, encoding="utf-8")
             return
         with open(target, "w", encoding="utf-8", newline="") as handle:
-            writer = csv.DictWriter(handle, fieldnames=COLUMNS)
+            writer = csv.DictWriter(handle, fieldnames=columns)
             writer.writeheader()
             for row in rows:
-                writer.writerow({k: "" if row[k] is None else row[k] for k in COLUMNS})
+                writer.writerow({k: "" if row.get(k) is None else row[k] for k in columns})
 
 
 def _label(value: Any, where: str) -> float | None:
@@ -247,35 +312,71 @@ def _label(value: Any, where: str) -> float | None:
     return number
 
 
-def read_sheet(path: str | os.PathLike[str]) -> tuple[dict[Pair, float], dict[str, int], int]:
-    """A filled sheet: the labels by pair, each record's stratum by id, and how many of its
-    pairs have no label yet."""
-    path = Path(path)
-    if not path.is_file():
-        raise InputError("no such file", source=str(path))
+@dataclass
+class Sheet:
+    """A filled sheet as read: the similarity labels by pair, the model-judged grades as
+    written (by record id and task, with where each is), each record's stratum, and how many
+    rows have no label yet."""
+
+    labels: dict[Pair, float] = field(default_factory=dict)
+    grades: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
+    strata: dict[str, int] = field(default_factory=dict)
+    empty: int = 0
+
+
+def _rows_of(path: Path) -> list[tuple[int, dict[str, Any]]]:
     if path.suffix.lower() == ".jsonl":
-        rows = [
+        return [
             (n, json.loads(line))
             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
             if line.strip()
         ]
-    else:
-        with open(path, encoding="utf-8-sig", newline="") as handle:
-            rows = list(enumerate(csv.DictReader(handle), 2))
-    labels: dict[Pair, float] = {}
-    strata: dict[str, int] = {}
-    empty = 0
-    for line, row in rows:
-        missing = [c for c in ("id", "a", "b", "stratum", "human") if c not in row]
+    with open(path, encoding="utf-8-sig", newline="") as handle:
+        return list(enumerate(csv.DictReader(handle), 2))
+
+
+def read_sheet(path: str | os.PathLike[str]) -> Sheet:
+    """A filled sheet (CSV or JSON Lines, as :func:`sample_sheet` writes it)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("no such file", source=str(path))
+    sheet = Sheet()
+    for line, row in _rows_of(path):
+        judged = bool(row.get("task"))
+        needed = (
+            ("id", "stratum", "human", "task") if judged else ("id", "a", "b", "stratum", "human")
+        )
+        missing = [c for c in needed if c not in row]
         if missing:
             raise InputError(f"the sheet has no column {missing[0]!r}", source=str(path), line=line)
-        value = _label(row["human"], f"{path}:{line}")
-        strata[str(row["id"])] = int(row["stratum"])
-        if value is None:
-            empty += 1
-            continue
-        labels[(str(row["a"]), str(row["b"]))] = value
-    return labels, strata, empty
+        sheet.strata[str(row["id"])] = int(row["stratum"])
+        raw = row["human"]
+        if raw is None or not str(raw).strip():
+            sheet.empty += 1
+        elif judged:
+            sheet.grades[(str(row["id"]), str(row["task"]))] = (str(raw).strip(), f"{path}:{line}")
+        else:
+            value = _label(raw, f"{path}:{line}")
+            assert value is not None
+            sheet.labels[(str(row["a"]), str(row["b"]))] = value
+    return sheet
+
+
+def _grade(text: str, scale: Any, where: str) -> float:
+    """A human's grade on the task's scale: a number within it, or one of its labels."""
+    if scale.kind == "labels":
+        label = scale.find_label(text)
+        if label is not None:
+            return float(scale.value_of(label))
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not scale.low <= value <= scale.high:
+        raise InputError(
+            f"human: {text!r} is not a grade on the judge's scale {scale.spec!r}", source=where
+        )
+    return value
 
 
 # ------------------------------------------------------------------------------ the audit
@@ -287,6 +388,7 @@ class AuditResult:
 
     run: str
     labelled_pairs: int
+    """Rows of the sheet with a label (pairs of a similarity judge, graded answers)."""
     unlabelled_pairs: int
     agreement: dict[str, Any]
     metrics: dict[str, AuditedMetric]
@@ -298,9 +400,39 @@ class AuditResult:
         return out
 
 
+def _grade_agreement(
+    run: Reopened, grades: dict[tuple[int, str], float]
+) -> dict[str, dict[str, Any]]:
+    """Per model-judged task: the judges' grade (their mean) against the human's on the labelled
+    records: how many, the share equal, the mean absolute difference, Pearson's r."""
+    out: dict[str, dict[str, Any]] = {}
+    for task, graded in _task_grades(run).items():
+        keys = [(i, t) for (i, t) in grades if t == task]
+        if not keys:
+            continue
+        judge = np.array([graded.values[i].mean() for i, _ in keys])
+        human = np.array([grades[k] for k in keys])
+        ok = ~np.isnan(judge)
+        judge, human = judge[ok], human[ok]
+        r = None
+        if judge.size >= 3 and judge.std() > 0 and human.std() > 0:
+            r = float(np.corrcoef(judge, human)[0, 1])
+        out[task] = {
+            "records": int(judge.size),
+            "equal": float(np.mean(judge == human)) if judge.size else None,
+            "mean_absolute_difference": float(np.mean(np.abs(judge - human)))
+            if judge.size
+            else None,
+            "pearson_r": r,
+        }
+    return out
+
+
 def _agreement(run: Reopened, labels: dict[Pair, float]) -> dict[str, Any]:
     from ..calibrate import best_point, roc_auc, threshold_curve
 
+    if run.scored is None or not labels:
+        return {}
     pairs = list(labels)
     scores = np.array([run.scored.table.get(*p) for p in pairs])
     human = np.array([labels[p] for p in pairs]) >= 0.5
@@ -328,6 +460,22 @@ def _agreement(run: Reopened, labels: dict[Pair, float]) -> dict[str, Any]:
     return out
 
 
+def _resolved_grades(run: Reopened, sheet: Sheet) -> dict[tuple[int, str], float]:
+    """The sheet's model-judged grades by (record index, task), read on each task's scale."""
+    if not sheet.grades:
+        return {}
+    scales = {task: one.scale for task, one in _task_grades(run).items()}
+    index = {str(r): i for i, r in enumerate(run.table.ids) if r is not None}
+    out: dict[tuple[int, str], float] = {}
+    for (record, task), (text, where) in sheet.grades.items():
+        if task not in scales:
+            raise InputError(f"task: {task!r} is not graded in this run", source=where)
+        if record not in index:
+            raise InputError(f"id: {record!r} is not a record of the run", source=where)
+        out[(index[record], task)] = _grade(text, scales[task], where)
+    return out
+
+
 def strata_codes(run: Reopened, strata_by_id: dict[str, int]) -> np.ndarray:
     """Each record's stratum: the sheet's for the drawn records; for the others the bin of
     their judge score among as many quantile bins as the sheet has strata (the draw's own bins:
@@ -350,12 +498,24 @@ def audit_run(
     run: Reopened, sheet: str | os.PathLike[str], *, lam: float | None = None, level: float = 0.95
 ) -> AuditResult:
     """Every metric of ``run`` corrected by the labels of ``sheet``."""
-    labels, strata_by_id, empty = read_sheet(sheet)
-    if not labels:
+    read = read_sheet(sheet)
+    labels, strata_by_id, empty = read.labels, read.strata, read.empty
+    if not labels and not read.grades:
         raise InputError("the sheet has no label yet: fill in its human column", source=str(sheet))
+    grades = _resolved_grades(run, read)
     pairs = record_pairs(run.plan, run.table, np.arange(run.table.n))
     codes = strata_codes(run, strata_by_id)
-    metrics = correct(run.plan, run.table, run.scored, labels, strata=codes, lam=lam, level=level)
+    metrics = correct(
+        run.plan,
+        run.table,
+        run.scored,
+        labels,
+        judged=run.judged,
+        grades=grades,
+        strata=codes,
+        lam=lam,
+        level=level,
+    )
     notes = []
     if empty:
         notes.append(f"{empty} pair(s) of the sheet have no label yet: their records do not count")
@@ -374,9 +534,12 @@ def audit_run(
             )
     return AuditResult(
         run=run.name,
-        labelled_pairs=len(labels),
+        labelled_pairs=len(labels) + len(grades),
         unlabelled_pairs=empty,
-        agreement=_agreement(run, labels),
+        agreement={
+            **_agreement(run, labels),
+            **({"graded": g} if (g := _grade_agreement(run, grades)) else {}),
+        },
         metrics=metrics,
         notes=notes,
     )

@@ -457,13 +457,21 @@ def print_audit(result: Any, console: Console, level: float = 0.95) -> None:
             f"at τ {agreement['threshold']:g} (best τ on these labels: "
             f"{fmt_number(agreement.get('best_threshold'))})"
         )
-    console.print("judge against the labels: " + ", ".join(parts))
+    if agreement.get("pairs"):
+        console.print("judge against the labels: " + ", ".join(parts))
+    for task, one in agreement.get("graded", {}).items():
+        console.print(
+            f"{task} grades against the people's: {one['records']} records, equal "
+            f"{fmt_number(one['equal'])}, mean absolute difference "
+            f"{fmt_number(one['mean_absolute_difference'])}, Pearson r "
+            f"{fmt_number(one['pearson_r'])}"
+        )
     judged = {k: m for k, m in result.metrics.items() if m.depends_on_judge}
     first = next(iter(judged.values()), None)
     if first is not None:
         console.print(
-            f"records: {first.labelled} labelled, {first.unlabelled} decided by the judge alone, "
-            f"{first.exact} without a judged pair"
+            f"records: {first.labelled} labelled, {first.unlabelled} decided by the judge alone"
+            + (f", {first.exact} without a judged pair" if first.exact else "")
         )
     table = Table(title=f"{result.run}: corrected by the audit", title_justify="left")
     for column in ("metric", "judge", "human only", "corrected", f"{level:.0%} CI", "eff. n"):
