@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import pingce
-from pingce.audit.correct import correct
-from pingce.audit.runs import read_sheet, reopen, strata_codes
-from pingce.audit.sample import allocate
+from pingce.audits.correct import correct
+from pingce.audits.runs import read_sheet, reopen, strata_codes
+from pingce.audits.sample import allocate
 
 from .cli_run import run_pingce
 
@@ -274,7 +274,7 @@ def test_a_model_judged_run_is_audited_without_asking_the_judge_again(tmp_path: 
     assert correctness["human"] == pytest.approx(1.0)  # all C
     assert audited["agreement"]["graded"]["correctness"]["records"] == 8
     # the same correction in process (reopen reads the judge from the cache too)
-    from pingce.audit.runs import _resolved_grades
+    from pingce.audits.runs import _resolved_grades
 
     old = {k: os.environ.get(k) for k in ("PINGCE_CACHE_DIR", "PINGCE_STORE")}
     os.environ["PINGCE_CACHE_DIR"], os.environ["PINGCE_STORE"] = (
@@ -301,3 +301,12 @@ def test_a_model_judged_run_is_audited_without_asking_the_judge_again(tmp_path: 
                 os.environ[key] = value
     for name in ("rubric_score", "correctness"):
         assert audited["metrics"][name]["value"] == pytest.approx(want[name].value, abs=1e-12)
+
+
+def test_the_python_api_gives_what_the_command_writes(run_dir: Path, tmp_path: Path) -> None:
+    result = pingce.audit(run_dir, SHEET, out=tmp_path / "api")
+    written = json.loads((tmp_path / "api" / "audit.json").read_text(encoding="utf-8"))
+    assert written == json.loads(json.dumps(result.to_dict()))
+    assert result.metrics["sem_f1"].value == pytest.approx(written["metrics"]["sem_f1"]["value"])
+    fixed = pingce.audit(run_dir, SHEET, lam=0.0)
+    assert fixed.metrics["sem_f1"].value == pytest.approx(fixed.metrics["sem_f1"].human)

@@ -1,5 +1,5 @@
 """Every metric of a run corrected by a human audit of its similarity judge
-(:func:`pingce.audit.correct.correct`), on the bundled function-points records with the
+(:func:`pingce.audits.correct.correct`), on the bundled function-points records with the
 lexical backend as the judge and planted human labels. Expected values come from the engine's
 own statistics run with the human labels as the similarity table, or from ``ppi_py``."""
 
@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import pingce
-from pingce.audit.correct import correct, dense_rows, record_pairs
+from pingce.audits.correct import correct, dense_rows, record_pairs
 from pingce.engine.phases import load, plan_run, similarities, statistics
 from pingce.engine.similarities import Scored
 from pingce.options import RunOptions

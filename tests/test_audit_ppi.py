@@ -1,4 +1,4 @@
-"""Prediction-powered corrections (issue 34's estimator, :mod:`pingce.audit.ppi`) against the
+"""Prediction-powered corrections (issue 34's estimator, :mod:`pingce.audits.ppi`) against the
 ``ppi-python`` package (``ppi_py``), the Rogan-Gladen estimator of a prevalence, and a small
 coverage study of a ratio metric through the delta method. Seeded random data throughout."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pingce.audit import Stratum, corrected_mean, delta_interval, tuned_lambda
+from pingce.audits import Stratum, corrected_mean, delta_interval, tuned_lambda
 
 ppi_py = pytest.importorskip("ppi_py")
 

@@ -38,6 +38,7 @@ __all__ = [
     "RunInfo",
     "SuiteError",
     "__version__",
+    "audit",
     "compare",
     "compare_runs",
     "evaluate",
@@ -161,4 +162,28 @@ def compare_runs(
         )
         if out is not None:
             write_comparison(result, out)
+    return result
+
+
+def audit(
+    run: str | os.PathLike[str],
+    labels: str | os.PathLike[str],
+    *,
+    lam: float | None = None,
+    ci_level: float = 0.95,
+    out: str | os.PathLike[str] | None = None,
+    store: str | os.PathLike[str] | None = None,
+) -> Any:
+    """``pingce audit RUN --labels SHEET``: the run's judge against the human labels of
+    ``labels`` (a sheet from ``pingce audit sample``) and every metric that depends on the judge
+    corrected by them (:class:`pingce.audits.runs.AuditResult`); with ``out``, audit.json is
+    written there. ``run``: a stored run's name or its output folder; ``lam``: the judge's
+    weight (None: tuned, PPI++; 1: PPI; 0: the labels alone)."""
+    from .audits.runs import audit_run, reopen, write_audit
+
+    result = audit_run(
+        reopen(run, store=None if store is None else str(store)), labels, lam=lam, level=ci_level
+    )
+    if out is not None:
+        write_audit(result, out)
     return result

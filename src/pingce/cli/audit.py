@@ -80,7 +80,7 @@ def sample(
     store: str | None,
 ) -> None:
     """Draw the records of RUN a human should check and write their pairs to a sheet."""
-    from ..audit.runs import reopen, sample_sheet
+    from ..audits.runs import reopen, sample_sheet
     from ..errors import PingceError
 
     with out_checked(out, file=True):
@@ -147,7 +147,7 @@ def correct(
 ) -> None:
     """Agreement of RUN's judge with the labels, and every metric that depends on the judge
     corrected by them."""
-    from ..audit.runs import audit_run, reopen, write_audit
+    from ..audits.runs import audit_run, reopen, write_audit
     from ..errors import PingceError
     from ..report.console import print_audit
 

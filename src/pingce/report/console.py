@@ -440,7 +440,7 @@ def print_calibration(result: CalibrationResult, console: Console) -> None:
 
 def print_audit(result: Any, console: Console, level: float = 0.95) -> None:
     """``pingce audit``: the judge's agreement with the labels, then each metric's judge-only,
-    human-only and corrected value with its interval (:class:`pingce.audit.runs.AuditResult`)."""
+    human-only and corrected value with its interval (:class:`pingce.audits.runs.AuditResult`)."""
     agreement = result.agreement
     parts = [f"{agreement.get('pairs', 0)} labelled pairs"]
     for key, label in (

@@ -1,7 +1,7 @@
 """Every metric of a run corrected by a human audit of its judge: the statistics computed once
 with the judge's similarity scores (as the run computed them) and once with the human labels in
 place of the judge's scores on the pairs people labelled; the rows of both go into
-:func:`pingce.audit.ppi.corrected_mean` and each metric's own ``finalize`` makes the value.
+:func:`pingce.audits.ppi.corrected_mean` and each metric's own ``finalize`` makes the value.
 
 A record counts as labelled when every pair the judge decided for it has a human label (a
 record's rows depend on all its pairs). A metric whose statistic reads no similarity does not

@@ -18,7 +18,7 @@ alone). This is ``ppi_py.ppi_mean_pointestimate`` and ``ppi_mean_ci`` with ``Yha
 the unlabelled records' rows, component by component (``lam_optim_mode="element"``); with one
 component, ``"overall"`` is the same.
 
-A stratified audit sample (:mod:`pingce.audit.sample` draws more records where the judge is
+A stratified audit sample (:mod:`pingce.audits.sample` draws more records where the judge is
 least sure) is uniform within each stratum: the estimate is the strata's estimates weighted by
 their share of the records, ``m = Σ_h (N_h + n_h)/N_all · m_h``, with variance ``Σ_h w_h²
 var(m_h)`` (stratified sampling, no cross terms), so no record's inclusion probability enters
