@@ -115,3 +115,56 @@ def test_no_labelled_record_is_an_error(run: tuple) -> None:
     plan, table, scored, _ = run
     with pytest.raises(ValueError, match="no record has a human label"):
         correct(plan, table, scored, {})
+
+
+def test_the_planned_width_is_the_labels_alone_interval_the_audit_then_reports(
+    tmp_path: Path,
+) -> None:
+    """The half-width printed before labelling predicts the labels-alone (λ = 0) interval that
+    the audit reports once people have labelled the drawn records, when they agree with the
+    judge: its mean over 300 draws of the same quotas from a 1,200-record set, within 10%."""
+    import json
+
+    from pingce.audits import Stratum, corrected_mean, delta_interval
+    from pingce.audits.correct import planned_half_widths
+    from pingce.audits.sample import draw
+
+    lines = DATA.read_text(encoding="utf-8").splitlines()
+    many = tmp_path / "many.jsonl"
+    with open(many, "w", encoding="utf-8") as handle:
+        for copy in range(60):
+            for line in lines:
+                record = json.loads(line)
+                record["id"] = f"{record['id']}-{copy}"
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    plan = plan_run("function-points", RunOptions(similarity="lexical", bootstrap=0))
+    table = load(plan, many, no_progress)
+    scored = similarities(plan, [table], no_progress)
+    assert scored is not None
+    pairs = record_pairs(plan, table, np.arange(table.n))
+    decided = np.flatnonzero([bool(p) for p in pairs])
+    scores = [np.array([scored.table.get(*p) for p in pairs[i]]) for i in decided]
+    drawn = draw(scores, 60, seed=0, strata=3)
+    codes = np.full(table.n, -1, dtype=np.intp)
+    codes[decided] = drawn.codes
+    planned = planned_half_widths(plan, table, scored, None, codes, drawn.quotas)
+    rows = dense_rows(statistics(plan, table, scored)[plan.keys["sem_f1"]])
+    assert rows is not None
+    metric = plan.metrics["sem_f1"]
+
+    def finalize(m: np.ndarray) -> float:
+        return float(metric.finalize(m * table.n))
+
+    rng = np.random.default_rng(1)
+    exact = rows[codes == -1]
+    widths = []
+    for _ in range(300):
+        strata = [Stratum(exact, exact, np.empty((0, rows.shape[1])))]
+        for h, quota in enumerate(drawn.quotas.tolist()):
+            members = np.flatnonzero(codes == h)
+            pick = rng.choice(members, size=quota, replace=False)
+            rest = np.setdiff1d(members, pick)
+            strata.append(Stratum(rows[pick], rows[pick], rows[rest]))
+        _, low, high = delta_interval(finalize, corrected_mean(strata, 0.0))
+        widths.append((high - low) / 2)
+    assert planned["sem_f1"] == pytest.approx(float(np.mean(widths)), rel=0.10)

@@ -32,6 +32,7 @@ __all__ = [
     "dense_rows",
     "judged_tasks",
     "labelled_records",
+    "planned_half_widths",
     "record_pairs",
 ]
 
@@ -251,4 +252,49 @@ def correct(
             continue
         audited = _audited(metric, human_rows, judge_rows, labelled, codes, lam, level)
         out[name] = replace(audited, labelled=counts[0], unlabelled=counts[1], exact=counts[2])
+    return out
+
+
+def planned_half_widths(
+    plan: Plan,
+    table: Table,
+    scored: Scored | None,
+    judged: Judgements | None,
+    codes: np.ndarray,
+    quotas: np.ndarray,
+    level: float = 0.95,
+) -> dict[str, float]:
+    """Before anyone labels: the half-width of each judge-dependent metric's interval with the
+    labels alone (the interval ``pingce audit`` reports with ``--lambda 0``), were the people
+    to agree with the judge (its rows standing in for theirs), from a stratified sample of
+    ``quotas[h]`` records of each stratum ``codes`` (-1: a record the judge decided nothing for,
+    known exactly). PPI++ narrows it the more the judge agrees with the people."""
+    blocks = statistics(plan, table, scored, judged=judged)
+    size = table.n
+    out: dict[str, float] = {}
+    for name, metric in plan.metrics.items():
+        statistic = plan.statistics[plan.keys[name]]
+        rows = dense_rows(blocks[plan.keys[name]])
+        if rows is None or not (statistic.needs_similarity or statistic.needs_judge):
+            continue
+        mean = np.zeros(rows.shape[1])
+        covariance = np.zeros((rows.shape[1], rows.shape[1]))
+        for h in np.unique(codes).tolist():
+            part = rows[codes == h]
+            share = part.shape[0] / size
+            mean += share * part.mean(axis=0)
+            n = part.shape[0] if h < 0 else int(quotas[h])
+            if n >= 1 and part.shape[0] > 1:
+                spread = np.cov(part, rowvar=False, ddof=1).reshape(rows.shape[1], -1)
+                covariance += share**2 * spread / n
+
+        def finalize(m: np.ndarray, metric: Metric = metric) -> float:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return float(np.asarray(metric.finalize(m * size), dtype=np.float64))
+
+        _, low, high = delta_interval(
+            finalize, Corrected(mean, covariance, [], int(quotas.sum()), 0), level
+        )
+        if np.isfinite(high - low):
+            out[name] = (high - low) / 2
     return out

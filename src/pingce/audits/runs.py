@@ -34,7 +34,7 @@ from ..options import RunOptions
 from ..progress import no_progress
 from ..records import Table
 from ..similarity import Pair
-from .correct import AuditedMetric, correct, judged_tasks, record_pairs
+from .correct import AuditedMetric, correct, judged_tasks, planned_half_widths, record_pairs
 from .sample import Allocation, draw
 
 __all__ = [
@@ -242,7 +242,11 @@ def sample_sheet(
                 }
             )
     _write_sheet(rows, Path(out), JUDGED_COLUMNS if run.scored is None else COLUMNS)
+    codes = np.full(run.table.n, -1, dtype=np.intp)
+    codes[decided] = drawn.codes
+    planned = planned_half_widths(run.plan, run.table, run.scored, run.judged, codes, drawn.quotas)
     return {
+        "expected_half_width": planned,
         "records": int(drawn.indices.size),
         "pairs": len(rows),
         "decided_records": int(decided.size),

@@ -99,6 +99,12 @@ def sample(
             f"  stratum {stratum['stratum']}: judge score {stratum['judge_score_from']:.3f}-"
             f"{stratum['judge_score_to']:.3f}, {stratum['drawn']} of {stratum['records']} records"
         )
+    if drawn["expected_half_width"]:
+        widths = ", ".join(f"{k} ±{v:.3f}" for k, v in drawn["expected_half_width"].items())
+        click.echo(
+            f"expected 95% interval with these labels alone (were the people to agree with the "
+            f"judge): {widths}; the correction narrows it as far as the judge agrees with them"
+        )
     click.echo(
         "then fill in its human column (1 a match, 0 not, or a score in [0, 1]) and run: "
         f"pingce audit {run_ref} --labels {out}"
