@@ -108,6 +108,11 @@ def test_audit_json_is_the_correction_of_the_sheet(run_dir: Path, tmp_path: Path
         assert metric["value"] == pytest.approx(want[name].value, abs=1e-12), name
         assert metric["depends_on_judge"] == name.startswith("sem_")
     f1 = audited["metrics"]["sem_f1"]
+    page = (out / "audit.html").read_text(encoding="utf-8")
+    table = (out / "audit.md").read_text(encoding="utf-8")
+    for text in (page, table):
+        assert f"{f1['value']:.4f}" in text and f"{f1['judge']:.4f}" in text
+        assert "set_f1" in text  # listed among the metrics that read no judge
     assert f1["value"] > f1["judge"]  # the lexical judge misses the cross-language matches
     assert (f1["labelled"], f1["unlabelled"], f1["exact"]) == (4, 2, 14)
     agreement = audited["agreement"]

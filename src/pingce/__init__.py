@@ -176,14 +176,14 @@ def audit(
 ) -> Any:
     """``pingce audit RUN --labels SHEET``: the run's judge against the human labels of
     ``labels`` (a sheet from ``pingce audit sample``) and every metric that depends on the judge
-    corrected by them (:class:`pingce.audits.runs.AuditResult`); with ``out``, audit.json is
-    written there. ``run``: a stored run's name or its output folder; ``lam``: the judge's
-    weight (None: tuned, PPI++; 1: PPI; 0: the labels alone)."""
+    corrected by them (:class:`pingce.audits.runs.AuditResult`); with ``out``, audit.json,
+    audit.html and audit.md are written there. ``run``: a stored run's name or its output
+    folder; ``lam``: the judge's weight (None: tuned, PPI++; 1: PPI; 0: the labels alone)."""
     from .audits.runs import audit_run, reopen, write_audit
 
     result = audit_run(
         reopen(run, store=None if store is None else str(store)), labels, lam=lam, level=ci_level
     )
     if out is not None:
-        write_audit(result, out)
+        write_audit(result, out, ci_level)
     return result

@@ -549,11 +549,15 @@ def audit_run(
     )
 
 
-def write_audit(result: AuditResult, out: str | os.PathLike[str]) -> Path:
-    """Write audit.json into the folder ``out``."""
+def write_audit(result: AuditResult, out: str | os.PathLike[str], level: float = 0.95) -> Path:
+    """Write audit.json, audit.html and audit.md into the folder ``out`` (all or nothing); the
+    path of audit.json."""
     from .._json import dumps_indented
+    from ..report.audit_html import render_audit_html, render_audit_markdown
     from ..runfolder.atomic import atomic_files
 
     with atomic_files(out) as staging:
         staging.write_bytes("audit.json", dumps_indented(result.to_dict()).encode("utf-8"))
+        staging.write_bytes("audit.html", render_audit_html(result, level).encode("utf-8"))
+        staging.write_bytes("audit.md", render_audit_markdown(result, level).encode("utf-8"))
     return Path(out) / "audit.json"

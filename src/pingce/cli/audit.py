@@ -140,7 +140,7 @@ def sample(
     "out",
     default=None,
     type=click.Path(file_okay=False),
-    help="Write audit.json here.",
+    help="Write audit.json, audit.html and audit.md here.",
 )
 @store_path_option
 def correct(
@@ -161,7 +161,7 @@ def correct(
         try:
             run = reopen(run_ref, store=store)
             result = audit_run(run, labels, lam=lam, level=ci_level)
-            path = write_audit(result, out) if out else None
+            path = write_audit(result, out, ci_level) if out else None
         except PingceError as exc:
             fail(exc)
             return
@@ -170,4 +170,4 @@ def correct(
     console = Console()
     print_audit(result, console, ci_level)
     if path is not None:
-        console.print(f"output: {path}")
+        console.print(f"outputs: {path.parent}/ (audit.json, audit.html, audit.md)")
