@@ -137,7 +137,24 @@ def test_the_win_rate_and_the_position_bias_are_the_planted_ones(
     assert pairwise.verdict is not None and "interval" in pairwise.verdict
     # the rubric score of each side is compared as always, beside it
     assert result.metrics["rubric_score"].delta == pytest.approx(1.0, abs=1e-12)
+    verdicts = {r["id"]: r["verdict"] for r in pairwise.records}
+    assert verdicts == {
+        f"q{i}": "candidate"
+        if i in WINS
+        else "baseline"
+        if i in LOSSES
+        else "tie"
+        if i in TIES
+        else "order-dependent"
+        for i in range(N)
+    }
+    said = next(r for r in pairwise.records if r["id"] == "q3")["answers"]
+    assert said == [
+        "openai:judge-a (candidate's answer first): baseline's answer: record 3",
+        "openai:judge-a (baseline's answer first): baseline's answer: record 3",
+    ]
     saved = json.loads(result.to_json())["pairwise"]
+    assert "records" not in saved
     assert saved["win_rate"]["value"] == pytest.approx(win.value)
     assert set(saved) >= {"win_rate", "position_bias", "judge", "signature", "verdict"}
 
@@ -212,6 +229,8 @@ def test_a_failed_call_is_counted_never_a_verdict(
     assert held.pairwise is not None
     win = held.pairwise.win_rate
     assert win.value is None and win.failed_records == 1  # --on-judge-failure null
+    (lost,) = [r for r in held.pairwise.records if r["verdict"] == "none"]
+    assert lost["id"] == "q2" and all("judge call failed" in a for a in lost["answers"])
     assert held.pairwise.judge["openai:judge-a"]["failures"] >= 1
     skip = _compare(server, _suite(tmp_path), sides, on_judge_failure="skip")
     assert skip.pairwise is not None
@@ -312,6 +331,7 @@ def test_the_command_line_reports_the_win_rate(
     assert saved["pairwise"]["win_rate"]["value"] == pytest.approx(win, abs=1e-12)
     html = (out / "comparison.html").read_text(encoding="utf-8")
     assert 'id="pairwise"' in html and "<code>position_bias</code>" in html
+    assert f"the baseline&#x27;s answer preferred: {len(LOSSES)}</summary>" in html
     markdown = (out / "comparison.md").read_text(encoding="utf-8")
     assert "## Pairwise preference" in markdown and f"| {win:.4f} |" in markdown
 

@@ -594,6 +594,20 @@ class PairwiseComparison(_Plain):
         description="The judges, the endpoint, a hash of the prompts, the parameters."
     )
 
+    _records: list[dict[str, Any]] = PrivateAttr(default_factory=list)
+
+    def with_records(self, records: list[dict[str, Any]]) -> PairwiseComparison:
+        """This result holding each record's verdict (``id``, ``line``, ``verdict``: candidate,
+        baseline, tie, order-dependent or none; ``answers``: what each judge said in each
+        order), which comparison.html lists and comparison.json leaves out."""
+        self._records = records
+        return self
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """Each record's verdict (empty for a result read from comparison.json)."""
+        return self._records
+
 
 class ComparisonResult(_Plain):
     """The content of comparison.json."""

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..errors import OptionError
 from ..metrics.judged import JudgedStatistic, PairwiseStatistic, PositionBias, WinRate
-from ..metrics.protocol import Context, Metric
+from ..metrics.protocol import LEFT_OUT, Context, Metric, StatBlock
 from ..progress import ProgressHook
 from ..records import Table
 from ..results import MetricResult, PairwiseComparison, RecordRows
@@ -33,6 +33,9 @@ from ..stats import bootstrap_intervals
 from .groups import resampled_blocks
 from .plan import Plan
 from .values import finalised_number, policed_result, with_intervals
+
+if TYPE_CHECKING:
+    from .judgements import Graded
 
 __all__ = [
     "PairwiseFields",
@@ -178,7 +181,9 @@ def judge_pairwise(
         dataclasses.replace(plan, statistics={statistic.key: statistic}), pairs, progress
     )
     assert judged is not None  # the statistic needs a judge
-    block = statistic.compute(pairs, Context(judged=judged.graded)).compact()
+    computed = statistic.compute(pairs, Context(judged=judged.graded))
+    verdicts = _verdicts(pairs, computed, judged.graded[statistic.key])
+    block = computed.compact()
     metrics: dict[str, Metric] = {
         "win_rate": WinRate(CANDIDATE, BASELINE, statistic.input),
         "position_bias": PositionBias(CANDIDATE, BASELINE, statistic.input),
@@ -210,7 +215,45 @@ def judge_pairwise(
         verdict=_verdict(results["win_rate"], resampling.level, resampling.resamples),
         judge=judged.summary(),
         signature=judged.signature,
-    )
+    ).with_records(verdicts)
+
+
+SIDES = ("candidate", "baseline")
+
+
+def _verdicts(pairs: Table, block: StatBlock, graded: Graded) -> list[dict[str, Any]]:
+    """Each record's verdict (the judges' mean win of the candidate: above a half the
+    candidate's answer, below it the baseline's, a half a tie or an order-dependent verdict;
+    ``none`` for a record left out, with why) and what each judge said in each order."""
+    assert block.rows is not None
+    rows, left = block.rows, block.reasons.get(LEFT_OUT)
+    out = []
+    for i in range(pairs.n):
+        answers = []
+        for order in range(2):  # the candidate's answer shown first, then the baseline's
+            shown = SIDES if order == 0 else SIDES[::-1]
+            for entry in graded.entries[2 * i + order]:
+                score = entry.get("score")
+                said = entry.get("failure") or (
+                    "tie" if score == 0.5 else f"{shown[0] if score == 1 else shown[1]}'s answer"
+                )
+                reason = f": {entry['reasoning']}" if entry.get("reasoning") else ""
+                answers.append(f"{entry['judge']} ({shown[0]}'s answer first): {said}{reason}")
+        if left is not None and left[i] is not None:
+            verdict = "none"
+        elif rows[i, 0] != 0.5:
+            verdict = SIDES[0] if rows[i, 0] > 0.5 else SIDES[1]
+        else:
+            verdict = "order-dependent" if rows[i, 2] > 0 else "tie"
+        out.append(
+            {
+                "id": pairs.ids[i],
+                "line": int(pairs.lines[i]),
+                "verdict": verdict,
+                "answers": answers,
+            }
+        )
+    return out
 
 
 def _verdict(win: MetricResult, level: float, resamples: int) -> str | None:

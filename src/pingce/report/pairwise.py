@@ -34,8 +34,8 @@ def _rows(pairwise: PairwiseComparison) -> dict[str, MetricResult]:
 def _title(pairwise: PairwiseComparison) -> str:
     judges = ", ".join(pairwise.judge) or "the judges"
     return (
-        f"pairwise preference: the candidate's {pairwise.output} against the baseline's, asked "
-        f"of {judges} in both orders"
+        f"the candidate's {pairwise.output} against the baseline's, asked of {judges} in both "
+        "orders"
     )
 
 
@@ -67,7 +67,9 @@ def print_pairwise(pairwise: PairwiseComparison, signature: Signature, console: 
     and the judges' calls, a line each."""
     by = f", by {signature.unit}" if signature.unit else ""
     head = f"{signature.ci_level:.0%} CI ({signature.ci_method}{by})"
-    console.print(_title(pairwise), markup=False, highlight=False, soft_wrap=True)
+    console.print(
+        f"pairwise preference: {_title(pairwise)}", markup=False, highlight=False, soft_wrap=True
+    )
     table = Table()
     table.add_column("metric", style="bold", no_wrap=True)
     table.add_column("value", justify="right")
@@ -126,12 +128,53 @@ def pairwise_html(pairwise: PairwiseComparison) -> str:
     calls = "".join(f"<li>{esc(line)}</li>" for line in judge_lines(pairwise.judge))
     return (
         '<section id="pairwise"><h2>Pairwise preference (candidate against baseline)</h2>'
-        f"<p>{esc(_title(pairwise))}; a verdict that flips with the order is a tie.</p>"
+        f"<p>{esc(_title(pairwise).replace('the', 'The', 1))}; a verdict that flips with the "
+        "order is a tie.</p>"
         f"{verdict}"
         '<div class="wide"><table class="metrics"><thead><tr><th>metric</th><th>value</th>'
         f"<th>interval</th><th>{axis_labels(0.0, 1.0, PLOT_WIDTH)}</th><th>n</th>"
         "<th>what it is</th></tr></thead><tbody>"
         + "".join(rows)
         + f'</tbody></table></div><ul class="facts">{calls}'
-        f"<li>signature <code>{esc(pairwise.signature)}</code></li></ul></section>\n"
+        f"<li>signature <code>{esc(pairwise.signature)}</code></li></ul>"
+        f"{_records_html(pairwise.records)}</section>\n"
     )
+
+
+VERDICTS = {
+    "baseline": "the baseline's answer preferred",
+    "order-dependent": "order-dependent (a tie: the verdict flipped with the order)",
+    "none": "no verdict (a failed call or an answer without a verdict)",
+    "tie": "a tie in both orders",
+    "candidate": "the candidate's answer preferred",
+}
+"""The verdicts a record can have, in the order the page lists them (what to look at first)."""
+
+SHOWN = 200
+"""Records listed per verdict (the counts are always complete)."""
+
+
+def _records_html(records: list[dict[str, Any]]) -> str:
+    """Each verdict's records (at most :data:`SHOWN`): line, id and what each judge said in each
+    order; nothing for a result read from comparison.json."""
+    if not records:
+        return ""
+    parts = [
+        f'<h3>Verdicts per record</h3><p class="hint">At most {SHOWN} records are listed per '
+        "verdict.</p>"
+    ]
+    for verdict, words in VERDICTS.items():
+        found = [r for r in records if r["verdict"] == verdict]
+        if not found:
+            continue
+        rows = "".join(
+            f'<tr><td class="num">{r["line"]}</td><td>{esc(r["id"] if r["id"] is not None else "")}'
+            f"</td><td>{'<br>'.join(esc(a) for a in r['answers'])}</td></tr>"
+            for r in found[:SHOWN]
+        )
+        parts.append(
+            f'<details class="pairwise-{esc(verdict)}"><summary>{esc(words)}: {len(found):,}'
+            '</summary><table class="small"><thead><tr><th>line</th><th>id</th><th>what the '
+            f"judges said</th></tr></thead><tbody>{rows}</tbody></table></details>"
+        )
+    return "".join(parts)
