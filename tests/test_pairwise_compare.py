@@ -256,6 +256,32 @@ def test_a_garbled_answer_is_counted_never_a_verdict(
     assert result.pairwise.win_rate.value == pytest.approx(np.mean(kept), abs=1e-12)
 
 
+def test_each_slice_has_its_win_rate(
+    server: LoopbackServer, sides: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """--slice half: the win rate and position bias over each half's records."""
+    for path in sides:
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        for i, row in enumerate(rows):
+            row["half"] = "first" if i < N // 2 else "second"
+        path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    suite = tmp_path / "sliced.yaml"
+    suite.write_text(
+        _suite(tmp_path).read_text(encoding="utf-8") + "context: [half]\n", encoding="utf-8"
+    )
+    result = _compare(server, suite, sides, slices=["half"])
+    assert result.pairwise is not None and result.pairwise.slices is not None
+    wins = _expected_wins()
+    for key, part in result.pairwise.slices.items():
+        rows = range(N // 2) if key == "half=first" else range(N // 2, N)
+        assert part.n_records == N // 2
+        assert part.win_rate.value == pytest.approx(np.mean([wins[i] for i in rows]), abs=1e-12)
+        bias = sum(1 for i in rows if i in SWAYED) / (N // 2)
+        assert part.position_bias.value == pytest.approx(bias, abs=1e-12)
+        assert part.win_rate.ci_low is not None
+    assert sorted(result.pairwise.slices) == ["half=first", "half=second"]
+
+
 def test_a_suite_without_a_judged_answer_is_refused(sides: tuple[Path, Path]) -> None:
     with pytest.raises(OptionError, match="--pairwise compares the answers"):
         pingce.compare(

@@ -47,6 +47,7 @@ __all__ = [
     "MetricComparison",
     "MetricResult",
     "PairwiseComparison",
+    "PairwiseSlice",
     "RecordRows",
     "Signature",
     "SignificanceTest",
@@ -566,12 +567,21 @@ class ComparisonSlice(BaseModel):
     metrics: dict[str, MetricComparison]
 
 
+class PairwiseSlice(_Plain):
+    """The pairwise preference over the records whose ``--slice`` field has one value."""
+
+    n_records: int
+    win_rate: MetricResult
+    position_bias: MetricResult
+    verdict: str | None = None
+
+
 class PairwiseComparison(_Plain):
     """comparison.json's ``pairwise`` (``--pairwise``): for every paired record, the judges
     asked which of the two answers is better, in both orders (the candidate's shown first, then
     the baseline's); a verdict counts when both orders agree, a tie otherwise."""
 
-    OMIT_WHEN_NONE = ("input",)
+    OMIT_WHEN_NONE = ("input", "slices")
 
     output: str = Field(description="The answer field compared (the judged metrics' output).")
     input: str | None = Field(None, description="The field the prompts give as the question.")
@@ -592,6 +602,9 @@ class PairwiseComparison(_Plain):
     )
     signature: str = Field(
         description="The judges, the endpoint, a hash of the prompts, the parameters."
+    )
+    slices: dict[str, PairwiseSlice] | None = Field(
+        None, description="Per --slice value: the same over that value's records."
     )
 
     _records: list[dict[str, Any]] = PrivateAttr(default_factory=list)

@@ -208,7 +208,7 @@ def compare_suite(
     if asked is not None:
         with context.phase("similarities"):
             pairs = pairs_of_tables(asked, table_c, table_b)
-            pairwise = judge_pairwise(plan, asked, pairs, units, keys, progress)
+            pairwise = judge_pairwise(plan, asked, pairs, units, keys, progress, slice_rows)
     result = comparison_result(
         plan,
         compare_blocks(plan, blocks_c, blocks_b, units, slice_rows, context, keys),

@@ -18,7 +18,8 @@ two stored runs' per-record rows, which keep them with ``--records-fields all``
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -26,12 +27,14 @@ import numpy as np
 from ..errors import OptionError
 from ..metrics.judged import JudgedStatistic, PairwiseStatistic, PositionBias, WinRate
 from ..metrics.protocol import LEFT_OUT, Context, Metric, StatBlock
+from ..options import Resampling
 from ..progress import ProgressHook
 from ..records import Table
-from ..results import MetricResult, PairwiseComparison, RecordRows
+from ..results import MetricResult, PairwiseComparison, PairwiseSlice, RecordRows
 from ..stats import bootstrap_intervals
 from .groups import resampled_blocks
 from .plan import Plan
+from .slices import Slice, slice_seed
 from .values import finalised_number, policed_result, with_intervals
 
 if TYPE_CHECKING:
@@ -170,10 +173,12 @@ def judge_pairwise(
     units: np.ndarray | None,
     keys: np.ndarray | None,
     progress: ProgressHook,
+    slice_rows: Sequence[Slice] = (),
 ) -> PairwiseComparison:
     """Ask the judges about every pair in both orders and compute the candidate's win rate and
     the judges' position bias, with their bootstrap intervals (``units``: a unit code per pair,
-    resampled whole; ``keys``: the Poisson keys of the comparison)."""
+    resampled whole; ``keys``: the Poisson keys of the comparison; ``slice_rows``: the
+    ``--slice`` values' records, each with its slice's seed as the comparison's slices)."""
     from .judgements import grade  # the HTTP client's imports: only when asked
 
     statistic = PairwiseStatistic(CANDIDATE, BASELINE, None if fields.input is None else QUESTION)
@@ -188,25 +193,27 @@ def judge_pairwise(
         "win_rate": WinRate(CANDIDATE, BASELINE, statistic.input),
         "position_bias": PositionBias(CANDIDATE, BASELINE, statistic.input),
     }
-    key = statistic.key
-    policy = plan.options.on_judge_failure
-    results = {name: policed_result(m, block, policy) for name, m in metrics.items()}
     resampling = plan.options.resampling
-    if resampling.resamples > 0:
-        resampled, keys = resampled_blocks({key: block}, units, keys)
-        intervals = bootstrap_intervals(
-            resampled,
-            {name: (m, key) for name, m in metrics.items()},
-            {name: finalised_number(m, block, results[name].value) for name, m in metrics.items()},
-            resamples=resampling.resamples,
-            seed=resampling.seed,
-            method=resampling.interval_method,
-            level=resampling.level,
-            progress=progress("bootstrap pairwise", float(resampling.resamples)),
-            keys=keys,
-            stream=resampling.stream,
+    values = partial(_values, metrics, statistic.key, plan.options.on_judge_failure, resampling)
+    results = values(block, units, keys, resampling.seed, progress, "")
+    slices = {}
+    for part in slice_rows:
+        rows = part.rows
+        seed = slice_seed(resampling.seed, part.key, poisson=keys is not None)
+        found = values(
+            block.take(rows),
+            None if units is None else units[rows],
+            None if keys is None else keys[rows],
+            seed,
+            progress,
+            f" {part.key}",
         )
-        results = with_intervals(results, intervals)
+        slices[part.key] = PairwiseSlice(
+            n_records=part.n,
+            win_rate=found["win_rate"],
+            position_bias=found["position_bias"],
+            verdict=_verdict(found["win_rate"], resampling.level, resampling.resamples),
+        )
     return PairwiseComparison(
         output=fields.output,
         input=fields.input,
@@ -215,7 +222,41 @@ def judge_pairwise(
         verdict=_verdict(results["win_rate"], resampling.level, resampling.resamples),
         judge=judged.summary(),
         signature=judged.signature,
+        slices=slices or None,
     ).with_records(verdicts)
+
+
+def _values(
+    metrics: dict[str, Metric],
+    key: Hashable,
+    policy: str,
+    resampling: Resampling,
+    block: StatBlock,
+    units: np.ndarray | None,
+    keys: np.ndarray | None,
+    seed: int | list[int],
+    progress: ProgressHook,
+    label: str,
+) -> dict[str, MetricResult]:
+    """The metrics over ``block`` under the judge-failure policy, with their intervals from the
+    comparison's bootstrap settings (whole units; Poisson keys)."""
+    results = {name: policed_result(m, block, policy) for name, m in metrics.items()}
+    if resampling.resamples <= 0:
+        return results
+    resampled, keys = resampled_blocks({key: block}, units, keys)
+    intervals = bootstrap_intervals(
+        resampled,
+        {name: (m, key) for name, m in metrics.items()},
+        {name: finalised_number(m, block, results[name].value) for name, m in metrics.items()},
+        resamples=resampling.resamples,
+        seed=seed,
+        method=resampling.interval_method,
+        level=resampling.level,
+        progress=progress(f"bootstrap pairwise{label}", float(resampling.resamples)),
+        keys=keys,
+        stream=resampling.stream,
+    )
+    return with_intervals(results, intervals)
 
 
 SIDES = ("candidate", "baseline")

@@ -322,7 +322,9 @@ def compare_runs(
                 (pairing.candidate, pairing.baseline),
                 labels,
             )
-            pairwise = judge_pairwise(plan, asked, pairs, pairing.units, keys, context.progress)
+            pairwise = judge_pairwise(
+                plan, asked, pairs, pairing.units, keys, context.progress, slice_rows
+            )
     compared = compare_blocks(plan, blocks_c, blocks_b, pairing.units, slice_rows, context, keys)
     notes = [
         *_pairing_notes(

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..results import MetricResult, PairwiseComparison, Signature
+from ..results import MetricResult, PairwiseComparison, PairwiseSlice, Signature
 from .charts import PLOT_WIDTH, axis_labels, forest
 from .format import fmt_interval, fmt_value, marked
 from .page import direction, esc
@@ -27,8 +27,17 @@ MEANING = {
 }
 
 
-def _rows(pairwise: PairwiseComparison) -> dict[str, MetricResult]:
+def _rows(pairwise: PairwiseComparison | PairwiseSlice) -> dict[str, MetricResult]:
     return {"win_rate": pairwise.win_rate, "position_bias": pairwise.position_bias}
+
+
+def _slice_rows(pairwise: PairwiseComparison) -> list[tuple[str, str, MetricResult]]:
+    """Each slice's metrics: (slice, metric, result)."""
+    return [
+        (key, name, m)
+        for key, part in (pairwise.slices or {}).items()
+        for name, m in _rows(part).items()
+    ]
 
 
 def _title(pairwise: PairwiseComparison) -> str:
@@ -81,6 +90,14 @@ def print_pairwise(pairwise: PairwiseComparison, signature: Signature, console: 
     console.print(table)
     said = [f"  win_rate: {pairwise.verdict}"] if pairwise.verdict else []
     said += [f"  {name}: {m.note()}" for name, m in _rows(pairwise).items() if m.note()]
+    for key, part in (pairwise.slices or {}).items():
+        said.append(
+            f"  slice {key} ({part.n_records} records): "
+            + ", ".join(
+                f"{name} {fmt_value(m)} {fmt_interval(m)}" for name, m in _rows(part).items()
+            )
+            + (f"; {part.verdict}" if part.verdict else "")
+        )
     for line in [*said, *judge_lines(pairwise.judge)]:
         console.print(line, markup=False, highlight=False, emoji=False, soft_wrap=True)
 
@@ -102,9 +119,17 @@ def pairwise_markdown(pairwise: PairwiseComparison) -> list[str]:
             f"| {marked(name, m.higher_is_better)} | {fmt_value(m)} | {fmt_interval(m)} | {m.n} "
             f"| {MEANING[name]} |"
         )
+    for key, name, m in _slice_rows(pairwise):
+        lines.append(
+            f"| {marked(name, m.higher_is_better)}, slice {key} | {fmt_value(m)} | "
+            f"{fmt_interval(m)} | {m.n} | |"
+        )
     lines.append("")
     if pairwise.verdict:
         lines.append(f"- `win_rate`: {pairwise.verdict}")
+    for key, part in (pairwise.slices or {}).items():
+        if part.verdict:
+            lines.append(f"- `win_rate`, slice {key}: {part.verdict}")
     lines += [f"- `{name}` note: {m.note()}" for name, m in _rows(pairwise).items() if m.note()]
     lines += [f"- {line}" for line in judge_lines(pairwise.judge)]
     lines += [f"- Signature: `{pairwise.signature}`", ""]
@@ -123,6 +148,14 @@ def pairwise_html(pairwise: PairwiseComparison) -> str:
             f'<td class="num">{esc(fmt_value(m))}</td><td class="num">{esc(fmt_interval(m))}</td>'
             f'<td class="plot">{forest(m, 0.0, 1.0, PLOT_WIDTH, reference=reference)}</td>'
             f'<td class="num">{m.n:,}</td><td class="verdict">{esc(MEANING[name])}{note}</td></tr>'
+        )
+    for key, name, m in _slice_rows(pairwise):
+        reference = 0.5 if name == "win_rate" else 0.0
+        rows.append(
+            f'<tr class="slice"><th scope="row"><code>{esc(name)}</code> {esc(key)}</th>'
+            f'<td class="num">{esc(fmt_value(m))}</td><td class="num">{esc(fmt_interval(m))}</td>'
+            f'<td class="plot">{forest(m, 0.0, 1.0, PLOT_WIDTH, reference=reference)}</td>'
+            f'<td class="num">{m.n:,}</td><td class="verdict">slice {esc(key)}</td></tr>'
         )
     verdict = f"<p><b>{esc(pairwise.verdict)}</b></p>" if pairwise.verdict else ""
     calls = "".join(f"<li>{esc(line)}</li>" for line in judge_lines(pairwise.judge))
