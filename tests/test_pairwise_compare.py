@@ -155,6 +155,11 @@ def test_the_win_rate_and_the_position_bias_are_the_planted_ones(
     ]
     saved = json.loads(result.to_json())["pairwise"]
     assert "records" not in saved
+    poisson = _compare(server, _suite(tmp_path), sides, bootstrap_method="poisson").pairwise
+    assert poisson is not None and poisson.win_rate.value == win.value  # from the cache
+    low, high = poisson.win_rate.ci_low, poisson.win_rate.ci_high
+    assert low is not None and high is not None and low <= (win.value or 0) <= high
+    assert (low, high) != (win.ci_low, win.ci_high)  # its own resamples: Poisson weights
     assert saved["win_rate"]["value"] == pytest.approx(win.value)
     assert set(saved) >= {"win_rate", "position_bias", "judge", "signature", "verdict"}
 
@@ -280,6 +285,27 @@ def test_each_slice_has_its_win_rate(
         assert part.position_bias.value == pytest.approx(bias, abs=1e-12)
         assert part.win_rate.ci_low is not None
     assert sorted(result.pairwise.slices) == ["half=first", "half=second"]
+
+
+def test_a_jury_averages_its_judges_verdicts(
+    server: LoopbackServer, sides: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """judge-b calls every pair a tie in both orders: each record's win is the mean of the two
+    judges' (a half for judge-b), and only judge-a's swayed verdicts depend on the order."""
+
+    def answer(request: Request) -> dict[str, Any]:
+        prompt = request.prompt or ""
+        if request.json["model"] == "judge-b" and "<output_a>" in prompt:
+            return {"content": json.dumps({"reasoning": "same", "label": "tie"})}
+        return planted(request)
+
+    server.answer = answer
+    result = _compare(server, _suite(tmp_path), sides, judges=["openai:judge-a", "openai:judge-b"])
+    assert result.pairwise is not None
+    expected = np.mean([(w + 0.5) / 2 for w in _expected_wins()])
+    assert result.pairwise.win_rate.value == pytest.approx(expected, abs=1e-12)
+    assert result.pairwise.position_bias.value == pytest.approx(len(SWAYED) / N / 2, abs=1e-12)
+    assert set(result.pairwise.judge) == {"openai:judge-a", "openai:judge-b"}
 
 
 def test_a_suite_without_a_judged_answer_is_refused(sides: tuple[Path, Path]) -> None:
