@@ -167,7 +167,10 @@ def test_the_win_rate_and_the_position_bias_are_the_planted_ones(
 def test_every_pair_is_asked_in_both_orders(
     server: LoopbackServer, sides: tuple[Path, Path], tmp_path: Path
 ) -> None:
-    _compare(server, _suite(tmp_path), sides, bootstrap=0)
+    result = _compare(server, _suite(tmp_path), sides, bootstrap=0)
+    assert result.pairwise is not None
+    assert result.pairwise.verdict == "not tested (--bootstrap 0)"
+    assert result.pairwise.win_rate.ci_low is None
     asked = _pairwise_prompts(server)
     assert len(asked) == 2 * N
     orders: dict[int, list[bool]] = {}
@@ -188,6 +191,13 @@ def test_a_rerun_asks_the_judge_nothing(
     assert again.pairwise is not None and first.pairwise is not None
     assert again.pairwise.judge["openai:judge-a"]["cache_hits"] == 2 * N
     assert again.pairwise.win_rate == first.pairwise.win_rate
+    other = _compare(server, _suite(tmp_path), sides, rubric="Which answer is shorter?")
+    assert len(_pairwise_prompts(server)) == 4 * N  # a changed criterion asks again
+    assert other.pairwise is not None and other.pairwise.signature != first.pairwise.signature
+    read = pingce.ComparisonResult.model_validate_json(first.to_json())
+    assert read.pairwise is not None
+    assert read.pairwise.model_dump() == first.pairwise.model_dump()
+    assert read.pairwise.records == []  # the verdicts per record are the page's, not the file's
 
 
 def test_a_judge_that_prefers_the_baseline_is_said_so(
