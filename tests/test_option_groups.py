@@ -87,6 +87,7 @@ def _changed(tmp_path: Path) -> dict[str, tuple[dict[str, Any], Any]]:
         "judges": ({}, ("openai:judge",)),
         "rubric": ({}, "Is it helpful?"),
         "scale": ({}, "0-1"),
+        "pairwise": ({}, True),
     }
 
 

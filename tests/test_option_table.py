@@ -177,11 +177,13 @@ def test_the_keywords_are_the_old_allow_lists() -> None:
         "slices",
         "context",
         *["judges", "rubric", "scale"],  # issue 33: each side graded as a run grades it
+        "pairwise",  # issue 33: the two sides' answers judged against each other
     }
     assert set(keywords("compare-runs")) == {
         *["bootstrap", "seed", "ci_method", "bootstrap_method", "ci_level", "on_judge_failure"],
         "bootstrap_stream",
         *["slices", "zero_division", "laws", "regression_gates"],
+        *["pairwise", "judges", "rubric", "base_url", "cache"],  # issue 33: --pairwise asks
     }
 
 
@@ -197,11 +199,8 @@ def test_what_two_stored_runs_refuse_or_leave_unused() -> None:
     }
     assert {n for n, why in refused.items() if why == "note"} == {
         "similarity",
-        "base_url",
-        "cache",
-        "no_cache",
-        *["judges", "rubric", "scale"],  # the stored runs were graded already
-    }
+        "scale",  # the stored runs were graded already
+    }  # the judge's options apply to --pairwise (noted as unused without it: the command line)
 
 
 def test_what_the_ray_engine_refuses() -> None:

@@ -116,8 +116,10 @@ def compare(
     ``candidate`` and ``baseline`` are what :func:`evaluate` takes as ``records``. Returns a
     :class:`ComparisonResult`: per metric both values, ``delta = candidate - baseline``, its
     paired bootstrap interval and p-value. ``options``: ``similarity``, ``bootstrap``, ``seed``,
-    ``ci_method``, ``bootstrap_method``, ``ci_level``, ``base_url``, ``cache``, ``encoding``.
-    With ``out``, comparison.json is written there.
+    ``ci_method``, ``bootstrap_method``, ``ci_level``, ``base_url``, ``cache``, ``encoding``;
+    ``pairwise=True`` (with ``judges``): the judges also asked which side's answer is better
+    for every record, the candidate's win rate in :attr:`ComparisonResult.pairwise`. With
+    ``out``, comparison.json is written there.
     """
     from ._outputs import checked_out
     from .engine import compare_suite
@@ -142,14 +144,17 @@ def compare_runs(
 ) -> ComparisonResult:
     """Compare two runs of one suite from their saved per-record statistics (stats.npz): run
     names in the run store, run output folders, or results of :func:`evaluate`. Records pair
-    by id; nothing is evaluated again and no model is called. Records in one run only are
-    counted and listed in the result's ``notes``.
+    by id; nothing is evaluated again and no model is called (but the judges of
+    ``pairwise=True``). Records in one run only are counted and listed in the result's
+    ``notes``.
 
     ``suite``: the runs' suite file when it is not built in. ``options``: ``bootstrap``,
     ``seed``, ``ci_method``, ``bootstrap_method``, ``ci_level``, ``on_judge_failure``,
     ``slices`` (fields both runs were sliced by), ``zero_division`` and ``laws`` (by default
-    the runs' own). With ``out``, comparison.json and comparison.html (with the records that
-    flipped) are written there.
+    the runs' own); ``pairwise=True`` with ``judges``, ``base_url``, ``rubric`` and ``cache``:
+    the judges asked which run's answer is better for every paired record (the runs' records
+    must keep their answers: ``records_fields="all"``). With ``out``, comparison.json and
+    comparison.html (with the records that flipped) are written there.
     """
     from ._outputs import checked_out
     from .compare_stored import compare_stored

@@ -153,10 +153,10 @@ OPTIONS: list[Option] = [
         str,
         {
             "run": f"Endpoint for {remote_help()} backends (or PINGCE_BASE_URL).",  # registry
-            "compare": "Endpoint of a remote similarity backend.",
+            "compare": "Endpoint of a remote similarity backend, and of the judges (--judge).",
             "calibrate": f"Endpoint for {remote_help()} backends.",
         },
-        SCORED,
+        SCORED | {"compare-runs"},
         "scoring",
         python="str | None",
     ),
@@ -215,7 +215,7 @@ OPTIONS: list[Option] = [
         "A model that grades the answers of the judged metrics (rubric_score, correctness), "
         "e.g. openai:gpt-4o-mini at --base-url; repeatable: a jury [default: the suite's "
         "judge.judges].",
-        frozenset({"run", "compare"}),
+        frozenset({"run", "compare", "compare-runs"}),
         "judge",
         default=(),
         python="Sequence[str]",
@@ -228,7 +228,7 @@ OPTIONS: list[Option] = [
         str,
         "What the judge grades the answers on: the text, or a file holding it [default: the "
         "suite's judge.rubric].",
-        frozenset({"run", "compare"}),
+        frozenset({"run", "compare", "compare-runs"}),
         "judge",
         python="str | None",
         metavar="TEXT|FILE",
@@ -242,6 +242,18 @@ OPTIONS: list[Option] = [
         "judge",
         python="str | None",
         metavar="SCALE",
+    ),
+    Option(
+        "pairwise",
+        bool,
+        "Also ask the judges (--judge), for every paired record, which side's answer is better, "
+        "in both orders: the candidate's win rate over the baseline, with its interval, and the "
+        "judges' position bias. The answers are the judged metrics' output field (stored runs: "
+        "kept by --records-fields all).",
+        frozenset({"compare", "compare-runs"}),
+        "judge",
+        default=False,
+        python="bool",
     ),
     Option(
         "sample",
@@ -514,10 +526,10 @@ OPTIONS: list[Option] = [
         str,
         {
             "run": "Similarity cache file [default: $PINGCE_CACHE_DIR or ~/.cache/pingce/].",
-            "compare": "Cache file.",
+            "compare": "Cache file (similarity scores and the judges' answers).",
             "calibrate": "Similarity cache file.",
         },
-        SCORED,
+        SCORED | {"compare-runs"},
         "scoring",
         python="str | bool | None",
         path=True,
@@ -527,10 +539,11 @@ OPTIONS: list[Option] = [
         bool,
         {
             "run": "Do not read or write the cache (similarity scores and the model's answers).",
-            "compare": "Do not read or write the similarity cache.",
+            "compare": "Do not read or write the cache (similarity scores and the judges' "
+            "answers).",
             "calibrate": "Do not read or write the similarity cache.",
         },
-        SCORED,
+        SCORED | {"compare-runs"},
         "scoring",
         default=False,
     ),
@@ -795,6 +808,7 @@ if TYPE_CHECKING:
         judges: Sequence[str]
         rubric: str | None
         scale: str | None
+        pairwise: bool
         seed: int
         bootstrap: int
         ci_method: CIMethod
@@ -815,6 +829,10 @@ if TYPE_CHECKING:
         cache: str | bool | None
 
     class CompareRunsOptions(TypedDict, total=False):
+        base_url: str | None
+        judges: Sequence[str]
+        rubric: str | None
+        pairwise: bool
         seed: int
         bootstrap: int
         ci_method: CIMethod
@@ -827,6 +845,7 @@ if TYPE_CHECKING:
         on_judge_failure: JudgeFailure
         laws: str | None
         regression_gates: Sequence[RegressionGate]
+        cache: str | bool | None
 else:
 
     def __getattr__(name: str) -> Any:

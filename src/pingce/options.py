@@ -164,6 +164,8 @@ class Judging:
     """``--rubric``'s text (read from the file it names); None: the suite's."""
     scale: str | None
     """``--scale`` as given; None: the suite's."""
+    pairwise: bool = False
+    """``--pairwise`` (a comparison): the judges also asked which side's answer is better."""
 
 
 @dataclass(frozen=True)
@@ -265,6 +267,9 @@ class RunOptions:
     scale: str | None = None
     """``--scale``: the judge's scale (``1-5``, ``0-1``, ``pass/fail``, ``good,fair,poor``);
     None keeps the suite's ``judge.scale``."""
+    pairwise: bool = False
+    """``--pairwise`` (``pingce compare``): the judges also asked, for every paired record,
+    which side's answer is better (:mod:`pingce.engine.pairwise`)."""
     records_format: Literal["jsonl", "parquet"] = "jsonl"
     """How the run folder keeps the per-record rows (``--records``): records.jsonl or
     records.parquet."""
@@ -353,7 +358,7 @@ class RunOptions:
         if rubric is not None and os.path.isfile(rubric):
             with open(rubric, encoding="utf-8") as handle:
                 rubric = handle.read().strip()
-        return Judging(tuple(self.judges), rubric, self.scale)
+        return Judging(tuple(self.judges), rubric, self.scale, self.pairwise)
 
     @cached_property
     def executor(self) -> Executor:

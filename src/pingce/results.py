@@ -46,6 +46,8 @@ __all__ = [
     "Failures",
     "MetricComparison",
     "MetricResult",
+    "PairwiseComparison",
+    "PairwiseSlice",
     "RecordRows",
     "Signature",
     "SignificanceTest",
@@ -565,10 +567,65 @@ class ComparisonSlice(BaseModel):
     metrics: dict[str, MetricComparison]
 
 
+class PairwiseSlice(_Plain):
+    """The pairwise preference over the records whose ``--slice`` field has one value."""
+
+    n_records: int
+    win_rate: MetricResult
+    position_bias: MetricResult
+    verdict: str | None = None
+
+
+class PairwiseComparison(_Plain):
+    """comparison.json's ``pairwise`` (``--pairwise``): for every paired record, the judges
+    asked which of the two answers is better, in both orders (the candidate's shown first, then
+    the baseline's); a verdict counts when both orders agree, a tie otherwise."""
+
+    OMIT_WHEN_NONE = ("input", "slices")
+
+    output: str = Field(description="The answer field compared (the judged metrics' output).")
+    input: str | None = Field(None, description="The field the prompts give as the question.")
+    win_rate: MetricResult = Field(
+        description="The share of records where the judges prefer the candidate's answer (a "
+        "tie, or a verdict that flips with the order, counts a half), with its bootstrap "
+        "interval: 0.5 is no preference."
+    )
+    position_bias: MetricResult = Field(
+        description="The share of records whose verdict changed when the answers swapped "
+        "places (0: the order never swayed the judges)."
+    )
+    verdict: str | None = Field(None, description="What the win rate's interval says, in words.")
+    judge: dict[str, Any] = Field(
+        default_factory=dict,
+        description="Per judge: prompts, requests, cache hits, failed calls, answers without "
+        "a grade, tokens and cost.",
+    )
+    signature: str = Field(
+        description="The judges, the endpoint, a hash of the prompts, the parameters."
+    )
+    slices: dict[str, PairwiseSlice] | None = Field(
+        None, description="Per --slice value: the same over that value's records."
+    )
+
+    _records: list[dict[str, Any]] = PrivateAttr(default_factory=list)
+
+    def with_records(self, records: list[dict[str, Any]]) -> PairwiseComparison:
+        """This result holding each record's verdict (``id``, ``line``, ``verdict``: candidate,
+        baseline, tie, order-dependent or none; ``answers``: what each judge said in each
+        order), which comparison.html lists and comparison.json leaves out."""
+        self._records = records
+        return self
+
+    @property
+    def records(self) -> list[dict[str, Any]]:
+        """Each record's verdict (empty for a result read from comparison.json)."""
+        return self._records
+
+
 class ComparisonResult(_Plain):
     """The content of comparison.json."""
 
-    OMIT_WHEN_NONE = ("profile", "slices")
+    OMIT_WHEN_NONE = ("profile", "slices", "pairwise")
 
     pingce_version: str
     suite: str
@@ -587,6 +644,10 @@ class ComparisonResult(_Plain):
     slices: dict[str, ComparisonSlice] | None = Field(
         None,
         description="Per --slice value; Holm runs across every metric of every slice at once.",
+    )
+    pairwise: PairwiseComparison | None = Field(
+        None,
+        description="With --pairwise: the judges' preference between the two sides' answers.",
     )
     notes: list[str] = Field(default_factory=list)
     profile: dict[str, float] | None = None

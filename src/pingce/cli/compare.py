@@ -83,6 +83,12 @@ def compare(
         compares two stored runs of one suite, RUN_A the candidate: run names (pingce runs) or
         run output folders. Their saved per-record statistics (stats.npz) are paired by record
         id: nothing is evaluated again and no model is called.
+
+    \b
+    --pairwise --judge openai:MODEL (either form; a suite with judged metrics)
+        also asks the judge, for every paired record, which side's answer is better, in both
+        orders: the candidate's win rate over the baseline and the judge's position bias.
+        Stored runs keep their answers with pingce run --records-fields all.
     """
     from ..engine import compare_suite
     from ..errors import PingceError
@@ -136,8 +142,14 @@ def compare(
         sys.exit(EXIT_GATE)
     if gates:
         console.print(f"no regression: {len(gates)} gate(s) passed")
-    if any(side.judge for side in result.failures.values()):
+    if any(side.judge for side in result.failures.values()) or _pairwise_failed(result):
         sys.exit(EXIT_JUDGE_FAILURES)
+
+
+def _pairwise_failed(result: Any) -> bool:
+    """Whether a judge call of ``--pairwise`` failed after its retries."""
+    pairwise = result.pairwise
+    return pairwise is not None and any(j.get("failures") for j in pairwise.judge.values())
 
 
 def _compare_stored_runs(
@@ -167,6 +179,8 @@ def _compare_stored_runs(
     refused: dict[str, list[str]] = {"error": [], "note": []}
     for option in options_of("compare"):
         why = stored_run_refusal(option.name)
+        if why is None and option.name in _ASKING and not options.judging.pairwise:
+            why = "note"  # what only --pairwise asks a judge with
         if why is not None and option.option is not None and given(option.name):
             refused[why].append(option.option)
     if refused["error"]:
@@ -179,8 +193,14 @@ def _compare_stored_runs(
     )
     scoring = refused["note"]
     if scoring:
+        judging = {"--judge", "--rubric", "--scale"} & set(scoring)
         result.notes.append(
             f"{', '.join(scoring)} not used: the runs' similarities were scored when they ran "
             f"({result.signature.similarity or 'no metric needed any'})"
+            + (", and two stored runs ask a judge only with --pairwise" if judging else "")
         )
     return result
+
+
+_ASKING = ("judges", "rubric", "base_url", "cache", "no_cache")
+"""The options two stored runs use only with ``--pairwise`` (the judges and their cache)."""

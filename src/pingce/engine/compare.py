@@ -40,6 +40,7 @@ from ..suites.spec import SuiteSpec
 from .assembly import comparison_result
 from .context import RunContext
 from .groups import paired_keys, resampled_blocks, unit_codes
+from .pairwise import judge_pairwise, pairs_of_tables, pairwise_fields
 from .phases import Data, load, pairs_of, plan_run, signature, similarities, statistics
 from .plan import Plan, StatBlocks, check_records, found_context, unseen_context
 from .profile import Profile
@@ -170,6 +171,7 @@ def compare_suite(
     options, progress = context.options, context.progress
     with context.phase("plan"):
         plan = plan_run(suite, options, comparison=True)
+        asked = pairwise_fields(plan) if options.judging.pairwise else None
     with context.phase("load"):
         table_c = load(plan, candidate, progress, "candidate records")
         loaded_b = load(plan, baseline, progress, "baseline records")
@@ -202,6 +204,11 @@ def compare_suite(
         by_id = table_c.first_without_id() is None and loaded_b.first_without_id() is None
         names = table_c.ids if by_id else match_keys(table_c, plan.suite.spec.match_by or [])
         keys = paired_keys([str(n) for n in names], by_id)
+    pairwise = None
+    if asked is not None:
+        with context.phase("similarities"):
+            pairs = pairs_of_tables(asked, table_c, table_b)
+            pairwise = judge_pairwise(plan, asked, pairs, units, keys, progress, slice_rows)
     result = comparison_result(
         plan,
         compare_blocks(plan, blocks_c, blocks_b, units, slice_rows, context, keys),
@@ -217,6 +224,7 @@ def compare_suite(
             *unseen_context(plan, found_context(plan, table_c) | found_context(plan, table_b)),
         ],
     )
+    result.pairwise = pairwise
     context.finish(result)
     sides = partial(_both_rows, plan, (table_c, table_b), (blocks_c, blocks_b))
     return result.with_outputs(ComparisonOutputs(sides))

@@ -1,6 +1,8 @@
 """A comparison of two stored runs (``pingce compare RUN_A RUN_B``): their saved per-record
 statistics (stats.npz, :mod:`.saved`) paired record by record, with nothing evaluated again and
-no model called, then the comparison every ``pingce compare`` ends in (:func:`.compare_blocks`).
+no model called (but the judges of ``--pairwise``, :mod:`.pairwise`, on the answers the runs'
+records.jsonl kept), then the comparison every ``pingce compare`` ends in
+(:func:`.compare_blocks`).
 
 Both runs must be of one suite with the same metric definitions (``signature.metrics``) and the
 same similarity backend; the plan that reads their blocks is made from that suite with the
@@ -33,6 +35,7 @@ from .assembly import comparison_result
 from .compare import compare_blocks
 from .context import RunContext
 from .groups import paired_keys
+from .pairwise import judge_pairwise, pairs_of_rows, pairwise_fields
 from .phases import plan_run, signature
 from .plan import Plan
 from .profile import Profile
@@ -177,11 +180,14 @@ def _listed(keys: list[str]) -> str:
     return shown + (f", ... ({len(keys) - SHOWN} more)" if len(keys) > SHOWN else "")
 
 
-def _pairing_notes(pairing: Pairing, n_c: int, n_b: int, unit: str | None) -> list[str]:
+def _pairing_notes(
+    pairing: Pairing, n_c: int, n_b: int, unit: str | None, pairwise: bool = False
+) -> list[str]:
     n = pairing.candidate.shape[0]
+    called = "the judges asked only for --pairwise" if pairwise else "no model called"
     notes = [
         f"compared from the runs' saved per-record statistics (stats.npz), paired by "
-        f"{pairing.by}: nothing evaluated again, no model called; {n:,} records in both runs "
+        f"{pairing.by}: nothing evaluated again, {called}; {n:,} records in both runs "
         f"(of the candidate's {n_c:,} and the baseline's {n_b:,})"
     ]
     for side, keys in (("candidate", pairing.only_candidate), ("baseline", pairing.only_baseline)):
@@ -283,6 +289,7 @@ def compare_runs(
                 "much as the systems' (compare runs made with one --similarity)"
             )
         plan = _plan(suite, candidate, options, labels)
+        asked = pairwise_fields(plan) if options.judging.pairwise else None
         made = signature(plan, None)
         if made.metrics != sig_c.metrics:
             raise OptionError(
@@ -305,9 +312,24 @@ def compare_runs(
     keys = None
     if options.resampling.poisson:
         keys = paired_keys(pairing.keys, pairing.by == "id")
+    pairwise = None
+    if asked is not None:  # the one model call of a comparison of stored runs: asked for
+        with context.phase("similarities"):
+            pairs = pairs_of_rows(
+                asked,
+                (candidate.records, baseline.records),
+                (saved_c.manifest["n"], saved_b.manifest["n"]),
+                (pairing.candidate, pairing.baseline),
+                labels,
+            )
+            pairwise = judge_pairwise(
+                plan, asked, pairs, pairing.units, keys, context.progress, slice_rows
+            )
     compared = compare_blocks(plan, blocks_c, blocks_b, pairing.units, slice_rows, context, keys)
     notes = [
-        *_pairing_notes(pairing, saved_c.manifest["n"], saved_b.manifest["n"], plan.unit),
+        *_pairing_notes(
+            pairing, saved_c.manifest["n"], saved_b.manifest["n"], plan.unit, asked is not None
+        ),
     ]
     versions = (sig_c.versions.get("pingce"), sig_b.versions.get("pingce"))
     if versions[0] != versions[1]:
@@ -321,6 +343,7 @@ def compare_runs(
         signature=made.model_copy(update={"similarity": sig_c.similarity}),
         notes=notes,
     )
+    result.pairwise = pairwise
     rows_c, rows_b = candidate.records, baseline.records
     if (
         rows_c is not None

@@ -17,6 +17,7 @@ from ..results import ComparisonResult, MetricComparison, MetricResult, RecordRo
 from .charts import PLOT_WIDTH, axis_labels, forest, is_finite, nice_ceiling, tick
 from .format import fmt_number, fmt_p, stream_words
 from .page import STYLE, asset, direction, esc, head, script, script_hash, style
+from .pairwise import pairwise_html
 from .side_by_side import pairs_section, statuses
 
 __all__ = ["FLIPS_SHOWN", "SCRIPT", "STYLE_OWN", "render_comparison_html"]
@@ -261,6 +262,7 @@ def render_comparison_html(
             "adjusts it for the number of metrics compared. The verdict says which system is "
             "better when p is below 1 − the level, and whether that holds after Holm.</p>"
             "</section>\n",
+            "" if result.pairwise is None else pairwise_html(result.pairwise),
             flipped,
             '<section id="signature"><h2>Signature</h2>'
             f'<pre class="sig">{esc(sig.model_dump_json(indent=2))}</pre></section>\n',

@@ -267,6 +267,10 @@ def print_comparison(
             f"significance at {alpha:.2g} (Holm across {len(tested)} metrics):", highlight=False
         )
         cut |= _print_verdicts(result.metrics, console)
+    if result.pairwise is not None:
+        from .pairwise import print_pairwise
+
+        print_pairwise(result.pairwise, signature, console)
     for key, sl in (result.slices or {}).items():
         head = f"slice {key}: {sl.n_records} records"
         cut |= _print_table(head, sl.metrics, result, by, console)

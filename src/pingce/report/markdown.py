@@ -248,6 +248,10 @@ def render_comparison_markdown(result: ComparisonResult) -> str:
         "",
         *_comparison_rows(result.metrics),
     ]
+    if result.pairwise is not None:
+        from .pairwise import pairwise_markdown
+
+        lines += pairwise_markdown(result.pairwise)
     for key, part in (result.slices or {}).items():
         lines += [f"## Slice {key} ({part.n_records} records)", "", *_comparison_rows(part.metrics)]
     for side, failed in result.failures.items():
