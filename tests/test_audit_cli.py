@@ -315,3 +315,30 @@ def test_the_python_api_gives_what_the_command_writes(run_dir: Path, tmp_path: P
     assert result.metrics["sem_f1"].value == pytest.approx(written["metrics"]["sem_f1"]["value"])
     fixed = pingce.audit(run_dir, SHEET, lam=0.0)
     assert fixed.metrics["sem_f1"].value == pytest.approx(fixed.metrics["sem_f1"].human)
+
+
+def test_the_contract_risk_example_sheet_is_its_draw_and_audits(tmp_path: Path) -> None:
+    """examples/contract_risk/audit_sheet.csv is `pingce audit sample --budget 4 --strata 2`
+    of the example run, labelled by hand (the window a quote comes from, even when the quote
+    altered it: the altered-clause check reads that; part of a two-clause quote is not)."""
+    data = tmp_path / "records.jsonl"
+    shutil.copy(EXAMPLES / "contract_risk" / "records.jsonl", data)
+    out = tmp_path / "run"
+    done = run_pingce("run", "contract-risk", "--data", str(data), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    sheet = tmp_path / "sheet.csv"
+    done = run_pingce(
+        "audit", "sample", str(out), "--budget", "4", "--strata", "2", "--out", str(sheet)
+    )
+    assert done.returncode == 0, done.stderr
+    shipped = EXAMPLES / "contract_risk" / "audit_sheet.csv"
+    assert [(r["id"], r["a"], r["b"]) for r in _rows(sheet)] == [
+        (r["id"], r["a"], r["b"]) for r in _rows(shipped)
+    ]
+    result = pingce.audit(out, shipped)
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    for name, audited in result.metrics.items():
+        assert audited.judge == pytest.approx(results["metrics"][name]["value"], abs=1e-12)
+    judged = {k for k, m in result.metrics.items() if m.depends_on_judge}
+    assert {"clause_hallucination_rate", "altered_clause_rate"} <= judged
+    assert "accuracy" not in judged

@@ -528,13 +528,17 @@ def audit_run(
     )
     if partly:
         notes.append(f"{partly} record(s) have only some of their pairs labelled: left out")
-    for name, audited in metrics.items():
+    for name, audited in list(metrics.items()):
         stored = run.values.get(name)
         if audited.judge is not None and stored is not None and abs(audited.judge - stored) > 1e-9:
             raise InputError(
                 f"metric {name}: the run holds {stored!r} but its records and judge give "
                 f"{audited.judge!r} now: the data file or the options changed since the run",
                 source=str(run.folder / "results.json"),
+            )
+        if audited.judge is None and not audited.depends_on_judge:  # rows that do not add up
+            metrics[name] = dataclasses.replace(
+                audited, judge=stored, human=stored, value=stored, notes=[]
             )
     return AuditResult(
         run=run.name,

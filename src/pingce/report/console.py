@@ -477,24 +477,19 @@ def print_audit(result: Any, console: Console, level: float = 0.95) -> None:
             f"records: {first.labelled} labelled, {first.unlabelled} decided by the judge alone"
             + (f", {first.exact} without a judged pair" if first.exact else "")
         )
-    table = Table(title=f"{result.run}: corrected by the audit", title_justify="left")
-    for column in ("metric", "judge", "human only", "corrected", f"{level:.0%} CI", "eff. n"):
-        table.add_column(column, justify="left" if column == "metric" else "right")
+    console.print(f"{escape(result.run)}: corrected by the audit ({level:.0%} intervals)")
     for name, m in judged.items():
         interval = (
-            f"[{m.ci_low:.4f}, {m.ci_high:.4f}]"
+            f" [{fmt_number(m.ci_low)}, {fmt_number(m.ci_high)}]"
             if m.ci_low is not None and m.ci_high is not None
             else ""
         )
-        table.add_row(
-            escape(name),
-            fmt_number(m.judge),
-            fmt_number(m.human),
-            fmt_number(m.value),
-            interval,
-            "" if m.effective_n is None else f"{m.effective_n:.1f}",
+        effective = "" if m.effective_n is None else f", effective n {m.effective_n:.0f}"
+        console.print(
+            f"  [bold]{escape(name)}[/bold]: {fmt_number(m.judge)} with the judge -> "
+            f"[bold]{fmt_number(m.value)}[/bold]{interval} corrected (the labels alone "
+            f"{fmt_number(m.human)}{effective})"
         )
-    console.print(table)
     unchanged = [k for k, m in result.metrics.items() if not m.depends_on_judge]
     if unchanged:
         console.print("unchanged (they read no judge): " + ", ".join(unchanged))
