@@ -342,3 +342,59 @@ def test_the_contract_risk_example_sheet_is_its_draw_and_audits(tmp_path: Path) 
     judged = {k for k, m in result.metrics.items() if m.depends_on_judge}
     assert {"clause_hallucination_rate", "altered_clause_rate"} <= judged
     assert "accuracy" not in judged
+
+
+# ------------------------------------------------------------- a judge behind a server
+
+
+def test_a_remote_judge_is_read_from_the_cache_and_never_asked(tmp_path: Path) -> None:
+    """function-points judged by an LLM judge on a loopback server: after the run the server
+    is gone and the audit answers every pair from the cache; a run made with --no-cache
+    cannot be audited (the error says why) instead of asking the judge again."""
+    import subprocess
+
+    from .loopback import LoopbackServer
+    from .test_similarity import cli_env, judge_run_args
+
+    env = cli_env(tmp_path / "cache", PINGCE_STORE=str(tmp_path / "runs.db"))
+    kept, lost = tmp_path / "kept", tmp_path / "lost"
+    with LoopbackServer(lifetime=120) as server:
+        for out, extra in ((kept, []), (lost, ["--no-cache"])):
+            args = [*judge_run_args(server.url, out), *extra]
+            done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+            assert done.returncode == 0, done.stderr
+        asked = len(server.chat())
+    assert asked > 0
+    sheet = tmp_path / "sheet.csv"
+    python = judge_run_args("x", kept)[0]
+    command = [
+        python,
+        "-m",
+        "pingce",
+        "audit",
+        "sample",
+        str(kept),
+        "--budget",
+        "3",
+        "--out",
+        str(sheet),
+    ]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr  # no server: every answer from the cache
+    rows = _rows(sheet)
+    for row in rows:
+        row["human"] = row["judge_verdict"]
+    with open(sheet, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    audit = [python, "-m", "pingce", "audit", str(kept), "--labels", str(sheet)]
+    done = subprocess.run(audit, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "sem_f1" in done.stdout
+    # the run with --no-cache left nothing of its own (its pairs are cached by the first run
+    # in this cache): with a cache of its own, nothing is found
+    empty = {**env, "PINGCE_CACHE_DIR": str(tmp_path / "empty-cache")}
+    audit = [python, "-m", "pingce", "audit", str(lost), "--labels", str(sheet)]
+    done = subprocess.run(audit, env=empty, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "not in the answer cache" in done.stderr

@@ -14,6 +14,7 @@ import pingce
 from pingce.audits.correct import correct, dense_rows, record_pairs
 from pingce.engine.phases import load, plan_run, similarities, statistics
 from pingce.engine.similarities import Scored
+from pingce.errors import InputError
 from pingce.options import RunOptions
 from pingce.progress import no_progress
 from pingce.similarity import SimilarityTable
@@ -113,7 +114,7 @@ def test_the_corrected_ratio_is_finalize_of_ppi_py_s_means(run: tuple) -> None:
 
 def test_no_labelled_record_is_an_error(run: tuple) -> None:
     plan, table, scored, _ = run
-    with pytest.raises(ValueError, match="no record has a human label"):
+    with pytest.raises(InputError, match="no record has a human label"):
         correct(plan, table, scored, {})
 
 
@@ -168,3 +169,14 @@ def test_the_planned_width_is_the_labels_alone_interval_the_audit_then_reports(
         _, low, high = delta_interval(finalize, corrected_mean(strata, 0.0))
         widths.append((high - low) / 2)
     assert planned["sem_f1"] == pytest.approx(float(np.mean(widths)), rel=0.10)
+
+
+def test_a_stratum_without_a_labelled_record_is_an_error_that_says_what_to_do(run: tuple) -> None:
+    plan, table, scored, pairs = run
+    decided = np.flatnonzero([bool(p) for p in pairs])
+    keep = np.zeros(table.n, bool)
+    keep[decided[:2]] = True
+    strata = np.zeros(table.n, dtype=np.intp)
+    strata[decided[3:]] = 1  # stratum 1 has no labelled record
+    with pytest.raises(InputError, match="stratum 1 of the sheet has no record labelled whole"):
+        correct(plan, table, scored, _human(scored, pairs, keep), strata=strata)

@@ -20,6 +20,7 @@ from ..engine.judgements import Judgements
 from ..engine.phases import statistics
 from ..engine.plan import Plan
 from ..engine.similarities import Scored
+from ..errors import InputError
 from ..metrics.protocol import Metric, StatBlock
 from ..records import Table
 from ..similarity import Pair, SimilarityTable
@@ -209,7 +210,7 @@ def correct(
         labelled = (labelled | undecided) & graded
         undecided = np.zeros(table.n, bool)  # every record was graded by the judges
     if not labelled.any():
-        raise ValueError("no record has a human label on every pair the judge decided for it")
+        raise InputError("no record has a human label on every pair the judge decided for it")
     human_scored = None
     if scored is not None:
         values = {**scored.table.values, **{p: float(v) for p, v in labels.items()}}
@@ -226,6 +227,13 @@ def correct(
     codes[undecided] = int(codes.max(initial=0)) + 1
     labelled = labelled | undecided
     counts = (int((labelled & ~undecided).sum()), int((~labelled).sum()), int(undecided.sum()))
+    bare = sorted(set(codes[~labelled].tolist()) - set(codes[labelled].tolist()))
+    if bare:
+        raise InputError(
+            f"stratum {bare[0]} of the sheet has no record labelled whole: label at least one "
+            "record of every stratum (every pair of it), or draw the sheet again with fewer "
+            "--strata"
+        )
     out: dict[str, AuditedMetric] = {}
     for name, metric in plan.metrics.items():
         key = plan.keys[name]

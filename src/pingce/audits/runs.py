@@ -28,7 +28,7 @@ import numpy as np
 from ..engine.judgements import Graded, Judgements
 from ..engine.phases import load, plan_run, similarities
 from ..engine.plan import Plan, check_records
-from ..engine.similarities import Scored
+from ..engine.similarities import BackendChoice, Scored, score_pairs
 from ..errors import InputError, OptionError
 from ..options import RunOptions
 from ..progress import no_progress
@@ -110,6 +110,45 @@ def _threshold(plan: Plan) -> float | None:
     return None
 
 
+def _scores_again(plan: Plan, table: Table, failed: int = 0) -> Scored | None:
+    """The similarity judge's scores as the run had them: a local backend scores again (the
+    same numbers), a remote one answers from the cache alone, and a pair it cannot find there
+    is an error, not a call (the audit asks no judge), unless the run's own calls failed on as
+    many (``failed``: those are not in the cache either)."""
+    from ..similarity import make_backend
+    from ..similarity.names import BackendName
+    from ..similarity.remote import RemoteBackend
+
+    scoring = plan.options.scoring
+    name = scoring.backend
+    if not (isinstance(name, BackendName) and name.remote):
+        return similarities(plan, [table], no_progress)
+    if not any(s.needs_similarity for s in plan.statistics.values()):
+        return None
+    backend = make_backend(
+        name,
+        base_url=scoring.base_url,
+        cache=scoring.cache,
+        options=dict(plan.suite.spec.similarity or {}),
+    )
+    assert isinstance(backend, RemoteBackend)
+    backend.cache_only = True
+    try:
+        choice = BackendChoice(backend)
+        pairs = (p for s in plan.statistics.values() if s.needs_similarity for p in s.pairs(table))
+        scored = score_pairs(pairs, choice, no_progress)
+    finally:
+        backend.close()
+    missing = scored.stats.failures
+    if missing > failed:
+        raise OptionError(
+            f"{missing} pair(s) the judge scored in the run are not in the answer cache (was the "
+            "run made with --no-cache, or the cache removed?): the audit asks no judge; run the "
+            "suite again with the cache on"
+        )
+    return scored
+
+
 def reopen(ref: str | os.PathLike[str], *, store: str | None = None) -> Reopened:
     """The run ``ref`` (a stored run's name or its output folder) with its records and scores.
     An error when its data file is gone or changed, when it was answered by ``--model`` (the
@@ -148,7 +187,8 @@ def reopen(ref: str | os.PathLike[str], *, store: str | None = None) -> Reopened
         )
     table = load(plan, data_path, no_progress)
     check_records(plan, table)
-    scored = similarities(plan, [table], no_progress)
+    failed = int((results.get("similarity") or {}).get("failures") or 0)
+    scored = _scores_again(plan, table, failed)
     judged = None
     if any(s.needs_judge for s in plan.statistics.values()):
         from ..engine.judgements import grade

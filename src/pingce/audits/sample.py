@@ -102,7 +102,8 @@ def draw(
     if budget < 1:
         raise ValueError(f"--budget {budget}: at least 1 record")
     means = np.array([float(np.mean(s)) for s in scores])
-    codes, edges = strata_of(means, strata)
+    # a stratum without a labelled record could not be corrected: no more strata than labels
+    codes, edges = strata_of(means, max(1, min(strata, budget // 2 or 1)))
     k = int(codes.max()) + 1
     sizes = np.bincount(codes, minlength=k)
     if allocation == "uniform":
