@@ -180,3 +180,46 @@ def test_a_stratum_without_a_labelled_record_is_an_error_that_says_what_to_do(ru
     strata[decided[3:]] = 1  # stratum 1 has no labelled record
     with pytest.raises(InputError, match="stratum 1 of the sheet has no record labelled whole"):
         correct(plan, table, scored, _human(scored, pairs, keep), strata=strata)
+
+
+def test_a_dialogue_suite_is_audited_by_dialogue(tmp_path: Path) -> None:
+    """tcm-dialogue (unit: dialogue_id): the draw takes whole dialogues, a dialogue counts as
+    labelled when all its judged turns are, and with every dialogue labelled and λ = 0 the
+    corrected value is the run's statistics on the labels (units only group the rows)."""
+    from pingce.audits.runs import read_sheet, reopen, sample_sheet
+
+    from .cli_run import run_pingce
+
+    data = Path(pingce.__file__).resolve().parent / "examples" / "tcm_dialogue" / "records.jsonl"
+    out = tmp_path / "run"
+    assert run_pingce("run", "tcm-dialogue", "--data", str(data), "--out", str(out)).returncode == 0
+    run = reopen(out)
+    assert run.plan.unit == "dialogue_id"
+    sheet = tmp_path / "sheet.csv"
+    drawn = sample_sheet(run, 4, sheet, strata=2)
+    assert drawn["unit"] == "dialogue_id" and drawn["records"] == 4
+    read = read_sheet(sheet)
+    lines = {int(line) for line in read.strata}
+    units = run.table.column("dialogue_id")
+    pairs = record_pairs(run.plan, run.table, np.arange(run.table.n))
+    drawn_units = {units[i] for i, line in enumerate(run.table.lines) if int(line) in lines}
+    assert len(drawn_units) == 4
+    for i, unit in enumerate(units):  # every judged turn of a drawn dialogue is on the sheet
+        if unit in drawn_units and pairs[i]:
+            assert int(run.table.lines[i]) in lines
+    assert run.scored is not None
+    decided = np.array([bool(p) for p in pairs])
+    labels = _human(run.scored, pairs, decided, seed=2)
+    got = correct(run.plan, run.table, run.scored, labels, lam=0.0)
+    values = {**run.scored.table.values, **labels}
+    human = statistics(
+        run.plan, run.table, Scored(SimilarityTable(values, "h"), run.scored.stats, "h")
+    )
+    key = run.plan.keys["hybrid_semantic_accuracy"]
+    rows = dense_rows(human[key])
+    assert rows is not None
+    want = float(run.plan.metrics["hybrid_semantic_accuracy"].finalize(rows.sum(axis=0)))
+    audited = got["hybrid_semantic_accuracy"]
+    assert audited.value == pytest.approx(want, abs=1e-12)
+    decided_units = {units[i] for i in np.flatnonzero(decided)}
+    assert audited.labelled == len(decided_units) and audited.unlabelled == 0

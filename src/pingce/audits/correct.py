@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from ..engine.groups import unit_codes
 from ..engine.judgements import Judgements
 from ..engine.phases import statistics
 from ..engine.plan import Plan
@@ -181,6 +182,27 @@ def judged_tasks(judged: Judgements | None) -> list[str]:
     return [t for t in dict.fromkeys(tasks) if t in ("rubric", "correctness")]
 
 
+def _by_unit(
+    units: np.ndarray, labelled: np.ndarray, undecided: np.ndarray, codes: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per unit: labelled when all its records are (or need no label), decided by nothing when
+    none of its records was, and its stratum (that of its first decided record)."""
+    count = int(units.max()) + 1
+    unlabelled = np.bincount(units, weights=~labelled, minlength=count) > 0
+    decided = np.bincount(units, weights=~undecided, minlength=count) > 0
+    stratum = np.full(count, int(codes.max(initial=0)) + 1, dtype=np.intp)
+    order = np.flatnonzero(~undecided)[::-1]  # the first decided record of a unit wins
+    stratum[units[order]] = codes[order]
+    return ~unlabelled, ~decided, stratum
+
+
+def _unit_sums(units: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """The rows of each unit's records added up."""
+    out = np.zeros((int(units.max()) + 1, rows.shape[1]))
+    np.add.at(out, units, rows)
+    return out
+
+
 def correct(
     plan: Plan,
     table: Table,
@@ -226,6 +248,9 @@ def correct(
     # of the others
     codes[undecided] = int(codes.max(initial=0)) + 1
     labelled = labelled | undecided
+    units = unit_codes(table, plan.unit)
+    if units is not None:  # a unit suite: the units (dialogues) are what was sampled
+        labelled, undecided, codes = _by_unit(units, labelled, undecided, codes)
     counts = (int((labelled & ~undecided).sum()), int((~labelled).sum()), int(undecided.sum()))
     bare = sorted(set(codes[~labelled].tolist()) - set(codes[labelled].tolist()))
     if bare:
@@ -258,8 +283,18 @@ def correct(
                 value, value, value, None, None, *counts, depends_on_judge=False
             )
             continue
+        if units is not None:
+            human_rows, judge_rows = _unit_sums(units, human_rows), _unit_sums(units, judge_rows)
         audited = _audited(metric, human_rows, judge_rows, labelled, codes, lam, level)
-        out[name] = replace(audited, labelled=counts[0], unlabelled=counts[1], exact=counts[2])
+        notes = []
+        if audited.ci_low is not None and audited.ci_low == audited.ci_high:
+            notes.append(
+                "the interval has no width: the labelled records (or those left to the judge) "
+                "are too few to show any spread; label more before trusting it"
+            )
+        out[name] = replace(
+            audited, labelled=counts[0], unlabelled=counts[1], exact=counts[2], notes=notes
+        )
     return out
 
 

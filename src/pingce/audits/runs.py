@@ -240,56 +240,40 @@ def sample_sheet(
 ) -> dict[str, Any]:
     """Draw the records a human should check and write their pairs to ``out`` (``.csv`` or
     ``.jsonl``); what was drawn, per stratum."""
-    decided, pairs, scores = _record_scores(run)
+    decided, pairs, _ = _record_scores(run)
     if decided.size == 0:
         raise InputError("the judge decided no pair in this run: there is nothing to label")
+    keys, scores, units = _unit_scores(run)  # records, or in a unit suite their units
     clean = [np.nan_to_num(s, nan=0.5) for s in scores]
     drawn = draw(clean, budget, seed=seed, strata=strata, allocation=allocation)
-    ids, lines = run.table.ids, run.table.lines
+    chosen = {int(keys[k]): int(drawn.codes[k]) for k in drawn.indices.tolist()}
+    if units is None:
+        records = [(int(i), chosen[int(i)]) for i in decided.tolist() if int(i) in chosen]
+    else:
+        records = [
+            (int(i), chosen[int(units[i])]) for i in decided.tolist() if int(units[i]) in chosen
+        ]
     rows = []
-    texts = _task_texts(run)
-    for k in drawn.indices.tolist():
-        i = int(decided[k])
-        for task, graded in _task_grades(run).items():
-            value = graded.values[i]
-            rows.append(
-                {
-                    "id": ids[i],
-                    "line": int(lines[i]),
-                    "stratum": int(drawn.codes[k]),
-                    "task": task,
-                    **texts[task][i],
-                    "judge_score": None if np.isnan(value).any() else float(value.mean()),
-                    "human": None,
-                }
-            )
-        for pair in pairs[i]:
-            assert run.scored is not None  # a record has pairs only with a similarity judge
-            score = run.scored.table.get(*pair)
-            verdict = None
-            if run.threshold is not None and not math.isnan(score):
-                verdict = int(score > run.threshold)
-            rows.append(
-                {
-                    "id": ids[i],
-                    "line": int(lines[i]),
-                    "stratum": int(drawn.codes[k]),
-                    "a": pair[0],
-                    "b": pair[1],
-                    "judge_score": None if math.isnan(score) else round(score, 6),
-                    "judge_verdict": verdict,
-                    "human": None,
-                }
-            )
+    for i, stratum in records:
+        rows += _sheet_rows(run, i, stratum, pairs[i])
     _write_sheet(rows, Path(out), JUDGED_COLUMNS if run.scored is None else COLUMNS)
     codes = np.full(run.table.n, -1, dtype=np.intp)
-    codes[decided] = drawn.codes
-    planned = planned_half_widths(run.plan, run.table, run.scored, run.judged, codes, drawn.quotas)
+    if units is None:
+        codes[keys] = drawn.codes
+    else:
+        by_unit = dict(zip(keys.tolist(), drawn.codes.tolist(), strict=True))
+        codes = np.array([by_unit.get(int(u), -1) for u in units], dtype=np.intp)
+    planned = {}
+    if units is None:  # per unit, the planned width is not computed yet
+        planned = planned_half_widths(
+            run.plan, run.table, run.scored, run.judged, codes, drawn.quotas
+        )
     return {
         "expected_half_width": planned,
+        "unit": run.plan.unit,
         "records": int(drawn.indices.size),
         "pairs": len(rows),
-        "decided_records": int(decided.size),
+        "decided_records": int(keys.size),
         "strata": [
             {
                 "stratum": h,
@@ -303,6 +287,43 @@ def sample_sheet(
         "seed": seed,
         "allocation": allocation,
     }
+
+
+def _sheet_rows(run: Reopened, i: int, stratum: int, pairs: list[Pair]) -> list[dict[str, Any]]:
+    """The sheet's rows of record ``i``: one a task its model judges graded, one a pair its
+    similarity judge decided."""
+    ids, lines = run.table.ids, run.table.lines
+    head = {"id": ids[i], "line": int(lines[i]), "stratum": stratum}
+    rows: list[dict[str, Any]] = []
+    texts = _task_texts(run)
+    for task, graded in _task_grades(run).items():
+        value = graded.values[i]
+        rows.append(
+            {
+                **head,
+                "task": task,
+                **texts[task][i],
+                "judge_score": None if np.isnan(value).any() else float(value.mean()),
+                "human": None,
+            }
+        )
+    for pair in pairs:
+        assert run.scored is not None  # a record has pairs only with a similarity judge
+        score = run.scored.table.get(*pair)
+        verdict = None
+        if run.threshold is not None and not math.isnan(score):
+            verdict = int(score > run.threshold)
+        rows.append(
+            {
+                **head,
+                "a": pair[0],
+                "b": pair[1],
+                "judge_score": None if math.isnan(score) else round(score, 6),
+                "judge_verdict": verdict,
+                "human": None,
+            }
+        )
+    return rows
 
 
 def _task_texts(run: Reopened) -> dict[str, list[dict[str, str]]]:
@@ -363,8 +384,10 @@ class Sheet:
     rows have no label yet."""
 
     labels: dict[Pair, float] = field(default_factory=dict)
-    grades: dict[tuple[str, str], tuple[str, str]] = field(default_factory=dict)
-    strata: dict[str, int] = field(default_factory=dict)
+    grades: dict[tuple[int, str], tuple[str, str]] = field(default_factory=dict)
+    """By (the record's line in the data file, task): the grade as written and where."""
+    strata: dict[int, int] = field(default_factory=dict)
+    """By the record's line in the data file: its stratum in the draw."""
     empty: int = 0
 
 
@@ -393,12 +416,23 @@ def read_sheet(path: str | os.PathLike[str]) -> Sheet:
         missing = [c for c in needed if c not in row]
         if missing:
             raise InputError(f"the sheet has no column {missing[0]!r}", source=str(path), line=line)
-        sheet.strata[str(row["id"])] = int(row["stratum"])
+        try:
+            sheet.strata[int(row["line"])] = int(row["stratum"])
+        except (TypeError, ValueError):
+            raise InputError(
+                f"line {row['line']!r} or stratum {row['stratum']!r} is not a number (the sheet "
+                "is pingce audit sample's, its line and stratum columns as written)",
+                source=str(path),
+                line=line,
+            ) from None
         raw = row["human"]
         if raw is None or not str(raw).strip():
             sheet.empty += 1
         elif judged:
-            sheet.grades[(str(row["id"]), str(row["task"]))] = (str(raw).strip(), f"{path}:{line}")
+            sheet.grades[(int(row["line"]), str(row["task"]))] = (
+                str(raw).strip(),
+                f"{path}:{line}",
+            )
         else:
             value = _label(raw, f"{path}:{line}")
             assert value is not None
@@ -431,6 +465,8 @@ class AuditResult:
     """What ``pingce audit`` reports (audit.json)."""
 
     run: str
+    unit: str | None
+    """The field whose values are the units sampled and counted (a dialogue), or None: records."""
     labelled_pairs: int
     """Rows of the sheet with a label (pairs of a similarity judge, graded answers)."""
     unlabelled_pairs: int
@@ -509,32 +545,66 @@ def _resolved_grades(run: Reopened, sheet: Sheet) -> dict[tuple[int, str], float
     if not sheet.grades:
         return {}
     scales = {task: one.scale for task, one in _task_grades(run).items()}
-    index = {str(r): i for i, r in enumerate(run.table.ids) if r is not None}
+    index = {int(line): i for i, line in enumerate(run.table.lines)}
     out: dict[tuple[int, str], float] = {}
     for (record, task), (text, where) in sheet.grades.items():
         if task not in scales:
             raise InputError(f"task: {task!r} is not graded in this run", source=where)
         if record not in index:
-            raise InputError(f"id: {record!r} is not a record of the run", source=where)
+            raise InputError(f"line: {record!r} is not a record of the run", source=where)
         out[(index[record], task)] = _grade(text, scales[task], where)
     return out
 
 
-def strata_codes(run: Reopened, strata_by_id: dict[str, int]) -> np.ndarray:
-    """Each record's stratum: the sheet's for the drawn records; for the others the bin of
-    their judge score among as many quantile bins as the sheet has strata (the draw's own bins:
-    the same scores give the same bins)."""
+def _units(run: Reopened) -> np.ndarray | None:
+    """Each record's unit (a dialogue) in a unit suite, else None."""
+    from ..engine.groups import unit_codes
+
+    return unit_codes(run.table, run.plan.unit)
+
+
+def _unit_scores(
+    run: Reopened,
+) -> tuple[np.ndarray, list[np.ndarray], np.ndarray | None]:
+    """What the draw samples: the records the judges decided something for (or, in a unit
+    suite, their units), each with the scores it is stratified by; the records' units."""
+    decided, _, scores = _record_scores(run)
+    units = _units(run)
+    if units is None:
+        return decided, scores, None
+    by_unit: dict[int, list[np.ndarray]] = {}
+    for i, s in zip(decided.tolist(), scores, strict=True):
+        by_unit.setdefault(int(units[i]), []).append(s)
+    keys = np.array(sorted(by_unit), dtype=np.intp)
+    return keys, [np.concatenate(by_unit[k]) for k in keys.tolist()], units
+
+
+def strata_codes(run: Reopened, strata_by_line: dict[int, int]) -> np.ndarray:
+    """Each record's stratum: the sheet's for the drawn records (by their line); for the
+    others the bin of their judge score (their unit's, in a unit suite) among as many quantile
+    bins as the sheet has strata (the draw's own bins: the same scores give the same bins)."""
     from .sample import strata_of
 
-    decided, _, scores = _record_scores(run)
+    drawn, scores, units = _unit_scores(run)
     codes = np.zeros(run.table.n, dtype=np.intp)
-    if decided.size:
-        k = max(strata_by_id.values(), default=0) + 1
+    if drawn.size:
+        k = max(strata_by_line.values(), default=0) + 1
         means = np.array([float(np.mean(np.nan_to_num(s, nan=0.5))) for s in scores])
-        codes[decided] = strata_of(means, k)[0]
-    for i, record_id in enumerate(run.table.ids):
-        if record_id is not None and str(record_id) in strata_by_id:
-            codes[i] = strata_by_id[str(record_id)]
+        bins = strata_of(means, k)[0]
+        if units is None:
+            codes[drawn] = bins
+        else:
+            lookup = dict(zip(drawn.tolist(), bins.tolist(), strict=True))
+            codes = np.array([lookup.get(int(u), 0) for u in units], dtype=np.intp)
+    sheet = {
+        i: strata_by_line[int(line)]
+        for i, line in enumerate(run.table.lines)
+        if int(line) in strata_by_line
+    }
+    for i, code in sheet.items():
+        codes[i] = code
+        if units is not None:
+            codes[units == units[i]] = code
     return codes
 
 
@@ -543,12 +613,12 @@ def audit_run(
 ) -> AuditResult:
     """Every metric of ``run`` corrected by the labels of ``sheet``."""
     read = read_sheet(sheet)
-    labels, strata_by_id, empty = read.labels, read.strata, read.empty
+    labels, strata_by_line, empty = read.labels, read.strata, read.empty
     if not labels and not read.grades:
         raise InputError("the sheet has no label yet: fill in its human column", source=str(sheet))
     grades = _resolved_grades(run, read)
     pairs = record_pairs(run.plan, run.table, np.arange(run.table.n))
-    codes = strata_codes(run, strata_by_id)
+    codes = strata_codes(run, strata_by_line)
     metrics = correct(
         run.plan,
         run.table,
@@ -582,6 +652,7 @@ def audit_run(
             )
     return AuditResult(
         run=run.name,
+        unit=run.plan.unit,
         labelled_pairs=len(labels) + len(grades),
         unlabelled_pairs=empty,
         agreement={

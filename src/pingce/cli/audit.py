@@ -90,14 +90,15 @@ def sample(
         except PingceError as exc:
             fail(exc)
             return
+    what = "records" if drawn["unit"] is None else f"units of {drawn['unit']}"
     click.echo(
-        f"drew {drawn['records']} of the {drawn['decided_records']} records the judge decided "
+        f"drew {drawn['records']} of the {drawn['decided_records']} {what} the judge decided "
         f"({drawn['pairs']} pairs, {allocation} allocation, seed {seed}) into {out}"
     )
     for stratum in drawn["strata"]:
         click.echo(
             f"  stratum {stratum['stratum']}: judge score {stratum['judge_score_from']:.3f}-"
-            f"{stratum['judge_score_to']:.3f}, {stratum['drawn']} of {stratum['records']} records"
+            f"{stratum['judge_score_to']:.3f}, {stratum['drawn']} of {stratum['records']} {what}"
         )
     if drawn["expected_half_width"]:
         widths = ", ".join(f"{k} ±{v:.3f}" for k, v in drawn["expected_half_width"].items())

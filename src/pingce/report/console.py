@@ -473,8 +473,9 @@ def print_audit(result: Any, console: Console, level: float = 0.95) -> None:
     judged = {k: m for k, m in result.metrics.items() if m.depends_on_judge}
     first = next(iter(judged.values()), None)
     if first is not None:
+        what = "records" if result.unit is None else f"units of {result.unit}"
         console.print(
-            f"records: {first.labelled} labelled, {first.unlabelled} decided by the judge alone"
+            f"{what}: {first.labelled} labelled, {first.unlabelled} decided by the judge alone"
             + (f", {first.exact} without a judged pair" if first.exact else "")
         )
     console.print(f"{escape(result.run)}: corrected by the audit ({level:.0%} intervals)")
@@ -490,6 +491,8 @@ def print_audit(result: Any, console: Console, level: float = 0.95) -> None:
             f"[bold]{fmt_number(m.value)}[/bold]{interval} corrected (the labels alone "
             f"{fmt_number(m.human)}{effective})"
         )
+        for note in m.notes:
+            console.print(f"    note: {escape(note)}")
     unchanged = [k for k, m in result.metrics.items() if not m.depends_on_judge]
     if unchanged:
         console.print("unchanged (they read no judge): " + ", ".join(unchanged))
