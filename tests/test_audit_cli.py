@@ -115,6 +115,8 @@ def test_audit_json_is_the_correction_of_the_sheet(run_dir: Path, tmp_path: Path
         assert "set_f1" in text  # listed among the metrics that read no judge
     assert f1["value"] > f1["judge"]  # the lexical judge misses the cross-language matches
     assert (f1["labelled"], f1["unlabelled"], f1["exact"]) == (4, 2, 14)
+    checked = {r["id"] for r in _rows(SHEET)}
+    assert {v["id"] for v in audited["verified"]} == checked and len(audited["verified"]) == 4
     agreement = audited["agreement"]
     scores = np.array([float(r["judge_score"]) for r in _rows(SHEET)])
     human = np.array([float(r["human"]) for r in _rows(SHEET)]) == 1

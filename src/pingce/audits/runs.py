@@ -473,6 +473,9 @@ class AuditResult:
     agreement: dict[str, Any]
     metrics: dict[str, AuditedMetric]
     notes: list[str] = field(default_factory=list)
+    verified: list[dict[str, Any]] = field(default_factory=list)
+    """The records people checked whole (every pair or task labelled): each one's ``id`` and
+    ``line`` in the data file."""
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -579,6 +582,19 @@ def _unit_scores(
     return keys, [np.concatenate(by_unit[k]) for k in keys.tolist()], units
 
 
+def _checked(
+    pairs: list[Pair],
+    labels: dict[Pair, float],
+    i: int,
+    grades: dict[tuple[int, str], float],
+    tasks: list[str],
+) -> bool:
+    """Whether people labelled every pair and task of record ``i`` (and at least one)."""
+    if not pairs and not tasks:
+        return False
+    return all(p in labels for p in pairs) and all((i, t) in grades for t in tasks)
+
+
 def strata_codes(run: Reopened, strata_by_line: dict[int, int]) -> np.ndarray:
     """Each record's stratum: the sheet's for the drawn records (by their line); for the
     others the bin of their judge score (their unit's, in a unit suite) among as many quantile
@@ -650,9 +666,15 @@ def audit_run(
             metrics[name] = dataclasses.replace(
                 audited, judge=stored, human=stored, value=stored, notes=[]
             )
+    verified = [
+        {"id": run.table.ids[i], "line": int(run.table.lines[i])}
+        for i in range(run.table.n)
+        if _checked(pairs[i], labels, i, grades, judged_tasks(run.judged))
+    ]
     return AuditResult(
         run=run.name,
         unit=run.plan.unit,
+        verified=verified,
         labelled_pairs=len(labels) + len(grades),
         unlabelled_pairs=empty,
         agreement={
