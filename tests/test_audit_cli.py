@@ -280,6 +280,10 @@ def test_a_model_judged_run_is_audited_without_asking_the_judge_again(tmp_path: 
     correctness = audited["metrics"]["correctness"]
     assert correctness["human"] == pytest.approx(1.0)  # all C
     assert audited["agreement"]["graded"]["correctness"]["records"] == 8
+    for name in ("score_length_correlation", "judge_agreement"):  # of the judge: not corrected
+        one = audited["metrics"][name]
+        assert one["measures_the_judge"] and one["value"] is None
+        assert one["judge"] == results["metrics"][name]["value"]
     # the same correction in process (reopen reads the judge from the cache too)
     from pingce.audits.runs import _resolved_grades
 
@@ -400,3 +404,80 @@ def test_a_remote_judge_is_read_from_the_cache_and_never_asked(tmp_path: Path) -
     audit = [python, "-m", "pingce", "audit", str(lost), "--labels", str(sheet)]
     done = subprocess.run(audit, env=empty, capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "not in the answer cache" in done.stderr
+
+
+def test_a_pairwise_preference_is_audited_and_position_bias_is_left_to_the_judge(
+    tmp_path: Path,
+) -> None:
+    """judged-pairwise graded by the stand-in judge; people prefer answer A on every drawn
+    pair: the labels-alone win rate is 1, the corrected one is the in-process correction, and
+    the position bias (a measure of the judge) is reported as the run has it."""
+    import subprocess
+    import sys
+
+    from pingce.cli.stand_in import MODEL, serving
+    from pingce.judged import parse_scale
+
+    from .cli_run import ENV
+
+    env = {k: v for k, v in ENV.items() if not k.upper().endswith("_PROXY")}
+    env.update(NO_PROXY="127.0.0.1,localhost", PINGCE_CACHE_DIR=str(tmp_path / "cache"))
+    env["PINGCE_STORE"] = str(tmp_path / "runs.db")
+
+    def pingce_cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "pingce", *args],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            env=env,
+            timeout=300,
+            check=False,
+        )
+
+    data = EXAMPLES / "judged_pairwise" / "records.jsonl"
+    run = tmp_path / "run"
+    with serving(parse_scale("1-5")) as url:
+        done = pingce_cli(
+            "run",
+            "judged-pairwise",
+            "--data",
+            str(data),
+            "--judge",
+            f"openai:{MODEL}",
+            "--base-url",
+            url,
+            "--out",
+            str(run),
+        )
+        assert done.returncode == 0, done.stderr
+    sheet = tmp_path / "sheet.csv"
+    done = pingce_cli("audit", "sample", str(run), "--budget", "6", "--out", str(sheet))
+    assert done.returncode == 0, done.stderr
+    rows = _rows(sheet)
+    assert {r["task"] for r in rows} == {"pairwise"} and len(rows) == 6
+    originals = {
+        json.loads(line)["id"]: json.loads(line)
+        for line in data.read_text(encoding="utf-8").splitlines()
+    }
+    for row in rows:  # the sheet shows the answers as the judge first saw them: A is output_a
+        assert row["output_a"] == originals[row["id"]]["output_a"]
+        assert row["output_b"] == originals[row["id"]]["output_b"]
+        row["human"] = "A"
+    with open(sheet, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    out = tmp_path / "audited"
+    done = pingce_cli("audit", str(run), "--labels", str(sheet), "--out", str(out))
+    assert done.returncode == 0, done.stderr
+    audited = json.loads((out / "audit.json").read_text(encoding="utf-8"))
+    results = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    win = audited["metrics"]["win_rate"]
+    assert win["judge"] == pytest.approx(results["metrics"]["win_rate"]["value"], abs=1e-12)
+    assert win["human"] == pytest.approx(1.0, abs=1e-12)
+    assert (win["labelled"], win["unlabelled"]) == (6, 3)
+    bias = audited["metrics"]["position_bias"]
+    assert bias["measures_the_judge"] and bias["value"] is None
+    assert bias["judge"] == results["metrics"]["position_bias"]["value"]
+    assert "of the judge itself, nothing to correct: position_bias" in done.stdout

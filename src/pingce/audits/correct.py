@@ -61,6 +61,9 @@ class AuditedMetric:
     """The labelled records that would give the human-only value the corrected one's variance:
     ``labelled * var(human) / var(corrected)``."""
     depends_on_judge: bool = True
+    measures_the_judge: bool = False
+    """A metric of the judge itself (position bias, verbosity, a jury's agreement): reported as
+    the run has it, with nothing to correct."""
     notes: list[str] = field(default_factory=list)
 
 
@@ -151,8 +154,9 @@ def _audited(
 
 
 Grades = Mapping[tuple[int, str], float]
-"""Human grades of model-judged records: by (record index, task: ``rubric`` or
-``correctness``), a value on the task's scale (correctness: C 1, P 0.5, I 0)."""
+"""Human grades of model-judged records: by (record index, task: ``rubric``, ``correctness``
+or ``pairwise``), a value on the task's scale (correctness: C 1, P 0.5, I 0; a preference:
+A 1, B 0, tie 0.5)."""
 
 
 def _human_judgements(judged: Judgements, grades: Grades) -> Judgements:
@@ -163,7 +167,12 @@ def _human_judgements(judged: Judgements, grades: Grades) -> Judgements:
         task = str(one.entries[0][0]["task"]) if one.entries and one.entries[0] else ""
         values, failures = one.values.copy(), one.failures.copy()
         for (i, which), value in grades.items():
-            if which == task and i < values.shape[0]:
+            if which != task:
+                continue
+            if task == "pairwise":  # two prompts a record: A first, then B first (A's win: 1 - x)
+                values[2 * i, :], values[2 * i + 1, :] = value, 1.0 - value
+                failures[2 * i : 2 * i + 2, :] = None
+            else:
                 values[i, :] = value
                 failures[i, :] = None
         graded[key] = replace(one, values=values, failures=failures)
@@ -171,7 +180,7 @@ def _human_judgements(judged: Judgements, grades: Grades) -> Judgements:
 
 
 def judged_tasks(judged: Judgements | None) -> list[str]:
-    """The tasks a run's judges graded (``rubric``, ``correctness``), in order."""
+    """The tasks a run's judges graded (``rubric``, ``correctness``, ``pairwise``), in order."""
     if judged is None:
         return []
     tasks = [
@@ -179,7 +188,7 @@ def judged_tasks(judged: Judgements | None) -> list[str]:
         for one in judged.graded.values()
         if one.entries and one.entries[0]
     ]
-    return [t for t in dict.fromkeys(tasks) if t in ("rubric", "correctness")]
+    return [t for t in dict.fromkeys(tasks) if t in ("rubric", "correctness", "pairwise")]
 
 
 def _by_unit(
@@ -275,6 +284,12 @@ def correct(
                 *counts,
                 depends_on_judge=statistic.needs_similarity or statistic.needs_judge,
                 notes=["its per-record rows do not add up: it cannot be corrected"],
+            )
+            continue
+        if metric.measures_the_judge:
+            value = _finite(float(metric.finalize(judge_rows.sum(axis=0))))
+            out[name] = AuditedMetric(
+                value, None, None, None, None, *counts, measures_the_judge=True
             )
             continue
         if not (statistic.needs_similarity or statistic.needs_judge):

@@ -51,10 +51,12 @@ __all__ = [
 COLUMNS = ("id", "line", "stratum", "a", "b", "judge_score", "judge_verdict", "human")
 """The sheet's columns, in order, for a similarity judge's pairs."""
 JUDGED_COLUMNS = (
-    *("id", "line", "stratum", "task", "input", "output", "reference", "judge_score", "human"),
+    *("id", "line", "stratum", "task", "input", "output", "reference", "output_a", "output_b"),
+    *("judge_score", "human"),
 )
 """The sheet's columns for answers graded by a model: the grade on the scale's own units
-(correctness: C 1, P 0.5, I 0), the human's on the same scale (a number or a label)."""
+(correctness: C 1, P 0.5, I 0; a preference: A's win, 1, 0.5 or 0), the human's on the same
+scale (a number or a label: C / P / I, A / B / tie)."""
 _TRUE = {"1", "1.0", "true", "yes", "y", "match", "是"}
 _FALSE = {"0", "0.0", "false", "no", "n", "no match", "否"}
 
@@ -212,9 +214,22 @@ def _record_scores(run: Reopened) -> tuple[np.ndarray, list[list[Pair]], list[np
         scores = [np.array([run.scored.table.get(*p) for p in pairs[i]]) for i in decided]
         return decided, pairs, scores
     assert run.judged is not None
-    columns = [g.normalized().mean(axis=1) for g in _task_grades(run).values()]
+    columns = [
+        (_judge_values(g, task) - g.scale.low) / (g.scale.high - g.scale.low)
+        for task, g in _task_grades(run).items()
+    ]
     matrix = np.stack(columns, axis=1) if columns else np.full((n, 1), np.nan)
     return np.arange(n), [[] for _ in range(n)], [row for row in matrix]
+
+
+def _judge_values(graded: Graded, task: str) -> np.ndarray:
+    """Each record's grade by its judges (their mean; NaN where one gave none): a preference
+    as A's win, read from both orders (A shown first, and 1 - the verdict with B first)."""
+    values = np.asarray(graded.values, dtype=np.float64)
+    if task == "pairwise":
+        values = (values[0::2] + (1.0 - values[1::2])) / 2
+    out: np.ndarray = values.mean(axis=1)
+    return out
 
 
 def _task_grades(run: Reopened) -> dict[str, Graded]:
@@ -297,13 +312,13 @@ def _sheet_rows(run: Reopened, i: int, stratum: int, pairs: list[Pair]) -> list[
     rows: list[dict[str, Any]] = []
     texts = _task_texts(run)
     for task, graded in _task_grades(run).items():
-        value = graded.values[i]
+        value = float(_judge_values(graded, task)[i])
         rows.append(
             {
                 **head,
                 "task": task,
                 **texts[task][i],
-                "judge_score": None if np.isnan(value).any() else float(value.mean()),
+                "judge_score": None if math.isnan(value) else value,
                 "human": None,
             }
         )
@@ -331,10 +346,11 @@ def _task_texts(run: Reopened) -> dict[str, list[dict[str, str]]]:
     out: dict[str, list[dict[str, str]]] = {}
     for statistic in run.plan.statistics.values():
         if statistic.needs_judge and statistic.judge_task not in out:
-            out[statistic.judge_task] = [
-                {k: t.get(k, "") for k in ("input", "output", "reference")}
-                for t in statistic.judge_texts(run.table)
-            ]
+            texts = statistic.judge_texts(run.table)
+            if statistic.judge_task == "pairwise":  # a record's first prompt: A shown first
+                texts = texts[0::2]
+            keys = ("input", "output", "reference", "output_a", "output_b")
+            out[statistic.judge_task] = [{k: t[k] for k in keys if k in t} for t in texts]
     return out
 
 
@@ -493,7 +509,8 @@ def _grade_agreement(
         keys = [(i, t) for (i, t) in grades if t == task]
         if not keys:
             continue
-        judge = np.array([graded.values[i].mean() for i, _ in keys])
+        values = _judge_values(graded, task)
+        judge = np.array([values[i] for i, _ in keys])
         human = np.array([grades[k] for k in keys])
         ok = ~np.isnan(judge)
         judge, human = judge[ok], human[ok]

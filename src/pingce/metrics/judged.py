@@ -371,6 +371,8 @@ class ScoreLengthCorrelation(_Judged):
     """Pearson's r of the rubric score and the answer's length in characters over the graded
     records: a judge that prefers long answers (verbosity bias) shows a positive r."""
 
+    measures_the_judge = True
+
     definition = (
         "Pearson correlation of the rubric score and the answer's length in characters (a "
         "judge's verbosity bias: near 0 is unbiased)."
@@ -426,6 +428,8 @@ class JudgeAgreement(_Judged):
     """Krippendorff's interval alpha of a jury's rubric scores (each record a unit, each judge a
     rater): 1 when the judges agree on every record, near 0 when they agree no more than
     chance."""
+
+    measures_the_judge = True
 
     definition = (
         "Krippendorff's interval alpha of the judges' rubric scores over the records (a "
@@ -568,6 +572,8 @@ class WinRate(_Pairwise):
 class PositionBias(_Pairwise):
     """The share of pairs whose verdict changed when the answers swapped places: the judge's
     position bias (0 for a judge the order never sways)."""
+
+    measures_the_judge = True
 
     definition = "share of pairs whose verdict changes when the two answers swap places."
     higher_is_better = False

@@ -495,6 +495,10 @@ class Metric(ABC):
     higher_is_better: ClassVar[bool] = True
     maximum: ClassVar[float] = 1.0
     """The best value a metric on a 0-1 scale can have (100 for sacrebleu's 0-100 scores)."""
+    measures_the_judge: ClassVar[bool] = False
+    """Whether the metric describes the judge itself (its position bias, its verbosity, a
+    jury's agreement) rather than the system graded: a human audit has nothing to correct in
+    it (:mod:`pingce.audits`)."""
     reason: str | None = None
     """The statistic's reason column that says why a record missed this metric (a record misses
     when its value is defined and not the best, 1 or 0)."""

@@ -51,7 +51,10 @@ def render_audit_html(result: Any, level: float = 0.95) -> str:
     """audit.html of a :class:`pingce.audits.runs.AuditResult`."""
     title = f"pingce audit: {result.run}"
     csp = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-    judged = {k: m for k, m in result.metrics.items() if m.depends_on_judge}
+    judged = {
+        k: m for k, m in result.metrics.items() if m.depends_on_judge and not m.measures_the_judge
+    }
+    of_judge = [(k, m) for k, m in result.metrics.items() if m.measures_the_judge]
     ends = [
         x
         for m in judged.values()
@@ -97,6 +100,15 @@ def render_audit_html(result: Any, level: float = 0.95) -> str:
             "with the judge alone. Effective n: the labelled records that would give the labels "
             "alone the same precision.</p>",
             (
+                "<p>Of the judge itself, nothing to correct: "
+                + ", ".join(
+                    f"<code>{esc(k)}</code> {esc(fmt_number(m.judge))}" for k, m in of_judge
+                )
+                + "</p>"
+                if of_judge
+                else ""
+            ),
+            (
                 "<p>Unchanged (they read no judge): "
                 + ", ".join(f"<code>{esc(k)}</code>" for k in unchanged)
                 + "</p>"
@@ -122,7 +134,7 @@ def render_audit_markdown(result: Any, level: float = 0.95) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for name, m in result.metrics.items():
-        if not m.depends_on_judge:
+        if not m.depends_on_judge or m.measures_the_judge:
             continue
         effective = "" if m.effective_n is None else f"{m.effective_n:.1f}"
         lines.append(
@@ -130,6 +142,11 @@ def render_audit_markdown(result: Any, level: float = 0.95) -> str:
             f"{fmt_number(m.value)} | {_interval(m)} | {m.labelled} | {m.unlabelled} | "
             f"{effective} |"
         )
+    of_judge = [
+        f"`{k}` {fmt_number(m.judge)}" for k, m in result.metrics.items() if m.measures_the_judge
+    ]
+    if of_judge:
+        lines += ["", "Of the judge itself, nothing to correct: " + ", ".join(of_judge)]
     unchanged = [k for k, m in result.metrics.items() if not m.depends_on_judge]
     if unchanged:
         lines += ["", "Unchanged (they read no judge): " + ", ".join(f"`{k}`" for k in unchanged)]

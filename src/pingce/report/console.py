@@ -470,7 +470,9 @@ def print_audit(result: Any, console: Console, level: float = 0.95) -> None:
             f"{fmt_number(one['mean_absolute_difference'])}, Pearson r "
             f"{fmt_number(one['pearson_r'])}"
         )
-    judged = {k: m for k, m in result.metrics.items() if m.depends_on_judge}
+    judged = {
+        k: m for k, m in result.metrics.items() if m.depends_on_judge and not m.measures_the_judge
+    }
     first = next(iter(judged.values()), None)
     if first is not None:
         what = "records" if result.unit is None else f"units of {result.unit}"
@@ -493,6 +495,11 @@ def print_audit(result: Any, console: Console, level: float = 0.95) -> None:
         )
         for note in m.notes:
             console.print(f"    note: {escape(note)}")
+    of_judge = [
+        f"{k} {fmt_number(m.judge)}" for k, m in result.metrics.items() if m.measures_the_judge
+    ]
+    if of_judge:
+        console.print("of the judge itself, nothing to correct: " + ", ".join(of_judge))
     unchanged = [k for k, m in result.metrics.items() if not m.depends_on_judge]
     if unchanged:
         console.print("unchanged (they read no judge): " + ", ".join(unchanged))
