@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 import pingce
-from pingce.audits.correct import correct
-from pingce.audits.runs import read_sheet, reopen, strata_codes
-from pingce.audits.sample import allocate
+from pingce.audits.correct import correct, record_pairs
+from pingce.audits.runs import read_sheet, reopen
+from pingce.audits.sample import allocate, draw
 
 from .cli_run import run_pingce
 
@@ -59,7 +59,9 @@ def test_the_sheet_is_the_drawn_records_pairs_and_is_seeded(run_dir: Path, tmp_p
         "judge_score",
         "judge_verdict",
         "human",
+        "draw",
     ]
+    assert {r["draw"] for r in rows} == {"budget=4 seed=0 strata=2 allocation=neyman"}
     assert len({r["id"] for r in rows}) == 4 and all(r["human"] == "" for r in rows)
     for row in rows:  # the verdict is the judge's score against τ = 0.7
         assert row["judge_verdict"] == str(int(float(row["judge_score"]) > 0.7))
@@ -99,9 +101,20 @@ def test_audit_json_is_the_correction_of_the_sheet(run_dir: Path, tmp_path: Path
     audited = json.loads((out / "audit.json").read_text(encoding="utf-8"))
     run = reopen(run_dir)
     read = read_sheet(SHEET)
-    labels, strata, empty = read.labels, read.strata, read.empty
+    labels, empty = read.labels, read.empty
     assert empty == 0 and len(labels) == 28
-    want = correct(run.plan, run.table, run.scored, labels, strata=strata_codes(run, strata))
+    # the strata and the drawn records from the draw itself (pingce.audits.sample.draw, tested
+    # on its own), not from the sheet reader under test
+    assert run.scored is not None
+    pairs = record_pairs(run.plan, run.table, np.arange(run.table.n))
+    decided = np.flatnonzero([bool(p) for p in pairs])
+    scores = [np.array([run.scored.table.get(*p) for p in pairs[i]]) for i in decided]
+    drawn = draw(scores, 4, seed=0, strata=2)
+    codes = np.full(run.table.n, -1, dtype=np.intp)
+    codes[decided] = drawn.codes
+    on_sheet = np.isin(run.table.lines, [int(r["line"]) for r in _rows(SHEET)])
+    assert on_sheet.sum() == 4 and set(np.flatnonzero(on_sheet)) == set(decided[drawn.indices])
+    want = correct(run.plan, run.table, run.scored, labels, strata=codes, drawn=on_sheet)
     results = json.loads((run_dir / "results.json").read_text(encoding="utf-8"))
     for name, metric in audited["metrics"].items():
         assert metric["judge"] == pytest.approx(results["metrics"][name]["value"], abs=1e-12)
@@ -302,7 +315,8 @@ def test_a_model_judged_run_is_audited_without_asking_the_judge_again(tmp_path: 
             read.labels,
             judged=reopened.judged,
             grades=_resolved_grades(reopened, read),
-            strata=strata_codes(reopened, read.strata),
+            strata=_judged_strata(reopened, 8, 2),
+            drawn=np.isin(reopened.table.lines, list(read.strata)),
         )
     finally:
         for key, value in old.items():
@@ -481,3 +495,95 @@ def test_a_pairwise_preference_is_audited_and_position_bias_is_left_to_the_judge
     assert bias["measures_the_judge"] and bias["value"] is None
     assert bias["judge"] == results["metrics"]["position_bias"]["value"]
     assert "of the judge itself, nothing to correct: position_bias" in done.stdout
+
+
+def _judged_strata(run: object, budget: int, strata: int) -> np.ndarray:
+    """The draw's strata of a model-judged run, from pingce.audits.sample.draw on each record's
+    grades mapped to [0, 1] (rubric 1-5 and correctness), not from the code under test."""
+    graded = run.judged.graded  # type: ignore[attr-defined]
+    per_task = []
+    for one in graded.values():
+        task = one.entries[0][0]["task"]
+        if task in ("rubric", "correctness"):
+            low, high = one.scale.low, one.scale.high
+            per_task.append((task, (one.values.mean(axis=1) - low) / (high - low)))
+    columns = list(dict(per_task).values())
+    scores = [np.array(row) for row in np.stack(columns, axis=1)]
+    return draw(scores, budget, seed=0, strata=strata).codes
+
+
+def test_a_label_that_also_covers_an_undrawn_record_is_not_used_for_it(tmp_path: Path) -> None:
+    """Three copies of every record (new ids): the same pairs recur in records that were not
+    drawn. Only the drawn records count as labelled, as a random sample needs."""
+    data = tmp_path / "records.jsonl"
+    with open(data, "w", encoding="utf-8") as handle:
+        for copy in range(3):
+            for line in DATA.read_text(encoding="utf-8").splitlines():
+                record = json.loads(line)
+                record["id"] = f"{record['id']}-{copy}"
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    out = tmp_path / "run"
+    assert (
+        run_pingce("run", "function-points", "--data", str(data), "--out", str(out)).returncode == 0
+    )
+    sheet = tmp_path / "sheet.csv"
+    done = run_pingce("audit", "sample", str(out), "--budget", "4", "--out", str(sheet))
+    assert done.returncode == 0, done.stderr
+    rows = _rows(sheet)
+    for row in rows:
+        row["human"] = "1"
+    with open(sheet, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    result = pingce.audit(out, sheet)
+    drawn = {r["line"] for r in rows}
+    assert len(drawn) == 4
+    assert result.metrics["sem_f1"].labelled == 4  # not every record whose pairs recur
+    assert {str(v["line"]) for v in result.verified} == drawn
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "message"),
+    [
+        ("noline.csv", "id,stratum,a,b,human,draw\nx,0,a,b,1,d\n", "no column 'line'"),
+        ("bad.jsonl", '{"line": 1\n', ":1: not JSON"),
+        ("list.jsonl", "[1, 2]\n", "is not an object"),
+        ("nodraw.csv", "id,line,stratum,a,b,human\nx,14,0,a,b,1\n", "no column 'draw'"),
+        (
+            "baddraw.csv",
+            "id,line,stratum,a,b,human,draw\nx,14,0,a,b,1,everything\n",
+            "is not how pingce audit sample writes a draw",
+        ),
+    ],
+)
+def test_a_malformed_sheet_is_an_error_naming_where(
+    run_dir: Path, tmp_path: Path, name: str, content: str, message: str
+) -> None:
+    sheet = tmp_path / name
+    sheet.write_text(content, encoding="utf-8")
+    done = run_pingce("audit", str(run_dir), "--labels", str(sheet))
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_sheet_not_in_utf_8_or_of_another_draw_is_refused(run_dir: Path, tmp_path: Path) -> None:
+    gbk = tmp_path / "gbk.csv"
+    gbk.write_bytes(SHEET.read_text(encoding="utf-8").encode("gbk"))
+    done = run_pingce("audit", str(run_dir), "--labels", str(gbk))
+    assert done.returncode == 2 and "not UTF-8" in done.stderr
+    rows = _rows(SHEET)
+    for row in rows:
+        if row["line"] == rows[0]["line"]:
+            row["id"] = "bogus"
+    other = tmp_path / "other.csv"
+    with open(other, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    done = run_pingce("audit", str(run_dir), "--labels", str(other))
+    assert done.returncode == 2 and "the sheet's id 'bogus' is not the record's" in done.stderr
+    with pytest.raises(pingce.OptionError, match="ci_level 95"):
+        pingce.audit(run_dir, SHEET, ci_level=95)
+    with pytest.raises(pingce.OptionError, match="lam -3"):
+        pingce.audit(run_dir, SHEET, lam=-3)

@@ -178,7 +178,9 @@ def test_a_stratum_without_a_labelled_record_is_an_error_that_says_what_to_do(ru
     keep[decided[:2]] = True
     strata = np.zeros(table.n, dtype=np.intp)
     strata[decided[3:]] = 1  # stratum 1 has no labelled record
-    with pytest.raises(InputError, match="stratum 1 of the sheet has no record labelled whole"):
+    with pytest.raises(
+        InputError, match=r"stratum 1 of the sheet has 0 record\(s\) labelled whole"
+    ):
         correct(plan, table, scored, _human(scored, pairs, keep), strata=strata)
 
 

@@ -185,7 +185,12 @@ def audit(
     audit.html and audit.md are written there. ``run``: a stored run's name or its output
     folder; ``lam``: the judge's weight (None: tuned, PPI++; 1: PPI; 0: the labels alone)."""
     from .audits.runs import audit_run, reopen, write_audit
+    from .errors import OptionError
 
+    if not 0.5 <= ci_level < 1:
+        raise OptionError(f"ci_level {ci_level!r}: a level in [0.5, 1), such as 0.95")
+    if lam is not None and not 0 <= lam <= 1:
+        raise OptionError(f"lam {lam!r}: a weight in [0, 1] (1 PPI, 0 the labels alone), or None")
     result = audit_run(
         reopen(run, store=None if store is None else str(store)), labels, lam=lam, level=ci_level
     )

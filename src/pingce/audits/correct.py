@@ -125,7 +125,10 @@ def _audited(
     codes: np.ndarray,
     lam: float | None,
     level: float,
+    exact: bool = False,
 ) -> AuditedMetric:
+    """One metric's values; ``exact``: the highest stratum code is the records the judge
+    decided nothing for."""
     size = judge.shape[0]
 
     def finalize(mean: np.ndarray) -> float:
@@ -140,7 +143,10 @@ def _audited(
     human_value, h_low, h_high = delta_interval(finalize, alone, level)
     effective = None
     if np.isfinite(high - low) and high > low and np.isfinite(h_high - h_low):
-        effective = corrected.labelled * ((h_high - h_low) / (high - low)) ** 2
+        # the records people labelled (not those the judge decided nothing for) times the
+        # variance the correction saves
+        people = int((labelled & (codes != codes.max())).sum()) if exact else int(labelled.sum())
+        effective = people * ((h_high - h_low) / (high - low)) ** 2
     return AuditedMetric(
         judge=_finite(judge_value),
         human=_finite(human_value),
@@ -221,6 +227,7 @@ def correct(
     judged: Judgements | None = None,
     grades: Grades | None = None,
     strata: np.ndarray | None = None,
+    drawn: np.ndarray | None = None,
     lam: float | None = None,
     level: float = 0.95,
 ) -> dict[str, AuditedMetric]:
@@ -229,7 +236,8 @@ def correct(
     run's ``judged`` grades): PPI++ (``lam`` None) or a fixed λ, within ``strata`` (a stratum
     code per record: the audit sample's strata; None: one), with normal intervals at
     ``level``. A record is labelled when every pair and every task the judges decided for it
-    has a human label."""
+    has a human label, and (with ``drawn``, a mask) it was drawn: a label that happens to cover
+    a record outside the random sample is not used for it (that would bias the estimate)."""
     grades = grades or {}
     if scored is not None:
         labelled, undecided = labelled_records(plan, table, labels)
@@ -240,6 +248,8 @@ def correct(
         graded = np.array([all((i, t) in grades for t in tasks) for i in range(table.n)])
         labelled = (labelled | undecided) & graded
         undecided = np.zeros(table.n, bool)  # every record was graded by the judges
+    if drawn is not None:
+        labelled = labelled & (np.asarray(drawn, dtype=bool) | undecided)
     if not labelled.any():
         raise InputError("no record has a human label on every pair the judge decided for it")
     human_scored = None
@@ -261,13 +271,14 @@ def correct(
     if units is not None:  # a unit suite: the units (dialogues) are what was sampled
         labelled, undecided, codes = _by_unit(units, labelled, undecided, codes)
     counts = (int((labelled & ~undecided).sum()), int((~labelled).sum()), int(undecided.sum()))
-    bare = sorted(set(codes[~labelled].tolist()) - set(codes[labelled].tolist()))
-    if bare:
-        raise InputError(
-            f"stratum {bare[0]} of the sheet has no record labelled whole: label at least one "
-            "record of every stratum (every pair of it), or draw the sheet again with fewer "
-            "--strata"
-        )
+    present = np.bincount(codes[labelled & ~undecided], minlength=int(codes.max()) + 1)
+    for h in sorted(set(codes[~labelled].tolist())):
+        if present[h] < 2:
+            raise InputError(
+                f"stratum {h} of the sheet has {present[h]} record(s) labelled whole: label at "
+                "least two records of every stratum (every pair of each), or draw the sheet "
+                "again with fewer --strata"
+            )
     out: dict[str, AuditedMetric] = {}
     for name, metric in plan.metrics.items():
         key = plan.keys[name]
@@ -300,7 +311,9 @@ def correct(
             continue
         if units is not None:
             human_rows, judge_rows = _unit_sums(units, human_rows), _unit_sums(units, judge_rows)
-        audited = _audited(metric, human_rows, judge_rows, labelled, codes, lam, level)
+        audited = _audited(
+            metric, human_rows, judge_rows, labelled, codes, lam, level, bool(undecided.any())
+        )
         notes = []
         if audited.ci_low is not None and audited.ci_low == audited.ci_high:
             notes.append(
@@ -334,6 +347,8 @@ def planned_half_widths(
         statistic = plan.statistics[plan.keys[name]]
         rows = dense_rows(blocks[plan.keys[name]])
         if rows is None or not (statistic.needs_similarity or statistic.needs_judge):
+            continue
+        if metric.measures_the_judge:
             continue
         mean = np.zeros(rows.shape[1])
         covariance = np.zeros((rows.shape[1], rows.shape[1]))

@@ -35,24 +35,25 @@ from ..progress import no_progress
 from ..records import Table
 from ..similarity import Pair
 from .correct import AuditedMetric, correct, judged_tasks, planned_half_widths, record_pairs
-from .sample import Allocation, draw
+from .sample import Allocation, Draw, draw
 
 __all__ = [
     "AuditResult",
     "Reopened",
     "audit_run",
     "read_sheet",
+    "redraw",
     "reopen",
     "sample_sheet",
-    "strata_codes",
+    "sheet_drawing",
     "write_audit",
 ]
 
-COLUMNS = ("id", "line", "stratum", "a", "b", "judge_score", "judge_verdict", "human")
+COLUMNS = ("id", "line", "stratum", "a", "b", "judge_score", "judge_verdict", "human", "draw")
 """The sheet's columns, in order, for a similarity judge's pairs."""
 JUDGED_COLUMNS = (
     *("id", "line", "stratum", "task", "input", "output", "reference", "output_a", "output_b"),
-    *("judge_score", "human"),
+    *("judge_score", "human", "draw"),
 )
 """The sheet's columns for answers graded by a model: the grade on the scale's own units
 (correctness: C 1, P 0.5, I 0; a preference: A's win, 1, 0.5 or 0), the human's on the same
@@ -78,14 +79,14 @@ class Reopened:
     threshold: float | None
 
 
-def _stored_options(folder: Path, store: str | None) -> tuple[str, dict[str, Any], str] | None:
-    """The suite, options and data path the run store recorded for the run in ``folder``."""
+def _stored_run(folder: Path, store: str | None) -> Any:
+    """The run store's record of the run whose output folder is ``folder`` (None if none)."""
     from ..history import runs
 
     target = folder.resolve()
     for info in runs(store=store):
         if info.out_dir and Path(info.out_dir).resolve() == target and info.data_path:
-            return str(info.options.get("suite") or info.suite), info.options, info.data_path
+            return info
     return None
 
 
@@ -151,6 +152,25 @@ def _scores_again(plan: Plan, table: Table, failed: int = 0) -> Scored | None:
     return scored
 
 
+def _check_supported(stored: dict[str, Any], data_path: str, folder: Path) -> None:
+    """Refuse, with the reason, the runs an audit cannot find again yet."""
+    if stored.get("model"):
+        raise OptionError(
+            "the run was answered by --model: auditing such a run is not supported yet (its "
+            "answers are in predictions.jsonl)"
+        )
+    if stored.get("sample"):
+        raise OptionError(
+            f"the run evaluated a sample of its records (--sample {stored['sample']}): auditing "
+            "a sampled run is not supported yet; audit a run of all the records"
+        )
+    if any(ch in data_path for ch in "*?[") or stored.get("engine") == "ray":
+        raise OptionError(
+            "the run read its records on Ray (--engine ray) or from a glob: auditing it is not "
+            "supported yet; audit a local run of one file"
+        )
+
+
 def reopen(ref: str | os.PathLike[str], *, store: str | None = None) -> Reopened:
     """The run ``ref`` (a stored run's name or its output folder) with its records and scores.
     An error when its data file is gone or changed, when it was answered by ``--model`` (the
@@ -159,10 +179,12 @@ def reopen(ref: str | os.PathLike[str], *, store: str | None = None) -> Reopened
 
     folder, info = run_folder(ref, store=store)
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    if info is None:
+        info = _stored_run(folder, store)
     found = (
         (str(info.options.get("suite") or info.suite), info.options, info.data_path or "")
         if info is not None
-        else _stored_options(folder, store)
+        else None
     )
     if found is None:
         sig = results.get("signature", {})
@@ -174,11 +196,16 @@ def reopen(ref: str | os.PathLike[str], *, store: str | None = None) -> Reopened
         }
         found = (results["suite"], stored, data.get("source", ""))
     suite, stored, data_path = found
-    if stored.get("model"):
-        raise OptionError(
-            "the run was answered by --model: auditing such a run is not supported yet (its "
-            "answers are in predictions.jsonl)"
-        )
+    _check_supported(stored, data_path, folder)
+    if info is not None and info.data_sha256 and Path(data_path).is_file():
+        from ..history import data_hash
+
+        if data_hash(data_path) != info.data_sha256:
+            raise InputError(
+                "the data file changed since the run (its sha256 is not the one the run store "
+                "recorded): audit a run of the file as it is now",
+                source=data_path,
+            )
     if not data_path or not Path(data_path).is_file():
         raise InputError(f"the run's data file is gone: {data_path!r}", source=str(folder))
     plan = plan_run(suite, _options(stored))
@@ -244,6 +271,84 @@ def _task_grades(run: Reopened) -> dict[str, Graded]:
     return out
 
 
+@dataclass(frozen=True)
+class DrawSpec:
+    """How a sheet was drawn; written on each of its rows (``draw``), so that the audit draws
+    the same again and knows every record's stratum, and which records were drawn."""
+
+    budget: int
+    seed: int = 0
+    strata: int = 4
+    allocation: Allocation = "neyman"
+
+    def text(self) -> str:
+        return (
+            f"budget={self.budget} seed={self.seed} strata={self.strata} "
+            f"allocation={self.allocation}"
+        )
+
+    @classmethod
+    def parse(cls, text: str, where: str) -> DrawSpec:
+        try:
+            given = dict(part.split("=", 1) for part in str(text).split())
+            allocation = given["allocation"]
+            if allocation not in ("neyman", "uniform"):
+                raise ValueError(allocation)
+            return cls(
+                int(given["budget"]),
+                int(given["seed"]),
+                int(given["strata"]),
+                "neyman" if allocation == "neyman" else "uniform",
+            )
+        except (KeyError, ValueError):
+            raise InputError(
+                f"draw: {text!r} is not how pingce audit sample writes a draw (budget=N seed=N "
+                "strata=N allocation=neyman|uniform)",
+                source=where,
+            ) from None
+
+
+@dataclass
+class Drawing:
+    """A draw over a run: each record's stratum (-1: decided by nothing), which records were
+    drawn, the records' pairs."""
+
+    spec: DrawSpec
+    result: Draw
+    keys: np.ndarray
+    """What was drawn from: the decided records, or in a unit suite their units."""
+    units: np.ndarray | None
+    codes: np.ndarray
+    drawn: np.ndarray
+    pairs: list[list[Pair]]
+
+
+def redraw(run: Reopened, spec: DrawSpec) -> Drawing:
+    """The draw ``spec`` over ``run`` (the same every time: seeded, from the same scores)."""
+    decided, pairs, _ = _record_scores(run)
+    if decided.size == 0:
+        raise InputError("the judge decided no pair in this run: there is nothing to label")
+    keys, scores, units = _unit_scores(run)  # records, or in a unit suite their units
+    clean = [np.nan_to_num(s, nan=0.5) for s in scores]
+    result = draw(
+        clean, spec.budget, seed=spec.seed, strata=spec.strata, allocation=spec.allocation
+    )
+    by_key = dict(zip(keys.tolist(), result.codes.tolist(), strict=True))
+    chosen = {int(keys[k]) for k in result.indices.tolist()}
+    owner = np.arange(run.table.n) if units is None else units
+    is_decided = np.zeros(run.table.n, dtype=bool)
+    is_decided[decided] = True
+    codes = np.array(
+        [
+            by_key.get(int(owner[i]), -1) if is_decided[i] or units is not None else -1
+            for i in range(run.table.n)
+        ],
+        dtype=np.intp,
+    )
+    drawn = np.array([int(owner[i]) in chosen for i in range(run.table.n)]) & is_decided
+    return Drawing(spec, result, keys, units, codes, drawn, pairs)
+
+
 def sample_sheet(
     run: Reopened,
     budget: int,
@@ -255,29 +360,13 @@ def sample_sheet(
 ) -> dict[str, Any]:
     """Draw the records a human should check and write their pairs to ``out`` (``.csv`` or
     ``.jsonl``); what was drawn, per stratum."""
-    decided, pairs, _ = _record_scores(run)
-    if decided.size == 0:
-        raise InputError("the judge decided no pair in this run: there is nothing to label")
-    keys, scores, units = _unit_scores(run)  # records, or in a unit suite their units
-    clean = [np.nan_to_num(s, nan=0.5) for s in scores]
-    drawn = draw(clean, budget, seed=seed, strata=strata, allocation=allocation)
-    chosen = {int(keys[k]): int(drawn.codes[k]) for k in drawn.indices.tolist()}
-    if units is None:
-        records = [(int(i), chosen[int(i)]) for i in decided.tolist() if int(i) in chosen]
-    else:
-        records = [
-            (int(i), chosen[int(units[i])]) for i in decided.tolist() if int(units[i]) in chosen
-        ]
+    drawing = redraw(run, DrawSpec(budget, seed, strata, allocation))
+    pairs = drawing.pairs
     rows = []
-    for i, stratum in records:
-        rows += _sheet_rows(run, i, stratum, pairs[i])
+    for i in np.flatnonzero(drawing.drawn).tolist():
+        rows += _sheet_rows(run, i, int(drawing.codes[i]), pairs[i], drawing.spec.text())
     _write_sheet(rows, Path(out), JUDGED_COLUMNS if run.scored is None else COLUMNS)
-    codes = np.full(run.table.n, -1, dtype=np.intp)
-    if units is None:
-        codes[keys] = drawn.codes
-    else:
-        by_unit = dict(zip(keys.tolist(), drawn.codes.tolist(), strict=True))
-        codes = np.array([by_unit.get(int(u), -1) for u in units], dtype=np.intp)
+    drawn, units, codes = drawing.result, drawing.units, drawing.codes
     planned = {}
     if units is None:  # per unit, the planned width is not computed yet
         planned = planned_half_widths(
@@ -285,10 +374,11 @@ def sample_sheet(
         )
     return {
         "expected_half_width": planned,
+        "graded": run.scored is None,
         "unit": run.plan.unit,
         "records": int(drawn.indices.size),
         "pairs": len(rows),
-        "decided_records": int(keys.size),
+        "decided_records": int(drawing.keys.size),
         "strata": [
             {
                 "stratum": h,
@@ -304,11 +394,13 @@ def sample_sheet(
     }
 
 
-def _sheet_rows(run: Reopened, i: int, stratum: int, pairs: list[Pair]) -> list[dict[str, Any]]:
+def _sheet_rows(
+    run: Reopened, i: int, stratum: int, pairs: list[Pair], drawn_by: str
+) -> list[dict[str, Any]]:
     """The sheet's rows of record ``i``: one a task its model judges graded, one a pair its
     similarity judge decided."""
     ids, lines = run.table.ids, run.table.lines
-    head = {"id": ids[i], "line": int(lines[i]), "stratum": stratum}
+    head = {"id": ids[i], "line": int(lines[i]), "stratum": stratum, "draw": drawn_by}
     rows: list[dict[str, Any]] = []
     texts = _task_texts(run)
     for task, graded in _task_grades(run).items():
@@ -404,18 +496,32 @@ class Sheet:
     """By (the record's line in the data file, task): the grade as written and where."""
     strata: dict[int, int] = field(default_factory=dict)
     """By the record's line in the data file: its stratum in the draw."""
+    ids: dict[int, str] = field(default_factory=dict)
+    """By the record's line: its id as the sheet shows it ("" for none)."""
+    spec: DrawSpec | None = None
+    """How the sheet was drawn (its ``draw`` column)."""
     empty: int = 0
 
 
-def _rows_of(path: Path) -> list[tuple[int, dict[str, Any]]]:
-    if path.suffix.lower() == ".jsonl":
-        return [
-            (n, json.loads(line))
-            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
-            if line.strip()
-        ]
-    with open(path, encoding="utf-8-sig", newline="") as handle:
-        return list(enumerate(csv.DictReader(handle), 2))
+def _rows_of(path: Path) -> list[tuple[int, Any]]:
+    """The sheet's rows with their line numbers (a CSV's header is line 1)."""
+    try:
+        if path.suffix.lower() == ".jsonl":
+            rows: list[tuple[int, Any]] = []
+            for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if text.strip():
+                    try:
+                        rows.append((n, json.loads(text)))
+                    except json.JSONDecodeError as exc:
+                        raise InputError(f"not JSON: {exc.msg}", source=str(path), line=n) from None
+            return rows
+        with open(path, encoding="utf-8-sig", newline="") as handle:
+            return list(enumerate(csv.DictReader(handle), 2))
+    except UnicodeDecodeError:
+        raise InputError(
+            "the sheet is not UTF-8: save it as UTF-8 (Excel: Save As, CSV UTF-8)",
+            source=str(path),
+        ) from None
 
 
 def read_sheet(path: str | os.PathLike[str]) -> Sheet:
@@ -425,14 +531,39 @@ def read_sheet(path: str | os.PathLike[str]) -> Sheet:
         raise InputError("no such file", source=str(path))
     sheet = Sheet()
     for line, row in _rows_of(path):
+        if not isinstance(row, dict):
+            raise InputError("a row of the sheet is not an object", source=str(path), line=line)
         judged = bool(row.get("task"))
-        needed = (
-            ("id", "stratum", "human", "task") if judged else ("id", "a", "b", "stratum", "human")
-        )
+        needed = ("line", "stratum", "human", "draw", *(("task",) if judged else ("a", "b")))
         missing = [c for c in needed if c not in row]
         if missing:
             raise InputError(f"the sheet has no column {missing[0]!r}", source=str(path), line=line)
+        drawn_by = row.get("draw")
+        if not drawn_by:
+            raise InputError(
+                "the sheet has no draw column: use the sheet pingce audit sample wrote",
+                source=str(path),
+                line=line,
+            )
+        spec = DrawSpec.parse(str(drawn_by), f"{path}:{line}")
+        if sheet.spec is None:
+            sheet.spec = spec
+        elif spec != sheet.spec:
+            raise InputError(
+                f"draw: {drawn_by!r} differs from the sheet's first row ({sheet.spec.text()}): "
+                "one sheet is one draw",
+                source=str(path),
+                line=line,
+            )
         try:
+            record = "" if row.get("id") is None else str(row["id"])
+            if sheet.ids.setdefault(int(row["line"]), record) != record:
+                raise InputError(
+                    f"id {record!r}: another row of line {row['line']} says "
+                    f"{sheet.ids[int(row['line'])]!r} (the sheet's id and line columns as drawn)",
+                    source=str(path),
+                    line=line,
+                )
             sheet.strata[int(row["line"])] = int(row["stratum"])
         except (TypeError, ValueError):
             raise InputError(
@@ -612,33 +743,29 @@ def _checked(
     return all(p in labels for p in pairs) and all((i, t) in grades for t in tasks)
 
 
-def strata_codes(run: Reopened, strata_by_line: dict[int, int]) -> np.ndarray:
-    """Each record's stratum: the sheet's for the drawn records (by their line); for the
-    others the bin of their judge score (their unit's, in a unit suite) among as many quantile
-    bins as the sheet has strata (the draw's own bins: the same scores give the same bins)."""
-    from .sample import strata_of
-
-    drawn, scores, units = _unit_scores(run)
-    codes = np.zeros(run.table.n, dtype=np.intp)
-    if drawn.size:
-        k = max(strata_by_line.values(), default=0) + 1
-        means = np.array([float(np.mean(np.nan_to_num(s, nan=0.5))) for s in scores])
-        bins = strata_of(means, k)[0]
-        if units is None:
-            codes[drawn] = bins
-        else:
-            lookup = dict(zip(drawn.tolist(), bins.tolist(), strict=True))
-            codes = np.array([lookup.get(int(u), 0) for u in units], dtype=np.intp)
-    sheet = {
-        i: strata_by_line[int(line)]
-        for i, line in enumerate(run.table.lines)
-        if int(line) in strata_by_line
-    }
-    for i, code in sheet.items():
-        codes[i] = code
-        if units is not None:
-            codes[units == units[i]] = code
-    return codes
+def sheet_drawing(run: Reopened, sheet: Sheet, where: str) -> Drawing:
+    """The draw the sheet says it is, made again over ``run``; an error when a row of the sheet
+    is not a record of that draw (a sheet of another run, or a data file changed since)."""
+    if sheet.spec is None:
+        raise InputError("the sheet has no rows", source=where)
+    drawing = redraw(run, sheet.spec)
+    index = {int(line): i for i, line in enumerate(run.table.lines)}
+    for line, stratum in sheet.strata.items():
+        i = index.get(line)
+        if i is None or not drawing.drawn[i] or int(drawing.codes[i]) != stratum:
+            raise InputError(
+                f"line {line} (stratum {stratum}) is not a record of this run's draw "
+                f"({sheet.spec.text()}): the sheet is of another run, or the data file changed",
+                source=where,
+            )
+        record = run.table.ids[i]
+        if sheet.ids.get(line, "") != ("" if record is None else str(record)):
+            raise InputError(
+                f"line {line}: the sheet's id {sheet.ids.get(line)!r} is not the record's "
+                f"{record!r}: the data file changed since the sheet was drawn",
+                source=where,
+            )
+    return drawing
 
 
 def audit_run(
@@ -646,12 +773,13 @@ def audit_run(
 ) -> AuditResult:
     """Every metric of ``run`` corrected by the labels of ``sheet``."""
     read = read_sheet(sheet)
-    labels, strata_by_line, empty = read.labels, read.strata, read.empty
+    labels, empty = read.labels, read.empty
     if not labels and not read.grades:
         raise InputError("the sheet has no label yet: fill in its human column", source=str(sheet))
     grades = _resolved_grades(run, read)
-    pairs = record_pairs(run.plan, run.table, np.arange(run.table.n))
-    codes = strata_codes(run, strata_by_line)
+    drawing = sheet_drawing(run, read, str(sheet))
+    pairs = drawing.pairs
+    codes = drawing.codes
     metrics = correct(
         run.plan,
         run.table,
@@ -660,6 +788,7 @@ def audit_run(
         judged=run.judged,
         grades=grades,
         strata=codes,
+        drawn=drawing.drawn,
         lam=lam,
         level=level,
     )
@@ -667,7 +796,9 @@ def audit_run(
     if empty:
         notes.append(f"{empty} pair(s) of the sheet have no label yet: their records do not count")
     partly = sum(
-        1 for p in pairs if p and any(q in labels for q in p) and not all(q in labels for q in p)
+        1
+        for i, p in enumerate(pairs)
+        if drawing.drawn[i] and any(q in labels for q in p) and not all(q in labels for q in p)
     )
     if partly:
         notes.append(f"{partly} record(s) have only some of their pairs labelled: left out")
@@ -686,7 +817,7 @@ def audit_run(
     verified = [
         {"id": run.table.ids[i], "line": int(run.table.lines[i])}
         for i in range(run.table.n)
-        if _checked(pairs[i], labels, i, grades, judged_tasks(run.judged))
+        if drawing.drawn[i] and _checked(pairs[i], labels, i, grades, judged_tasks(run.judged))
     ]
     return AuditResult(
         run=run.name,

@@ -106,9 +106,13 @@ def sample(
             f"expected 95% interval with these labels alone (were the people to agree with the "
             f"judge): {widths}; the correction narrows it as far as the judge agrees with them"
         )
+    how = (
+        "a grade on the judge's scale, or A / B / tie for a preference"
+        if drawn["graded"]
+        else "1 a match, 0 not, or a score in [0, 1]"
+    )
     click.echo(
-        "then fill in its human column (1 a match, 0 not, or a score in [0, 1]) and run: "
-        f"pingce audit {run_ref} --labels {out}"
+        f"then fill in its human column ({how}) and run: pingce audit {run_ref} --labels {out}"
     )
 
 

@@ -78,6 +78,9 @@ def render_audit_html(result: Any, level: float = 0.95) -> str:
             f'<td class="num">{"" if m.effective_n is None else f"{m.effective_n:,.1f}"}</td>'
             "</tr>"
         )
+        rows += [
+            f'<tr><td></td><td colspan="8" class="note">{esc(note)}</td></tr>' for note in m.notes
+        ]
     unchanged = [k for k, m in result.metrics.items() if not m.depends_on_judge]
     agreement = "".join(f"<li>{esc(item)}</li>" for item in _agreement_items(result.agreement))
     notes = "".join(f'<li class="note">{esc(note)}</li>' for note in result.notes)
@@ -125,6 +128,7 @@ def render_audit_markdown(result: Any, level: float = 0.95) -> str:
     lines = [f"# pingce audit: {result.run}", ""]
     lines += [f"- {item}" for item in _agreement_items(result.agreement)]
     lines += [f"- Note: {note}" for note in result.notes]
+    notes: list[str] = []
     lines += [
         "",
         "## Metrics corrected by the audit",
@@ -142,6 +146,8 @@ def render_audit_markdown(result: Any, level: float = 0.95) -> str:
             f"{fmt_number(m.value)} | {_interval(m)} | {m.labelled} | {m.unlabelled} | "
             f"{effective} |"
         )
+        notes += [f"`{name}`: {note}" for note in m.notes]
+    lines += [""] + [f"- Note: {note}" for note in notes] if notes else []
     of_judge = [
         f"`{k}` {fmt_number(m.judge)}" for k, m in result.metrics.items() if m.measures_the_judge
     ]
