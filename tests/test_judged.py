@@ -553,3 +553,137 @@ def test_the_judges_section_finds_a_diagnostic_under_the_suite_s_own_name(
         r is not None
         and f"verbosity: correlation of score and answer length: <b>{r:.4f}</b>" in section
     )
+
+
+def _suite(tmp_path: Path, judge: str = "", metrics: str = "  rubric_score: {}\n") -> Path:
+    """A suite of ``metrics`` graded on the rubric, 1-5, by judge-a, with ``judge`` lines
+    added to its judge block."""
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        f"name: graded\nmetrics:\n{metrics}"
+        f"judge:\n  rubric: '{RUBRIC}'\n  scale: 1-5\n  judges: [openai:judge-a]\n{judge}",
+        encoding="utf-8",
+    )
+    return suite
+
+
+def test_structured_output_is_asked_and_refused_once(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    """``structured: auto`` (the default) sends the answer's JSON schema; an endpoint that
+    refuses response_format (a 400 naming it) is asked again without it, and the judge never
+    sends it again that run: one refused request, no failed call, the scores the strict parser
+    reads; a rerun asks nothing (the answers are cached under the requests as given)."""
+    data = _records(tmp_path / "r.jsonl")
+    first = pingce.evaluate(_suite(tmp_path), data, base_url=server.url, bootstrap=0)
+    schema = server.chat()[0].json["response_format"]
+    assert schema["type"] == "json_schema"
+    assert schema["json_schema"]["schema"]["properties"]["score"]["enum"] == [1, 2, 3, 4, 5]
+    assert "structured=auto" in (first.signature.model_extra or {})["judge"]
+    server.reset()
+    server.formats = "reject"
+    rubric = RUBRIC + " (refused)"
+    result = _run(server, data, judges=["openai:judge-a", "openai:judge-b"], rubric=rubric)
+    asked = server.chat()
+    for judge in ("judge-a", "judge-b"):
+        mine = [r for r in asked if r.json["model"] == judge]
+        refused = [r for r in mine if r.status == 400]
+        assert len(refused) == 1 and refused[0].response_format is not None
+        assert len(mine) == 2 * N + 1  # every prompt answered once, plus the one refused
+        assert all(r.response_format is None for r in mine if r.status == 200)
+        stats = (result.judge or {})[f"openai:{judge}"]
+        assert stats["failures"] == 0 and stats["unparsed_answers"] == 0
+    assert result.value("rubric_score") == pytest.approx(np.mean(SCORES), abs=1e-12)
+    _run(server, data, judges=["openai:judge-a", "openai:judge-b"], rubric=rubric)
+    assert len(server.chat()) == len(asked)
+    strict = _suite(tmp_path, "  structured: true\n")
+    always = pingce.evaluate(strict, data, base_url=server.url, bootstrap=0, rubric=rubric + "!")
+    assert always.metrics["rubric_score"].failed_records == N  # true: a refusal is a failure
+
+
+def test_a_model_s_refusal_is_a_counted_failure_with_its_text(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    """An answer carrying OpenAI's ``message.refusal`` is never a score: a counted answer
+    without a grade, the refusal's text kept in records.jsonl."""
+    plain = Planted()
+
+    def answer(request: Request) -> dict[str, Any]:
+        if _which(request) == 3:
+            return {"content": None, "refusal": "I can't assist with grading this."}
+        return plain(request)
+
+    server.answer = answer
+    data = _records(tmp_path / "r.jsonl")
+    result = _run(server, data, on_judge_failure="skip", bootstrap=0)
+    kept = [s for i, s in enumerate(SCORES) if i != 3]
+    assert result.value("rubric_score") == pytest.approx(np.mean(kept), abs=1e-12)
+    assert result.metrics["rubric_score"].failed_records == 1
+    assert (result.judge or {})["openai:judge-a"]["unparsed_answers"] == 2
+    rows = {r["id"]: r for r in _records_of(result, tmp_path)}
+    grade = next(g for g in rows["q3"]["judge"]["grades"] if g["task"] == "rubric")
+    assert grade["refusal"] == "I can't assist with grading this."
+    assert grade["failure"] == "refusal: I can't assist with grading this."
+    assert "score" not in grade
+
+
+def test_geval_counts_the_answers_graded_by_their_stated_score(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    """With logprobs, an answer without usable probabilities is graded by its stated score,
+    counted per judge (results.json's ``stated_score_fallbacks``), marked ``"weighted": false``
+    in its grade, and shown in report.html's Judges section."""
+    bare = {2, 7, 9}  # records answered without logprobs
+
+    def answer(request: Request) -> dict[str, Any]:
+        i = _which(request)
+        content = json.dumps({"score": SCORES[i]})
+        if i in bare:
+            return {"content": content}
+        token = {"token": str(SCORES[i]), "logprob": 0.0, "top_logprobs": []}
+        tokens = [{"token": '{"score": ', "logprob": 0.0}, token, {"token": "}", "logprob": 0.0}]
+        return {"content": content, "logprobs": {"content": tokens}}
+
+    server.answer = answer
+    data = _records(tmp_path / "r.jsonl")
+    result = pingce.evaluate(
+        _suite(tmp_path, "  logprobs: true\n"), data, base_url=server.url, bootstrap=0
+    )
+    assert result.value("rubric_score") == pytest.approx(np.mean(SCORES), abs=1e-12)
+    assert (result.judge or {})["openai:judge-a"]["stated_score_fallbacks"] == len(bare)
+    rows = _records_of(result, tmp_path)
+    for i, row in enumerate(rows):
+        (grade,) = row["judge"]["grades"]
+        assert grade.get("weighted") is (False if i in bare else None)
+        assert ("weighted_score" in grade) is (i not in bare)
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    section = html[html.index('<section id="judges">') :]
+    assert 'stated scores: no usable logprobs (G-Eval)</th><td class="num">3</td>' in section
+    plain = _run(server, data, bootstrap=0)
+    assert "stated_score_fallbacks" not in (plain.judge or {})["openai:judge-a"]
+
+
+def test_a_jury_s_judges_are_asked_at_the_same_time(server: LoopbackServer, tmp_path: Path) -> None:
+    """Two judges, each answering in 0.2 s with one request at a time, five prompts each: the
+    jury takes about one judge's second, not the two seconds of one judge after the other; the
+    numbers are those of the judges asked alone."""
+    import time
+
+    from tests.loopback import Fault
+
+    kind = Planted(shift=1)
+    server.answer = lambda req: (kind if req.json["model"] == "judge-b" else Planted())(req)
+    server.rule = lambda req: Fault("ok", seconds=0.2)
+    lines = _records(tmp_path / "all.jsonl").read_text(encoding="utf-8").splitlines()[:5]
+    data = tmp_path / "five.jsonl"
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    judges = "  concurrency: 1\n"
+    suite = _suite(tmp_path, judges)
+    both = ["openai:judge-a", "openai:judge-b"]
+    start = time.perf_counter()
+    result = pingce.evaluate(suite, data, base_url=server.url, bootstrap=0, judges=both)
+    seconds = time.perf_counter() - start
+    assert seconds < 1.6, seconds
+    assert server.max_in_flight == 2
+    expected = np.mean([(s + min(5, s + 1)) / 2 for s in SCORES[:5]])
+    assert result.value("rubric_score") == pytest.approx(expected, abs=1e-12)

@@ -79,7 +79,8 @@ class JudgeSetup:
     system: str | None
     parameters: Mapping[str, Any]
     logprobs: bool
-    structured: bool
+    structured: Literal["auto"] | bool
+    """Send the answer's JSON schema (``auto``: until the endpoint refuses it)."""
     concurrency: int
     timeout: float
     max_retries: int
