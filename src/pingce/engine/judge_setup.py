@@ -35,9 +35,18 @@ from ..urls import public_url
 
 if TYPE_CHECKING:
     from ..options import Judging
+    from ..suites.build import BuiltSuite
     from ..suites.spec import JudgeSpec
 
-__all__ = ["DEFAULT_PARAMETERS", "TASKS", "JudgeSetup", "Task", "judge_setup"]
+__all__ = [
+    "DEFAULT_PARAMETERS",
+    "TASKS",
+    "JudgeSetup",
+    "Task",
+    "grade_on_scale",
+    "judge_setup",
+    "run_scale",
+]
 
 Task = Literal["rubric", "correctness", "pairwise"]
 TASKS: tuple[Task, ...] = ("rubric", "correctness", "pairwise")
@@ -161,6 +170,37 @@ class JudgeSetup:
         )
 
 
+def run_scale(spec: JudgeSpec | None, judging: Judging) -> Scale:
+    """The run's scale: ``--scale``, else the suite's ``judge.scale`` (1-5 by default); an
+    error names which one is not a scale."""
+    from ..suites.spec import JudgeSpec
+
+    block = spec or JudgeSpec()
+    try:
+        return parse_scale(judging.scale if judging.scale is not None else block.scale)
+    except OptionError as exc:
+        where = "--scale" if judging.scale is not None else "judge.scale"
+        raise OptionError(f"{where}: {exc}") from None
+
+
+def grade_on_scale(suite: BuiltSuite, judging: Judging) -> None:
+    """Give the run's scale to the metrics whose rows are laid out on it (a jury's agreement,
+    :class:`pingce.metrics.judged.JuryAgreement`), when the run is planned: every run, side of
+    a comparison and Ray piece planned with one scale lays them out alike, before any record
+    is read. A metric that cannot read the scale is an error naming it."""
+    from ..metrics.judged import JuryAgreement
+
+    bound = {n: m for n, m in suite.metrics.items() if isinstance(m, JuryAgreement)}
+    if not bound:
+        return
+    scale = run_scale(suite.spec.judge, judging)
+    for name, metric in bound.items():
+        try:
+            metric.grade_on(scale)
+        except ValueError as exc:
+            raise SuiteError(str(exc), source=suite.source, key=f"metrics.{name}") from None
+
+
 def judge_setup(
     spec: JudgeSpec | None, judging: Judging, base_url: str | None, tasks: tuple[Task, ...]
 ) -> JudgeSetup:
@@ -187,11 +227,7 @@ def judge_setup(
         raise OptionError(
             "rubric_score grades on a rubric: give --rubric TEXT|FILE or the suite's judge.rubric"
         )
-    try:
-        scale = parse_scale(judging.scale if judging.scale is not None else block.scale)
-    except OptionError as exc:
-        where = "--scale" if judging.scale is not None else "judge.scale"
-        raise OptionError(f"{where}: {exc}") from None
+    scale = run_scale(block, judging)
     for task, template in block.templates.items():
         try:
             optional = set(PLACEHOLDERS[task]) | {"reference", "input", "scale", "form"}

@@ -50,6 +50,11 @@ class Graded:
     judges: tuple[str, ...]
     failures: np.ndarray
     """``(n, judges)`` object: why there is no grade (None where there is one)."""
+    codes: np.ndarray
+    """``(n, judges)``: the stated grade's place among the scale's declared values (its points
+    or labels, :meth:`pingce.judged.Scale.code`); -1 where there is no grade or the scale is
+    continuous. G-Eval's weighted score is a value, not a code: the code is the score the
+    judge wrote."""
     entries: list[list[dict[str, Any]]]
     """Per record, per judge: what records.jsonl keeps (the grade, the raw answer, its reasoning,
     tokens, seconds, whether the cache answered)."""
@@ -229,6 +234,7 @@ def _read(
     n, judges = len(by_judge[0]), len(by_judge)
     values = np.full((n, judges), np.nan)
     failures = np.full((n, judges), None, dtype=object)
+    codes = np.full((n, judges), -1, dtype=np.intp)
     entries: list[list[dict[str, Any]]] = [[] for _ in range(n)]
     for j, (judge, answers) in enumerate(zip(setup.judges, by_judge, strict=True)):
         name = f"openai:{judge}"
@@ -242,10 +248,12 @@ def _read(
                     counted.unparsed.setdefault(name, set()).add(id(answer))
             else:
                 values[i, j] = value
+                codes[i, j] = scale.code(entry.get("score"), entry.get("label"))
                 if entry.get("weighted") is False:
                     counted.fallbacks.setdefault(name, set()).add(id(answer))
             entries[i].append(entry)
-    return Graded(values, scale, tuple(f"openai:{j}" for j in setup.judges), failures, entries)
+    names = tuple(f"openai:{j}" for j in setup.judges)
+    return Graded(values, scale, names, failures, codes, entries)
 
 
 def _value(

@@ -352,6 +352,7 @@ BIAS_METRICS = (
     ("position_bias", "position bias: verdicts that change when the two answers swap places"),
     ("score_length_correlation", "verbosity: correlation of score and answer length"),
     ("judge_agreement", "agreement of the jury (Krippendorff's alpha)"),
+    ("judge_fleiss_kappa", "agreement of the jury on categories (Fleiss' kappa)"),
 )
 
 
