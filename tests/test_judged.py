@@ -817,20 +817,30 @@ def test_geval_counts_the_answers_graded_by_their_stated_score(
 def test_a_jury_s_judges_are_asked_at_the_same_time(server: LoopbackServer, tmp_path: Path) -> None:
     """Two judges, each answering in 0.2 s with one request at a time, five prompts each: the
     jury takes about one judge's second, not the two seconds of one judge after the other; the
-    numbers are those of the judges asked alone."""
+    numbers are those of the judges asked alone, and each judge has its progress bar."""
     import time
 
+    from pingce.engine.evaluate import evaluate_suite
+    from pingce.options import RunOptions
     from tests.loopback import Fault
 
     kind = Planted(shift=1)
     server.answer = lambda req: (kind if req.json["model"] == "judge-b" else Planted())(req)
-    server.rule = lambda req: Fault("ok", seconds=0.2)
     lines = _records(tmp_path / "all.jsonl").read_text(encoding="utf-8").splitlines()[:5]
     data = tmp_path / "five.jsonl"
     data.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    judges = "  concurrency: 1\n"
-    suite = _suite(tmp_path, judges)
+    suite = _suite(tmp_path, "  concurrency: 1\n")
     both = ["openai:judge-a", "openai:judge-b"]
+    done: dict[str, list[float]] = {}
+
+    def hook(name: str, total: float | None) -> Any:
+        done[name] = [total or 0.0, 0.0]
+        return lambda amount: done[name].__setitem__(1, done[name][1] + amount)
+
+    options = RunOptions(base_url=server.url, bootstrap=0, judges=both, rubric=RUBRIC + "!")
+    evaluate_suite(suite, data, options, progress=hook)  # also the warm-up: imports, caches
+    assert done["judge judge-a"] == done["judge judge-b"] == [5.0, 5.0]  # a bar per judge
+    server.rule = lambda req: Fault("ok", seconds=0.2)
     start = time.perf_counter()
     result = pingce.evaluate(suite, data, base_url=server.url, bootstrap=0, judges=both)
     seconds = time.perf_counter() - start
