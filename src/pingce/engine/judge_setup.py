@@ -3,10 +3,12 @@ laid over it, and what each request to a judge holds.
 
 One home for the grading policy that is not the scale's or the prompts' own: which judges, which
 template per task (the suite's, else the default in the suite's language), the request body
-(temperature 0 unless the suite says otherwise, the answer's JSON schema with ``structured``, the
-score token's probabilities with ``logprobs``) and the signature that names all of it, so a
-changed rubric, template, scale, judge or parameter asks again (the answer cache is keyed by the
-whole request) and an unchanged one never does.
+(temperature 0 unless the suite says otherwise, the answer's JSON schema with ``structured``:
+``auto`` by default, left out by a judge whose endpoint refuses it, the score token's
+probabilities with ``logprobs``) and the signature that names all of it, so a changed rubric,
+template, scale, judge or parameter asks again (the answer cache is keyed by the whole request)
+and an unchanged one never does. The run's scale (:func:`run_scale`) is read once more when the
+run is planned, for the metrics laid out on it (:func:`grade_on_scale`).
 """
 
 from __future__ import annotations

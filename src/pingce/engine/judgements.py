@@ -88,7 +88,7 @@ class Judgements:
     stats: dict[str, BackendStats]
     """By judge (``openai:NAME``)."""
     signature: str
-    counted: Counted = field(default_factory=lambda: Counted())
+    counted: Counted = field(default_factory=Counted)
     """What the answers' reading counted, by judge."""
 
     def summary(self) -> dict[str, Any]:
