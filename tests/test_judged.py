@@ -848,3 +848,21 @@ def test_a_jury_s_judges_are_asked_at_the_same_time(server: LoopbackServer, tmp_
     assert server.max_in_flight == 2
     expected = np.mean([(s + min(5, s + 1)) / 2 for s in SCORES[:5]])
     assert result.value("rubric_score") == pytest.approx(expected, abs=1e-12)
+
+
+def test_ordinal_agreement_too_large_for_memory_says_so_before_asking(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ordinal rows hold the scale's K x K coincidences per record: past the memory limit the
+    run stops with an input error that names level interval, before any judge is asked."""
+    from pingce.metrics import agreement
+
+    monkeypatch.setattr(agreement, "_ORDINAL_CELLS", N * 25 - 1)  # 1-5: 25 cells a record
+    suite = _jury_suite(tmp_path, {"alpha": {"metric": "judge_agreement"}})
+    with pytest.raises(pingce.InputError, match="level interval"):
+        pingce.evaluate(suite, _records(tmp_path / "r.jsonl"), base_url=server.url)
+    assert server.chat() == []
+    interval = _jury_suite(tmp_path, {"alpha": {"metric": "judge_agreement", "level": "interval"}})
+    server.answer = _answer_as(_planted_jury("1-5"))
+    result = pingce.evaluate(interval, _records(tmp_path / "r.jsonl"), base_url=server.url)
+    assert result.value("alpha") is not None
