@@ -866,3 +866,24 @@ def test_ordinal_agreement_too_large_for_memory_says_so_before_asking(
     server.answer = _answer_as(_planted_jury("1-5"))
     result = pingce.evaluate(interval, _records(tmp_path / "r.jsonl"), base_url=server.url)
     assert result.value("alpha") is not None
+
+
+def test_stored_runs_of_another_scale_compare_with_it(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    """Two stored runs graded on --scale good/fair/poor (not the suite's 1-5): compared with the
+    same --scale, their jury agreement pairs record by record; without it, the plan's layout is
+    1-5's and the comparison says the runs were made with other options."""
+    grades = _planted_jury("good/fair/poor")
+    server.answer = _answer_as(grades)
+    suite = _jury_suite(tmp_path, {"alpha": {"metric": "judge_agreement"}})
+    data = _records(tmp_path / "r.jsonl")
+    run = pingce.evaluate(suite, data, base_url=server.url, scale="good/fair/poor", bootstrap=0)
+    pingce.report.write_outputs(run, tmp_path / "a")
+    pingce.report.write_outputs(run, tmp_path / "b")
+    same = pingce.compare_runs(
+        tmp_path / "a", tmp_path / "b", suite=suite, scale="good/fair/poor", bootstrap=0
+    )
+    assert same.metrics["alpha"].delta == 0.0
+    with pytest.raises(pingce.OptionError, match="other options"):
+        pingce.compare_runs(tmp_path / "a", tmp_path / "b", suite=suite, bootstrap=0)

@@ -182,6 +182,7 @@ def test_the_keywords_are_the_old_allow_lists() -> None:
         *["bootstrap", "seed", "ci_method", "bootstrap_method", "ci_level", "on_judge_failure"],
         "bootstrap_stream",
         *["slices", "zero_division", "laws", "regression_gates"],
+        "scale",  # a jury's agreement is laid out on the runs' scale
     }
 
 
@@ -200,7 +201,7 @@ def test_what_two_stored_runs_refuse_or_leave_unused() -> None:
         "base_url",
         "cache",
         "no_cache",
-        *["judges", "rubric", "scale"],  # the stored runs were graded already
+        *["judges", "rubric"],  # the stored runs were graded already
     }
 
 
