@@ -336,39 +336,190 @@ def test_the_value_note_says_the_judge_gave_no_grade(
     assert "no grade from a judge" in (skip.metrics["rubric_score"].value_note or "")
 
 
-def test_a_jury_s_agreement_is_krippendorff_s_alpha(server: LoopbackServer, tmp_path: Path) -> None:
-    """judge_agreement over three judges (one harsher, one noisier) equals the krippendorff
-    package's interval alpha on the judges x records matrix, a grade not given missing."""
+JURY = ("judge-a", "judge-b", "judge-c")
+LABELS = ["good", "fair", "poor"]
+
+
+def _planted_jury(scale: str, seed: int = 3) -> dict[str, list[Any]]:
+    """Each judge's grade of each record on ``scale`` (None: an answer without a grade): a
+    true grade per record, each judge off by a little now and then, judge-c silent on record
+    7."""
+    rng = np.random.default_rng(seed)
+    truth = rng.integers(0, 5, size=N)
+    grades: dict[str, list[Any]] = {}
+    for j, judge in enumerate(JURY):
+        off = rng.integers(-1, 2, size=N) * (rng.random(N) < 0.4)
+        points = np.clip(truth + off + (j == 1), 0, 4).tolist()
+        if scale == "1-5":
+            mine: list[Any] = [int(p) + 1 for p in points]
+        elif scale == "0-1":
+            mine = [p / 4 for p in points]
+        else:
+            mine = [LABELS[min(2, int(p) // 2)] for p in points]
+        if judge == "judge-c":
+            mine[7] = None
+        grades[judge] = mine
+    return grades
+
+
+def _answer_as(grades: dict[str, list[Any]]) -> Any:
+    """The loopback's answers of the planted jury (every correctness prompt a C)."""
+
+    def answer(request: Request) -> dict[str, Any]:
+        if RUBRIC not in (request.prompt or ""):
+            return {"content": json.dumps({"label": "C"})}
+        grade = grades[request.json["model"]][_which(request)]
+        if grade is None:
+            return {"content": "no grade"}
+        key = "label" if isinstance(grade, str) else "score"
+        return {"content": json.dumps({"reasoning": "planted", key: grade})}
+
+    return answer
+
+
+def _jury_suite(tmp_path: Path, metrics: dict[str, dict[str, Any]]) -> Path:
+    suite = tmp_path / "jury.yaml"
+    spec = {
+        "name": "jury",
+        "metrics": metrics,
+        "judge": {"rubric": RUBRIC, "judges": [f"openai:{j}" for j in JURY]},
+    }
+    suite.write_text(json.dumps(spec), encoding="utf-8")
+    return suite
+
+
+def _matrix(grades: dict[str, list[Any]], number: Any) -> np.ndarray:
+    """The judges x records matrix of the package, ``number`` of each grade (NaN: none)."""
+    return np.array([[np.nan if g is None else float(number(g)) for g in grades[j]] for j in JURY])
+
+
+def _fleiss(grades: dict[str, list[Any]], values: list[Any]) -> float:
+    """statsmodels' Fleiss' kappa over the records every judge graded."""
+    from statsmodels.stats.inter_rater import fleiss_kappa
+
+    rows = [
+        [sum(grades[j][i] == v for j in JURY) for v in values]
+        for i in range(N)
+        if all(grades[j][i] is not None for j in JURY)
+    ]
+    return float(fleiss_kappa(np.array(rows), method="fleiss"))
+
+
+AT_LEVELS: dict[str, dict[str, str]] = {
+    "1-5": {"alpha": "ordinal", "interval": "interval", "nominal": "nominal"},
+    "good/fair/poor": {"alpha": "nominal", "ordinal": "ordinal", "interval": "interval"},
+    "0-1": {"alpha": "interval"},
+}
+"""Per scale, the suite's judge_agreement metrics and the level each is measured at (the
+first, ``alpha``, gives no level: the scale's)."""
+
+
+@pytest.mark.parametrize("scale", list(AT_LEVELS))
+def test_a_jury_s_agreement_is_at_the_scale_s_level(
+    server: LoopbackServer, tmp_path: Path, scale: str
+) -> None:
+    """judge_agreement over a planted jury of three (one a grade higher, one silent on a
+    record) equals the krippendorff package's alpha at the scale's level (1-5 ordinal, labels
+    nominal, 0-1 interval) and at any level the suite gives, on the judges x records matrix,
+    a grade not given missing; judge_fleiss_kappa equals statsmodels' Fleiss' kappa over the
+    records every judge graded, and is null with the reason on a continuous scale."""
     import krippendorff
 
-    rng = np.random.default_rng(3)
-    noise = {i: int(rng.integers(-1, 2)) for i in range(N)}
-    plain, kind = Planted(), Planted(shift=1)
-
-    class Noisy(Planted):
-        def __call__(self, request: Request) -> dict[str, Any]:
-            i = _which(request)
-            if RUBRIC in (request.prompt or "") and i != 7:
-                score = min(5, max(1, SCORES[i] + noise[i]))
-                return {"content": json.dumps({"score": score})}
-            return {"content": "no grade"} if i == 7 else plain(request)
-
-    judges = {"judge-a": plain, "judge-b": kind, "judge-c": Noisy()}
-    server.answer = lambda req: judges[req.json["model"]](req)
+    grades = _planted_jury(scale)
+    server.answer = _answer_as(grades)
+    metrics: dict[str, dict[str, Any]] = {
+        name: {"metric": "judge_agreement", **({"level": level} if name != "alpha" else {})}
+        for name, level in AT_LEVELS[scale].items()
+    }
+    metrics["kappa"] = {"metric": "judge_fleiss_kappa"}
+    suite = _jury_suite(tmp_path, metrics)
     data = _records(tmp_path / "r.jsonl")
-    result = _run(server, data, judges=[f"openai:{j}" for j in judges], bootstrap=0)
-    matrix = np.array(
-        [
-            [float(s) for s in SCORES],
-            [float(min(5, s + 1)) for s in SCORES],
-            [np.nan if i == 7 else float(min(5, max(1, SCORES[i] + noise[i]))) for i in range(N)],
-        ]
+    result = pingce.evaluate(
+        suite, data, base_url=server.url, scale=scale, bootstrap=200, on_judge_failure="skip"
     )
-    expected = krippendorff.alpha(reliability_data=matrix, level_of_measurement="interval")
-    assert result.value("judge_agreement") == pytest.approx(expected, abs=1e-9)
-    one = _run(server, data, bootstrap=0)
-    assert one.value("judge_agreement") is None
-    assert "two or more judges" in (one.metrics["judge_agreement"].undefined_reason or "")
+    labelled = scale == "good/fair/poor"
+    value = {"good": 1.0, "fair": 0.5, "poor": 0.0}
+    code = (lambda g: LABELS.index(g)) if labelled else float
+    domain = list(range(3)) if labelled else [1, 2, 3, 4, 5]
+    for name, level in AT_LEVELS[scale].items():
+        number = value.get if labelled and level == "interval" else code
+        extra = {"value_domain": domain} if level != "interval" else {}
+        expected = krippendorff.alpha(
+            reliability_data=_matrix(grades, number), level_of_measurement=level, **extra
+        )
+        assert result.value(name) == pytest.approx(expected, abs=1e-9), (name, level)
+        alpha = result.metrics[name]
+        assert alpha.ci_low is not None and alpha.ci_low <= alpha.value <= (alpha.ci_high or 0)
+    kappa = result.metrics["kappa"]
+    if scale == "0-1":
+        assert kappa.value is None and "continuous" in (kappa.undefined_reason or "")
+    else:
+        values: list[Any] = LABELS if labelled else [1, 2, 3, 4, 5]
+        assert kappa.value == pytest.approx(_fleiss(grades, values), abs=1e-9)
+        assert kappa.failed_records == 1  # record 7, left out: not every judge graded it
+
+
+def test_the_layout_is_the_scale_s_whatever_grades_occur(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    """A jury's ordinal rows are coded by the scale's declared points, not by the grades the
+    records use: two runs whose judges use different grades (one never gives a 5) compare
+    record by record, from the files and from the stored runs, the delta the difference of the
+    two alphas; one judge gives null with the reason; a level the scale cannot have says so."""
+    harsh = {
+        j: [None if g is None else min(g, 4) for g in gs] for j, gs in _planted_jury("1-5").items()
+    }
+    kind = _planted_jury("1-5", seed=5)
+    base = _records(tmp_path / "base.jsonl")
+    cand = tmp_path / "cand.jsonl"
+    rows = [json.loads(line) for line in base.read_text(encoding="utf-8").splitlines()]
+    cand.write_text(
+        "".join(json.dumps({**r, "output": r["output"] + " v2"}) + "\n" for r in rows),
+        encoding="utf-8",
+    )
+    answers = {"harsh": _answer_as(harsh), "kind": _answer_as(kind)}
+    server.answer = lambda req: answers["kind" if " v2" in (req.prompt or "") else "harsh"](req)
+    suite = _jury_suite(tmp_path, {"alpha": {"metric": "judge_agreement"}})
+    a = pingce.evaluate(suite, cand, base_url=server.url, bootstrap=100)
+    b = pingce.evaluate(suite, base, base_url=server.url, bootstrap=100)
+    assert a.value("alpha") is not None and b.value("alpha") is not None
+    expected = a.value("alpha") - b.value("alpha")
+    files = pingce.compare(suite, cand, base, base_url=server.url, bootstrap=100)
+    assert files.metrics["alpha"].delta == pytest.approx(expected, abs=1e-12)
+    pingce.report.write_outputs(a, tmp_path / "a")
+    pingce.report.write_outputs(b, tmp_path / "b")
+    stored = pingce.compare_runs(tmp_path / "a", tmp_path / "b", suite=suite, bootstrap=100)
+    assert stored.metrics["alpha"].delta == pytest.approx(expected, abs=1e-12)
+    one = pingce.evaluate(suite, base, base_url=server.url, bootstrap=0, judges=["openai:judge-a"])
+    assert one.value("alpha") is None
+    assert "two or more judges" in (one.metrics["alpha"].undefined_reason or "")
+    ordinal = _jury_suite(tmp_path, {"alpha": {"metric": "judge_agreement", "level": "ordinal"}})
+    with pytest.raises(pingce.SuiteError, match="continuous"):
+        pingce.evaluate(ordinal, base, base_url=server.url, scale="0-1")
+
+
+def test_the_statistic_s_width_is_the_scale_s() -> None:
+    """Ordinal rows over 1-5 have 1 + 5 x 5 columns and nominal rows over three labels 2 + 3,
+    whichever of the values the records' grades use."""
+    from pingce.engine.judgements import Graded
+    from pingce.judged import parse_scale
+    from pingce.metrics.judged import JudgeAgreement
+    from pingce.metrics.protocol import Context
+    from pingce.records import load_records
+
+    for spec, level, width in (("1-5", "ordinal", 26), ("good/fair/poor", "nominal", 5)):
+        scale = parse_scale(spec)
+        metric = JudgeAgreement()
+        metric.grade_on(scale)
+        statistic = metric.statistic()
+        table = load_records([{"output": "x"}, {"output": "y"}], statistic.fields())
+        for used in ([0, 0], [1, 1]):
+            codes = np.array([used, used], dtype=np.intp)
+            values = np.array([[1.0, 1.0], [1.0, 1.0]])
+            failures = np.full((2, 2), None, dtype=object)
+            graded = Graded(values, scale, ("a", "b"), failures, codes, [[], []])
+            block = statistic.compute(table, Context(judged={statistic.key: graded}))
+            assert block.width == width and metric._level == level
 
 
 def _pairs(path: Path) -> Path:
@@ -553,3 +704,186 @@ def test_the_judges_section_finds_a_diagnostic_under_the_suite_s_own_name(
         r is not None
         and f"verbosity: correlation of score and answer length: <b>{r:.4f}</b>" in section
     )
+
+
+def _suite(tmp_path: Path, judge: str = "", metrics: str = "  rubric_score: {}\n") -> Path:
+    """A suite of ``metrics`` graded on the rubric, 1-5, by judge-a, with ``judge`` lines
+    added to its judge block."""
+    suite = tmp_path / "suite.yaml"
+    suite.write_text(
+        f"name: graded\nmetrics:\n{metrics}"
+        f"judge:\n  rubric: '{RUBRIC}'\n  scale: 1-5\n  judges: [openai:judge-a]\n{judge}",
+        encoding="utf-8",
+    )
+    return suite
+
+
+def test_structured_output_is_asked_and_refused_once(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    """``structured: auto`` (the default) sends the answer's JSON schema; an endpoint that
+    refuses response_format (a 400 naming it) is asked again without it, and the judge never
+    sends it again that run: one refused request, no failed call, the scores the strict parser
+    reads; a rerun asks nothing (the answers are cached under the requests as given)."""
+    data = _records(tmp_path / "r.jsonl")
+    first = pingce.evaluate(_suite(tmp_path), data, base_url=server.url, bootstrap=0)
+    schema = server.chat()[0].json["response_format"]
+    assert schema["type"] == "json_schema"
+    assert schema["json_schema"]["schema"]["properties"]["score"]["enum"] == [1, 2, 3, 4, 5]
+    assert "structured=auto" in (first.signature.model_extra or {})["judge"]
+    server.reset()
+    server.formats = "reject"
+    rubric = RUBRIC + " (refused)"
+    result = _run(server, data, judges=["openai:judge-a", "openai:judge-b"], rubric=rubric)
+    asked = server.chat()
+    for judge in ("judge-a", "judge-b"):
+        mine = [r for r in asked if r.json["model"] == judge]
+        refused = [r for r in mine if r.status == 400]
+        assert len(refused) == 1 and refused[0].response_format is not None
+        assert len(mine) == 2 * N + 1  # every prompt answered once, plus the one refused
+        assert all(r.response_format is None for r in mine if r.status == 200)
+        stats = (result.judge or {})[f"openai:{judge}"]
+        assert stats["failures"] == 0 and stats["unparsed_answers"] == 0
+    assert result.value("rubric_score") == pytest.approx(np.mean(SCORES), abs=1e-12)
+    _run(server, data, judges=["openai:judge-a", "openai:judge-b"], rubric=rubric)
+    assert len(server.chat()) == len(asked)
+    strict = _suite(tmp_path, "  structured: true\n")
+    always = pingce.evaluate(strict, data, base_url=server.url, bootstrap=0, rubric=rubric + "!")
+    assert always.metrics["rubric_score"].failed_records == N  # true: a refusal is a failure
+
+
+def test_a_model_s_refusal_is_a_counted_failure_with_its_text(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    """An answer carrying OpenAI's ``message.refusal`` is never a score: a counted answer
+    without a grade, the refusal's text kept in records.jsonl."""
+    plain = Planted()
+
+    def answer(request: Request) -> dict[str, Any]:
+        if _which(request) == 3:
+            return {"content": None, "refusal": "I can't assist with grading this."}
+        return plain(request)
+
+    server.answer = answer
+    data = _records(tmp_path / "r.jsonl")
+    result = _run(server, data, on_judge_failure="skip", bootstrap=0)
+    kept = [s for i, s in enumerate(SCORES) if i != 3]
+    assert result.value("rubric_score") == pytest.approx(np.mean(kept), abs=1e-12)
+    assert result.metrics["rubric_score"].failed_records == 1
+    assert (result.judge or {})["openai:judge-a"]["unparsed_answers"] == 2
+    rows = {r["id"]: r for r in _records_of(result, tmp_path)}
+    grade = next(g for g in rows["q3"]["judge"]["grades"] if g["task"] == "rubric")
+    assert grade["refusal"] == "I can't assist with grading this."
+    assert grade["failure"] == "refusal: I can't assist with grading this."
+    assert "score" not in grade
+
+
+def test_geval_counts_the_answers_graded_by_their_stated_score(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    """With logprobs, an answer without usable probabilities is graded by its stated score,
+    counted per judge (results.json's ``stated_score_fallbacks``), marked ``"weighted": false``
+    in its grade, and shown in report.html's Judges section."""
+    bare = {2, 7, 9}  # records answered without logprobs
+
+    def answer(request: Request) -> dict[str, Any]:
+        i = _which(request)
+        content = json.dumps({"score": SCORES[i]})
+        if i in bare:
+            return {"content": content}
+        token = {"token": str(SCORES[i]), "logprob": 0.0, "top_logprobs": []}
+        tokens = [{"token": '{"score": ', "logprob": 0.0}, token, {"token": "}", "logprob": 0.0}]
+        return {"content": content, "logprobs": {"content": tokens}}
+
+    server.answer = answer
+    data = _records(tmp_path / "r.jsonl")
+    result = pingce.evaluate(
+        _suite(tmp_path, "  logprobs: true\n"), data, base_url=server.url, bootstrap=0
+    )
+    assert result.value("rubric_score") == pytest.approx(np.mean(SCORES), abs=1e-12)
+    assert (result.judge or {})["openai:judge-a"]["stated_score_fallbacks"] == len(bare)
+    rows = _records_of(result, tmp_path)
+    for i, row in enumerate(rows):
+        (grade,) = row["judge"]["grades"]
+        assert grade.get("weighted") is (False if i in bare else None)
+        assert ("weighted_score" in grade) is (i not in bare)
+    html = (tmp_path / "out" / "report.html").read_text(encoding="utf-8")
+    section = html[html.index('<section id="judges">') :]
+    assert 'stated scores: no usable logprobs (G-Eval)</th><td class="num">3</td>' in section
+    plain = _run(server, data, bootstrap=0)
+    assert "stated_score_fallbacks" not in (plain.judge or {})["openai:judge-a"]
+
+
+def test_a_jury_s_judges_are_asked_at_the_same_time(server: LoopbackServer, tmp_path: Path) -> None:
+    """Two judges, each answering in 0.2 s with one request at a time, five prompts each: the
+    jury takes about one judge's second, not the two seconds of one judge after the other; the
+    numbers are those of the judges asked alone, and each judge has its progress bar."""
+    import time
+
+    from pingce.engine.evaluate import evaluate_suite
+    from pingce.options import RunOptions
+    from tests.loopback import Fault
+
+    kind = Planted(shift=1)
+    server.answer = lambda req: (kind if req.json["model"] == "judge-b" else Planted())(req)
+    lines = _records(tmp_path / "all.jsonl").read_text(encoding="utf-8").splitlines()[:5]
+    data = tmp_path / "five.jsonl"
+    data.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    suite = _suite(tmp_path, "  concurrency: 1\n")
+    both = ["openai:judge-a", "openai:judge-b"]
+    done: dict[str, list[float]] = {}
+
+    def hook(name: str, total: float | None) -> Any:
+        done[name] = [total or 0.0, 0.0]
+        return lambda amount: done[name].__setitem__(1, done[name][1] + amount)
+
+    options = RunOptions(base_url=server.url, bootstrap=0, judges=both, rubric=RUBRIC + "!")
+    evaluate_suite(suite, data, options, progress=hook)  # also the warm-up: imports, caches
+    assert done["judge judge-a"] == done["judge judge-b"] == [5.0, 5.0]  # a bar per judge
+    server.rule = lambda req: Fault("ok", seconds=0.2)
+    start = time.perf_counter()
+    result = pingce.evaluate(suite, data, base_url=server.url, bootstrap=0, judges=both)
+    seconds = time.perf_counter() - start
+    assert seconds < 1.6, seconds
+    assert server.max_in_flight == 2
+    expected = np.mean([(s + min(5, s + 1)) / 2 for s in SCORES[:5]])
+    assert result.value("rubric_score") == pytest.approx(expected, abs=1e-12)
+
+
+def test_ordinal_agreement_too_large_for_memory_says_so_before_asking(
+    server: LoopbackServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ordinal rows hold the scale's K x K coincidences per record: past the memory limit the
+    run stops with an input error that names level interval, before any judge is asked."""
+    from pingce.metrics import agreement
+
+    monkeypatch.setattr(agreement, "_ORDINAL_CELLS", N * 25 - 1)  # 1-5: 25 cells a record
+    suite = _jury_suite(tmp_path, {"alpha": {"metric": "judge_agreement"}})
+    with pytest.raises(pingce.InputError, match="level interval"):
+        pingce.evaluate(suite, _records(tmp_path / "r.jsonl"), base_url=server.url)
+    assert server.chat() == []
+    interval = _jury_suite(tmp_path, {"alpha": {"metric": "judge_agreement", "level": "interval"}})
+    server.answer = _answer_as(_planted_jury("1-5"))
+    result = pingce.evaluate(interval, _records(tmp_path / "r.jsonl"), base_url=server.url)
+    assert result.value("alpha") is not None
+
+
+def test_stored_runs_of_another_scale_compare_with_it(
+    server: LoopbackServer, tmp_path: Path
+) -> None:
+    """Two stored runs graded on --scale good/fair/poor (not the suite's 1-5): compared with the
+    same --scale, their jury agreement pairs record by record; without it, the plan's layout is
+    1-5's and the comparison says the runs were made with other options."""
+    grades = _planted_jury("good/fair/poor")
+    server.answer = _answer_as(grades)
+    suite = _jury_suite(tmp_path, {"alpha": {"metric": "judge_agreement"}})
+    data = _records(tmp_path / "r.jsonl")
+    run = pingce.evaluate(suite, data, base_url=server.url, scale="good/fair/poor", bootstrap=0)
+    pingce.report.write_outputs(run, tmp_path / "a")
+    pingce.report.write_outputs(run, tmp_path / "b")
+    same = pingce.compare_runs(
+        tmp_path / "a", tmp_path / "b", suite=suite, scale="good/fair/poor", bootstrap=0
+    )
+    assert same.metrics["alpha"].delta == 0.0
+    with pytest.raises(pingce.OptionError, match="other options"):
+        pingce.compare_runs(tmp_path / "a", tmp_path / "b", suite=suite, bootstrap=0)

@@ -483,12 +483,14 @@ def fake_grades(statistic: Statistic, table: Table) -> Any:
     points = scale.points or scale.values
     values = np.full((len(texts), len(FAKE_JUDGES)), np.nan)
     failures = np.full(values.shape, None, dtype=object)
+    codes = np.full(values.shape, -1, dtype=np.intp)
     for p, text in enumerate(texts):
         for j, judge in enumerate(FAKE_JUDGES):
             h = zlib.crc32(f"{judge}|{sorted(text.items())}".encode())
             values[p, j] = points[h % len(points)]
+            codes[p, j] = h % len(points)  # the points, or the labels in the values' order
     entries: list[list[dict[str, Any]]] = [[] for _ in texts]
-    return Graded(values, scale, FAKE_JUDGES, failures, entries)
+    return Graded(values, scale, FAKE_JUDGES, failures, codes, entries)
 
 
 def fake_judgements(plan: Any, table: Table, progress: Any) -> Any:

@@ -184,6 +184,7 @@ def test_the_keywords_are_the_old_allow_lists() -> None:
         "bootstrap_stream",
         *["slices", "zero_division", "laws", "regression_gates"],
         *["pairwise", "judges", "rubric", "base_url", "cache"],  # issue 33: --pairwise asks
+        "scale",  # a jury's agreement is laid out on the runs' scale
     }
 
 
@@ -199,8 +200,7 @@ def test_what_two_stored_runs_refuse_or_leave_unused() -> None:
     }
     assert {n for n, why in refused.items() if why == "note"} == {
         "similarity",
-        "scale",  # the stored runs were graded already
-    }  # the judge's options apply to --pairwise (noted as unused without it: the command line)
+    }  # the judge's options apply to --pairwise (noted as unused without it), --scale to a jury
 
 
 def test_what_the_ray_engine_refuses() -> None:

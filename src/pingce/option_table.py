@@ -238,7 +238,7 @@ OPTIONS: list[Option] = [
         str,
         "The judge's scale: 0-1, 1-5 (any integer range), pass/fail, or labels as "
         "'good,fair,poor' (best first) [default: the suite's judge.scale, 1-5].",
-        frozenset({"run", "compare"}),
+        RUN_AND_COMPARE,
         "judge",
         python="str | None",
         metavar="SCALE",
@@ -833,6 +833,7 @@ if TYPE_CHECKING:
         judges: Sequence[str]
         rubric: str | None
         pairwise: bool
+        scale: str | None
         seed: int
         bootstrap: int
         ci_method: CIMethod

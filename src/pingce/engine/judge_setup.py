@@ -3,10 +3,12 @@ laid over it, and what each request to a judge holds.
 
 One home for the grading policy that is not the scale's or the prompts' own: which judges, which
 template per task (the suite's, else the default in the suite's language), the request body
-(temperature 0 unless the suite says otherwise, the answer's JSON schema with ``structured``, the
-score token's probabilities with ``logprobs``) and the signature that names all of it, so a
-changed rubric, template, scale, judge or parameter asks again (the answer cache is keyed by the
-whole request) and an unchanged one never does.
+(temperature 0 unless the suite says otherwise, the answer's JSON schema with ``structured``:
+``auto`` by default, left out by a judge whose endpoint refuses it, the score token's
+probabilities with ``logprobs``) and the signature that names all of it, so a changed rubric,
+template, scale, judge or parameter asks again (the answer cache is keyed by the whole request)
+and an unchanged one never does. The run's scale (:func:`run_scale`) is read once more when the
+run is planned, for the metrics laid out on it (:func:`grade_on_scale`).
 """
 
 from __future__ import annotations
@@ -35,9 +37,18 @@ from ..urls import public_url
 
 if TYPE_CHECKING:
     from ..options import Judging
+    from ..suites.build import BuiltSuite
     from ..suites.spec import JudgeSpec
 
-__all__ = ["DEFAULT_PARAMETERS", "TASKS", "JudgeSetup", "Task", "judge_setup"]
+__all__ = [
+    "DEFAULT_PARAMETERS",
+    "TASKS",
+    "JudgeSetup",
+    "Task",
+    "grade_on_scale",
+    "judge_setup",
+    "run_scale",
+]
 
 Task = Literal["rubric", "correctness", "pairwise"]
 TASKS: tuple[Task, ...] = ("rubric", "correctness", "pairwise")
@@ -79,7 +90,8 @@ class JudgeSetup:
     system: str | None
     parameters: Mapping[str, Any]
     logprobs: bool
-    structured: bool
+    structured: Literal["auto"] | bool
+    """Send the answer's JSON schema (``auto``: until the endpoint refuses it)."""
     concurrency: int
     timeout: float
     max_retries: int
@@ -160,6 +172,37 @@ class JudgeSetup:
         )
 
 
+def run_scale(spec: JudgeSpec | None, judging: Judging) -> Scale:
+    """The run's scale: ``--scale``, else the suite's ``judge.scale`` (1-5 by default); an
+    error names which one is not a scale."""
+    from ..suites.spec import JudgeSpec
+
+    block = spec or JudgeSpec()
+    try:
+        return parse_scale(judging.scale if judging.scale is not None else block.scale)
+    except OptionError as exc:
+        where = "--scale" if judging.scale is not None else "judge.scale"
+        raise OptionError(f"{where}: {exc}") from None
+
+
+def grade_on_scale(suite: BuiltSuite, judging: Judging) -> None:
+    """Give the run's scale to the metrics whose rows are laid out on it (a jury's agreement,
+    :class:`pingce.metrics.judged.JuryAgreement`), when the run is planned: every run, side of
+    a comparison and Ray piece planned with one scale lays them out alike, before any record
+    is read. A metric that cannot read the scale is an error naming it."""
+    from ..metrics.judged import JuryAgreement
+
+    bound = {n: m for n, m in suite.metrics.items() if isinstance(m, JuryAgreement)}
+    if not bound:
+        return
+    scale = run_scale(suite.spec.judge, judging)
+    for name, metric in bound.items():
+        try:
+            metric.grade_on(scale)
+        except ValueError as exc:
+            raise SuiteError(str(exc), source=suite.source, key=f"metrics.{name}") from None
+
+
 def judge_setup(
     spec: JudgeSpec | None, judging: Judging, base_url: str | None, tasks: tuple[Task, ...]
 ) -> JudgeSetup:
@@ -186,11 +229,7 @@ def judge_setup(
         raise OptionError(
             "rubric_score grades on a rubric: give --rubric TEXT|FILE or the suite's judge.rubric"
         )
-    try:
-        scale = parse_scale(judging.scale if judging.scale is not None else block.scale)
-    except OptionError as exc:
-        where = "--scale" if judging.scale is not None else "judge.scale"
-        raise OptionError(f"{where}: {exc}") from None
+    scale = run_scale(block, judging)
     for task, template in block.templates.items():
         try:
             optional = set(PLACEHOLDERS[task]) | {"reference", "input", "scale", "form"}

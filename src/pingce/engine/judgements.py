@@ -28,7 +28,7 @@ from ..judged import (
 )
 from ..metrics.protocol import Statistic
 from ..options import ModelCall
-from ..predict.client import Answer, ChatModel
+from ..predict.client import Answer, ChatModel, answer_together
 from ..progress import ProgressHook
 from ..records import Table
 from ..remote.cache import cache_path
@@ -37,7 +37,7 @@ from ..remote.usage import BackendStats, answer_record, charge_usage
 from .judge_setup import TASKS, JudgeSetup, Task, judge_setup
 from .plan import Plan
 
-__all__ = ["Graded", "Judgements", "grade", "judged_statistics"]
+__all__ = ["Counted", "Graded", "Judgements", "grade", "judged_statistics"]
 
 
 @dataclass
@@ -50,6 +50,11 @@ class Graded:
     judges: tuple[str, ...]
     failures: np.ndarray
     """``(n, judges)`` object: why there is no grade (None where there is one)."""
+    codes: np.ndarray
+    """``(n, judges)``: the stated grade's place among the scale's declared values (its points
+    or labels, :meth:`pingce.judged.Scale.code`); -1 where there is no grade or the scale is
+    continuous. G-Eval's weighted score is a value, not a code: the code is the score the
+    judge wrote."""
     entries: list[list[dict[str, Any]]]
     """Per record, per judge: what records.jsonl keeps (the grade, the raw answer, its reasoning,
     tokens, seconds, whether the cache answered)."""
@@ -61,6 +66,20 @@ class Graded:
 
 
 @dataclass
+class Counted:
+    """Answers counted while reading them, by judge: each answer by its ``id`` (one a distinct
+    request, however many statistics read it)."""
+
+    logprobs: bool = False
+    """Whether G-Eval's weighted scores were asked for (``logprobs`` on a points scale)."""
+    unparsed: dict[str, set[int]] = field(default_factory=dict)
+    """The answers that came back without a grade on the scale."""
+    fallbacks: dict[str, set[int]] = field(default_factory=dict)
+    """With ``logprobs``: the graded answers without usable probabilities, graded by their
+    stated score."""
+
+
+@dataclass
 class Judgements:
     """The judge phase's result: the grades by statistic key, what the calls did and cost, and
     the signature that names the judges, prompts, scale and parameters."""
@@ -69,19 +88,21 @@ class Judgements:
     stats: dict[str, BackendStats]
     """By judge (``openai:NAME``)."""
     signature: str
-    unparsed: dict[str, set[int]] = field(default_factory=dict)
-    """By judge: the answers (their ``id``: one a distinct request, however many statistics
-    read it) that came back without a grade on the scale."""
+    counted: Counted = field(default_factory=Counted)
+    """What the answers' reading counted, by judge."""
 
     def summary(self) -> dict[str, Any]:
         """results.json's ``judge``: per judge, requests, cache hits, failed calls, answers
-        without a grade, tokens and cost."""
+        without a grade, tokens and cost; with ``logprobs`` on a points scale, the answers
+        graded by their stated score for want of usable probabilities."""
         out: dict[str, Any] = {}
         for judge, stats in self.stats.items():
             one = stats.summary()
             one.pop("pairs", None)
             one["prompts"] = stats.pairs
-            one["unparsed_answers"] = len(self.unparsed.get(judge, ()))
+            one["unparsed_answers"] = len(self.counted.unparsed.get(judge, ()))
+            if self.counted.logprobs:
+                one["stated_score_fallbacks"] = len(self.counted.fallbacks.get(judge, ()))
             out[judge] = one
         return out
 
@@ -141,20 +162,16 @@ def grade(plan: Plan, table: Table, progress: ProgressHook, *, share: int = 1) -
         template = setup.template(task, statistic.judge_reference())
         texts = statistic.judge_texts(table)
         prompts[statistic.key] = (task, [render(template, **common, **t) for t in texts])
-    answers: dict[str, dict[Hashable, list[Answer]]] = {}
-    stats: dict[str, BackendStats] = {}
-    for judge in setup.judges:
-        found = _ask(setup, judge, prompts, options.cache, progress)
-        answers[judge], stats[f"openai:{judge}"] = found
+    answers, stats = _ask(setup, prompts, options.cache, progress)
     graded: dict[Hashable, Graded] = {}
-    unparsed: dict[str, set[int]] = {}
+    counted = Counted(logprobs=setup.logprobs and setup.scale.kind == "points")
     for key, (task, _) in prompts.items():
-        graded[key] = _read(setup, task, [answers[j][key] for j in setup.judges], unparsed)
+        graded[key] = _read(setup, task, [answers[j][key] for j in setup.judges], counted)
         if task == "pairwise":  # a record's two prompts: output_a shown first, then second
             for p, entries in enumerate(graded[key].entries):
                 for entry in entries:
                     entry["order"] = "output_a first" if p % 2 == 0 else "output_b first"
-    return Judgements(graded, stats, setup.signature(tasks), unparsed)
+    return Judgements(graded, stats, setup.signature(tasks), counted)
 
 
 def _task(statistic: Statistic) -> Task:
@@ -167,50 +184,61 @@ def _task(statistic: Statistic) -> Task:
 
 def _ask(
     setup: JudgeSetup,
-    judge: str,
     prompts: dict[Hashable, tuple[Task, list[str]]],
     cache: str | bool | None,
     progress: ProgressHook,
-) -> tuple[dict[Hashable, list[Answer]], BackendStats]:
-    """One judge's answers to every statistic's prompts (equal requests asked once)."""
-    bodies: list[dict[str, Any]] = []
-    spans: dict[Hashable, tuple[int, int]] = {}
-    for key, (task, texts) in prompts.items():
-        start = len(bodies)
-        bodies.extend(setup.body(judge, text, task) for text in texts)
-        spans[key] = (start, len(bodies))
-    path = cache_path(cache)  # --cache, --no-cache: the file the model's answers share
+) -> tuple[dict[str, dict[Hashable, list[Answer]]], dict[str, BackendStats]]:
+    """Every judge's answers to every statistic's prompts (equal requests asked once), the
+    judges asked at the same time, each through its own client (its concurrency, its progress
+    bar); and each judge's stats by ``openai:NAME``."""
     from ..predict.cache import AnswerCache
 
-    client = ChatModel(
-        judge,
-        base_url=setup.base_url,
-        concurrency=setup.concurrency,
-        timeout=setup.timeout,
-        policy=RetryPolicy(max_retries=setup.max_retries),
-        price_prompt=setup.price_prompt,
-        price_completion=setup.price_completion,
-        cache=None if path is None else AnswerCache(path),
-    )
+    path = cache_path(cache)  # --cache, --no-cache: the file the model's answers share
+    jobs = []
+    spans: dict[Hashable, tuple[int, int]] = {}
+    for judge in setup.judges:
+        bodies: list[dict[str, Any]] = []
+        for key, (task, texts) in prompts.items():
+            start = len(bodies)
+            bodies.extend(setup.body(judge, text, task) for text in texts)
+            spans[key] = (start, len(bodies))
+        client = ChatModel(
+            judge,
+            base_url=setup.base_url,
+            concurrency=setup.concurrency,
+            timeout=setup.timeout,
+            policy=RetryPolicy(max_retries=setup.max_retries),
+            price_prompt=setup.price_prompt,
+            price_completion=setup.price_completion,
+            cache=None if path is None else AnswerCache(path),
+            format_fallback=setup.structured == "auto",
+        )
+        jobs.append((client, bodies, progress(f"judge {judge}", float(len(bodies)))))
     try:
-        advance = progress(f"judge {judge}", float(len(bodies)))
-        found, stats = client.answer_all(bodies, advance)
+        done = answer_together(jobs)
     finally:
-        client.close()
-    return {key: found[a:b] for key, (a, b) in spans.items()}, stats
+        for client, _, _ in jobs:
+            client.close()
+    answers: dict[str, dict[Hashable, list[Answer]]] = {}
+    stats: dict[str, BackendStats] = {}
+    for judge, (found, judged) in zip(setup.judges, done, strict=True):
+        answers[judge] = {key: found[a:b] for key, (a, b) in spans.items()}
+        stats[f"openai:{judge}"] = judged
+    return answers, stats
 
 
 def _read(
     setup: JudgeSetup,
     task: Task,
     by_judge: Sequence[list[Answer]],
-    unparsed: dict[str, set[int]],
+    counted: Counted,
 ) -> Graded:
     """Every judge's answers to one statistic's prompts, read on the task's scale."""
     scale = setup.task_scale(task)
     n, judges = len(by_judge[0]), len(by_judge)
     values = np.full((n, judges), np.nan)
     failures = np.full((n, judges), None, dtype=object)
+    codes = np.full((n, judges), -1, dtype=np.intp)
     entries: list[list[dict[str, Any]]] = [[] for _ in range(n)]
     for j, (judge, answers) in enumerate(zip(setup.judges, by_judge, strict=True)):
         name = f"openai:{judge}"
@@ -221,11 +249,15 @@ def _read(
                 failures[i, j] = why
                 entry["failure"] = why
                 if answer.reply is not None:  # one answer of a request, whoever reads it
-                    unparsed.setdefault(name, set()).add(id(answer))
+                    counted.unparsed.setdefault(name, set()).add(id(answer))
             else:
                 values[i, j] = value
+                codes[i, j] = scale.code(entry.get("score"), entry.get("label"))
+                if entry.get("weighted") is False:
+                    counted.fallbacks.setdefault(name, set()).add(id(answer))
             entries[i].append(entry)
-    return Graded(values, scale, tuple(f"openai:{j}" for j in setup.judges), failures, entries)
+    names = tuple(f"openai:{j}" for j in setup.judges)
+    return Graded(values, scale, names, failures, codes, entries)
 
 
 def _value(
@@ -243,6 +275,10 @@ def _value(
         del entry["latency_sec"]
     if answer.cached:
         entry["cached"] = True
+    refusal = _refusal(choice)
+    if refusal is not None:  # the model declined (OpenAI's message.refusal): never a score
+        entry["refusal"] = refusal
+        return None, f"refusal: {refusal}"
     parsed = parse_answer(content, scale)  # a preference too: its scale is A / B / tie
     if parsed.reasoning:
         entry["reasoning"] = parsed.reasoning
@@ -251,13 +287,27 @@ def _value(
     if parsed.label is not None:
         entry["label"] = parsed.label
     entry["score"] = parsed.value
-    value = parsed.value
     if setup.logprobs and scale.kind == "points":
-        weighted = weighted_score(choice.get("logprobs") if choice else None, scale)
-        if weighted is not None:
-            entry["weighted_score"] = weighted
-            value = weighted
-    return value, None
+        return _weighted(choice, scale, parsed.value, entry), None
+    return parsed.value, None
+
+
+def _weighted(choice: dict[str, Any], scale: Scale, stated: float, entry: dict[str, Any]) -> float:
+    """G-Eval's probability-weighted score of an answer, or its stated score when the answer
+    gives no usable probabilities (then ``entry["weighted"]`` is False: counted, shown)."""
+    weighted = weighted_score(choice.get("logprobs") if choice else None, scale)
+    if weighted is None:
+        entry["weighted"] = False
+        return stated
+    entry["weighted_score"] = weighted
+    return weighted
+
+
+def _refusal(choice: dict[str, Any]) -> str | None:
+    """The model's refusal text (``message.refusal`` in OpenAI's API), or None."""
+    message = choice.get("message")
+    refusal = message.get("refusal") if isinstance(message, dict) else None
+    return refusal if isinstance(refusal, str) and refusal.strip() else None
 
 
 def _choice(reply: Any) -> dict[str, Any]:

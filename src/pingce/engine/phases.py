@@ -30,6 +30,7 @@ from ..sampling import SamplingInfo, sample_indices
 from ..suites.build import BuiltSuite, load_suite
 from ..suites.spec import SuiteSpec
 from .fields import check_maps_read, data_paths, field_map, suite_names
+from .judge_setup import grade_on_scale
 from .plan import Plan, StatBlocks, make_plan
 from .shards import expand_paths
 from .similarities import BackendChoice, Scored, score_pairs
@@ -65,6 +66,7 @@ def plan_run(
     """Load the suite with the options (validated when they were made) laid over its defaults,
     and plan (for a comparison, the suite's ``match_by`` fields are read too)."""
     built = load_suite(suite, defaults=options.suite_defaults())
+    grade_on_scale(built, options.judging)  # a jury's agreement is laid out on the scale
     identify = built.spec.match_by or [] if comparison else []
     plan = make_plan(built, options, identify=identify)
     gating = options.gating

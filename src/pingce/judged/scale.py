@@ -98,6 +98,30 @@ class Scale:
         return self.kind != "labels"
 
     @property
+    def level(self) -> Literal["nominal", "ordinal", "interval"]:
+        """The scale's level of measurement, at which a jury's agreement is measured by
+        default: ``ordinal`` for points (``1-5``: ordered, their distances not known to be
+        equal), ``interval`` for a continuous range, ``nominal`` for labels."""
+        if self.kind == "points":
+            return "ordinal"
+        return "interval" if self.kind == "continuous" else "nominal"
+
+    @property
+    def declared(self) -> tuple[float | str, ...]:
+        """The values a grade may take, in the scale's order: the points, or the labels; ()
+        for a continuous scale (any number in the range)."""
+        return self.points if self.kind == "points" else self.labels
+
+    def code(self, value: float | None, label: str | None) -> int:
+        """A grade's place among :attr:`declared` (the label's, else the value's), or -1 when
+        it is none of them (no grade, a continuous scale)."""
+        found: float | str | None = label if self.kind == "labels" else value
+        try:
+            return self.declared.index(found) if found is not None else -1
+        except ValueError:
+            return -1
+
+    @property
     def key(self) -> str:
         """The answer's JSON key: ``score`` for a number, ``label`` for a label."""
         return "score" if self.numeric else "label"

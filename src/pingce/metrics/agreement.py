@@ -62,6 +62,8 @@ __all__ = [
     "FleissKappa",
     "KrippendorffAlpha",
     "agreement_rows",
+    "check_ordinal_size",
+    "fleiss_rows",
     "parse_ratings",
 ]
 
@@ -340,23 +342,34 @@ class AgreementStatistic(Statistic):
     def compute(self, table: Table, context: Context) -> StatBlock:
         ratings = self._ratings(table)
         c = lay_out(ratings, self._domain())
-        k = len(c.domain)
-        if self.level == "ordinal" and table.n * k * k > _ORDINAL_CELLS:
-            raise InputError(
-                f"ordinal alpha keeps a {k} x {k} matrix per record (the ratings use {k} "
-                f"values): {table.n} records would need {table.n * k * k * 8 / 1e9:.1f} GB; "
-                "give fewer values, or use level interval",
-                source=table.source,
-                field=table.paths.get(self.field, self.field),
-            )
+        if self.level == "ordinal":
+            check_ordinal_size(table, len(c.domain), self.field)
         if self.level == "fleiss":
-            raters = _raters(table, self.field, ratings)
-            counts = _counts(c, table.n, len(c.domain))
-            agree = safe_divide((counts**2).sum(axis=1) - raters, raters * (raters - 1), 0.0)
-            rows = np.column_stack([np.ones(table.n), agree, counts])
+            rows = fleiss_rows(c, table.n, _raters(table, self.field, ratings))
         else:
             rows = agreement_rows(c, table.n, self.level)
         return StatBlock(width=rows.shape[1], rows=rows)
+
+
+def check_ordinal_size(table: Table, k: int, path: str) -> None:
+    """The input error of ordinal alpha over ``k`` values whose rows (a ``k x k`` matrix per
+    record) would not fit in memory; checked before any rating is read into rows."""
+    if table.n * k * k > _ORDINAL_CELLS:
+        raise InputError(
+            f"ordinal alpha keeps a {k} x {k} matrix per record (the ratings use {k} "
+            f"values): {table.n} records would need {table.n * k * k * 8 / 1e9:.1f} GB; "
+            "give fewer values, or use level interval",
+            source=table.source,
+            field=table.paths.get(path, path),
+        )
+
+
+def fleiss_rows(c: Coded, n: int, raters: int) -> np.ndarray:
+    """Fleiss' kappa's per-record rows ``[1, P_i, n_i1 ... n_iK]`` (module docstring) of ``n``
+    records each rated by ``raters`` raters, ``c`` their ratings coded over the scale."""
+    counts = _counts(c, n, len(c.domain))
+    agree = safe_divide((counts**2).sum(axis=1) - raters, raters * (raters - 1), 0.0)
+    return np.column_stack([np.ones(n), agree, counts])
 
 
 def _raters(table: Table, path: str, c: Ratings) -> int:

@@ -18,24 +18,37 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 
 from .._json import dumps
 from ..errors import InputError, SuiteError
 from ..records import FieldSpec, Table
-from .agreement import Coded, KrippendorffAlpha, agreement_rows
+from .agreement import (
+    Coded,
+    FleissKappa,
+    KrippendorffAlpha,
+    agreement_rows,
+    check_ordinal_size,
+    fleiss_rows,
+)
 from .protocol import LEFT_OUT, Context, Metric, StatBlock, Statistic
 from .registry import REQUIRED, register_metric
+
+if TYPE_CHECKING:
+    from ..judged import Scale
 
 __all__ = [
     "Aggregate",
     "Correctness",
     "JudgeAgreement",
     "JudgeAgreementStatistic",
+    "JudgeFleissKappa",
+    "JudgeFleissStatistic",
     "JudgedLabelStatistic",
     "JudgedStatistic",
+    "JuryAgreement",
     "LabelRate",
     "PairwiseStatistic",
     "PositionBias",
@@ -79,19 +92,6 @@ def jury_values(values: np.ndarray, aggregate: Aggregate = "mean") -> np.ndarray
     if rows.size:
         out[rows] = np.nanmedian(tied[rows], axis=1)
     return out
-
-
-def _left_out_reasons(graded: Any, complete: np.ndarray) -> dict[str, np.ndarray]:
-    """Why each record some judge did not grade is left out (the judges' failures)."""
-    left_out = np.full(complete.shape[0], None, dtype=object)
-    for i in np.flatnonzero(~complete).tolist():
-        why = [
-            f"{judge}: {reason}"
-            for judge, reason in zip(graded.judges, graded.failures[i], strict=True)
-            if reason is not None
-        ]
-        left_out[i] = "; ".join(why)
-    return {LEFT_OUT: left_out} if not complete.all() else {}
 
 
 class JudgedStatistic(Statistic):
@@ -186,9 +186,7 @@ class JudgedStatistic(Statistic):
         rows[:, _L2] = lengths**2 * complete
         rows[:, _SL] = s * lengths
         rows[:, _S2] = s**2
-        failed = int((~complete).sum())
-        counts = {"judge_failed_records": failed} if failed else {}
-        reasons = _left_out_reasons(graded, complete)
+        counts, reasons = _left_out(graded, ~complete)
         return StatBlock(width=_WIDTH, rows=rows, counts=counts, reasons=reasons)
 
 
@@ -317,11 +315,8 @@ class JudgedLabelStatistic(JudgedStatistic):
         rows = np.zeros((table.n, 3))
         rows[:, 0] = np.where(complete, share, 0.0)
         rows[:, 1], rows[:, 2] = complete, ~complete
-        failed = int((~complete).sum())
-        counts_out = {"judge_failed_records": failed} if failed else {}
-        return StatBlock(
-            width=3, rows=rows, counts=counts_out, reasons=_left_out_reasons(graded, complete)
-        )
+        counts_out, reasons = _left_out(graded, ~complete)
+        return StatBlock(width=3, rows=rows, counts=counts_out, reasons=reasons)
 
 
 def _point(value: float) -> str:
@@ -398,51 +393,159 @@ class ScoreLengthCorrelation(_Judged):
         return "every graded record has the same score or the same length"
 
 
+AgreementLevel = Literal["nominal", "ordinal", "interval"]
+
+
+def _default_scale() -> Scale:
+    """The judge's scale when no run gave one (the suite's ``judge.scale`` default, 1-5)."""
+    from ..judged import parse_scale
+
+    return parse_scale("1-5")
+
+
+def _left_out(graded: Any, left: np.ndarray) -> tuple[dict[str, int], dict[str, np.ndarray]]:
+    """The counts and reasons of the records ``left`` out because a judge gave them no grade
+    (each judge's reason), for the judge-failure policy."""
+    failed = int(left.sum())
+    if not failed:
+        return {}, {}
+    reasons = np.full(left.size, None, dtype=object)
+    for i in np.flatnonzero(left).tolist():
+        why = [
+            f"{judge}: {reason}"
+            for judge, reason in zip(graded.judges, graded.failures[i], strict=True)
+            if reason is not None
+        ]
+        reasons[i] = "; ".join(why)
+    return {"judge_failed_records": failed}, {LEFT_OUT: reasons}
+
+
 class JudgeAgreementStatistic(JudgedStatistic):
-    """Krippendorff's interval alpha rows (:mod:`pingce.metrics.agreement`) of the judges'
-    grades of each record: the record is the unit, each judge a rater, a grade a judge did not
-    give missing. The interval level reads the grades as numbers on the scale's own units
-    (G-Eval's weighted scores too), so the rows have one width whatever grades occur: two runs
-    and the pieces of a run always add up."""
+    """Krippendorff's alpha rows (:mod:`pingce.metrics.agreement`) of the judges' grades of
+    each record at one level of measurement: the record is the unit, each judge a rater, a
+    grade a judge did not give missing. Ordinal and nominal code each judge's stated grade by
+    its place among the scale's declared values (points or labels), never by the values the
+    records happen to use; interval reads the grades as numbers on the scale's own units
+    (G-Eval's weighted scores too). So the rows' layout is the scale's: every run, comparison
+    side and Ray piece of one scale adds up column by column."""
+
+    def __init__(
+        self,
+        task: str,
+        output: str,
+        input: str | None,
+        reference: str | None,
+        level: AgreementLevel,
+        scale: Scale,
+    ):
+        super().__init__(task, output, input, reference)
+        self.level, self.scale = level, scale
 
     @property
     def key(self) -> Hashable:
-        return ("judged agreement", self.judge_task, self.output, self.input, self.reference)
+        return (
+            "judged agreement",
+            self.judge_task,
+            self.output,
+            self.input,
+            self.reference,
+            self.level,
+            self.scale.spec,
+        )
 
     def column_names(self, width: int) -> list[str]:
-        return ["pairable unit", "pairable ratings", "sum", "sum of squares", "within"]
+        if self.level == "interval":
+            return ["pairable unit", "pairable ratings", "sum", "sum of squares", "within"]
+        names = [_shown(v) for v in self.scale.declared]
+        if self.level == "ordinal":
+            return ["pairable unit"] + [f"o[{a},{b}]" for a in names for b in names]
+        return ["pairable unit", "within"] + [f"n[{a}]" for a in names]
+
+    def check(self, table: Table) -> None:
+        super().check(table)
+        if self.level == "ordinal":
+            check_ordinal_size(table, len(self.scale.declared), self.output)
 
     def compute(self, table: Table, context: Context) -> StatBlock:
-        graded = context.grades(self.key)
-        values = graded.values
-        record, judge = np.nonzero(~np.isnan(values))  # record by record, as the rows need
-        numbers = values[record, judge]
-        coded = Coded(record.astype(np.intp), np.zeros(numbers.size, np.intp), (), numbers)
-        rows = agreement_rows(coded, table.n, "interval")
+        graded = _graded(context, self.key, self.scale)
+        if self.level == "interval":
+            record, judge = np.nonzero(~np.isnan(graded.values))  # record by record
+            numbers = graded.values[record, judge]
+            coded = Coded(record.astype(np.intp), np.zeros(numbers.size, np.intp), (), numbers)
+        else:
+            record, judge = np.nonzero(graded.codes >= 0)
+            codes = np.asarray(graded.codes[record, judge], dtype=np.intp)
+            coded = Coded(record.astype(np.intp), codes, self.scale.declared, None)
+        rows = agreement_rows(coded, table.n, self.level)
         return StatBlock(width=rows.shape[1], rows=rows)
 
 
-@register_metric("judge_agreement")
+def _shown(value: float | str) -> str:
+    return str(int(value)) if isinstance(value, float) and value.is_integer() else str(value)
+
+
+def _graded(context: Context, key: Hashable, scale: Scale) -> Any:
+    """The grades of ``key``, read on the scale the statistic was planned with."""
+    graded = context.grades(key)
+    if graded.scale.spec != scale.spec:
+        raise RuntimeError(
+            f"the judges graded on {graded.scale.spec}, but the statistic was planned for "
+            f"{scale.spec}"
+        )
+    return graded
+
+
 @dataclass(eq=False)
-class JudgeAgreement(_Judged):
-    """Krippendorff's interval alpha of a jury's rubric scores (each record a unit, each judge a
-    rater): 1 when the judges agree on every record, near 0 when they agree no more than
-    chance."""
+class JuryAgreement(_Judged):
+    """A jury's agreement over the records: the layout of its rows is the run's judge scale's,
+    given at plan time (:meth:`grade_on`; :func:`pingce.engine.judge_setup.grade_on_scale`),
+    the suite's default 1-5 until then."""
 
     measures_the_judge = True
 
-    definition = (
-        "Krippendorff's interval alpha of the judges' rubric scores over the records (a "
-        "jury's agreement)."
-    )
     per_record = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        self._alpha = KrippendorffAlpha(level="interval")
+        self.grade_on(_default_scale())
+
+    def grade_on(self, scale: Scale) -> None:
+        """Lay the statistic out on ``scale``; ValueError when the metric cannot read it."""
+        self._scale = scale
+
+
+@register_metric("judge_agreement")
+@dataclass(eq=False)
+class JudgeAgreement(JuryAgreement):
+    """Krippendorff's alpha of a jury's rubric grades (each record a unit, each judge a
+    rater) at the scale's level of measurement: 1 when the judges agree on every record, near
+    0 when they agree no more than chance."""
+
+    definition = (
+        "Krippendorff's alpha of the judges' rubric grades over the records (a jury's "
+        "agreement), at the scale's level: ordinal for points, interval for 0-1, nominal for "
+        "labels."
+    )
+    level: AgreementLevel | None = None
+    """The level of measurement; None: the scale's (points ordinal, a continuous range
+    interval, labels nominal). ``interval`` reads points and labels as their values."""
+
+    def grade_on(self, scale: Scale) -> None:
+        level = self.level or scale.level
+        if level != "interval" and scale.kind == "continuous":
+            raise ValueError(
+                f"judge_agreement at the {level} level codes the grades by the scale's values, "
+                f"and the scale {scale.spec.partition(':')[2]} is continuous (any number in "
+                "the range): leave level out, or give level: interval"
+            )
+        super().grade_on(scale)
+        self._level: AgreementLevel = level
+        self._alpha = KrippendorffAlpha(level=level)
 
     def statistic(self) -> Statistic:
-        return JudgeAgreementStatistic(self.task, self.output, self.input, self.reference)
+        return JudgeAgreementStatistic(
+            self.task, self.output, self.input, self.reference, self._level, self._scale
+        )
 
     def finalize(self, summed: np.ndarray) -> np.ndarray:
         return self._alpha.finalize(summed)
@@ -454,6 +557,81 @@ class JudgeAgreement(_Judged):
         if float(np.asarray(summed, dtype=np.float64)[..., 0]) == 0:
             return "no record was graded by two or more judges: give --judge more than once"
         return self._alpha.undefined_reason(summed)
+
+
+class JudgeFleissStatistic(JudgedStatistic):
+    """Fleiss' kappa rows (:func:`pingce.metrics.agreement.fleiss_rows`) of the records every
+    judge of a jury graded, each judge's stated grade a category among the scale's declared
+    values; a record some judge did not grade is left out (the judge-failure policy), and with
+    one judge, or on a continuous scale, no record counts."""
+
+    def __init__(
+        self, task: str, output: str, input: str | None, reference: str | None, scale: Scale
+    ):
+        super().__init__(task, output, input, reference)
+        self.scale = scale
+
+    @property
+    def key(self) -> Hashable:
+        return (
+            "judged fleiss",
+            self.judge_task,
+            self.output,
+            self.input,
+            self.reference,
+            self.scale.spec,
+        )
+
+    def column_names(self, width: int) -> list[str]:
+        return ["record", "P_i"] + [f"n[{_shown(v)}]" for v in self.scale.declared]
+
+    def compute(self, table: Table, context: Context) -> StatBlock:
+        graded = _graded(context, self.key, self.scale)
+        judges = graded.codes.shape[1]
+        failed = (graded.failures != None).any(axis=1)  # noqa: E711  (object array)
+        complete = ~failed & (graded.codes >= 0).all(axis=1) & (judges >= 2)
+        record, judge = np.nonzero((graded.codes >= 0) & complete[:, None])
+        codes = np.asarray(graded.codes[record, judge], dtype=np.intp)
+        coded = Coded(record.astype(np.intp), codes, self.scale.declared, None)
+        rows = fleiss_rows(coded, table.n, max(judges, 2))
+        rows[~complete] = 0.0
+        counts, reasons = _left_out(graded, failed)
+        return StatBlock(width=rows.shape[1], rows=rows, counts=counts, reasons=reasons)
+
+
+@register_metric("judge_fleiss_kappa")
+@dataclass(eq=False)
+class JudgeFleissKappa(JuryAgreement):
+    """Fleiss' kappa of a jury's rubric grades as categories (the scale's labels or points)
+    over the records every judge graded, as statsmodels' ``fleiss_kappa``."""
+
+    definition = (
+        "Fleiss' kappa of the judges' rubric grades as categories (the scale's labels or "
+        "points) over the records every judge graded (a jury's agreement on labels)."
+    )
+
+    def __post_init__(self) -> None:
+        self._kappa = FleissKappa()
+        super().__post_init__()
+
+    def statistic(self) -> Statistic:
+        return JudgeFleissStatistic(self.task, self.output, self.input, self.reference, self._scale)
+
+    def finalize(self, summed: np.ndarray) -> np.ndarray:
+        return self._kappa.finalize(summed)
+
+    def count(self, summed: np.ndarray) -> np.ndarray:
+        return self._kappa.count(summed)
+
+    def undefined_reason(self, summed: np.ndarray) -> str:
+        if self._scale.kind == "continuous":
+            return (
+                f"Fleiss' kappa counts grades as categories, and the scale "
+                f"{self._scale.spec.partition(':')[2]} is continuous: see judge_agreement"
+            )
+        if float(np.asarray(summed, dtype=np.float64)[..., 0]) == 0:
+            return "no record was graded by every judge of a jury: give --judge more than once"
+        return self._kappa.undefined_reason(summed)
 
 
 class PairwiseStatistic(Statistic):

@@ -102,7 +102,7 @@ BUILTIN_NAMES: dict[str, tuple[str, ...]] = {
     "agreement": ("krippendorff_alpha", "fleiss_kappa"),
     "judged": (
         *("rubric_score", "correctness", "score_length_correlation", "judge_agreement"),
-        *("label_rate", "win_rate", "position_bias"),
+        *("label_rate", "judge_fleiss_kappa", "win_rate", "position_bias"),
     ),
 }
 """The built-in metric families, modules of :mod:`pingce.metrics`, each with the metric and

@@ -11,10 +11,11 @@ keeps what it was given and a rerun asks only for the rest.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import OptionError
@@ -22,12 +23,13 @@ from ..progress import Advance
 from ..remote.cache import buffered_writer
 from ..remote.endpoint import Endpoint
 from ..remote.http import Retry, RetryPolicy, Session, post_json, run_async, run_workers
+from ..remote.structured import FormatFallback
 from ..remote.usage import BackendStats, charge_usage, noting
 from ..urls import public_url
 from .cache import AnswerCache, CachedAnswer, request_key
 from .registry import parse_model_name
 
-__all__ = ["DEFAULT_PARAMETERS", "Answer", "ChatModel", "parse_model_name"]
+__all__ = ["DEFAULT_PARAMETERS", "Answer", "ChatModel", "answer_together", "parse_model_name"]
 
 DEFAULT_PARAMETERS: dict[str, Any] = {"temperature": 0}
 """Request parameters sent unless the suite's ``model.parameters`` or ``--model-param`` say
@@ -66,6 +68,7 @@ class ChatModel:
         price_prompt: float = 0.0,
         price_completion: float = 0.0,
         cache: AnswerCache | None = None,
+        format_fallback: bool = False,
     ):
         self.endpoint = Endpoint(f"--model openai:{model}", base_url, api_key, api_key_env)
         params = {**DEFAULT_PARAMETERS, **dict(parameters or {})}
@@ -83,6 +86,11 @@ class ChatModel:
         self.price_prompt = price_prompt
         self.price_completion = price_completion
         self.cache = cache
+        self.format = FormatFallback() if format_fallback else None
+        """With ``format_fallback``: a request's ``response_format`` is left out once the
+        server refuses it (:mod:`pingce.remote.structured`; asked again at once without it, and
+        never again by this client). The cache keeps the answer under the request as given, so
+        a rerun asks nothing."""
 
     def close(self) -> None:
         """Close the cache (the client owns it)."""
@@ -113,6 +121,10 @@ class ChatModel:
         self, bodies: Sequence[dict[str, Any]], progress: Advance | None = None
     ) -> tuple[list[Answer], BackendStats]:
         """An answer to every request body (equal bodies are asked once), and what it took."""
+        return answer_together([(self, bodies, progress)])[0]
+
+    def _asking(self, bodies: Sequence[dict[str, Any]], progress: Advance | None) -> _Asking:
+        """The answers the cache has, and what is left to ask."""
         stats = BackendStats()
         if progress is not None:
             stats.watch = noting(progress)
@@ -120,21 +132,19 @@ class ChatModel:
         keys = [request_key(identity, body) for body in bodies]
         records = Counter(keys)  # the progress bar counts records: a key answers all of its
         stats.pairs = len(records)
-        found: dict[str, Answer] = {}
+        asking = _Asking(self, keys, stats)
         if self.cache is not None:
             for key, (reply, latency, _pt, _ct) in self.cache.get_many(list(records)).items():
-                found[key] = Answer(reply, latency, cached=True)
-            stats.cache_hits = len(found)
-            if progress is not None and found:
-                progress(sum(records[key] for key in found))
-        todo: dict[str, dict[str, Any]] = {}
+                asking.found[key] = Answer(reply, latency, cached=True)
+            stats.cache_hits = len(asking.found)
+            if progress is not None and asking.found:
+                progress(sum(records[key] for key in asking.found))
         for key, body in zip(keys, bodies, strict=True):
-            if key not in found:
-                todo.setdefault(key, body)
-        if todo:
-            advance = None if progress is None else (lambda key: progress(records[key]))
-            run_async(self._ask_all(todo, found, stats, advance))
-        return [found[key] for key in keys], stats
+            if key not in asking.found:
+                asking.todo.setdefault(key, body)
+        if progress is not None:
+            asking.answered = lambda key: progress(records[key])
+        return asking
 
     async def _ask_all(
         self,
@@ -171,9 +181,14 @@ class ChatModel:
 
             async def one(key: str) -> None:
                 timing: list[float] = []
-                result, reason = await post_json(
-                    session, url, bodies[key], read, self.policy, stats, timed=timing.append
-                )
+                if self.format is None:
+                    result, reason = await post_json(
+                        session, url, bodies[key], read, self.policy, stats, timed=timing.append
+                    )
+                else:
+                    result, reason = await self.format.post(
+                        session, url, bodies[key], read, self.policy, stats, timing.append
+                    )
                 if result is None:
                     stats.fail(reason or "no answer")
                     found[key] = Answer(None, None, error=reason or "no answer")
@@ -185,4 +200,52 @@ class ChatModel:
                 if answered is not None:
                     answered(key)
 
-            await run_workers(list(bodies), one, self.concurrency, every=flush)
+            todo = list(bodies)
+            if todo and self.format is not None and self.format.probing:
+                # one request alone first: a server that refuses response_format refuses it
+                # once, not once per connection of the first wave
+                await one(todo.pop(0))
+            await run_workers(todo, one, self.concurrency, every=flush)
+
+
+@dataclass
+class _Asking:
+    """One client's requests: each body's key, the answers found so far by key, the bodies
+    still to ask, the stats, and what to call as each key is answered."""
+
+    client: ChatModel
+    keys: list[str]
+    stats: BackendStats
+    found: dict[str, Answer] = field(default_factory=dict)
+    todo: dict[str, dict[str, Any]] = field(default_factory=dict)
+    answered: Callable[[str], None] | None = None
+
+    def answers(self) -> tuple[list[Answer], BackendStats]:
+        return [self.found[key] for key in self.keys], self.stats
+
+
+def answer_together(
+    jobs: Sequence[tuple[ChatModel, Sequence[dict[str, Any]], Advance | None]],
+) -> list[tuple[list[Answer], BackendStats]]:
+    """Each client's answers to its request bodies (with its progress), the clients asking at
+    the same time (each with its own session and concurrency) in one event loop: a jury takes
+    about as long as its slowest judge, not the sum. An error of one client (a dead endpoint)
+    stops the others, after each wrote the answers it had to the cache."""
+    askings = [client._asking(bodies, progress) for client, bodies, progress in jobs]
+    waiting = [a for a in askings if a.todo]
+    if waiting:
+        run_async(_ask_together(waiting))
+    return [a.answers() for a in askings]
+
+
+async def _ask_together(askings: Sequence[_Asking]) -> None:
+    tasks = [
+        asyncio.ensure_future(a.client._ask_all(a.todo, a.found, a.stats, a.answered))
+        for a in askings
+    ]
+    try:
+        await asyncio.gather(*tasks)
+    finally:  # after an error in one, stop the others (they write what they have) first
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)

@@ -341,14 +341,18 @@ JUDGE_KEYS = (
     ("cache_hits", "cache hits"),
     ("failures", "failed calls"),
     ("unparsed_answers", "answers without a grade"),
+    ("stated_score_fallbacks", "stated scores: no usable logprobs (G-Eval)"),
     ("prompt_tokens", "prompt tokens"),
     ("completion_tokens", "completion tokens"),
     ("cost", "cost"),
 )
+_OPTIONAL_KEYS = frozenset({"stated_score_fallbacks"})
+"""Rows of the judges' table shown only when the run has them (``logprobs`` asked for)."""
 BIAS_METRICS = (
     ("position_bias", "position bias: verdicts that change when the two answers swap places"),
     ("score_length_correlation", "verbosity: correlation of score and answer length"),
     ("judge_agreement", "agreement of the jury (Krippendorff's alpha)"),
+    ("judge_fleiss_kappa", "agreement of the jury on categories (Fleiss' kappa)"),
 )
 
 
@@ -361,6 +365,8 @@ def _judge_section(result: EvaluationResult) -> str:
     head = "".join(f'<th scope="col"><code>{esc(j)}</code></th>' for j in judges)
     rows = []
     for key, label in JUDGE_KEYS:
+        if key in _OPTIONAL_KEYS and not any(key in result.judge[j] for j in judges):
+            continue
         cells = "".join(
             f'<td class="num">{_count(result.judge[j].get(key, 0))}</td>' for j in judges
         )

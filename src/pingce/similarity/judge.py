@@ -29,7 +29,7 @@ import numpy as np
 
 from ..errors import OptionError
 from ..progress import Advance
-from ..remote.http import Rejected, Retry, RetryPolicy, Session, post_json, run_async, run_workers
+from ..remote.http import Retry, RetryPolicy, Session, run_async, run_workers
 from ..remote.limits import (
     Backoff,
     Concurrency,
@@ -40,6 +40,7 @@ from ..remote.limits import (
     Temperature,
     Wait,
 )
+from ..remote.structured import FormatFallback
 from ..remote.usage import answer_record, charge_usage
 from ..urls import public_url
 from .base import BackendStats, Pair
@@ -90,13 +91,6 @@ _RESPONSE_FORMATS: dict[str, dict[str, Any] | None] = {
     "off": None,
 }
 _RESPONSE_FORMATS["json_schema"] = _RESPONSE_FORMATS["auto"]
-_REFUSAL = re.compile(rb"response[_ -]?format|json[_ -]?schema|json_object|guided_json", re.I)
-
-
-def _refuses_format(status: int, body: bytes) -> bool:
-    """Whether a 4xx answer refuses ``response_format``: a 422 (a schema validator that does not
-    know the field), or a 400 whose error names it (vLLM, llama.cpp and OpenAI word it so)."""
-    return status == 422 or (status == 400 and _REFUSAL.search(body) is not None)
 
 
 _FENCE_TAG = re.compile(r"</?\s*(x|y)\s*>", re.I)
@@ -215,10 +209,9 @@ class JudgeBackend(RemoteBackend):
         self.price_prompt = price_prompt
         self.price_completion = price_completion
         self.structured = structured
-        self.format_refused = False
-        """Whether the server refused ``response_format`` (``structured: auto``): then this
-        backend asks without it for the rest of its life."""
-        self._format_answered = False
+        self._format = FormatFallback(
+            structured == "auto", f"structured: {structured}; auto or off ask without it"
+        )
         self.answers: dict[Pair, dict[str, Any]] = {}
         """What the judge answered for each pair it asked in this backend's life (not the ones
         the cache answered): the answer's text, its prompt and completion tokens where the
@@ -237,6 +230,12 @@ class JudgeBackend(RemoteBackend):
             f"|temperature={self.temperature:g}|max_tokens={self.max_tokens}"
             f"|structured={self.structured}"
         )
+
+    @property
+    def format_refused(self) -> bool:
+        """Whether the server refused ``response_format`` (``structured: auto``): then this
+        backend asks without it for the rest of its life."""
+        return self._format.refused
 
     def response_format(self) -> dict[str, Any] | None:
         """The ``response_format`` the next request carries (None: none)."""
@@ -301,29 +300,8 @@ class JudgeBackend(RemoteBackend):
         async def ask(
             session: Session, pair: Pair
         ) -> tuple[tuple[float, int, int, str] | None, str | None]:
-            fmt = self.response_format()
-            if fmt is None:
-                return await post_json(
-                    session, url, self._body(pair, None), read, self.policy, stats
-                )
-            try:
-                answer = await post_json(
-                    session, url, self._body(pair, fmt), read, self.policy, stats, _refuses_format
-                )
-            except Rejected as exc:
-                if self.structured != "auto":
-                    return None, (
-                        f"http {exc.status}: the server refused response_format "
-                        f"(structured: {self.structured}; auto or off ask without it)"
-                    )
-                self.format_refused = True  # not a failed call: asked again without it, once
-                stats.retries += 1
-                return await post_json(
-                    session, url, self._body(pair, None), read, self.policy, stats
-                )
-            if answer[0] is not None:
-                self._format_answered = True
-            return answer
+            body = self._body(pair, self.response_format())
+            return await self._format.post(session, url, body, read, self.policy, stats)
 
         async with Session(url, self.headers(), self.timeout, self.concurrency) as session:
 
@@ -342,7 +320,7 @@ class JudgeBackend(RemoteBackend):
                 if progress is not None:
                     progress(1)
 
-            if self.structured == "auto" and not (self.format_refused or self._format_answered):
+            if self._format.probing:
                 # one call alone first: a server that refuses response_format refuses it once,
                 # not once per connection of the first wave
                 await one(todo[0])

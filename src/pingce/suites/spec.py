@@ -155,9 +155,11 @@ class JudgeSpec(_Checked):
     logprobs: bool = False
     """Ask for the score token's probabilities and report G-Eval's probability-weighted score
     (points scales; the stated score where the endpoint gives none)."""
-    structured: bool = False
-    """Send the answer's JSON schema as ``response_format`` (servers that support structured
-    output); the strict parser reads the answer either way."""
+    structured: Literal["auto"] | bool = "auto"
+    """Send the answer's JSON schema as ``response_format``: ``auto`` until the endpoint refuses
+    it (a 400 naming response_format, or a 422: then each judge asks again without it, once,
+    and never sends it again that run), ``true`` always (a refusal is a failed call),
+    ``false`` never; the strict parser reads the answer either way."""
     concurrency: Concurrency = 16
     """Requests in flight at once, per judge."""
     timeout: Seconds = 120.0

@@ -483,6 +483,7 @@
         facts.push("grade " + fmt(g.score) + (typeof g.label === "string" ? " (" + g.label + ")" : ""));
       }
       if (typeof g.weighted_score === "number") facts.push("G-Eval " + fmt(g.weighted_score));
+      if (g.weighted === false) facts.push("stated score: no usable logprobs");
       if (typeof g.failure === "string") facts.push("no grade: " + g.failure);
       if (typeof g.latency_sec === "number") facts.push("latency " + fmt(g.latency_sec) + " s");
       if (g.cached === true) facts.push("answered from the cache");
