@@ -66,6 +66,7 @@ GROUP_VALUES = ("甲", "乙", "丙", None)  # None: missing, the "(missing)" sli
 # Parameters the configuration builder knows how to vary. Parameters with defaults that are not
 # listed keep their default; a parameter without a default that is not listed fails the tests.
 HANDLED_PARAMETERS = {
+    "label",  # label_rate: a grade of the fake jury's 1-5 scale, or C of correctness
     "level",
     "gold",
     "pred",
@@ -145,6 +146,8 @@ def configurations(name: str) -> list[tuple[str, dict[str, Any]]]:
         extra = {"weights": "quadratic"} if "weights" in params else {}
         extra.update({"scale": SCALES[5]} if "scale" in params else {})
         configs.append(("sample_weight=weight k=5", {"sample_weight": "weight", **extra}))
+    if params.get("label") is base.REQUIRED:  # label_rate: a point, and C of correctness
+        configs = [("label=3", {"label": "3"}), ("C", {"label": "C", "grading": "correctness"})]
     # arguments without a default get one value in every configuration (beta: F-beta)
     filled = {"beta": 2.0} if params.get("beta") is base.REQUIRED else {}
     return [(label, {**filled, **args}) for label, args in configs]

@@ -832,8 +832,8 @@ if TYPE_CHECKING:
         base_url: str | None
         judges: Sequence[str]
         rubric: str | None
-        pairwise: bool
         scale: str | None
+        pairwise: bool
         seed: int
         bootstrap: int
         ci_method: CIMethod

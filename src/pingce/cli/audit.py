@@ -54,7 +54,9 @@ def audit() -> None:
     type=click.Path(dir_okay=False),
     help="The sheet to write: .csv, or .jsonl for JSON Lines.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the draw.")
+@click.option(
+    "--seed", type=click.IntRange(0), default=0, show_default=True, help="Seed of the draw."
+)
 @click.option(
     "--strata",
     type=click.IntRange(1, 50),
