@@ -101,17 +101,17 @@ class _Prepared:
         return self.labelled, self.unlabelled
 
 
-def _grouped(rows: np.ndarray) -> _Part:
-    """Rows as categories of equal rows (each row its own where they are nearly all
-    distinct)."""
+def _grouped(rows: np.ndarray, features: Callable[[np.ndarray], np.ndarray]) -> _Part:
+    """Rows as categories of equal rows (each row its own where they are nearly all distinct),
+    with each category's ``features``."""
     if rows.shape[0] == 0:
-        return _Part(np.zeros(0), rows)
-    found = categories(StatBlock(width=rows.shape[1], rows=rows))
+        return _Part(np.zeros(0), features(rows))
+    found = categories(StatBlock(width=rows.shape[1], rows=np.ascontiguousarray(rows)))
     if found is None:
-        return _Part(np.ones(rows.shape[0]), rows)
+        return _Part(np.ones(rows.shape[0]), features(rows))
     codes, distinct = found
     multiplicities = np.bincount(codes, minlength=distinct.shape[0]).astype(np.float64)
-    return _Part(multiplicities, np.ascontiguousarray(distinct), codes)
+    return _Part(multiplicities, np.ascontiguousarray(features(distinct)), codes)
 
 
 def _prepared(stratum: Stratum, share: float, lam: float | np.ndarray | None) -> _Prepared:
@@ -121,15 +121,19 @@ def _prepared(stratum: Stratum, share: float, lam: float | np.ndarray | None) ->
         raise ValueError("a stratum has no labelled record: the judge cannot be corrected there")
     centre = human.mean(axis=0)
     shift = np.concatenate([judge, unlabelled], axis=0).mean(axis=0)
-    s, j, u = human - centre, judge - shift, unlabelled - shift
-    labelled_rows, unlabelled_rows = [s, j], [u]
-    if lam is None:
-        labelled_rows += [s * j, j * j]
-        unlabelled_rows.append(u * u)
+
+    def labelled_features(rows: np.ndarray) -> np.ndarray:
+        s, j = rows[:, :d] - centre, rows[:, d:] - shift
+        return np.concatenate([s, j] if lam is not None else [s, j, s * j, j * j], axis=1)
+
+    def unlabelled_features(rows: np.ndarray) -> np.ndarray:
+        u = rows - shift
+        return u if lam is not None else np.concatenate([u, u * u], axis=1)
+
     fixed = None if lam is None else np.broadcast_to(np.asarray(lam, dtype=np.float64), (d,))
     return _Prepared(
-        _grouped(np.concatenate(labelled_rows, axis=1)),
-        _grouped(np.concatenate(unlabelled_rows, axis=1)),
+        _grouped(np.concatenate([human, judge], axis=1), labelled_features),
+        _grouped(unlabelled, unlabelled_features),
         centre,
         share,
         fixed,
