@@ -33,13 +33,15 @@ import numpy as np
 
 from pingce.audit import Stratum, corrected_mean, delta_interval
 from pingce.audit.bootstrap import jackknife_acceleration, resampled_values
+from pingce.audit.ppi import metric_lambda
 from pingce.audit.sample import draw
 from pingce.stats import replicate_interval
 
 MetricName = Literal["mean", "f1", "rate"]
-METHODS = ("normal", "percentile", "bca", "human")
+METHODS = ("normal", "percentile", "bca", "human", "metric")
 """The intervals compared: the delta method, the bootstrap's percentile and BCa intervals of
-the corrected value, and the delta method's on the labelled records alone (λ = 0)."""
+the corrected value, the delta method's on the labelled records alone (λ = 0), and the delta
+method's with λ tuned for the metric (:func:`pingce.audit.ppi.metric_lambda`)."""
 
 
 def _first(m: np.ndarray) -> np.ndarray:
@@ -187,6 +189,8 @@ def replicate(cell: Cell, rng: np.random.Generator, tally: Tally, *, resamples: 
     intervals = {"normal": (low, high)}
     _, h_low, h_high = delta_interval(scalar, corrected_mean(strata, 0.0))
     intervals["human"] = (h_low, h_high)
+    _, m_low, m_high = delta_interval(scalar, corrected_mean(strata, metric_lambda(strata, scalar)))
+    intervals["metric"] = (m_low, m_high)
     if resamples and math.isfinite(value):
         seed = int(rng.integers(2**31))
         intervals.update(_bootstrap(strata, finalize, value, seed, resamples))

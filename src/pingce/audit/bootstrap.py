@@ -1,10 +1,10 @@
 """Bootstrap intervals of a prediction-powered value (:mod:`pingce.audit.ppi`): each resample
 draws, in every stratum, the labelled records and the unlabelled records separately with
 replacement (as many of each as there are), recomputes the corrected mean row (λ tuned again
-when it is tuned, fixed when given) and the metric's ``finalize``; the interval is the
-resampled values' percentile, basic or BCa interval (:func:`pingce.stats.replicate_interval`,
-the same definitions as every other interval of pingce), or, with ``method="normal"``, the
-delta method's (:func:`pingce.audit.ppi.delta_interval`).
+when it is tuned, fixed when given, as :func:`pingce.audit.ppi.metric_lambda`'s is) and the
+metric's ``finalize``; the interval is the resampled values' percentile, basic or BCa interval
+(:func:`pingce.stats.replicate_interval`, the same definitions as every other interval of
+pingce), or, with ``method="normal"``, the delta method's (:func:`pingce.audit.ppi.delta_interval`).
 
 A row is whatever is resampled as one: a record, or a dialogue whose rows the caller has added
 up (the cluster bootstrap). The strata's shares of the records stay fixed, as the sizes of the
@@ -41,7 +41,7 @@ import numpy as np
 from ..block_draws import categories
 from ..metrics.protocol import StatBlock
 from ..stats import Interval, replicate_interval
-from .ppi import Stratum, corrected_mean, delta_interval
+from .ppi import Lambda, Stratum, corrected_mean, delta_interval
 
 __all__ = [
     "MEMORY",
@@ -226,17 +226,20 @@ def _generators(seed: int | list[int], strata: int) -> list[list[np.random.Gener
     return [[np.random.default_rng([*base, h, part]) for part in (0, 1)] for h in range(strata)]
 
 
-def _prepare(strata: Sequence[Stratum], lam: float | np.ndarray | None) -> list[_Prepared]:
+def _prepare(strata: Sequence[Stratum], lam: Lambda) -> list[_Prepared]:
     if not strata:
         raise ValueError("no stratum")
     total = sum(s.size for s in strata)
-    return [_prepared(s, s.size / total, lam) for s in strata]
+    return [
+        _prepared(s, s.size / total, lam[h] if isinstance(lam, list) else lam)
+        for h, s in enumerate(strata)
+    ]
 
 
 def resampled_values(
     strata: Sequence[Stratum],
     finalize: Finalize,
-    lam: float | np.ndarray | None = None,
+    lam: Lambda = None,
     *,
     resamples: int = 1000,
     seed: int | list[int] = 0,
@@ -302,7 +305,7 @@ def _left_out(
 def jackknife_acceleration(
     strata: Sequence[Stratum],
     finalize: Finalize,
-    lam: float | np.ndarray | None = None,
+    lam: Lambda = None,
     *,
     memory: int = MEMORY,
 ) -> float:
@@ -325,7 +328,7 @@ def jackknife_acceleration(
 def bootstrap_interval(
     strata: Sequence[Stratum],
     finalize: Finalize,
-    lam: float | np.ndarray | None = None,
+    lam: Lambda = None,
     *,
     method: Literal["bca", "percentile", "basic"] = "bca",
     level: float = 0.95,
@@ -351,7 +354,7 @@ def bootstrap_interval(
 def corrected_interval(
     strata: Sequence[Stratum],
     finalize: Finalize,
-    lam: float | np.ndarray | None = None,
+    lam: Lambda = None,
     *,
     method: AuditCIMethod = "bca",
     level: float = 0.95,
