@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from pingce.audits import Stratum, corrected_mean, delta_interval, tuned_lambda
+from pingce.audits.ppi import metric_lambda
 
 ppi_py = pytest.importorskip("ppi_py")
 
@@ -134,3 +135,43 @@ def test_a_stratum_labelled_whole_is_its_human_mean_whatever_lambda() -> None:
         got = corrected_mean([Stratum(human, judge, np.empty((0, 2)))], lam)
         np.testing.assert_allclose(got.mean, human.mean(axis=0), atol=1e-15)
         assert (got.labelled, got.unlabelled) == (50, 0)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_lambda_tuned_for_a_mean_is_ppi_plus_plus_s(seed: int) -> None:
+    """For one component the metric's λ is PPI++'s (the same regression), so ``ppi_py`` still
+    agrees; the strata each get their own."""
+    rng = np.random.default_rng(seed)
+    parts = []
+    for size, labelled in ((3_000, 150), (1_000, 120)):
+        human, judge = _judged(rng, size)
+        parts.append(Stratum(human[:labelled], judge[:labelled], judge[labelled:]))
+    got = metric_lambda(parts, lambda m: float(m[0]))
+    for part, lam in zip(parts, got, strict=True):
+        np.testing.assert_allclose(lam, tuned_lambda(part.human, part.judge, part.unlabelled))
+    assert corrected_mean(parts, got).mean == pytest.approx(corrected_mean(parts).mean, abs=1e-12)
+
+
+def test_lambda_tuned_for_a_ratio_keeps_the_labels_advantage() -> None:
+    """A rate whose numerator and denominator move together (19 of 20 cited clauses
+    hallucinated; a judge right 60% of the time): per-component λ leans on the judge's exact
+    denominator and loses the labelled ratio's correlation, giving an interval over twice the
+    labels' own; the metric's λ is never wider than either."""
+    rng = np.random.default_rng(4)
+    size, labelled = 4_000, 400
+    cited = 1 + rng.poisson(2.0, size)
+    true = rng.binomial(cited, 0.95)
+    judged = rng.binomial(true, 0.6) + rng.binomial(cited - true, 0.4)
+    human = np.stack([true, cited], axis=1) * 1.0
+    judge = np.stack([judged, cited], axis=1) * 1.0
+    parts = [Stratum(human[:labelled], judge[:labelled], judge[labelled:])]
+
+    def rate(m: np.ndarray) -> float:
+        return float(m[0] / m[1])
+
+    widths = {}
+    for name, lam in (("element", None), ("human", 0.0), ("metric", metric_lambda(parts, rate))):
+        _, low, high = delta_interval(rate, corrected_mean(parts, lam))
+        widths[name] = high - low
+    assert widths["element"] > 2 * widths["human"]
+    assert widths["metric"] <= min(widths["element"], widths["human"]) + 1e-12

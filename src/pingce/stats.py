@@ -80,6 +80,7 @@ __all__ = [
     "poisson_counts",
     "poisson_sums",
     "record_keys",
+    "replicate_interval",
     "replicate_intervals",
     "resample_indices",
     "swap_masks",
@@ -734,6 +735,21 @@ def poisson_sums(
 
 def _no_jackknife() -> tuple[np.ndarray, np.ndarray]:
     raise ValueError("BCa needs the jackknife of every metric it gives an interval")
+
+
+def replicate_interval(
+    theta_hat: float,
+    theta: np.ndarray,
+    *,
+    method: CIMethod = "bca",
+    level: float = 0.95,
+    jackknife: Callable[[], tuple[np.ndarray, np.ndarray] | float] = _no_jackknife,
+) -> Interval:
+    """One value's interval from its resampled values ``theta`` (made elsewhere: the audit's
+    prediction-powered resamples, :mod:`pingce.audits.bootstrap`) by the same methods as
+    :func:`bootstrap_intervals`; ``jackknife`` gives BCa's jackknife as (values,
+    multiplicities) or its acceleration directly (a float)."""
+    return _Bounds(theta_hat, theta, method, jackknife).interval(level)
 
 
 def replicate_intervals(

@@ -37,7 +37,15 @@ import numpy as np
 
 from ..stats import ndtri
 
-__all__ = ["Corrected", "Stratum", "corrected_mean", "delta_interval", "tuned_lambda"]
+__all__ = [
+    "Corrected",
+    "Lambda",
+    "Stratum",
+    "corrected_mean",
+    "delta_interval",
+    "metric_lambda",
+    "tuned_lambda",
+]
 
 
 @dataclass(frozen=True)
@@ -134,18 +142,23 @@ def _one(
     return mean, covariance, lam_k
 
 
-def corrected_mean(strata: Sequence[Stratum], lam: float | np.ndarray | None = None) -> Corrected:
+Lambda = float | np.ndarray | list[np.ndarray] | None
+"""λ: None tunes it per component and stratum (PPI++); a number or a ``(d,)`` vector fixes it for
+every stratum; a list of ``(d,)`` vectors, one per stratum (:func:`metric_lambda`'s)."""
+
+
+def corrected_mean(strata: Sequence[Stratum], lam: Lambda = None) -> Corrected:
     """The prediction-powered mean row over ``strata`` (module docstring): ``lam`` None tunes λ
     per component and stratum (PPI++), a number or a ``(d,)`` vector fixes it (1: PPI, 0: the
-    human labels alone)."""
+    human labels alone), a list gives each stratum its own."""
     if not strata:
         raise ValueError("no stratum")
     total = sum(s.size for s in strata)
     mean = np.zeros(strata[0].human.shape[1])
     covariance = np.zeros((mean.size, mean.size))
     lambdas = []
-    for stratum in strata:
-        m, c, lam_k = _one(stratum, lam)
+    for h, stratum in enumerate(strata):
+        m, c, lam_k = _one(stratum, lam[h] if isinstance(lam, list) else lam)
         share = stratum.size / total
         mean += share * m
         covariance += share**2 * c
@@ -165,6 +178,53 @@ def _gradient(finalize: Callable[[np.ndarray], float], at: np.ndarray) -> np.nda
         down[k] -= step
         gradient[k] = (float(finalize(up)) - float(finalize(down))) / (2 * step)
     return gradient
+
+
+def metric_lambda(
+    strata: Sequence[Stratum], finalize: Callable[[np.ndarray], float]
+) -> list[np.ndarray]:
+    """Per stratum, the λ vector tuned for the metric rather than per component: the one that
+    makes the delta method's variance of ``finalize(m)`` smallest. With ``g`` the gradient of
+    ``finalize`` (at the per-component PPI++ estimate) and ``a = g ∘ λ``, that variance is
+    ``var(g·S - a·Ŝ)/n + var(a·Ũ)/N``, least at ``a = Σ⁻¹ cov(Ŝ, g·S) / (1 + n/N)`` (``Σ`` the
+    judge's rows' covariance over labelled and unlabelled records, as :func:`tuned_lambda`
+    pools it): the regression of the metric's linearised human value on the judge's rows.
+    ``λ_k = a_k / g_k``, clipped to [0, 1] (0 where ``g_k`` is 0). For one component this is
+    :func:`tuned_lambda`. A ratio gains most: a rate whose numerator and denominator move
+    together keeps the human-only ratio's advantage, which per-component λ throws away.
+
+    Clipping can take a joint optimum far from itself, so the λ returned is whichever of this
+    one, the per-component PPI++ λ and 0 (the labels alone) gives the smallest estimated
+    variance of the metric; the per-component λ where the gradient is undefined."""
+    start = corrected_mean(strata, None)
+    at = start.mean
+    try:
+        gradient = _gradient(finalize, at)
+    except (ArithmeticError, ValueError):
+        return start.lambdas
+    if not np.isfinite(gradient).all():
+        return start.lambdas
+    out = []
+    for stratum, fallback in zip(strata, start.lambdas, strict=True):
+        n, size = stratum.n, stratum.unlabelled.shape[0]
+        if n < 2 or size < 1:
+            out.append(fallback)
+            continue
+        together = np.concatenate([stratum.judge, stratum.unlabelled], axis=0)
+        pooled = np.cov(together, rowvar=False, ddof=1).reshape(at.size, at.size)
+        target = stratum.human @ gradient
+        centred = stratum.judge - stratum.judge.mean(axis=0)
+        cross = centred.T @ (target - target.mean()) / n
+        a = np.linalg.lstsq(pooled, cross, rcond=None)[0] / (1 + n / size)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            lam = np.where(gradient != 0, a / np.where(gradient != 0, gradient, 1.0), 0.0)
+        out.append(np.clip(lam, 0.0, 1.0))
+    zero = [np.zeros(at.size) for _ in strata]
+    candidates = [out, start.lambdas, zero]
+    spreads = [
+        float(gradient @ corrected_mean(strata, c).covariance @ gradient) for c in candidates
+    ]
+    return candidates[int(np.argmin(spreads))]
 
 
 def delta_interval(
