@@ -4,7 +4,8 @@ replacement (as many of each as there are), recomputes the corrected mean row (Î
 when it is tuned, fixed when given, as :func:`pingce.audits.ppi.metric_lambda`'s is) and the
 metric's ``finalize``; the interval is the resampled values' percentile, basic or BCa interval
 (:func:`pingce.stats.replicate_interval`, the same definitions as every other interval of
-pingce), or, with ``method="normal"``, the delta method's (:func:`pingce.audits.ppi.delta_interval`).
+pingce), or, with ``method="normal"``, the delta method's
+(:func:`pingce.audits.ppi.delta_interval`).
 
 A row is whatever is resampled as one: a record, or a dialogue whose rows the caller has added
 up (the cluster bootstrap). The strata's shares of the records stay fixed, as the sizes of the
