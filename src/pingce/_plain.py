@@ -250,7 +250,7 @@ class PlainModel:
         return _plain(mirror(cls).model_validate_json(data))  # type: ignore[no-any-return]
 
     def __getattr__(self, name: str) -> Any:
-        if name.startswith("model_") and name != "model_":
+        if name.startswith("model_"):  # the rest of pydantic's API, on the pydantic model
             return getattr(self.as_pydantic(), name)
         raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
 
