@@ -31,7 +31,7 @@ from typing import Any, ClassVar, Literal, TypeVar, dataclass_transform
 
 import orjson
 
-__all__ = ["Field", "PlainModel", "field_check", "mirror", "model_check"]
+__all__ = ["Field", "PlainModel", "PrivateAttr", "field_check", "mirror", "model_check"]
 
 _Model = TypeVar("_Model", bound="PlainModel")
 _REQUIRED: Any = object()
@@ -73,9 +73,18 @@ def Field(  # pydantic's name
     init: bool = True,
     **constraints: Any,
 ) -> Any:
-    """A field's default (or ``default_factory``), its description and pydantic's constraints
-    (``min_length=1``...); ``init=False``: a private attribute (not a field of the JSON)."""
+    """A field's default (or ``default_factory``; the type checker reads ``default=`` by name
+    only), its description and pydantic's constraints (``min_length=1``...); ``init=False``: a
+    private attribute, as :func:`PrivateAttr`."""
     return Declared(default, default_factory, description, init, constraints)
+
+
+def PrivateAttr(  # pydantic's name
+    default: Any = None, *, default_factory: Callable[[], Any] | None = None
+) -> Any:
+    """A private attribute (a name starting with ``_``): each instance's own, never in the JSON,
+    not compared."""
+    return Declared(default, default_factory, None, False, {})
 
 
 def field_check(*names: str, mode: Literal["before", "after"] = "after") -> Callable[[Any], Any]:

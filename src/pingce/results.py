@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._json import json_texts
-from ._plain import Field, PlainModel
+from ._plain import Field, PlainModel, PrivateAttr
 from .sampling import SamplingInfo
 
 if TYPE_CHECKING:
@@ -50,7 +50,13 @@ __all__ = [
 ]
 
 
-class MetricResult(PlainModel):
+_Plain = PlainModel
+"""The result models' base: data with pydantic's API, pydantic imported only when a method needs
+it (:mod:`pingce._plain`); keys in a model's ``OMIT_WHEN_NONE`` are left out of its JSON when
+None."""
+
+
+class MetricResult(_Plain):
     """One metric's value, its confidence interval and the units it was computed over."""
 
     OMIT_WHEN_NONE = (
@@ -126,7 +132,7 @@ class MetricResult(PlainModel):
         return "; ".join(part for part in parts if part)
 
 
-class SliceResult(PlainModel):
+class SliceResult(_Plain):
     """Metrics (and tables) over the records whose slice field has one value."""
 
     n_records: int
@@ -135,7 +141,7 @@ class SliceResult(PlainModel):
     tables: dict[str, dict[str, Any]] = {}
 
 
-class Failures(PlainModel):
+class Failures(_Plain):
     """Failures counted during the run; a failure is never turned into a score.
 
     ``judge``: similarity calls that failed after retries; ``parse``: records whose prediction
@@ -151,7 +157,7 @@ class Failures(PlainModel):
     parse: int = 0
 
 
-class Signature(PlainModel):
+class Signature(_Plain):
     """Everything needed to reproduce the numbers."""
 
     EXTRA = "allow"
@@ -187,7 +193,7 @@ class Signature(PlainModel):
     """pingce's, Python's and the numeric libraries' versions."""
 
 
-class DataInfo(PlainModel):
+class DataInfo(_Plain):
     """Where the records came from."""
 
     source: str
@@ -325,7 +331,7 @@ def _plain(values: Any) -> list[Any]:
     return out
 
 
-class EvaluationResult(PlainModel):
+class EvaluationResult(_Plain):
     """The whole result of a run (the content of results.json)."""
 
     OMIT_WHEN_NONE = ("profile", "judge")
@@ -366,7 +372,7 @@ class EvaluationResult(PlainModel):
         default=None, description="Seconds spent in each phase of the run (with --profile)."
     )
 
-    _outputs: RunOutputs | None = Field(default=None, init=False)
+    _outputs: RunOutputs | None = PrivateAttr(default=None)
 
     def value(self, name: str) -> float | None:
         """Shortcut: the value of metric ``name``."""
@@ -469,7 +475,7 @@ class EvaluationResult(PlainModel):
         return record_frame("EvaluationResult.record_frame()", rows, fields)
 
 
-class SignificanceTest(PlainModel):
+class SignificanceTest(_Plain):
     """One test of "no difference" between the two systems on one metric."""
 
     OMIT_WHEN_NONE = ("resamples", "candidate_only", "baseline_only")
@@ -490,7 +496,7 @@ class SignificanceTest(PlainModel):
     )
 
 
-class MetricComparison(PlainModel):
+class MetricComparison(_Plain):
     """One metric of both systems, their difference, its paired bootstrap interval, the tests
     of "no difference" and what they say."""
 
@@ -533,14 +539,14 @@ class MetricComparison(PlainModel):
     )
 
 
-class ComparisonSlice(PlainModel):
+class ComparisonSlice(_Plain):
     """The comparison over the records whose slice field has one value."""
 
     n_records: int
     metrics: dict[str, MetricComparison]
 
 
-class ComparisonResult(PlainModel):
+class ComparisonResult(_Plain):
     """The content of comparison.json."""
 
     OMIT_WHEN_NONE = ("profile", "slices")
@@ -566,7 +572,7 @@ class ComparisonResult(PlainModel):
     notes: list[str] = Field(default_factory=list)
     profile: dict[str, float] | None = None
 
-    _outputs: ComparisonOutputs | None = Field(default=None, init=False)
+    _outputs: ComparisonOutputs | None = PrivateAttr(default=None)
 
     def with_outputs(self, outputs: ComparisonOutputs) -> ComparisonResult:
         """This result (a shallow copy) holding a reference to both sides' per-record rows
