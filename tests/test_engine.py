@@ -8,6 +8,7 @@ import ast
 import json
 import subprocess
 import sys
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -448,7 +449,10 @@ def test_the_registry_table_names_what_each_family_registers() -> None:
 
 # what a run must not import unless its records need it (the numbers of issue 32 in comments)
 HEAVY_FOR_A_RUN = [
-    "scipy",  # scipy.sparse 0.15 s (evidence retrieval, with evidence only)
+    "scipy.sparse",  # 0.15 s (evidence retrieval, with evidence only; scipy alone, for the
+    # signature's version, is a third of importlib.metadata's instructions)
+    "pydantic",  # 0.08 s: the results and a built-in suite's spec are plain (pingce._plain)
+    "importlib.metadata",  # 0.03 s (pydantic's plugin loader imported it)
     "cn2an",  # 0.19 s compiling its regular expressions (a Chinese numeral in a citation)
     "jieba",
     "rapidfuzz",
@@ -495,10 +499,13 @@ def heavy_modules_after_a_run(data: Path, tmp_path: Path) -> list[str]:
 def test_a_run_on_the_example_records_reads_their_numerals_without_cn2an(tmp_path: Path) -> None:
     """Every example record cites evidence with Chinese numerals (十五万元, 第五百六十三条):
     standard spellings are read by grounding/numerals.py, so cn2an (1.3 G instructions, a third
-    of this run in issue 32) is not imported; nor is scipy (0.6 G), since the evidence
-    retrieval and the lexical cosines count a run this small in numpy (text.ngrams.JOIN_NGRAMS)."""
+    of this run in issue 32) is not imported; nor is scipy.sparse (0.6 G), since the evidence
+    retrieval and the lexical cosines count a run this small in numpy (text.ngrams.JOIN_NGRAMS);
+    nor pydantic (the results and the built-in suite's spec are pingce._plain classes, the spec
+    read validated from parsed.json) nor importlib.metadata."""
     loaded = heavy_modules_after_a_run(EXAMPLES / "contract_risk" / "records.jsonl", tmp_path)
-    assert "cn2an" not in loaded and "scipy" not in loaded, loaded
+    assert "cn2an" not in loaded and "scipy.sparse" not in loaded, loaded
+    assert "pydantic" not in loaded and "importlib.metadata" not in loaded, loaded
     assert set(loaded) <= {"rapidfuzz"}, loaded
 
 
@@ -508,8 +515,11 @@ def test_the_command_turns_pydantic_plugins_off_unless_asked(
 ) -> None:
     """``pingce`` (``main``) sets PYDANTIC_DISABLE_PLUGINS=__all__ when unset, so pydantic does not
     scan every installed package's entry points for plugins (6 ms of each start in issue 32);
-    a user who sets the variable, empty included, gets pydantic's own behaviour."""
+    a user who sets the variable, empty included, gets pydantic's own behaviour. (A run of a
+    built-in suite imports no pydantic: a suite file validated by pydantic is run here.)"""
     data = str(EXAMPLES / "contract_risk" / "records.jsonl")
+    suite = resources.files("pingce.suites") / "contract-risk.yaml"
+    (tmp_path / "suite.yaml").write_text(suite.read_text(encoding="utf-8"), encoding="utf-8")
     code = (
         "import json, os, sys\n"
         f"variable = {variable!r}\n"
@@ -522,7 +532,7 @@ def test_the_command_turns_pydantic_plugins_off_unless_asked(
         "    print(json.dumps([code, loader._plugins is not None]), flush=True)\n"
         "    end(code)\n"
         "os._exit = ended\n"
-        f"sys.argv = ['pingce', 'run', 'contract-risk', '--data', {data!r}, '--out', 'out']\n"
+        f"sys.argv = ['pingce', 'run', 'suite.yaml', '--data', {data!r}, '--out', 'out']\n"
         "from pingce.cli import main\n"
         "main()\n"
     )

@@ -250,7 +250,7 @@ def test_a_result_is_plain_data_and_its_run_outputs_stand_beside_it(tmp_path: Pa
     from pingce.runfolder.outputs import RunOutputs
 
     for model in (EvaluationResult, ComparisonResult):
-        assert set(model.__private_attributes__) == {"_outputs"}
+        assert set(model.PRIVATE) == {"_outputs"}  # pingce._plain's private attributes
         assert not [name for name in dir(model) if name.startswith("attach")]
     result = pingce.evaluate("contract-risk", RISK, bootstrap=0)
     outputs = result.outputs

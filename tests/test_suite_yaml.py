@@ -164,12 +164,14 @@ def test_the_built_in_suites_parsed_json_is_current() -> None:
 @pytest.mark.parametrize("name", sorted(builtin_suites()))
 def test_a_built_in_suite_is_read_from_parsed_json_as_from_its_yaml(name: str) -> None:
     """The kept document is the YAML reader's, keys in the same order (a suite's metrics are
-    shown in its order), with the same key lines; another text, or another name, is not
-    answered from the file (an edited suite file is parsed)."""
+    shown in its order), with the same key lines, and the kept spec (made without pydantic on a
+    run) is the document validated; another text, or another name, is not answered from the
+    file (an edited suite file is parsed)."""
     import json
 
     from pingce.suites._parsed import kept_document
     from pingce.suites._yaml import load_yaml
+    from pingce.suites.spec import SuiteSpec
 
     text = (resources.files("pingce.suites") / f"{name}.yaml").read_text(encoding="utf-8")
     lines: dict[str, int] = {}
@@ -178,6 +180,9 @@ def test_a_built_in_suite_is_read_from_parsed_json_as_from_its_yaml(name: str) -
     assert kept is not None
     assert json.dumps(kept[0]) == json.dumps(document)
     assert kept[1] == lines
+    validated = SuiteSpec.model_validate(document)
+    assert SuiteSpec.model_construct(**kept[2]) == validated
+    assert SuiteSpec.model_construct(**kept[2]).model_dump() == validated.model_dump()
     assert kept_document(name, text + "\n# edited\n") is None
     assert kept_document(f"{name}.yaml", text) is None
 

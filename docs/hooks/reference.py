@@ -287,9 +287,13 @@ def _fields(model: type) -> tuple[list[str], list[tuple[type, str | None]]]:
     from pydantic import BaseModel
     from pydantic_core import PydanticUndefined
 
-    docs = _attribute_docs(model)
+    from pingce._plain import PlainModel, mirror
+
+    docs = _attribute_docs(getattr(model, "__plain_class__", model))
     rows: list[str] = []
     nested: list[tuple[type, str | None]] = []
+    if isinstance(model, type) and issubclass(model, PlainModel):  # its pydantic model's fields
+        model = mirror(model)
     if isinstance(model, type) and issubclass(model, BaseModel):
         for name, info in model.model_fields.items():
             default = "required" if info.is_required() else ""

@@ -11,6 +11,10 @@ holds one reference to it (``outputs``, :mod:`pingce.runfolder.outputs`), which 
 and :func:`pingce.report.write_outputs` finds; how the files are written and read back is
 :mod:`pingce.runfolder`'s. ``to_pandas()`` and ``record_frame()`` give the same
 numbers as pandas DataFrames (:mod:`pingce.frames`; pandas imported only then).
+
+The result models are :class:`pingce._plain.PlainModel` classes: pydantic's API
+(``model_dump_json``, ``model_validate_json``, ``model_copy``, ``model_fields``...), with
+pydantic imported only when a method needs it (validating, the schema), never by a run.
 """
 
 from __future__ import annotations
@@ -18,19 +22,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    PrivateAttr,
-    SerializerFunctionWrapHandler,
-    model_serializer,
-)
 
-from ._json import NON_FINITE, json_texts
+from ._json import json_texts
+from ._plain import Field, PlainModel, PrivateAttr
 from .sampling import SamplingInfo
 
 if TYPE_CHECKING:
@@ -55,25 +52,10 @@ __all__ = [
 ]
 
 
-_JSON = ConfigDict(ser_json_inf_nan=NON_FINITE, defer_build=True)
-"""The JSON policy of results.json and comparison.json (:mod:`pingce._json`): NaN is null. A
-model's validator and serializer are built when it is first used (``defer_build``), so a run
-does not pay for the comparison's models, nor a comparison for the run's."""
-
-
-class _Plain(BaseModel):
-    """A result model whose keys in ``OMIT_WHEN_NONE`` are left out of its JSON when None."""
-
-    model_config = _JSON
-    OMIT_WHEN_NONE: ClassVar[tuple[str, ...]] = ()
-
-    @model_serializer(mode="wrap")
-    def _omit_none(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        for key in self.OMIT_WHEN_NONE:
-            if data.get(key) is None:
-                data.pop(key, None)
-        return data
+_Plain = PlainModel
+"""The result models' base: data with pydantic's API, pydantic imported only when a method needs
+it (:mod:`pingce._plain`); keys in a model's ``OMIT_WHEN_NONE`` are left out of its JSON when
+None."""
 
 
 class MetricResult(_Plain):
@@ -94,43 +76,43 @@ class MetricResult(_Plain):
     value: float | None = Field(
         description="The metric; null when undefined (see undefined_reason)."
     )
-    ci_low: float | None = Field(None, description="Lower end of the bootstrap interval.")
-    ci_high: float | None = Field(None, description="Upper end of the bootstrap interval.")
+    ci_low: float | None = Field(default=None, description="Lower end of the bootstrap interval.")
+    ci_high: float | None = Field(default=None, description="Upper end of the bootstrap interval.")
     n: int = Field(description="Units (records, predicted positives, ...) it was computed over.")
-    undefined_reason: str | None = Field(None, description="Why the value is null.")
+    undefined_reason: str | None = Field(default=None, description="Why the value is null.")
     value_note: str | None = Field(
-        None,
+        default=None,
         description="Where the value comes from a convention rather than the data (a 0/0 "
         "filled by the zero-division policy).",
     )
-    ci_note: str | None = Field(None, description="Anything to know about the interval.")
+    ci_note: str | None = Field(default=None, description="Anything to know about the interval.")
     failed_records: int | None = Field(
-        None,
+        default=None,
         description="Records this metric needed that had failed similarity calls (judge, "
         "embedding endpoint, reranker) or a failed call to the model under test (--model): "
         "the value is null, or computed without them under --on-judge-failure skip.",
     )
     model_failed_records: int | None = Field(
-        None,
+        default=None,
         description="Of failed_records, those whose call to the model under test (--model) "
         "failed: they have no prediction, and are never scored as wrong.",
     )
     n_records: int | None = Field(
-        None,
+        default=None,
         description="Records the metric covers (the records of its task; all, for most).",
     )
     n_scored: int | None = Field(
-        None,
+        default=None,
         description="Records it was computed over: n_records less those left out after failed "
         "similarity calls.",
     )
     unparsed_records: int | None = Field(
-        None,
+        default=None,
         description="Records it covers whose prediction did not parse (never dropped: each "
         "suite's page in the documentation says how they score).",
     )
     higher_is_better: bool | None = Field(
-        None,
+        default=None,
         description="Whether a higher value is better (false: lower is, as for latencies and "
         "error rates); the metric's own direction, as comparisons and gates read it. Absent "
         "from a results.json written before it was recorded.",
@@ -152,10 +134,8 @@ class MetricResult(_Plain):
         return "; ".join(part for part in parts if part)
 
 
-class SliceResult(BaseModel):
+class SliceResult(_Plain):
     """Metrics (and tables) over the records whose slice field has one value."""
-
-    model_config = _JSON
 
     n_records: int
     """Records with this value of the slice field."""
@@ -163,7 +143,7 @@ class SliceResult(BaseModel):
     tables: dict[str, dict[str, Any]] = {}
 
 
-class Failures(BaseModel):
+class Failures(_Plain):
     """Failures counted during the run; a failure is never turned into a score.
 
     ``judge``: similarity calls that failed after retries; ``parse``: records whose prediction
@@ -173,16 +153,16 @@ class Failures(BaseModel):
     off the scale, blank or null (scored as wrong; left out of the kappas, with a note).
     """
 
-    model_config = ConfigDict(extra="allow", ser_json_inf_nan=NON_FINITE, defer_build=True)
+    EXTRA = "allow"
 
     judge: int = 0
     parse: int = 0
 
 
-class Signature(BaseModel):
+class Signature(_Plain):
     """Everything needed to reproduce the numbers."""
 
-    model_config = ConfigDict(extra="allow", ser_json_inf_nan=NON_FINITE, defer_build=True)
+    EXTRA = "allow"
 
     seed: int
     """The seed of the bootstrap and of ``--sample``."""
@@ -215,10 +195,8 @@ class Signature(BaseModel):
     """pingce's, Python's and the numeric libraries' versions."""
 
 
-class DataInfo(BaseModel):
+class DataInfo(_Plain):
     """Where the records came from."""
-
-    model_config = _JSON
 
     source: str
     """The records' file, as given (or what kind of object they were)."""
@@ -393,7 +371,7 @@ class EvaluationResult(_Plain):
         default_factory=list, description="Things to know about this run (deprecated names...)."
     )
     profile: dict[str, float] | None = Field(
-        None, description="Seconds spent in each phase of the run (with --profile)."
+        default=None, description="Seconds spent in each phase of the run (with --profile)."
     )
 
     _outputs: RunOutputs | None = PrivateAttr(default=None)
@@ -509,12 +487,14 @@ class SignificanceTest(_Plain):
         "mcnemar-exact (accuracy-type metrics) or approximate-randomisation."
     )
     p_value: float | None = Field(description="Two-sided p-value; null when not computable.")
-    resamples: int | None = Field(None, description="Bootstrap resamples or randomisation trials.")
+    resamples: int | None = Field(
+        default=None, description="Bootstrap resamples or randomisation trials."
+    )
     candidate_only: int | None = Field(
-        None, description="McNemar: units right for the candidate only."
+        default=None, description="McNemar: units right for the candidate only."
     )
     baseline_only: int | None = Field(
-        None, description="McNemar: units right for the baseline only."
+        default=None, description="McNemar: units right for the baseline only."
     )
 
 
@@ -527,22 +507,23 @@ class MetricComparison(_Plain):
     candidate: float | None = Field(description="The candidate's value (null when undefined).")
     baseline: float | None = Field(description="The baseline's value (null when undefined).")
     delta: float | None = Field(description="candidate - baseline; null if either is.")
-    ci_low: float | None = Field(None, description="Lower end of the interval of delta.")
-    ci_high: float | None = Field(None, description="Upper end of the interval of delta.")
+    ci_low: float | None = Field(default=None, description="Lower end of the interval of delta.")
+    ci_high: float | None = Field(default=None, description="Upper end of the interval of delta.")
     p_value: float | None = Field(
-        None,
+        default=None,
         description="Two-sided p-value of 'no difference' (p_method): the paired bootstrap's, "
         "which inverts the interval, so the interval excludes 0 exactly when "
         "p_value < 1 - ci_level.",
     )
-    p_method: str | None = Field(None, description="The test p_value comes from.")
+    p_method: str | None = Field(default=None, description="The test p_value comes from.")
     p_holm: float | None = Field(
-        None, description="p_value adjusted by Holm-Bonferroni across the comparison's metrics."
+        default=None,
+        description="p_value adjusted by Holm-Bonferroni across the comparison's metrics.",
     )
     significant: bool | None = Field(
-        None, description="p_holm < 1 - ci_level; null when there is no p-value."
+        default=None, description="p_holm < 1 - ci_level; null when there is no p-value."
     )
-    verdict: str | None = Field(None, description="What the test says, in words.")
+    verdict: str | None = Field(default=None, description="What the test says, in words.")
     tests: list[SignificanceTest] = Field(
         default_factory=list, description="Every test run on this metric, p_method's first."
     )
@@ -550,18 +531,18 @@ class MetricComparison(_Plain):
     n_baseline: int = Field(description="Units the baseline's value was computed over.")
     higher_is_better: bool = True
     left_out: int | None = Field(
-        None,
+        default=None,
         description="Records left out of this metric's comparison because their similarity "
         "calls failed on either side (under --on-judge-failure skip both values are computed "
         "without them; under null the metric has no difference to test).",
     )
-    note: str | None = Field(None, description="Why a value is null, or about the interval.")
+    note: str | None = Field(
+        default=None, description="Why a value is null, or about the interval."
+    )
 
 
-class ComparisonSlice(BaseModel):
+class ComparisonSlice(_Plain):
     """The comparison over the records whose slice field has one value."""
-
-    model_config = _JSON
 
     n_records: int
     metrics: dict[str, MetricComparison]
@@ -642,7 +623,7 @@ class ComparisonResult(_Plain):
     )
     signature: Signature
     slices: dict[str, ComparisonSlice] | None = Field(
-        None,
+        default=None,
         description="Per --slice value; Holm runs across every metric of every slice at once.",
     )
     pairwise: PairwiseComparison | None = Field(

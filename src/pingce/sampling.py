@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel
 
+from ._plain import PlainModel
 from .errors import OptionError
 
 __all__ = ["Allocation", "SamplingInfo", "Shortfall", "StratumCount", "sample_indices"]
@@ -22,7 +22,7 @@ Allocation = Literal["equal", "proportional"]
 Shortfall = Literal["error", "take-all"]
 
 
-class StratumCount(BaseModel):
+class StratumCount(PlainModel):
     """How many records a stratum had and how many were drawn from it."""
 
     value: str
@@ -31,7 +31,7 @@ class StratumCount(BaseModel):
     sampled: int
 
 
-class SamplingInfo(BaseModel):
+class SamplingInfo(PlainModel):
     """What sampling did, as reported in results.json and the report."""
 
     method: Literal["random", "stratified"]

@@ -190,17 +190,16 @@ def _check_used(spec: SuiteSpec, taken: set[str], source: str) -> None:
 
 def _parse(suite: str | os.PathLike[str], lines: KeyLines) -> tuple[SuiteSpec, str]:
     """The suite file's spec and its name in messages; the line of each key into ``lines``."""
-    from pydantic import ValidationError
-
     text, source = _read(suite)
     kept = kept_document(os.fspath(suite), text)  # a built-in suite as read before: no YAML
-    if kept is not None:
-        data, kept_lines = kept
-        lines.update(kept_lines)
-    else:
-        data = _yaml_document(text, source, lines)
+    if kept is not None:  # and validated before: no pydantic
+        lines.update(kept[1])
+        return SuiteSpec.model_construct(**kept[2]), source
+    data = _yaml_document(text, source, lines)
     if not isinstance(data, dict):
         raise SuiteError("a suite file must be a mapping of keys", source=source)
+    from pydantic import ValidationError
+
     try:
         return SuiteSpec.model_validate(data), source
     except ValidationError as exc:

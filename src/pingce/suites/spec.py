@@ -1,42 +1,41 @@
 """Suites are data: a YAML file names the fields, the label scale and the metrics with their
-arguments. This module is the file's schema (pydantic): validation only; :mod:`.build` turns a
-valid spec into metric objects.
+arguments. This module is the file's schema: validation only (by the pydantic model made from
+these classes, :mod:`pingce._plain`, so a built-in suite, read already validated from
+``parsed.json``, imports no pydantic); :mod:`.build` turns a valid spec into metric objects.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
-
-from pydantic import (
-    BaseModel,
-    ConfigDict,
-    Field,
-    StrictInt,
-    StrictStr,
-    field_validator,
-    model_validator,
-)
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .._constraints import check_value, is_scalar, type_hints
+from .._plain import Field, PlainModel, field_check, model_check
 from ..metrics import ZeroDivision, check_zero_division
 from ..records import parse_path
 from ..remote.limits import Concurrency, Price, Retries, Seconds
 
+if TYPE_CHECKING:  # pydantic's, in the pydantic model that validates a suite file (_plain.mirror)
+    from pydantic import StrictInt, StrictStr
+
 __all__ = ["DefaultsSpec", "JudgeSpec", "LabelsSpec", "ModelSpec", "SuiteSpec"]
 
 
-class _Checked(BaseModel):
+class _Checked(PlainModel):
     """A block of a suite file whose booleans and numbers go through the one validator,
     :func:`pingce._constraints.check_value`, before pydantic reads them: pydantic would read the
     text ``"false"`` as false and ``"8"`` as 8, where YAML written so is a mistake to point out;
-    the ranges are the ``Annotated`` ones of the fields."""
+    the ranges are the ``Annotated`` ones of the fields. Made from keywords, a block is
+    validated (by its pydantic model, :mod:`pingce._plain`); a built-in suite's spec, validated
+    before, is made by ``model_construct``."""
 
-    @model_validator(mode="before")
+    VALIDATE = True
+
+    @model_check("before")
     @classmethod
     def _strict_scalars(cls, data: Any) -> Any:
-        if isinstance(data, dict):
-            hints = type_hints(cls)
+        if isinstance(data, dict):  # cls: the pydantic model of the class (pingce._plain)
+            hints = type_hints(cast(Any, cls))
             for name in cls.model_fields:
                 if name in data and is_scalar(hints[name]):
                     check_value(name, data[name], hints[name])
@@ -46,7 +45,7 @@ class _Checked(BaseModel):
 class LabelsSpec(_Checked):
     """The ordered label scale of a suite."""
 
-    model_config = ConfigDict(extra="forbid")
+    EXTRA = "forbid"
 
     values: list[StrictStr | StrictInt] = Field(min_length=2)
     """The labels in scale order (the weighted kappas and weighted accuracy read the order)."""
@@ -56,15 +55,17 @@ class LabelsSpec(_Checked):
     """Whether ``High`` in the data is read as ``high``."""
 
 
-class DefaultsSpec(BaseModel):
+class DefaultsSpec(PlainModel):
     """Defaults applied to every metric that takes a parameter of that name (``zero_division``,
     ``normalize``, ``assignment``, ...)."""
 
-    model_config = ConfigDict(extra="allow")
+    VALIDATE = True
+
+    EXTRA = "allow"
 
     zero_division: ZeroDivision = None
 
-    @field_validator("zero_division", mode="before")
+    @field_check("zero_division", mode="before")
     @classmethod
     def _policy(cls, value: object) -> ZeroDivision:
         return check_zero_division(value)
@@ -79,7 +80,7 @@ class ModelSpec(_Checked):
     ``prediction``: the field the whole ``chat.completion`` is written to; ``latency``: the
     field the measured seconds are written to (null: none)."""
 
-    model_config = ConfigDict(extra="forbid")
+    EXTRA = "forbid"
 
     prompt: list[str] = ["query"]
     """The field (or the first present of several) holding the text or the messages sent."""
@@ -108,19 +109,19 @@ class ModelSpec(_Checked):
     price_completion: Price = 0.0
     """Price per 1k completion tokens (for ``cost``)."""
 
-    @field_validator("prompt", "tools", mode="before")
+    @field_check("prompt", "tools", mode="before")
     @classmethod
     def _names(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
 
-    @field_validator("prompt", "tools")
+    @field_check("prompt", "tools")
     @classmethod
     def _paths(cls, value: list[str]) -> list[str]:
         for path in value:
             parse_path(path)
         return value
 
-    @field_validator("prediction", "latency")
+    @field_check("prediction", "latency")
     @classmethod
     def _path(cls, value: str | None) -> str | None:
         if value is not None:
@@ -132,7 +133,7 @@ class JudgeSpec(_Checked):
     """Who grades the answers of the judged metrics and how (the suite's ``judge:`` block;
     ``--judge``, ``--rubric`` and ``--scale`` are laid over it)."""
 
-    model_config = ConfigDict(extra="forbid")
+    EXTRA = "forbid"
 
     judges: list[str] = []
     """The grading models (``openai:NAME`` each, at ``--base-url``); several are a jury."""
@@ -180,7 +181,7 @@ _NAME_LENGTH = 100
 class SuiteSpec(_Checked):
     """A suite file, validated."""
 
-    model_config = ConfigDict(extra="forbid")
+    EXTRA = "forbid"
 
     name: str
     """The suite's name (in reports, the run store and the default output folder
@@ -203,7 +204,7 @@ class SuiteSpec(_Checked):
     fields: dict[str, str] = {}
     """The data's name for a field the suite reads (``pred_level: answer``); ``--map`` is laid
     over it."""
-    defaults: DefaultsSpec = DefaultsSpec()
+    defaults: DefaultsSpec = DefaultsSpec.model_construct()
     """Arguments given to every metric that takes a parameter of that name."""
     metrics: dict[str, dict[str, Any]] = Field(min_length=1)
     """The metrics computed, each a registered metric's name (``pingce metrics``) with its
@@ -228,7 +229,7 @@ class SuiteSpec(_Checked):
     :func:`pingce.similarity.registry.backend_options`); ``concurrency: many`` or
     ``timeout: -1`` is an error naming the option."""
 
-    @field_validator("name")
+    @field_check("name")
     @classmethod
     def _name(cls, value: str) -> str:
         """A name that is safe in a folder name and a run's name (the default output folder is
@@ -242,40 +243,40 @@ class SuiteSpec(_Checked):
             )
         return value
 
-    @field_validator("id_field", "unit")
+    @field_check("id_field", "unit")
     @classmethod
     def _path(cls, value: str | None) -> str | None:
         if value is not None:
             parse_path(value)
         return value
 
-    @field_validator("match_by")
+    @field_check("match_by")
     @classmethod
     def _match_paths(cls, value: list[str] | None) -> list[str] | None:
         for path in value or ():
             parse_path(path)
         return value
 
-    @field_validator("context", mode="before")
+    @field_check("context", mode="before")
     @classmethod
     def _context_names(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
 
-    @field_validator("context")
+    @field_check("context")
     @classmethod
     def _context_paths(cls, value: list[str]) -> list[str]:
         for path in value:
             parse_path(path)
         return value
 
-    @field_validator("inputs")
+    @field_check("inputs")
     @classmethod
     def _paths(cls, value: dict[str, str]) -> dict[str, str]:
         for path in value.values():
             parse_path(path)
         return value
 
-    @field_validator("fields")
+    @field_check("fields")
     @classmethod
     def _mapped_paths(cls, value: dict[str, str]) -> dict[str, str]:
         for name, path in value.items():
@@ -283,7 +284,7 @@ class SuiteSpec(_Checked):
             parse_path(path)
         return value
 
-    @field_validator("similarity")
+    @field_check("similarity")
     @classmethod
     def _backend_options(cls, value: dict[str, Any]) -> dict[str, Any]:
         if not value:
@@ -302,7 +303,7 @@ class SuiteSpec(_Checked):
                 check_value(name, item, hint)
         return value
 
-    @field_validator("metrics", "tables", mode="before")
+    @field_check("metrics", "tables", mode="before")
     @classmethod
     def _entries(cls, value: Any) -> Any:
         if isinstance(value, dict):
