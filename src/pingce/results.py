@@ -565,7 +565,9 @@ class PairwiseComparison(_Plain):
     OMIT_WHEN_NONE = ("input", "slices")
 
     output: str = Field(description="The answer field compared (the judged metrics' output).")
-    input: str | None = Field(None, description="The field the prompts give as the question.")
+    input: str | None = Field(
+        default=None, description="The field the prompts give as the question."
+    )
     win_rate: MetricResult = Field(
         description="The share of records where the judges prefer the candidate's answer (a "
         "tie, or a verdict that flips with the order, counts a half), with its bootstrap "
@@ -575,7 +577,9 @@ class PairwiseComparison(_Plain):
         description="The share of records whose verdict changed when the answers swapped "
         "places (0: the order never swayed the judges)."
     )
-    verdict: str | None = Field(None, description="What the win rate's interval says, in words.")
+    verdict: str | None = Field(
+        default=None, description="What the win rate's interval says, in words."
+    )
     judge: dict[str, Any] = Field(
         default_factory=dict,
         description="Per judge: prompts, requests, cache hits, failed calls, answers without "
@@ -627,7 +631,7 @@ class ComparisonResult(_Plain):
         description="Per --slice value; Holm runs across every metric of every slice at once.",
     )
     pairwise: PairwiseComparison | None = Field(
-        None,
+        default=None,
         description="With --pairwise: the judges' preference between the two sides' answers.",
     )
     notes: list[str] = Field(default_factory=list)
