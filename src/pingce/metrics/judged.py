@@ -611,8 +611,8 @@ class JudgeFleissKappa(JuryAgreement):
     )
 
     def __post_init__(self) -> None:
-        self._kappa = FleissKappa()
         super().__post_init__()
+        self._kappa = FleissKappa()
 
     def statistic(self) -> Statistic:
         return JudgeFleissStatistic(self.task, self.output, self.input, self.reference, self._scale)
