@@ -175,6 +175,8 @@ def audit(
     labels: str | os.PathLike[str],
     *,
     lam: float | None = None,
+    ci_method: str = "normal",
+    bootstrap: int = 1000,
     ci_level: float = 0.95,
     out: str | os.PathLike[str] | None = None,
     store: str | os.PathLike[str] | None = None,
@@ -183,16 +185,29 @@ def audit(
     ``labels`` (a sheet from ``pingce audit sample``) and every metric that depends on the judge
     corrected by them (:class:`pingce.audits.runs.AuditResult`); with ``out``, audit.json,
     audit.html and audit.md are written there. ``run``: a stored run's name or its output
-    folder; ``lam``: the judge's weight (None: tuned, PPI++; 1: PPI; 0: the labels alone)."""
+    folder; ``lam``: the judge's weight (None: tuned for each metric, PPI++; 1: PPI; 0: the
+    labels alone); ``ci_method``: ``normal`` (the delta method) or a bootstrap of ``bootstrap``
+    resamples (``percentile``, ``bca``)."""
+    from .audits.correct import Intervals
     from .audits.runs import audit_run, reopen, write_audit
     from .errors import OptionError
+
+    if ci_method not in ("normal", "percentile", "bca"):
+        raise OptionError(f"ci_method {ci_method!r}: normal, percentile or bca")
+    if not isinstance(bootstrap, int) or bootstrap < 100:
+        raise OptionError(f"bootstrap {bootstrap!r}: at least 100 resamples")
 
     if not 0.5 <= ci_level < 1:
         raise OptionError(f"ci_level {ci_level!r}: a level in [0.5, 1), such as 0.95")
     if lam is not None and not 0 <= lam <= 1:
         raise OptionError(f"lam {lam!r}: a weight in [0, 1] (1 PPI, 0 the labels alone), or None")
+    ci = Intervals(ci_method, bootstrap)  # type: ignore[arg-type]  # checked above
     result = audit_run(
-        reopen(run, store=None if store is None else str(store)), labels, lam=lam, level=ci_level
+        reopen(run, store=None if store is None else str(store)),
+        labels,
+        lam=lam,
+        level=ci_level,
+        ci=ci,
     )
     if out is not None:
         write_audit(result, out, ci_level)

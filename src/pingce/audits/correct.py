@@ -25,11 +25,13 @@ from ..errors import InputError
 from ..metrics.protocol import Metric, StatBlock
 from ..records import Table
 from ..similarity import Pair, SimilarityTable
-from .ppi import Corrected, Stratum, corrected_mean, delta_interval
+from .bootstrap import AuditCIMethod, corrected_interval
+from .ppi import Corrected, Stratum, corrected_mean, delta_interval, metric_lambda
 
 __all__ = [
     "AuditedMetric",
     "Grades",
+    "Intervals",
     "correct",
     "dense_rows",
     "judged_tasks",
@@ -37,6 +39,17 @@ __all__ = [
     "planned_half_widths",
     "record_pairs",
 ]
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """How the corrected intervals are made (``--ci-method``): ``normal``, the delta method's;
+    ``percentile`` or ``bca``, a bootstrap of the labelled and unlabelled records apart in each
+    stratum (:mod:`pingce.audits.bootstrap`)."""
+
+    method: AuditCIMethod = "normal"
+    resamples: int = 1000
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -126,27 +139,49 @@ def _audited(
     lam: float | None,
     level: float,
     exact: bool = False,
+    ci: Intervals | None = None,
 ) -> AuditedMetric:
     """One metric's values; ``exact``: the highest stratum code is the records the judge
     decided nothing for."""
+    ci = ci or Intervals()
     size = judge.shape[0]
 
     def finalize(mean: np.ndarray) -> float:
         with np.errstate(invalid="ignore", divide="ignore"):
             return float(np.asarray(metric.finalize(mean * size), dtype=np.float64))
 
+    def finalize_all(mean: np.ndarray) -> np.ndarray:  # (k, d) means to k values
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.asarray(metric.finalize(np.asarray(mean) * size), dtype=np.float64)
+
     judge_value = finalize(judge.mean(axis=0))
     strata = _strata(human, judge, labelled, codes)
-    corrected = corrected_mean(strata, lam)
-    value, low, high = delta_interval(finalize, corrected, level)
+    # λ tuned for the metric (for a mean, PPI++'s own): per statistic, a ratio's interval could
+    # come out wider than the labels alone give
+    tuned = metric_lambda(strata, finalize) if lam is None else lam
+    corrected = corrected_mean(strata, tuned)
+    if ci.method == "normal":
+        value, low, high = delta_interval(finalize, corrected, level)
+    else:
+        value, low, high = corrected_interval(
+            strata,
+            finalize_all,
+            tuned,
+            method=ci.method,
+            level=level,
+            resamples=ci.resamples,
+            seed=ci.seed,
+        )
     alone: Corrected = corrected_mean(strata, 0.0)
     human_value, h_low, h_high = delta_interval(finalize, alone, level)
+    normal = delta_interval(finalize, corrected, level)
     effective = None
-    if np.isfinite(high - low) and high > low and np.isfinite(h_high - h_low):
+    spread = normal[2] - normal[1]
+    if np.isfinite(spread) and spread > 0 and np.isfinite(h_high - h_low):
         # the records people labelled (not those the judge decided nothing for) times the
-        # variance the correction saves
+        # variance the correction saves (both by the delta method)
         people = int((labelled & (codes != codes.max())).sum()) if exact else int(labelled.sum())
-        effective = people * ((h_high - h_low) / (high - low)) ** 2
+        effective = people * ((h_high - h_low) / spread) ** 2
     return AuditedMetric(
         judge=_finite(judge_value),
         human=_finite(human_value),
@@ -230,6 +265,7 @@ def correct(
     drawn: np.ndarray | None = None,
     lam: float | None = None,
     level: float = 0.95,
+    ci: Intervals | None = None,
 ) -> dict[str, AuditedMetric]:
     """Each metric of ``plan`` on ``table`` corrected by the human ``labels`` (a score in [0, 1]
     per pair, as the similarity judge's) and ``grades`` (of the model-judged records, with the
@@ -312,7 +348,7 @@ def correct(
         if units is not None:
             human_rows, judge_rows = _unit_sums(units, human_rows), _unit_sums(units, judge_rows)
         audited = _audited(
-            metric, human_rows, judge_rows, labelled, codes, lam, level, bool(undecided.any())
+            metric, human_rows, judge_rows, labelled, codes, lam, level, bool(undecided.any()), ci
         )
         notes = []
         if audited.ci_low is not None and audited.ci_low == audited.ci_high:

@@ -34,7 +34,14 @@ from ..options import RunOptions
 from ..progress import no_progress
 from ..records import Table
 from ..similarity import Pair
-from .correct import AuditedMetric, correct, judged_tasks, planned_half_widths, record_pairs
+from .correct import (
+    AuditedMetric,
+    Intervals,
+    correct,
+    judged_tasks,
+    planned_half_widths,
+    record_pairs,
+)
 from .sample import Allocation, Draw, draw
 
 __all__ = [
@@ -769,7 +776,12 @@ def sheet_drawing(run: Reopened, sheet: Sheet, where: str) -> Drawing:
 
 
 def audit_run(
-    run: Reopened, sheet: str | os.PathLike[str], *, lam: float | None = None, level: float = 0.95
+    run: Reopened,
+    sheet: str | os.PathLike[str],
+    *,
+    lam: float | None = None,
+    level: float = 0.95,
+    ci: Intervals | None = None,
 ) -> AuditResult:
     """Every metric of ``run`` corrected by the labels of ``sheet``."""
     read = read_sheet(sheet)
@@ -791,6 +803,7 @@ def audit_run(
         drawn=drawing.drawn,
         lam=lam,
         level=level,
+        ci=ci,
     )
     notes = []
     if empty:

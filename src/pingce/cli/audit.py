@@ -133,7 +133,23 @@ def sample(
     type=click.FloatRange(0, 1),
     default=None,
     help="The weight of the judge's scores: 1 classic PPI, 0 the labels alone [default: tuned "
-    "per statistic, PPI++].",
+    "for each metric, PPI++].",
+)
+@click.option(
+    "--ci-method",
+    type=click.Choice(["normal", "percentile", "bca"]),
+    default="normal",
+    show_default=True,
+    help="normal: the delta method's interval; percentile or bca: a bootstrap resampling the "
+    "labelled and the other records apart in each stratum.",
+)
+@click.option(
+    "--bootstrap",
+    "resamples",
+    type=click.IntRange(100, 1_000_000),
+    default=1000,
+    show_default=True,
+    help="Resamples of --ci-method percentile or bca.",
 )
 @click.option(
     "--ci-level",
@@ -154,12 +170,15 @@ def correct(
     run_ref: str,
     labels: str,
     lam: float | None,
+    ci_method: Any,
+    resamples: int,
     ci_level: float,
     out: str | None,
     store: str | None,
 ) -> None:
     """Agreement of RUN's judge with the labels, and every metric that depends on the judge
     corrected by them."""
+    from ..audits.correct import Intervals
     from ..audits.runs import audit_run, reopen, write_audit
     from ..errors import PingceError
     from ..report.console import print_audit
@@ -167,7 +186,8 @@ def correct(
     with out_checked(out):
         try:
             run = reopen(run_ref, store=store)
-            result = audit_run(run, labels, lam=lam, level=ci_level)
+            ci = Intervals(ci_method, resamples)
+            result = audit_run(run, labels, lam=lam, level=ci_level, ci=ci)
             path = write_audit(result, out, ci_level) if out else None
         except PingceError as exc:
             fail(exc)
