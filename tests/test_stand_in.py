@@ -110,3 +110,22 @@ def test_a_jury_of_the_two_stand_ins(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     # strict 4, 2, 5, 1; lenient (square roots .816, .447, 1, 0) 5, 3, 5, 1: the mean of both
     assert result.metrics["rubric_score"].value == pytest.approx((4.5 + 2.5 + 5 + 1) / 4)
     assert result.metrics["judge_agreement"].value is not None
+
+
+def test_runs_graded_by_other_judges_or_rubrics_do_not_compare(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Two stored runs of one suite whose judges, rubric or scale differ: their difference would
+    be the judges' as much as the systems', so pingce.compare_runs refuses them, naming both
+    gradings (as it refuses two --similarity backends); the same grading compares."""
+    keep_local(monkeypatch, tmp_path / "cache")
+    data = _records(tmp_path / "r.jsonl")
+    with serving(FIVE) as url:
+        given = {"judges": [f"openai:{MODEL}"], "base_url": url, "bootstrap": 0}
+        pingce.evaluate("judged", data, rubric="overlap", out=tmp_path / "a", **given)
+        pingce.evaluate("judged", data, rubric="overlap", out=tmp_path / "b", **given)
+        pingce.evaluate("judged", data, rubric="another rubric", out=tmp_path / "c", **given)
+    same = pingce.compare_runs(tmp_path / "a", tmp_path / "b", bootstrap=0)
+    assert same.metrics["rubric_score"].delta == 0
+    with pytest.raises(pingce.OptionError, match="was graded by openai:stand-in-overlap"):
+        pingce.compare_runs(tmp_path / "c", tmp_path / "a", bootstrap=0)

@@ -288,6 +288,14 @@ def compare_runs(
                 f"{labels[1]} with {sig_b.similarity}: their difference would be the judges' as "
                 "much as the systems' (compare runs made with one --similarity)"
             )
+        judge_c = (sig_c.model_extra or {}).get("judge")
+        judge_b = (sig_b.model_extra or {}).get("judge")
+        if judge_c != judge_b:
+            raise OptionError(
+                f"run {labels[0]} was graded by {judge_c} and run {labels[1]} by {judge_b}: "
+                "their difference would be the judges' (or the rubric's, or the scale's) as much "
+                "as the systems' (compare runs graded by one judge, rubric and scale)"
+            )
         plan = _plan(suite, candidate, options, labels)
         asked = pairwise_fields(plan) if options.judging.pairwise else None
         made = signature(plan, None)
