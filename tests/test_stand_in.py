@@ -129,3 +129,47 @@ def test_runs_graded_by_other_judges_or_rubrics_do_not_compare(
     assert same.metrics["rubric_score"].delta == 0
     with pytest.raises(pingce.OptionError, match="was graded by openai:stand-in-overlap"):
         pingce.compare_runs(tmp_path / "c", tmp_path / "a", bootstrap=0)
+
+
+def test_a_judge_that_gives_no_grade_makes_the_run_exit_3(tmp_path: Path) -> None:
+    """A judged run whose judge answers without a grade: the outputs are written, the answers
+    counted, and the command exits 3 as for failed similarity calls."""
+    import subprocess
+    import sys
+
+    from tests.cli_run import ENV
+    from tests.loopback import LoopbackServer
+
+    env = {k: v for k, v in ENV.items() if not k.upper().endswith("_PROXY")}
+    env.update(NO_PROXY="127.0.0.1,localhost", PINGCE_CACHE_DIR=str(tmp_path / "cache"))
+    data = _records(tmp_path / "r.jsonl")
+    with LoopbackServer() as server:
+        server.answer = lambda request: {"content": "I cannot grade this."}
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pingce",
+                "run",
+                "judged",
+                "--data",
+                str(data),
+                "--judge",
+                "openai:j",
+                "--base-url",
+                server.url,
+                "--rubric",
+                "r",
+                "--out",
+                str(tmp_path / "o"),
+            ],
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            env=env,
+            timeout=300,
+            check=False,
+        )
+    assert done.returncode == 3, done.stderr
+    results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))
+    assert results["judge"]["openai:j"]["unparsed_answers"] == 8  # 4 rubric + 4 correctness

@@ -56,8 +56,9 @@ EXIT_CODES = (
     ExitCode(
         EXIT_JUDGE_FAILURES,
         "The outputs are written, but similarity (judge) calls or model-under-test calls "
-        "failed after their retries, or `pingce calibrate` left pairs out: the counts are in "
-        "the result's `failures`.",
+        "failed after their retries, a judge of the judged metrics failed or answered without "
+        "a grade (counted in the result's `judge`), or `pingce calibrate` left pairs out: the "
+        "counts are in the result's `failures`.",
     ),
     ExitCode(
         EXIT_GATE,

@@ -195,5 +195,9 @@ def run(
             sys.exit(EXIT_GATE)
         if gating.gates and not quiet:
             console.print(f"gates passed: {len(gating.gates)}")
-        if result.failures.judge or getattr(result.failures, "model", 0):
+        graded_badly = any(  # a model judge's failed calls or answers without a grade
+            one.get("failures") or one.get("unparsed_answers")
+            for one in (result.judge or {}).values()
+        )
+        if result.failures.judge or getattr(result.failures, "model", 0) or graded_badly:
             sys.exit(EXIT_JUDGE_FAILURES)
