@@ -222,28 +222,14 @@ def test_a_model_judged_run_is_audited_without_asking_the_judge_again(tmp_path: 
     C/P/I for correctness): audit.json equals the in-process correction with those grades, and
     the run's values are the judge's."""
     import os
-    import subprocess
-    import sys
 
     from pingce.cli.stand_in import MODEL, serving
     from pingce.judged import parse_scale
 
-    from .cli_run import ENV
+    from .cli_run import loopback_pingce
 
-    env = {k: v for k, v in ENV.items() if not k.upper().endswith("_PROXY")}
-    env.update(NO_PROXY="127.0.0.1,localhost", PINGCE_CACHE_DIR=str(tmp_path / "cache"))
-    env["PINGCE_STORE"] = str(tmp_path / "runs.db")
-
-    def pingce_cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "pingce", *args],
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            env=env,
-            timeout=300,
-            check=False,
-        )
+    pingce_cli = loopback_pingce(tmp_path)
+    env = pingce_cli.env  # type: ignore[attr-defined]
 
     data = EXAMPLES / "judged" / "records.jsonl"
     run = tmp_path / "run"
@@ -426,28 +412,13 @@ def test_a_pairwise_preference_is_audited_and_position_bias_is_left_to_the_judge
     """judged-pairwise graded by the stand-in judge; people prefer answer A on every drawn
     pair: the labels-alone win rate is 1, the corrected one is the in-process correction, and
     the position bias (a measure of the judge) is reported as the run has it."""
-    import subprocess
-    import sys
 
     from pingce.cli.stand_in import MODEL, serving
     from pingce.judged import parse_scale
 
-    from .cli_run import ENV
+    from .cli_run import loopback_pingce
 
-    env = {k: v for k, v in ENV.items() if not k.upper().endswith("_PROXY")}
-    env.update(NO_PROXY="127.0.0.1,localhost", PINGCE_CACHE_DIR=str(tmp_path / "cache"))
-    env["PINGCE_STORE"] = str(tmp_path / "runs.db")
-
-    def pingce_cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "-m", "pingce", *args],
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            env=env,
-            timeout=300,
-            check=False,
-        )
+    pingce_cli = loopback_pingce(tmp_path)
 
     data = EXAMPLES / "judged_pairwise" / "records.jsonl"
     run = tmp_path / "run"

@@ -134,41 +134,16 @@ def test_runs_graded_by_other_judges_or_rubrics_do_not_compare(
 def test_a_judge_that_gives_no_grade_makes_the_run_exit_3(tmp_path: Path) -> None:
     """A judged run whose judge answers without a grade: the outputs are written, the answers
     counted, and the command exits 3 as for failed similarity calls."""
-    import subprocess
-    import sys
-
-    from tests.cli_run import ENV
+    from tests.cli_run import loopback_pingce
     from tests.loopback import LoopbackServer
 
-    env = {k: v for k, v in ENV.items() if not k.upper().endswith("_PROXY")}
-    env.update(NO_PROXY="127.0.0.1,localhost", PINGCE_CACHE_DIR=str(tmp_path / "cache"))
+    pingce_cli = loopback_pingce(tmp_path)
     data = _records(tmp_path / "r.jsonl")
     with LoopbackServer() as server:
         server.answer = lambda request: {"content": "I cannot grade this."}
-        done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pingce",
-                "run",
-                "judged",
-                "--data",
-                str(data),
-                "--judge",
-                "openai:j",
-                "--base-url",
-                server.url,
-                "--rubric",
-                "r",
-                "--out",
-                str(tmp_path / "o"),
-            ],
-            capture_output=True,
-            text=True,
-            encoding="utf-8",
-            env=env,
-            timeout=300,
-            check=False,
+        done = pingce_cli(
+            *("run", "judged", "--data", str(data), "--judge", "openai:j"),
+            *("--base-url", server.url, "--rubric", "r", "--out", str(tmp_path / "o")),
         )
     assert done.returncode == 3, done.stderr
     results = json.loads((tmp_path / "o" / "results.json").read_text(encoding="utf-8"))

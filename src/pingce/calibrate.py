@@ -38,6 +38,7 @@ __all__ = [
     "calibrate",
     "roc_auc",
     "threshold_curve",
+    "threshold_point",
     "write_calibration",
 ]
 
@@ -87,7 +88,7 @@ def _ratio(num: float, den: float) -> float | None:
     return None if den == 0 else num / den
 
 
-def _point(
+def threshold_point(
     threshold: float, scores: np.ndarray, labels: np.ndarray, same: np.ndarray
 ) -> CalibrationPoint:
     said = same | (scores > threshold)
@@ -110,7 +111,7 @@ def threshold_curve(
 ) -> list[CalibrationPoint]:
     """One point per distinct score (the rule changes only there), plus 0."""
     candidates = np.unique(np.concatenate([[0.0], scores[~np.isnan(scores)]]))
-    return [_point(float(t), scores, labels, same) for t in candidates]
+    return [threshold_point(float(t), scores, labels, same) for t in candidates]
 
 
 def best_point(curve: list[CalibrationPoint]) -> CalibrationPoint:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import numpy as np
 
@@ -34,6 +35,7 @@ __all__ = [
     "Intervals",
     "correct",
     "dense_rows",
+    "graded_task",
     "judged_tasks",
     "labelled_records",
     "planned_half_widths",
@@ -200,12 +202,18 @@ or ``pairwise``), a value on the task's scale (correctness: C 1, P 0.5, I 0; a p
 A 1, B 0, tie 0.5)."""
 
 
+def graded_task(graded: Any) -> str:
+    """The task a judged statistic's grades are of (``rubric``, ``correctness``, ``pairwise``),
+    as its grade entries record it; "" for grades without entries."""
+    return str(graded.entries[0][0]["task"]) if graded.entries and graded.entries[0] else ""
+
+
 def _human_judgements(judged: Judgements, grades: Grades) -> Judgements:
     """The judge phase's grades with the human's in place on the graded records (every judge
     of a jury given the human's value, so the record's grade is the human's)."""
     graded = {}
     for key, one in judged.graded.items():
-        task = str(one.entries[0][0]["task"]) if one.entries and one.entries[0] else ""
+        task = graded_task(one)
         values, failures = one.values.copy(), one.failures.copy()
         for (i, which), value in grades.items():
             if which != task:
@@ -224,11 +232,7 @@ def judged_tasks(judged: Judgements | None) -> list[str]:
     """The tasks a run's judges graded (``rubric``, ``correctness``, ``pairwise``), in order."""
     if judged is None:
         return []
-    tasks = [
-        str(one.entries[0][0]["task"])
-        for one in judged.graded.values()
-        if one.entries and one.entries[0]
-    ]
+    tasks = [graded_task(one) for one in judged.graded.values()]
     return [t for t in dict.fromkeys(tasks) if t in ("rubric", "correctness", "pairwise")]
 
 

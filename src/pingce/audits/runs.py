@@ -38,6 +38,7 @@ from .correct import (
     AuditedMetric,
     Intervals,
     correct,
+    graded_task,
     judged_tasks,
     planned_half_widths,
     record_pairs,
@@ -272,7 +273,7 @@ def _task_grades(run: Reopened) -> dict[str, Graded]:
     if run.judged is None:
         return out
     for one in run.judged.graded.values():
-        task = str(one.entries[0][0]["task"]) if one.entries and one.entries[0] else ""
+        task = graded_task(one)
         if task in judged_tasks(run.judged):
             out.setdefault(task, one)
     return out
@@ -667,7 +668,7 @@ def _grade_agreement(
 
 
 def _agreement(run: Reopened, labels: dict[Pair, float]) -> dict[str, Any]:
-    from ..calibrate import best_point, roc_auc, threshold_curve
+    from ..calibrate import best_point, roc_auc, threshold_curve, threshold_point
 
     if run.scored is None or not labels:
         return {}
@@ -678,22 +679,17 @@ def _agreement(run: Reopened, labels: dict[Pair, float]) -> dict[str, Any]:
     scores, human = scores[ok], human[ok]
     out: dict[str, Any] = {"pairs": int(ok.sum()), "roc_auc": roc_auc(scores, human)}
     if run.threshold is not None and scores.size:
-        verdict = scores > run.threshold
-        tp = int((verdict & human).sum())
-        fp = int((verdict & ~human).sum())
-        fn = int((~verdict & human).sum())
-        tn = int((~verdict & ~human).sum())
-        n = tp + fp + fn + tn
-        observed = (tp + tn) / n
-        expected = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / n**2
+        same = np.zeros(scores.size, dtype=bool)  # the sheet holds no identical pair
+        at = threshold_point(run.threshold, scores, human, same)  # as pingce calibrate counts
+        n = at.tp + at.fp + at.fn + at.tn
         out.update(
             threshold=run.threshold,
-            accuracy=observed,
-            kappa=None if expected == 1 else (observed - expected) / (1 - expected),
-            true_positive_rate=tp / (tp + fn) if tp + fn else None,
-            false_positive_rate=fp / (fp + tn) if fp + tn else None,
+            accuracy=(at.tp + at.tn) / n,
+            kappa=at.kappa,
+            true_positive_rate=at.tp / (at.tp + at.fn) if at.tp + at.fn else None,
+            false_positive_rate=at.fp / (at.fp + at.tn) if at.fp + at.tn else None,
         )
-        curve = threshold_curve(scores, human, np.zeros(scores.size, dtype=bool))
+        curve = threshold_curve(scores, human, same)
         out["best_threshold"] = best_point(curve).threshold if curve and human.any() else None
     return out
 
