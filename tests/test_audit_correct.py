@@ -225,3 +225,36 @@ def test_a_dialogue_suite_is_audited_by_dialogue(tmp_path: Path) -> None:
     assert audited.value == pytest.approx(want, abs=1e-12)
     decided_units = {units[i] for i in np.flatnonzero(decided)}
     assert audited.labelled == len(decided_units) and audited.unlabelled == 0
+
+
+@pytest.mark.parametrize(
+    ("suite", "folder"),
+    [
+        ("function-points", "function_points"),
+        ("contract-risk", "contract_risk"),
+        ("tcm-dialogue", "tcm_dialogue"),
+    ],
+)
+def test_the_pairs_of_every_record_at_once_are_each_record_s_alone(suite: str, folder: str) -> None:
+    """record_pairs reads every record at once (each statistic's indexed_pairs); the pairs are
+    those of each record read alone (a table of one record: the protocol's default
+    indexed_pairs), in the same order, and a subset of the records gives theirs."""
+    from pingce.metrics.protocol import Statistic
+
+    data = Path(pingce.__file__).resolve().parent / "examples" / folder / "records.jsonl"
+    plan = plan_run(suite, RunOptions(bootstrap=0))
+    table = load(plan, data, no_progress)
+    needing = [s for s in plan.statistics.values() if s.needs_similarity]
+    alone = []
+    for i in range(table.n):
+        one = table.take(np.array([i]))
+        alone.append(list(dict.fromkeys(p for s in needing for p in s.pairs(one) if p[0] != p[1])))
+    assert sum(map(len, alone)) > 10
+    assert record_pairs(plan, table, np.arange(table.n)) == alone
+    some = np.array([5, 0, 3])
+    assert record_pairs(plan, table, some) == [alone[i] for i in some]
+    for statistic in needing:  # the protocol's default, one record at a time, agrees
+        assert list(Statistic.indexed_pairs(statistic, table)) == list(
+            statistic.indexed_pairs(table)
+        )
+        assert [p for _, p in statistic.indexed_pairs(table)] == list(statistic.pairs(table))

@@ -38,6 +38,7 @@ __all__ = [
     "graded_task",
     "judged_tasks",
     "labelled_records",
+    "pair_counts",
     "planned_half_widths",
     "record_pairs",
 ]
@@ -83,13 +84,31 @@ class AuditedMetric:
 
 
 def record_pairs(plan: Plan, table: Table, indices: np.ndarray) -> list[list[Pair]]:
-    """The distinct pairs the judge decided for each of the records ``indices``."""
-    needing = [s for s in plan.statistics.values() if s.needs_similarity]
-    out = []
-    for i in np.asarray(indices, dtype=np.intp).tolist():
-        one = table.take(np.array([i], dtype=np.intp))
-        out.append(list(dict.fromkeys(p for s in needing for p in s.pairs(one) if p[0] != p[1])))
-    return out
+    """The distinct pairs the judge decided for each of the records ``indices`` (of every
+    record: made once per table and kept, as the sheet, the draw and the labels all read
+    them)."""
+    indices = np.asarray(indices, dtype=np.intp)
+    if np.array_equal(indices, np.arange(table.n)):
+        keys = tuple(k for k, s in plan.statistics.items() if s.needs_similarity)
+        made = table.derived(("audit record pairs", keys), lambda: _pairs_by_record(plan, table))
+        return made  # type: ignore[no-any-return]
+    return _pairs_by_record(plan, table.take(indices))
+
+
+def _pairs_by_record(plan: Plan, table: Table) -> list[list[Pair]]:
+    found: list[dict[Pair, None]] = [{} for _ in range(table.n)]  # ordered sets
+    for statistic in plan.statistics.values():
+        if statistic.needs_similarity:
+            for i, pair in statistic.indexed_pairs(table):  # every record at once
+                if pair[0] != pair[1]:
+                    found[i][pair] = None
+    return [list(pairs) for pairs in found]
+
+
+def pair_counts(pairs: list[list[Pair]]) -> tuple[np.ndarray, list[Pair]]:
+    """How many pairs each record has, and all the pairs one record after another."""
+    counts = np.fromiter(map(len, pairs), dtype=np.intp, count=len(pairs))
+    return counts, [pair for one in pairs for pair in one]
 
 
 def labelled_records(
@@ -97,10 +116,12 @@ def labelled_records(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Which records have a human label on every pair the judge decided for them, and which
     records the judge decided nothing for (their rows are the same with or without it)."""
-    pairs = record_pairs(plan, table, np.arange(table.n))
-    judged = np.array([bool(p) for p in pairs], dtype=bool)
-    labelled = np.array([bool(p) and all(q in labels for q in p) for p in pairs], dtype=bool)
-    return labelled, ~judged
+    counts, flat = pair_counts(record_pairs(plan, table, np.arange(table.n)))
+    unlabelled = np.fromiter((p not in labels for p in flat), dtype=bool, count=len(flat))
+    owner = np.repeat(np.arange(table.n), counts)
+    missing = np.bincount(owner, weights=unlabelled, minlength=table.n)
+    judged = counts > 0
+    return judged & (missing == 0), ~judged
 
 
 def dense_rows(block: StatBlock) -> np.ndarray | None:
@@ -257,6 +278,16 @@ def _unit_sums(units: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return out
 
 
+def _graded(n: int, grades: Grades, tasks: list[str]) -> np.ndarray:
+    """Which of the ``n`` records a person graded on every task."""
+    graded = np.ones(n, dtype=bool)
+    for task in tasks:
+        mask = np.zeros(n, dtype=bool)
+        mask[[i for i, t in grades if t == task]] = True
+        graded &= mask
+    return graded
+
+
 def correct(
     plan: Plan,
     table: Table,
@@ -285,8 +316,7 @@ def correct(
         labelled, undecided = np.ones(table.n, bool), np.ones(table.n, bool)
     tasks = judged_tasks(judged)
     if tasks:
-        graded = np.array([all((i, t) in grades for t in tasks) for i in range(table.n)])
-        labelled = (labelled | undecided) & graded
+        labelled = (labelled | undecided) & _graded(table.n, grades, tasks)
         undecided = np.zeros(table.n, bool)  # every record was graded by the judges
     if drawn is not None:
         labelled = labelled & (np.asarray(drawn, dtype=bool) | undecided)
@@ -300,7 +330,11 @@ def correct(
         )
     human_judged = None if judged is None else _human_judgements(judged, grades)
     judge_blocks = statistics(plan, table, scored, judged=judged)
-    human_blocks = statistics(plan, table, human_scored, judged=human_judged)
+    reading = [k for k, s in plan.statistics.items() if s.needs_similarity or s.needs_judge]
+    human_blocks = {  # the others read no judge: their rows are the judge's
+        **judge_blocks,
+        **statistics(plan, table, human_scored, judged=human_judged, only=reading),
+    }
     codes = np.zeros(table.n, dtype=np.intp) if strata is None else np.asarray(strata).copy()
     # the records the judge decided nothing for are known exactly: a stratum of their own,
     # all of it "labelled" (the judge's rows are the human ones); the audit's random sample is
@@ -380,13 +414,16 @@ def planned_half_widths(
     to agree with the judge (its rows standing in for theirs), from a stratified sample of
     ``quotas[h]`` records of each stratum ``codes`` (-1: a record the judge decided nothing for,
     known exactly). PPI++ narrows it the more the judge agrees with the people."""
-    blocks = statistics(plan, table, scored, judged=judged)
+    reading = [k for k, s in plan.statistics.items() if s.needs_similarity or s.needs_judge]
+    blocks = statistics(plan, table, scored, judged=judged, only=reading)
     size = table.n
     out: dict[str, float] = {}
     for name, metric in plan.metrics.items():
         statistic = plan.statistics[plan.keys[name]]
+        if not (statistic.needs_similarity or statistic.needs_judge):
+            continue
         rows = dense_rows(blocks[plan.keys[name]])
-        if rows is None or not (statistic.needs_similarity or statistic.needs_judge):
+        if rows is None:
             continue
         if metric.measures_the_judge:
             continue

@@ -40,6 +40,7 @@ from .correct import (
     correct,
     graded_task,
     judged_tasks,
+    pair_counts,
     planned_half_widths,
     record_pairs,
 )
@@ -245,8 +246,11 @@ def _record_scores(run: Reopened) -> tuple[np.ndarray, list[list[Pair]], list[np
     n = run.table.n
     if run.scored is not None:
         pairs = record_pairs(run.plan, run.table, np.arange(n))
-        decided = np.flatnonzero([bool(p) for p in pairs])
-        scores = [np.array([run.scored.table.get(*p) for p in pairs[i]]) for i in decided]
+        counts, flat = pair_counts(pairs)
+        values = run.scored.table.values  # record_pairs leaves out (a, a): 1.0 to every judge
+        every = np.fromiter(map(values.__getitem__, flat), dtype=np.float64, count=len(flat))
+        decided = np.flatnonzero(counts)
+        scores = np.split(every, np.cumsum(counts[decided])[:-1]) if decided.size else []
         return decided, pairs, scores
     assert run.judged is not None
     columns = [
@@ -333,28 +337,26 @@ class Drawing:
 
 def redraw(run: Reopened, spec: DrawSpec) -> Drawing:
     """The draw ``spec`` over ``run`` (the same every time: seeded, from the same scores)."""
-    decided, pairs, _ = _record_scores(run)
+    decided, pairs, scores = _record_scores(run)
     if decided.size == 0:
         raise InputError("the judge decided no pair in this run: there is nothing to label")
-    keys, scores, units = _unit_scores(run)  # records, or in a unit suite their units
-    clean = [np.nan_to_num(s, nan=0.5) for s in scores]
+    keys, scores, units = _unit_scores(run, decided, scores)  # records, or their units
+    sizes = np.fromiter(map(len, scores), dtype=np.intp, count=len(scores))
+    every = np.nan_to_num(np.concatenate(scores), nan=0.5) if scores else np.zeros(0)
+    clean = np.split(every, np.cumsum(sizes)[:-1])
     result = draw(
         clean, spec.budget, seed=spec.seed, strata=spec.strata, allocation=spec.allocation
     )
-    by_key = dict(zip(keys.tolist(), result.codes.tolist(), strict=True))
-    chosen = {int(keys[k]) for k in result.indices.tolist()}
     owner = np.arange(run.table.n) if units is None else units
     is_decided = np.zeros(run.table.n, dtype=bool)
     is_decided[decided] = True
-    codes = np.array(
-        [
-            by_key.get(int(owner[i]), -1) if is_decided[i] or units is not None else -1
-            for i in range(run.table.n)
-        ],
-        dtype=np.intp,
-    )
-    drawn = np.array([int(owner[i]) in chosen for i in range(run.table.n)]) & is_decided
-    return Drawing(spec, result, keys, units, codes, drawn, pairs)
+    at = np.minimum(np.searchsorted(keys, owner), keys.size - 1)  # keys are sorted
+    known = keys[at] == owner
+    chosen = np.zeros(keys.size, dtype=bool)
+    chosen[result.indices] = True
+    codes = np.where(known & (is_decided | (units is not None)), result.codes[at], -1)
+    drawn = known & chosen[at] & is_decided
+    return Drawing(spec, result, keys, units, codes.astype(np.intp), drawn, pairs)
 
 
 def sample_sheet(
@@ -718,11 +720,11 @@ def _units(run: Reopened) -> np.ndarray | None:
 
 
 def _unit_scores(
-    run: Reopened,
+    run: Reopened, decided: np.ndarray, scores: list[np.ndarray]
 ) -> tuple[np.ndarray, list[np.ndarray], np.ndarray | None]:
     """What the draw samples: the records the judges decided something for (or, in a unit
-    suite, their units), each with the scores it is stratified by; the records' units."""
-    decided, _, scores = _record_scores(run)
+    suite, their units), each with the scores it is stratified by (:func:`_record_scores`);
+    the records' units."""
     units = _units(run)
     if units is None:
         return decided, scores, None
@@ -804,10 +806,11 @@ def audit_run(
     notes = []
     if empty:
         notes.append(f"{empty} pair(s) of the sheet have no label yet: their records do not count")
+    on_sheet = np.flatnonzero(drawing.drawn).tolist()
     partly = sum(
         1
-        for i, p in enumerate(pairs)
-        if drawing.drawn[i] and any(q in labels for q in p) and not all(q in labels for q in p)
+        for i in on_sheet
+        if any(q in labels for q in pairs[i]) and not all(q in labels for q in pairs[i])
     )
     if partly:
         notes.append(f"{partly} record(s) have only some of their pairs labelled: left out")
@@ -825,8 +828,8 @@ def audit_run(
             )
     verified = [
         {"id": run.table.ids[i], "line": int(run.table.lines[i])}
-        for i in range(run.table.n)
-        if drawing.drawn[i] and _checked(pairs[i], labels, i, grades, judged_tasks(run.judged))
+        for i in on_sheet
+        if _checked(pairs[i], labels, i, grades, judged_tasks(run.judged))
     ]
     return AuditResult(
         run=run.name,

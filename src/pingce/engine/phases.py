@@ -12,7 +12,7 @@ from __future__ import annotations
 import glob
 import os
 import platform
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -169,10 +169,11 @@ def statistics(
     scored: Scored | None,
     map_records: RecordMap = one_part,
     judged: Judgements | None = None,
+    only: Collection[Hashable] | None = None,
 ) -> StatBlocks:
-    """Every statistic of the plan over ``table``, once each; their per-record work runs
-    through ``map_records`` (the executor's policy: one part here by default); the judged ones
-    read the judges' grades (``judged``)."""
+    """Every statistic of the plan over ``table`` (or those keyed in ``only``), once each;
+    their per-record work runs through ``map_records`` (the executor's policy: one part here
+    by default); the judged ones read the judges' grades (``judged``)."""
     context = Context(
         similarity=None if scored is None else scored.table,
         map_records=map_records,
@@ -180,6 +181,8 @@ def statistics(
     )
     blocks = {}
     for key, statistic in plan.statistics.items():
+        if only is not None and key not in only:
+            continue
         block = statistic.compute(table, context).compact()
         block.unparsed = unparsed_rows(table, statistic.fields())
         blocks[key] = block

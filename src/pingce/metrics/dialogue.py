@@ -666,9 +666,12 @@ class HybridStatistic(Statistic):
             yield i, pred[i], gold[i], locked
 
     def pairs(self, table: Table) -> Iterable[Pair]:
-        for _, a, b, locked in self._turns(table):
+        return (pair for _, pair in self.indexed_pairs(table))
+
+    def indexed_pairs(self, table: Table) -> Iterable[tuple[int, Pair]]:
+        for i, a, b, locked in self._turns(table):
             if not locked and a != b:  # a locked turn scores 0 whatever the texts say
-                yield (a, b)
+                yield i, (a, b)
 
     def compute(self, table: Table, context: Context) -> StatBlock:
         rows = np.zeros((table.n, 3))

@@ -321,16 +321,20 @@ class EvidenceStatistic(_LawCheck):
         return _Retrieval(sentences, clauses, records, np.asarray(verbatim, bool), candidates)
 
     def pairs(self, table: Table) -> Iterable[Pair]:
+        return (pair for _, pair in self.indexed_pairs(table))
+
+    def indexed_pairs(self, table: Table) -> Iterable[tuple[int, Pair]]:
         found = self._retrieval(table)
         if found.candidates is None:
             return
         first, length = found.candidates.first, found.candidates.length
+        records = found.clause_record.tolist()
         for c, clause in enumerate(found.clauses):
             if found.verbatim[c]:
                 continue
             for j in range(first.shape[1]):
                 if first[c, j] >= 0:
-                    yield (clause, found.text(int(first[c, j]), int(length[c, j])))
+                    yield records[c], (clause, found.text(int(first[c, j]), int(length[c, j])))
 
     def _closest(
         self, found: _Retrieval, c: int, clause: str, similarity: SimilarityTable | None

@@ -452,6 +452,14 @@ class Statistic(ABC):
         """The (a, b) text pairs whose similarity :meth:`compute` will read."""
         return ()
 
+    def indexed_pairs(self, table: Table) -> Iterable[tuple[int, Pair]]:
+        """The pairs of :meth:`pairs`, each with the index of the record it is read for (what
+        the audit shows a person record by record). By default one record at a time (a table
+        of one record each: slow on many records); a statistic with pairs gives them itself."""
+        for i in range(table.n):
+            for pair in self.pairs(table.take(np.array([i], dtype=np.intp))):
+                yield i, pair
+
     def judge_texts(self, table: Table) -> list[dict[str, str]]:
         """With ``needs_judge``: the texts of each prompt the judge is asked, record by record
         (a statistic asking several prompts a record gives them consecutively)."""

@@ -213,9 +213,12 @@ class SelectionStatistic(Statistic):
             yield int(i), gold_column[i], pred_column[i]
 
     def pairs(self, table: Table) -> Iterable[Pair]:
+        return (pair for _, pair in self.indexed_pairs(table))
+
+    def indexed_pairs(self, table: Table) -> Iterable[tuple[int, Pair]]:
         if self.matcher != "semantic":
             return
-        for _, gold, pred in self._records(table):
+        for i, gold, pred in self._records(table):
             if isinstance(pred, ParseFailure):
                 continue
             truths = set(gold)
@@ -224,7 +227,7 @@ class SelectionStatistic(Statistic):
                     continue  # its best match is the exact one (1.0): no call needed
                 for t in gold:
                     if p != t:
-                        yield (p, t)
+                        yield i, (p, t)
 
     def column_names(self, width: int) -> list[str]:
         return ["score", "|P|", "|T|", "failed"]
