@@ -302,7 +302,7 @@ def test_a_model_judged_run_is_audited_without_asking_the_judge_again(tmp_path: 
             judged=reopened.judged,
             grades=_resolved_grades(reopened, read),
             strata=_judged_strata(reopened, 8, 2),
-            drawn=np.isin(reopened.table.lines, list(read.strata)),
+            drawn=np.isin(reopened.table.lines, [line for _, line in read.strata]),
         )
     finally:
         for key, value in old.items():

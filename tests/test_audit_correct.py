@@ -201,7 +201,7 @@ def test_a_dialogue_suite_is_audited_by_dialogue(tmp_path: Path) -> None:
     drawn = sample_sheet(run, 4, sheet, strata=2)
     assert drawn["unit"] == "dialogue_id" and drawn["records"] == 4
     read = read_sheet(sheet)
-    lines = {int(line) for line in read.strata}
+    lines = {line for _, line in read.strata}
     units = run.table.column("dialogue_id")
     pairs = record_pairs(run.plan, run.table, np.arange(run.table.n))
     drawn_units = {units[i] for i, line in enumerate(run.table.lines) if int(line) in lines}

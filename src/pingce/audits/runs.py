@@ -1,11 +1,14 @@
 """The audit of a stored run: its records and its judge's scores found again (nothing asked
-again: a remote judge answers from the cache, a local backend scores as it did), the sheet of
-pairs a human should check, and the corrected metrics from the filled sheet.
+again: a remote judge answers from the cache, a local backend scores as it did; the records as
+the run evaluated them on either engine: a glob's files in its order, the same ``--sample``,
+the answers of ``--model`` from predictions.jsonl), the sheet of pairs a human should check,
+and the corrected metrics from the filled sheet.
 
 ``sample``: the stratified draw (:mod:`.sample`) over the records the judge decided something
-for, written as a sheet (CSV or JSON Lines), one row a pair: the record's id and line, its
-stratum, both texts, the judge's score and its verdict at τ, and an empty ``human`` column
-(a score in [0, 1], or 1/0, yes/no, true/false). ``audit``: the filled sheet read back; the
+for, written as a sheet (CSV or JSON Lines), one row a pair: the record's id and line (and
+its file in a run of several), its stratum, both texts, the judge's score and its verdict at
+τ, and an empty ``human`` column (a score in [0, 1], or 1/0, yes/no, true/false). ``audit``:
+the filled sheet read back; the
 records whose pairs are all labelled count, the others are said; every metric corrected
 (:func:`.correct.correct`) within the sheet's strata; agreement of judge and humans on the
 labelled pairs (accuracy and Cohen's kappa at τ, true and false positive rates, ROC AUC, the
@@ -19,14 +22,16 @@ import dataclasses
 import json
 import math
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from ..engine.groups import unit_codes
 from ..engine.judgements import Graded, Judgements
-from ..engine.phases import load, plan_run, similarities
+from ..engine.phases import load, plan_run, sample, similarities
 from ..engine.plan import Plan, check_records
 from ..engine.similarities import BackendChoice, Scored, score_pairs
 from ..errors import InputError, OptionError
@@ -86,6 +91,25 @@ class Reopened:
     values: dict[str, float | None]
     """The run's metric values as results.json holds them."""
     threshold: float | None
+    files: list[str] = field(default_factory=list)
+    """A run over several files (a glob): their names as the sheet shows them, in the order the
+    run read them (else empty: a record is known by its line)."""
+    file_of: np.ndarray | None = None
+    """With several files: each record's file (an index into :attr:`files`)."""
+
+    def where(self, i: int) -> Where:
+        """Where record ``i`` is: its file's name (``""`` for a run of one file) and line."""
+        name = "" if self.file_of is None else self.files[int(self.file_of[i])]
+        return name, int(self.table.lines[i])
+
+    def index(self) -> dict[Where, int]:
+        """Each record's index by where it is (:meth:`where`)."""
+        return {self.where(i): i for i in range(self.table.n)}
+
+
+Where = tuple[str, int]
+"""Where a record is: its data file's name as the sheet shows it (``""`` in a run of one file:
+the sheet has no ``file`` column) and its line (or row) in that file."""
 
 
 def _stored_run(folder: Path, store: str | None) -> Any:
@@ -104,6 +128,7 @@ def _options(stored: dict[str, Any]) -> RunOptions:
     keep = (
         *("similarity", "field_map", "base_url", "encoding", "zero_division", "laws", "slices"),
         *("judges", "rubric", "scale"),
+        *("sample", "stratify", "allocation", "short_strata", "seed"),  # the same sample
     )
     given = {k: stored[k] for k in keep if k in known and stored.get(k) is not None}
     for key in ("slices", "judges"):
@@ -161,70 +186,162 @@ def _scores_again(plan: Plan, table: Table, failed: int = 0) -> Scored | None:
     return scored
 
 
-def _check_supported(stored: dict[str, Any], data_path: str, folder: Path) -> None:
-    """Refuse, with the reason, the runs an audit cannot find again yet."""
+def _found(info: Any, results: dict[str, Any]) -> tuple[str, dict[str, Any], str]:
+    """The run's suite, options and data path: the run store's record, else (an output folder
+    alone) what results.json says."""
+    if info is not None:
+        return str(info.options.get("suite") or info.suite), info.options, info.data_path or ""
+    sig = results.get("signature", {})
+    data = results.get("data", {})
+    stored: dict[str, Any] = {
+        "similarity": (sig.get("similarity") or "lexical").split("|")[0],
+        "field_map": data.get("field_map") or {},
+        "encoding": data.get("encoding"),
+    }
+    sampling = results.get("sampling") or {}
+    if sampling:  # --sample: drawn again from the same seed
+        short = sampling["n_sampled"] < sampling["n_requested"]
+        stored.update(
+            sample=sampling["n_requested"],
+            seed=sampling["seed"],
+            stratify=sampling.get("field"),
+            allocation=sampling.get("allocation") or "equal",
+            short_strata="take-all" if short else "error",
+        )
+    if results.get("model"):
+        stored["model"] = results["model"].get("model") or True
+    return results["suite"], stored, data.get("source", "")
+
+
+def _data_files(data_path: str, info: Any, folder: Path) -> list[str]:
+    """The run's data files (one, or a glob's in the order the run read them), checked to be
+    there and unchanged since the run (their sha256 as the run store recorded it)."""
+    from ..engine.shards import expand_paths
+    from ..errors import PingceError
+    from ..history import data_hash
+
+    several = re.fullmatch(r"(\d+) files: (.*)", data_path or "", re.S)
+    try:
+        if several:  # an output folder alone of a run over several files (--engine ray)
+            files = expand_paths(several.group(2).split(", "))
+            if len(files) != int(several.group(1)):
+                raise InputError("the run's file names cannot be told apart", source=data_path)
+        else:
+            files = expand_paths(data_path) if data_path not in ("", "-") else []
+    except PingceError:
+        files = []
+    if not files:
+        raise InputError(f"the run's data file is gone: {data_path!r}", source=str(folder))
+    if info is not None and info.data_sha256 and data_hash(*files) != info.data_sha256:
+        raise InputError(
+            "the data file changed since the run (its sha256 is not the one the run store "
+            "recorded): audit a run of the file as it is now",
+            source=data_path,
+        )
+    return files
+
+
+def _joined(tables: list[Table], source: str) -> Table:
+    """The tables of several files one after another, as the run read them."""
+    if len(tables) == 1:
+        return tables[0]
+    columns: dict[str, Any] = {}
+    for name, first in tables[0].columns.items():
+        parts = [t.columns[name] for t in tables]
+        if isinstance(first, np.ndarray):
+            columns[name] = np.concatenate(parts)
+        else:
+            columns[name] = [v for part in parts for v in part]
+    return dataclasses.replace(
+        tables[0],
+        source=source,
+        ids=[i for t in tables for i in t.ids],
+        lines=np.concatenate([t.lines for t in tables]),
+        columns=columns,
+        notes=list(dict.fromkeys(n for t in tables for n in t.notes)),
+    )
+
+
+def _file_names(files: list[str]) -> list[str]:
+    """Several files' names as a sheet shows them: their paths below the folder they share."""
+    if len(files) < 2:
+        return []
+    common = os.path.commonpath([os.path.abspath(f) for f in files])
+    return [os.path.relpath(os.path.abspath(f), common) for f in files]
+
+
+def _answered(plan: Plan, folder: Path, results: dict[str, Any]) -> tuple[Plan, Table]:
+    """A run answered by ``--model``: the records as the model answered them
+    (predictions.jsonl: the model is not asked again), each at its line in the data file (the
+    run's records.jsonl)."""
+    from ..engine.model import PREDICTIONS_FILE, model_plan
+    from ..runfolder.reader import read_run
+
+    failed = int((results.get("failures") or {}).get("model") or 0)
+    if failed:
+        raise OptionError(
+            f"{failed} record(s) of the run had failed model calls: auditing such a run is not "
+            "supported (they are left out of its metrics, which the audit does not do yet); "
+            "run it again until every call is answered (the answer cache keeps the others)"
+        )
+    answers = folder / PREDICTIONS_FILE
+    if not answers.is_file():
+        raise InputError(
+            "the run was answered by --model, and its predictions.jsonl is gone", source=str(folder)
+        )
+    plan = model_plan(plan)
+    table = load(plan, answers, no_progress)
+    outputs = read_run(folder).outputs
+    rows = None if outputs is None else outputs.records
+    if rows is None or rows.n != table.n:
+        raise InputError(
+            "the run's records.jsonl does not hold a row a record of predictions.jsonl",
+            source=str(folder),
+        )
+    table.lines = np.asarray(rows.lines, dtype=table.lines.dtype)
+    return plan, table
+
+
+def _records(
+    plan: Plan, stored: dict[str, Any], files: list[str], folder: Path, results: dict[str, Any]
+) -> tuple[Plan, Table, np.ndarray | None]:
+    """The records the run evaluated, in its order: its data files read as the run read them
+    (a glob's files one after another, on any engine), the same seeded ``--sample``, or the
+    model's answers (``--model``); each record's file among ``files`` (None: one file)."""
     if stored.get("model"):
-        raise OptionError(
-            "the run was answered by --model: auditing such a run is not supported yet (its "
-            "answers are in predictions.jsonl)"
-        )
-    if stored.get("sample"):
-        raise OptionError(
-            f"the run evaluated a sample of its records (--sample {stored['sample']}): auditing "
-            "a sampled run is not supported yet; audit a run of all the records"
-        )
-    if any(ch in data_path for ch in "*?[") or stored.get("engine") == "ray":
-        raise OptionError(
-            "the run read its records on Ray (--engine ray) or from a glob: auditing it is not "
-            "supported yet; audit a local run of one file"
-        )
+        plan, table = _answered(plan, folder, results)
+        return plan, table, None
+    tables = [load(plan, path, no_progress) for path in files]
+    table = _joined(tables, files[0] if len(files) == 1 else ", ".join(files))
+    file_of = None
+    if len(files) > 1:
+        file_of = np.repeat(np.arange(len(files)), [t.n for t in tables])
+    check_records(plan, table)
+    if plan.options.sampling.size is not None and file_of is None:  # ray draws no --sample
+        table, _, _ = sample(plan, table, unit_codes(table, plan.unit))
+    return plan, table, file_of
 
 
 def reopen(ref: str | os.PathLike[str], *, store: str | None = None) -> Reopened:
-    """The run ``ref`` (a stored run's name or its output folder) with its records and scores.
-    An error when its data file is gone or changed, when it was answered by ``--model`` (the
-    answers are in predictions.jsonl: not audited yet), or when no metric reads a judge."""
+    """The run ``ref`` (a stored run's name or its output folder) with its records and scores,
+    as the run had them on either engine: one data file or a glob's, all the records or the
+    same ``--sample``, the data or the answers of ``--model`` (predictions.jsonl). An error
+    when its data file is gone or changed, or when no metric reads a judge."""
     from ..history import run_folder
 
     folder, info = run_folder(ref, store=store)
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     if info is None:
         info = _stored_run(folder, store)
-    found = (
-        (str(info.options.get("suite") or info.suite), info.options, info.data_path or "")
-        if info is not None
-        else None
-    )
-    if found is None:
-        sig = results.get("signature", {})
-        data = results.get("data", {})
-        stored = {
-            "similarity": (sig.get("similarity") or "lexical").split("|")[0],
-            "field_map": data.get("field_map") or {},
-            "encoding": data.get("encoding"),
-        }
-        found = (results["suite"], stored, data.get("source", ""))
-    suite, stored, data_path = found
-    _check_supported(stored, data_path, folder)
-    if info is not None and info.data_sha256 and Path(data_path).is_file():
-        from ..history import data_hash
-
-        if data_hash(data_path) != info.data_sha256:
-            raise InputError(
-                "the data file changed since the run (its sha256 is not the one the run store "
-                "recorded): audit a run of the file as it is now",
-                source=data_path,
-            )
-    if not data_path or not Path(data_path).is_file():
-        raise InputError(f"the run's data file is gone: {data_path!r}", source=str(folder))
+    suite, stored, data_path = _found(info, results)
     plan = plan_run(suite, _options(stored))
     if not any(s.needs_similarity or s.needs_judge for s in plan.statistics.values()):
         raise OptionError(
             f"no metric of the suite {plan.suite.spec.name!r} reads a judge: there is nothing "
             "to audit"
         )
-    table = load(plan, data_path, no_progress)
-    check_records(plan, table)
+    files = [] if stored.get("model") else _data_files(data_path, info, folder)
+    plan, table, file_of = _records(plan, stored, files, folder, results)
     failed = int((results.get("similarity") or {}).get("failures") or 0)
     scored = _scores_again(plan, table, failed)
     judged = None
@@ -233,7 +350,9 @@ def reopen(ref: str | os.PathLike[str], *, store: str | None = None) -> Reopened
 
         judged = grade(plan, table, no_progress)  # the answer cache answers what the run asked
     values = {k: v.get("value") for k, v in results.get("metrics", {}).items()}
-    return Reopened(str(ref), folder, plan, table, scored, judged, values, _threshold(plan))
+    reopened = Reopened(str(ref), folder, plan, table, scored, judged, values, _threshold(plan))
+    reopened.files, reopened.file_of = _file_names(files), file_of
+    return reopened
 
 
 # ------------------------------------------------------------------------------ the sheet
@@ -375,7 +494,10 @@ def sample_sheet(
     rows = []
     for i in np.flatnonzero(drawing.drawn).tolist():
         rows += _sheet_rows(run, i, int(drawing.codes[i]), pairs[i], drawing.spec.text())
-    _write_sheet(rows, Path(out), JUDGED_COLUMNS if run.scored is None else COLUMNS)
+    columns = JUDGED_COLUMNS if run.scored is None else COLUMNS
+    if run.files:  # several data files: each record's file beside its line
+        columns = (columns[0], "file", *columns[1:])
+    _write_sheet(rows, Path(out), columns)
     drawn, units, codes = drawing.result, drawing.units, drawing.codes
     planned = {}
     if units is None:  # per unit, the planned width is not computed yet
@@ -409,8 +531,10 @@ def _sheet_rows(
 ) -> list[dict[str, Any]]:
     """The sheet's rows of record ``i``: one a task its model judges graded, one a pair its
     similarity judge decided."""
-    ids, lines = run.table.ids, run.table.lines
-    head = {"id": ids[i], "line": int(lines[i]), "stratum": stratum, "draw": drawn_by}
+    file, line = run.where(i)
+    head = {"id": run.table.ids[i], "line": line, "stratum": stratum, "draw": drawn_by}
+    if file:
+        head["file"] = file
     rows: list[dict[str, Any]] = []
     texts = _task_texts(run)
     for task, graded in _task_grades(run).items():
@@ -502,12 +626,12 @@ class Sheet:
     rows have no label yet."""
 
     labels: dict[Pair, float] = field(default_factory=dict)
-    grades: dict[tuple[int, str], tuple[str, str]] = field(default_factory=dict)
-    """By (the record's line in the data file, task): the grade as written and where."""
-    strata: dict[int, int] = field(default_factory=dict)
-    """By the record's line in the data file: its stratum in the draw."""
-    ids: dict[int, str] = field(default_factory=dict)
-    """By the record's line: its id as the sheet shows it ("" for none)."""
+    grades: dict[tuple[Where, str], tuple[str, str]] = field(default_factory=dict)
+    """By (where the record is in the data, task): the grade as written and where."""
+    strata: dict[Where, int] = field(default_factory=dict)
+    """By where the record is in the data (its file, "" for one, and line): its stratum."""
+    ids: dict[Where, str] = field(default_factory=dict)
+    """By where the record is: its id as the sheet shows it ("" for none)."""
     spec: DrawSpec | None = None
     """How the sheet was drawn (its ``draw`` column)."""
     empty: int = 0
@@ -567,14 +691,15 @@ def read_sheet(path: str | os.PathLike[str]) -> Sheet:
             )
         try:
             record = "" if row.get("id") is None else str(row["id"])
-            if sheet.ids.setdefault(int(row["line"]), record) != record:
+            at: Where = (str(row.get("file") or ""), int(row["line"]))
+            if sheet.ids.setdefault(at, record) != record:
                 raise InputError(
                     f"id {record!r}: another row of line {row['line']} says "
-                    f"{sheet.ids[int(row['line'])]!r} (the sheet's id and line columns as drawn)",
+                    f"{sheet.ids[at]!r} (the sheet's id and line columns as drawn)",
                     source=str(path),
                     line=line,
                 )
-            sheet.strata[int(row["line"])] = int(row["stratum"])
+            sheet.strata[at] = int(row["stratum"])
         except (TypeError, ValueError):
             raise InputError(
                 f"line {row['line']!r} or stratum {row['stratum']!r} is not a number (the sheet "
@@ -586,7 +711,7 @@ def read_sheet(path: str | os.PathLike[str]) -> Sheet:
         if raw is None or not str(raw).strip():
             sheet.empty += 1
         elif judged:
-            sheet.grades[(int(row["line"]), str(row["task"]))] = (
+            sheet.grades[(at, str(row["task"]))] = (
                 str(raw).strip(),
                 f"{path}:{line}",
             )
@@ -701,13 +826,13 @@ def _resolved_grades(run: Reopened, sheet: Sheet) -> dict[tuple[int, str], float
     if not sheet.grades:
         return {}
     scales = {task: one.scale for task, one in _task_grades(run).items()}
-    index = {int(line): i for i, line in enumerate(run.table.lines)}
+    index = run.index()
     out: dict[tuple[int, str], float] = {}
     for (record, task), (text, where) in sheet.grades.items():
         if task not in scales:
             raise InputError(f"task: {task!r} is not graded in this run", source=where)
         if record not in index:
-            raise InputError(f"line: {record!r} is not a record of the run", source=where)
+            raise InputError(f"line: {_shown(record)} is not a record of the run", source=where)
         out[(index[record], task)] = _grade(text, scales[task], where)
     return out
 
@@ -748,25 +873,35 @@ def _checked(
     return all(p in labels for p in pairs) and all((i, t) in grades for t in tasks)
 
 
+def _shown(where: Where) -> str:
+    """Where a record is, as a message names it: its line (in its file, with several)."""
+    return f"{where[1]} of {where[0]}" if where[0] else str(where[1])
+
+
+def _file_of(run: Reopened, i: int) -> dict[str, str]:
+    """Record ``i``'s file, in a run of several (audit.json's ``verified``)."""
+    return {"file": run.where(i)[0]} if run.files else {}
+
+
 def sheet_drawing(run: Reopened, sheet: Sheet, where: str) -> Drawing:
     """The draw the sheet says it is, made again over ``run``; an error when a row of the sheet
     is not a record of that draw (a sheet of another run, or a data file changed since)."""
     if sheet.spec is None:
         raise InputError("the sheet has no rows", source=where)
     drawing = redraw(run, sheet.spec)
-    index = {int(line): i for i, line in enumerate(run.table.lines)}
+    index = run.index()
     for line, stratum in sheet.strata.items():
         i = index.get(line)
         if i is None or not drawing.drawn[i] or int(drawing.codes[i]) != stratum:
             raise InputError(
-                f"line {line} (stratum {stratum}) is not a record of this run's draw "
+                f"line {_shown(line)} (stratum {stratum}) is not a record of this run's draw "
                 f"({sheet.spec.text()}): the sheet is of another run, or the data file changed",
                 source=where,
             )
         record = run.table.ids[i]
         if sheet.ids.get(line, "") != ("" if record is None else str(record)):
             raise InputError(
-                f"line {line}: the sheet's id {sheet.ids.get(line)!r} is not the record's "
+                f"line {_shown(line)}: the sheet's id {sheet.ids.get(line)!r} is not the record's "
                 f"{record!r}: the data file changed since the sheet was drawn",
                 source=where,
             )
@@ -827,7 +962,7 @@ def audit_run(
                 audited, judge=stored, human=stored, value=stored, notes=[]
             )
     verified = [
-        {"id": run.table.ids[i], "line": int(run.table.lines[i])}
+        {"id": run.table.ids[i], "line": run.where(i)[1], **_file_of(run, i)}
         for i in on_sheet
         if _checked(pairs[i], labels, i, grades, judged_tasks(run.judged))
     ]
