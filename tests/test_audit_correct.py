@@ -6,6 +6,7 @@ own statistics run with the human labels as the similarity table, or from ``ppi_
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -200,6 +201,7 @@ def test_a_dialogue_suite_is_audited_by_dialogue(tmp_path: Path) -> None:
     sheet = tmp_path / "sheet.csv"
     drawn = sample_sheet(run, 4, sheet, strata=2)
     assert drawn["unit"] == "dialogue_id" and drawn["records"] == 4
+    assert drawn["expected_half_width"]["hybrid_semantic_accuracy"] > 0  # per dialogue
     read = read_sheet(sheet)
     lines = {line for _, line in read.strata}
     units = run.table.column("dialogue_id")
@@ -258,3 +260,77 @@ def test_the_pairs_of_every_record_at_once_are_each_record_s_alone(suite: str, f
             statistic.indexed_pairs(table)
         )
         assert [p for _, p in statistic.indexed_pairs(table)] == list(statistic.pairs(table))
+
+
+def test_the_planned_width_of_a_dialogue_suite_is_per_dialogue(tmp_path: Path) -> None:
+    """tcm-dialogue (unit: dialogue_id), its dialogues copied 30 times: the planned half-width
+    is computed over dialogues (each dialogue's rows summed, in its stratum), as a direct
+    computation gives it: the stratified variance of the mean dialogue row, Σ share² · cov / n,
+    through the metric's gradient (central differences), times z."""
+    import json
+
+    from scipy.stats import norm
+
+    from pingce.audits.correct import planned_half_widths
+    from pingce.audits.sample import draw
+    from pingce.engine.groups import unit_codes
+
+    source = Path(pingce.__file__).resolve().parent / "examples" / "tcm_dialogue" / "records.jsonl"
+    many = tmp_path / "many.jsonl"
+    with open(many, "w", encoding="utf-8") as handle:
+        for copy in range(30):
+            for line in source.read_text(encoding="utf-8").splitlines():
+                record = json.loads(line)
+                record["dialogue_id"] = f"{record['dialogue_id']}-{copy}"
+                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+    plan = plan_run("tcm-dialogue", RunOptions(similarity="lexical", bootstrap=0))
+    table = load(plan, many, no_progress)
+    scored = similarities(plan, [table], no_progress)
+    assert scored is not None
+    units = unit_codes(table, plan.unit)
+    assert units is not None
+    pairs = record_pairs(plan, table, np.arange(table.n))
+    by_unit: dict[int, list[float]] = {}
+    for i, one in enumerate(pairs):
+        for pair in one:
+            by_unit.setdefault(int(units[i]), []).append(scored.table.get(*pair))
+    keys = sorted(by_unit)
+    drawn = draw([np.array(by_unit[k]) for k in keys], 20, seed=0, strata=2)
+    unit_stratum = {k: int(c) for k, c in zip(keys, drawn.codes, strict=True)}
+    codes = np.array([unit_stratum.get(int(u), -1) for u in units], dtype=np.intp)
+    planned = planned_half_widths(plan, table, scored, None, codes, drawn.quotas, units=units)
+    blocks = statistics(plan, table, scored)
+    checked = 0
+    for name, metric in plan.metrics.items():
+        statistic = plan.statistics[plan.keys[name]]
+        rows = dense_rows(blocks[plan.keys[name]])
+        if not statistic.needs_similarity or rows is None:
+            assert name not in planned
+            continue
+        count = int(units.max()) + 1
+        sums = np.zeros((count, rows.shape[1]))
+        for i in range(table.n):
+            sums[units[i]] += rows[i]
+        stratum = np.array([unit_stratum.get(u, -1) for u in range(count)])
+        mean = sums.mean(axis=0)
+        variance = np.zeros((rows.shape[1], rows.shape[1]))
+        for h in sorted(set(stratum.tolist())):
+            part = sums[stratum == h]
+            n = part.shape[0] if h < 0 else int(drawn.quotas[h])
+            share = part.shape[0] / count
+            variance += share**2 * np.atleast_2d(np.cov(part, rowvar=False)) / n
+
+        def value(m: np.ndarray, metric: Any = metric, count: int = count) -> float:
+            return float(metric.finalize(m * count))
+
+        step = 1e-6
+        gradient = np.array(
+            [
+                (value(mean + step * e) - value(mean - step * e)) / (2 * step)
+                for e in np.eye(rows.shape[1])
+            ]
+        )
+        want = norm.ppf(0.975) * float(np.sqrt(gradient @ variance @ gradient))
+        assert planned[name] == pytest.approx(want, rel=1e-5), name
+        checked += 1
+    assert checked >= 1

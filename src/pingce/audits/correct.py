@@ -408,43 +408,56 @@ def planned_half_widths(
     codes: np.ndarray,
     quotas: np.ndarray,
     level: float = 0.95,
+    units: np.ndarray | None = None,
 ) -> dict[str, float]:
     """Before anyone labels: the half-width of each judge-dependent metric's interval with the
     labels alone (the interval ``pingce audit`` reports with ``--lambda 0``), were the people
     to agree with the judge (its rows standing in for theirs), from a stratified sample of
     ``quotas[h]`` records of each stratum ``codes`` (-1: a record the judge decided nothing for,
-    known exactly). PPI++ narrows it the more the judge agrees with the people."""
+    known exactly). In a unit suite (``units``: each record's unit, a dialogue) the units are
+    what is drawn: their rows summed, each unit in its records' stratum. PPI++ narrows it the
+    more the judge agrees with the people."""
     reading = [k for k, s in plan.statistics.items() if s.needs_similarity or s.needs_judge]
     blocks = statistics(plan, table, scored, judged=judged, only=reading)
-    size = table.n
+    codes = np.asarray(codes)
+    if units is not None:  # a unit's records share its stratum
+        by_unit = np.full(int(units.max()) + 1, -1, dtype=np.intp)
+        by_unit[units] = codes
+        codes = by_unit
     out: dict[str, float] = {}
     for name, metric in plan.metrics.items():
         statistic = plan.statistics[plan.keys[name]]
-        if not (statistic.needs_similarity or statistic.needs_judge):
+        if metric.measures_the_judge or not (statistic.needs_similarity or statistic.needs_judge):
             continue
         rows = dense_rows(blocks[plan.keys[name]])
         if rows is None:
             continue
-        if metric.measures_the_judge:
-            continue
-        mean = np.zeros(rows.shape[1])
-        covariance = np.zeros((rows.shape[1], rows.shape[1]))
-        for h in np.unique(codes).tolist():
-            part = rows[codes == h]
-            share = part.shape[0] / size
-            mean += share * part.mean(axis=0)
-            n = part.shape[0] if h < 0 else int(quotas[h])
-            if n >= 1 and part.shape[0] > 1:
-                spread = np.cov(part, rowvar=False, ddof=1).reshape(rows.shape[1], -1)
-                covariance += share**2 * spread / n
+        if units is not None:
+            rows = _unit_sums(units, rows)
+        size = rows.shape[0]
 
-        def finalize(m: np.ndarray, metric: Metric = metric) -> float:
+        def finalize(m: np.ndarray, metric: Metric = metric, size: int = size) -> float:
             with np.errstate(invalid="ignore", divide="ignore"):
                 return float(np.asarray(metric.finalize(m * size), dtype=np.float64))
 
-        _, low, high = delta_interval(
-            finalize, Corrected(mean, covariance, [], int(quotas.sum()), 0), level
-        )
+        _, low, high = delta_interval(finalize, _planned(rows, codes, quotas), level)
         if np.isfinite(high - low):
             out[name] = (high - low) / 2
     return out
+
+
+def _planned(rows: np.ndarray, codes: np.ndarray, quotas: np.ndarray) -> Corrected:
+    """The mean row and its covariance for a stratified sample of ``quotas[h]`` rows of each
+    stratum ``codes`` (-1: known exactly, all of it)."""
+    size, width = rows.shape
+    mean = np.zeros(width)
+    covariance = np.zeros((width, width))
+    for h in np.unique(codes).tolist():
+        part = rows[codes == h]
+        share = part.shape[0] / size
+        mean += share * part.mean(axis=0)
+        n = part.shape[0] if h < 0 else int(quotas[h])
+        if n >= 1 and part.shape[0] > 1:
+            spread = np.cov(part, rowvar=False, ddof=1).reshape(width, -1)
+            covariance += share**2 * spread / n
+    return Corrected(mean, covariance, [], int(quotas.sum()), 0)

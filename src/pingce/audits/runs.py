@@ -499,11 +499,9 @@ def sample_sheet(
         columns = (columns[0], "file", *columns[1:])
     _write_sheet(rows, Path(out), columns)
     drawn, units, codes = drawing.result, drawing.units, drawing.codes
-    planned = {}
-    if units is None:  # per unit, the planned width is not computed yet
-        planned = planned_half_widths(
-            run.plan, run.table, run.scored, run.judged, codes, drawn.quotas
-        )
+    planned = planned_half_widths(
+        run.plan, run.table, run.scored, run.judged, codes, drawn.quotas, units=units
+    )
     return {
         "expected_half_width": planned,
         "graded": run.scored is None,
