@@ -334,3 +334,47 @@ def test_the_planned_width_of_a_dialogue_suite_is_per_dialogue(tmp_path: Path) -
         assert planned[name] == pytest.approx(want, rel=1e-5), name
         checked += 1
     assert checked >= 1
+
+
+@pytest.mark.parametrize(
+    ("suite", "folder"),
+    [
+        ("function-points", "function_points"),
+        ("contract-risk", "contract_risk"),
+        ("tcm-dialogue", "tcm_dialogue"),
+    ],
+)
+def test_the_labelled_records_rows_computed_alone_are_the_whole_table_s(
+    suite: str, folder: str
+) -> None:
+    """The correction computes the human rows of the labelled records on those records alone
+    (each statistic's rows being each record's own, which it checks with the judge's rows): they
+    equal the rows of a computation over every record with the labels in place."""
+    from pingce.audits.correct import _human_rows
+
+    data = Path(pingce.__file__).resolve().parent / "examples" / folder / "records.jsonl"
+    plan = plan_run(suite, RunOptions(similarity="lexical", bootstrap=0))
+    table = load(plan, data, no_progress)
+    scored = similarities(plan, [table], no_progress)
+    assert scored is not None
+    pairs = record_pairs(plan, table, np.arange(table.n))
+    decided = np.flatnonzero([bool(p) for p in pairs])
+    checked = np.sort(np.random.default_rng(4).choice(decided, decided.size // 2, replace=False))
+    keep = np.zeros(table.n, dtype=bool)
+    keep[checked] = True
+    labels = _human(scored, pairs, keep, seed=4)
+    human = Scored(SimilarityTable({**scored.table.values, **labels}, "h"), scored.stats, "h")
+    blocks = statistics(plan, table, scored)
+    got = _human_rows(plan, table, blocks, (scored, human), checked, None)
+    whole = statistics(plan, table, human)
+    compared = 0
+    for key, statistic in plan.statistics.items():
+        want = dense_rows(whole[key])
+        if want is None:
+            assert got[key] is None
+            continue
+        rows = got[key]
+        assert rows is not None
+        assert np.array_equal(rows[checked], want[checked], equal_nan=True), key
+        compared += statistic.needs_similarity
+    assert compared >= 1

@@ -110,6 +110,12 @@ def test_a_glob_run_on_ray_is_audited_as_the_local_run_of_its_files_joined(tmp_p
         text = (parts / file).read_text("utf-8").splitlines()[line - 1]
         assert json.loads(text)["id"] == record
     assert {(v["file"], v["line"]) for v in got["verified"]} == set(where.values())
+    # the output folder alone (a store without the run): its files from results.json
+    from pingce.audits.runs import reopen
+
+    alone = reopen(on_ray, store=str(tmp_path / "empty.db"))
+    assert alone.files == ["part-0.jsonl", "part-1.jsonl"] and alone.table.n == len(lines)
+    assert [alone.where(i) for i in (0, 1)] == [("part-0.jsonl", 1), ("part-0.jsonl", 2)]
 
 
 def test_a_sampled_run_is_audited_on_the_records_it_drew(tmp_path: Path) -> None:
@@ -235,3 +241,23 @@ def test_a_local_embedding_model_scores_again_as_it_did(tmp_path: Path) -> None:
     audited, sheet = _audit(pingce_cli, run, tmp_path / "audit")
     assert audited["metrics"]["sem_f1"]["value"] is not None
     assert any(0.0 < float(r["judge_score"]) < 1.0 for r in sheet)  # cosines, not 0/1
+
+
+def test_a_run_joined_with_gold_is_audited_as_the_run_of_one_file(tmp_path: Path) -> None:
+    """contract-risk as predictions and a --gold file (the contracts and gold in it, in
+    reverse order): the audit joins them again, and gives what a run of the one file gives."""
+    from .test_gold_join import split
+
+    data = EXAMPLES / "contract_risk" / "records.jsonl"
+    records = [json.loads(line) for line in data.read_text(encoding="utf-8").splitlines()]
+    pred, gold = split(records, tmp_path)
+    joined, whole = tmp_path / "joined", tmp_path / "whole"
+    done = run_pingce(
+        "run", "contract-risk", "--data", str(pred), "--gold", str(gold), "--out", str(joined)
+    )
+    assert done.returncode == 0, done.stderr
+    done = run_pingce("run", "contract-risk", "--data", str(data), "--out", str(whole))
+    assert done.returncode == 0, done.stderr
+    got, _ = _audit(run_pingce, joined, tmp_path / "audit-joined", budget=6)
+    want, _ = _audit(run_pingce, whole, tmp_path / "audit-whole", budget=6)
+    _same_audit(got, want)

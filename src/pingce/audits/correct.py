@@ -11,7 +11,7 @@ percentiles) cannot be corrected this way and says so.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -20,7 +20,7 @@ import numpy as np
 from ..engine.groups import unit_codes
 from ..engine.judgements import Judgements
 from ..engine.phases import statistics
-from ..engine.plan import Plan
+from ..engine.plan import Plan, StatBlocks
 from ..engine.similarities import Scored
 from ..errors import InputError
 from ..metrics.protocol import Metric, StatBlock
@@ -278,6 +278,48 @@ def _unit_sums(units: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return out
 
 
+def _human_rows(
+    plan: Plan,
+    table: Table,
+    judge_blocks: StatBlocks,
+    scores: tuple[Scored | None, Scored | None],
+    checked: np.ndarray,
+    judged: Judgements | None,
+) -> dict[Hashable, np.ndarray | None]:
+    """Each statistic's rows with the human labels in place on the records ``checked`` (dense;
+    None for rows that do not add up): ``scores`` the similarity judge's and the human's,
+    ``judged`` the model judges' grades with the human's in place. Only the checked records'
+    human rows are read (the corrected mean's labelled term): without model judges, a statistic
+    whose rows of those records, computed on them alone, are the rows the whole table gave them
+    (each record's rows its own) is computed on them alone, the judge's rows standing for the
+    other records'; any other over every record. A statistic that reads no judge keeps the
+    judge's rows."""
+    judge, human = scores
+    reading = [k for k, s in plan.statistics.items() if s.needs_similarity or s.needs_judge]
+    out = {k: dense_rows(b) for k, b in judge_blocks.items() if k not in reading}
+    whole = list(reading)
+    changed = checked if judged is None and judge is not None else None
+    if changed is not None and changed.size == 0:
+        return {**out, **{k: dense_rows(judge_blocks[k]) for k in reading}}
+    if changed is not None and changed.size < table.n:
+        part = table.take(changed)
+        again = statistics(plan, part, judge, only=reading)
+        labelled = statistics(plan, part, human, only=reading)
+        for key in reading:
+            rows, alone, mine = (dense_rows(b[key]) for b in (judge_blocks, again, labelled))
+            if rows is None or alone is None or mine is None:
+                continue
+            if np.array_equal(rows[changed], alone, equal_nan=True):  # each record's own rows
+                rows = rows.copy()
+                rows[changed] = mine
+                out[key] = rows
+                whole.remove(key)
+    if whole:
+        blocks = statistics(plan, table, human, judged=judged, only=whole)
+        out.update({k: dense_rows(blocks[k]) for k in whole})
+    return out
+
+
 def _graded(n: int, grades: Grades, tasks: list[str]) -> np.ndarray:
     """Which of the ``n`` records a person graded on every task."""
     graded = np.ones(n, dtype=bool)
@@ -330,11 +372,8 @@ def correct(
         )
     human_judged = None if judged is None else _human_judgements(judged, grades)
     judge_blocks = statistics(plan, table, scored, judged=judged)
-    reading = [k for k, s in plan.statistics.items() if s.needs_similarity or s.needs_judge]
-    human_blocks = {  # the others read no judge: their rows are the judge's
-        **judge_blocks,
-        **statistics(plan, table, human_scored, judged=human_judged, only=reading),
-    }
+    checked = np.flatnonzero(labelled & ~undecided)  # the records whose human rows are read
+    human = _human_rows(plan, table, judge_blocks, (scored, human_scored), checked, human_judged)
     codes = np.zeros(table.n, dtype=np.intp) if strata is None else np.asarray(strata).copy()
     # the records the judge decided nothing for are known exactly: a stratum of their own,
     # all of it "labelled" (the judge's rows are the human ones); the audit's random sample is
@@ -358,7 +397,7 @@ def correct(
         key = plan.keys[name]
         statistic = plan.statistics[key]
         judge_rows = dense_rows(judge_blocks[key])
-        human_rows = dense_rows(human_blocks[key])
+        human_rows = human[key]
         if judge_rows is None or human_rows is None:
             out[name] = AuditedMetric(
                 None,

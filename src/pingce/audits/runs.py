@@ -129,6 +129,7 @@ def _options(stored: dict[str, Any]) -> RunOptions:
         *("similarity", "field_map", "base_url", "encoding", "zero_division", "laws", "slices"),
         *("judges", "rubric", "scale"),
         *("sample", "stratify", "allocation", "short_strata", "seed"),  # the same sample
+        *("gold", "allow_missing"),  # the same join
     )
     given = {k: stored[k] for k in keep if k in known and stored.get(k) is not None}
     for key in ("slices", "judges"):
