@@ -16,6 +16,7 @@ from pathlib import Path
 HERE = Path(__file__).parent
 
 SMALL = {
+    "bench_audit.py": ["--small"],
     "bench_audit_coverage.py": ["--small"],
     "bench_compare.py": ["20000"],
     "bench_contract_risk.py": ["100000"],

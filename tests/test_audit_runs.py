@@ -51,17 +51,19 @@ Pingce = Callable[..., Any]
 
 
 def _audit(
-    pingce_cli: Pingce, run: Path, folder: Path, budget: int = 4
+    pingce_cli: Pingce, run: Path, folder: Path, budget: int = 4, ref: str | None = None
 ) -> tuple[dict[str, Any], list[dict[str, str]]]:
-    """Draw a sheet of ``run``, label it (:func:`_label`), audit: audit.json and the sheet."""
+    """Draw a sheet of ``run`` (named ``ref``: its folder by default), label it
+    (:func:`_label`), audit: audit.json and the sheet."""
     folder.mkdir()
     sheet = folder / "sheet.csv"
+    ref = ref or str(run)
     done = pingce_cli(
-        "audit", "sample", str(run), "--budget", str(budget), "--strata", "2", "--out", str(sheet)
+        "audit", "sample", ref, "--budget", str(budget), "--strata", "2", "--out", str(sheet)
     )
     assert done.returncode == 0, done.stderr
     rows = _label(sheet)
-    done = pingce_cli("audit", str(run), "--labels", str(sheet), "--out", str(folder / "out"))
+    done = pingce_cli("audit", ref, "--labels", str(sheet), "--out", str(folder / "out"))
     assert done.returncode == 0, done.stderr
     audited = json.loads((folder / "out" / "audit.json").read_text(encoding="utf-8"))
     results = json.loads((run / "results.json").read_text(encoding="utf-8"))
@@ -261,3 +263,31 @@ def test_a_run_joined_with_gold_is_audited_as_the_run_of_one_file(tmp_path: Path
     got, _ = _audit(run_pingce, joined, tmp_path / "audit-joined", budget=6)
     want, _ = _audit(run_pingce, whole, tmp_path / "audit-whole", budget=6)
     _same_audit(got, want)
+
+
+def test_a_stored_run_and_its_output_folder_give_the_same_audit(tmp_path: Path) -> None:
+    """contract-risk run with --name: audited by its name in the run store, by its output
+    folder, and by its output folder with a store that does not know it (results.json alone),
+    the sheets and audit.json are the same."""
+    data = tmp_path / "records.jsonl"
+    data.write_bytes((EXAMPLES / "contract_risk" / "records.jsonl").read_bytes())
+    store = str(tmp_path / "runs.db")
+    folder = tmp_path / "run"
+    done = run_pingce(
+        *["run", "contract-risk", "--data", str(data), "--name", "audited-run"],
+        *["--store", store, "--out", str(folder)],
+    )
+    assert done.returncode == 0, done.stderr
+    audits = []
+    for k, (ref, where) in enumerate(
+        [("audited-run", store), (str(folder), store), (str(folder), str(tmp_path / "no.db"))]
+    ):
+
+        def pingce_cli(*args: str, where: str = where) -> Any:
+            return run_pingce(*args, "--store", where)
+
+        audited, sheet = _audit(pingce_cli, folder, tmp_path / f"a{k}", 6, ref)
+        audits.append((audited, sheet))
+    for audited, sheet in audits[1:]:
+        _same_audit(audited, audits[0][0])
+        assert sheet == audits[0][1]
