@@ -291,3 +291,16 @@ def test_a_stored_run_and_its_output_folder_give_the_same_audit(tmp_path: Path) 
     for audited, sheet in audits[1:]:
         _same_audit(audited, audits[0][0])
         assert sheet == audits[0][1]
+
+
+def test_a_model_run_with_failed_calls_is_refused_saying_why(tmp_path: Path) -> None:
+    """A record whose model call failed is left out of the run's metrics (not scored as
+    wrong), which the audit does not reproduce: such a run is refused, with what to do."""
+    from pingce.audits.runs import _answered
+    from pingce.engine.phases import plan_run
+    from pingce.errors import OptionError
+    from pingce.options import RunOptions
+
+    plan = plan_run("function-call", RunOptions(bootstrap=0))
+    with pytest.raises(OptionError, match="2 record\\(s\\) of the run had failed model calls"):
+        _answered(plan, tmp_path, {"failures": {"model": 2}})
