@@ -112,12 +112,13 @@ Where = tuple[str, int]
 the sheet has no ``file`` column) and its line (or row) in that file."""
 
 
-def _stored_run(folder: Path, store: str | None) -> Any:
-    """The run store's record of the run whose output folder is ``folder`` (None if none)."""
+def _stored_run(folder: Path, store: str | None, suite: str | None = None) -> Any:
+    """The run store's record of the run whose output folder is ``folder`` (None if none),
+    among the runs of ``suite`` (results.json's) when given."""
     from ..history import runs
 
     target = folder.resolve()
-    for info in runs(store=store):
+    for info in runs(suite=suite, store=store):
         if info.out_dir and Path(info.out_dir).resolve() == target and info.data_path:
             return info
     return None
@@ -333,7 +334,7 @@ def reopen(ref: str | os.PathLike[str], *, store: str | None = None) -> Reopened
     folder, info = run_folder(ref, store=store)
     results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
     if info is None:
-        info = _stored_run(folder, store)
+        info = _stored_run(folder, store, results.get("suite"))
     suite, stored, data_path = _found(info, results)
     plan = plan_run(suite, _options(stored))
     if not any(s.needs_similarity or s.needs_judge for s in plan.statistics.values()):
