@@ -48,13 +48,20 @@ from .sample import Allocation, Draw, draw
 __all__ = [
     "AuditResult",
     "Reopened",
+    "agreement_of",
     "audit_run",
+    "checked_values",
+    "drawing_over",
     "read_sheet",
+    "record_scores",
     "redraw",
     "reopen",
     "sample_sheet",
     "sheet_drawing",
+    "sheet_rows",
+    "units_of",
     "write_audit",
+    "write_sheet",
 ]
 
 COLUMNS = ("id", "line", "stratum", "a", "b", "judge_score", "judge_verdict", "human", "draw")
@@ -238,7 +245,7 @@ def reopen(ref: str | os.PathLike[str], *, store: str | None = None) -> Reopened
 # ------------------------------------------------------------------------------ the sheet
 
 
-def _record_scores(run: Reopened) -> tuple[np.ndarray, list[list[Pair]], list[np.ndarray]]:
+def record_scores(run: Reopened) -> tuple[np.ndarray, list[list[Pair]], list[np.ndarray]]:
     """The records the judges decided something for, each record's pairs, and the scores the
     draw is stratified by: a similarity judge's pair scores, else the model judges' grades
     mapped to [0, 1] (NaN where a judge gave none)."""
@@ -288,11 +295,13 @@ class DrawSpec:
     seed: int = 0
     strata: int = 4
     allocation: Allocation = "neyman"
+    runs: int = 1
+    """2: one draw over the same records of two runs (``pingce audit sample RUN_A RUN_B``)."""
 
     def text(self) -> str:
         return (
             f"budget={self.budget} seed={self.seed} strata={self.strata} "
-            f"allocation={self.allocation}"
+            f"allocation={self.allocation}" + (f" runs={self.runs}" if self.runs != 1 else "")
         )
 
     @classmethod
@@ -307,6 +316,7 @@ class DrawSpec:
                 int(given["seed"]),
                 int(given["strata"]),
                 "neyman" if allocation == "neyman" else "uniform",
+                int(given.get("runs", 1)),
             )
         except (KeyError, ValueError):
             raise InputError(
@@ -333,27 +343,47 @@ class Drawing:
 
 def redraw(run: Reopened, spec: DrawSpec) -> Drawing:
     """The draw ``spec`` over ``run`` (the same every time: seeded, from the same scores)."""
-    decided, pairs, _ = _record_scores(run)
+    decided, pairs, scores = record_scores(run)
+    return drawing_over(run.table.n, decided, pairs, scores, units_of(run), spec)
+
+
+def drawing_over(
+    n: int,
+    decided: np.ndarray,
+    pairs: list[list[Pair]],
+    scores: list[np.ndarray],
+    units: np.ndarray | None,
+    spec: DrawSpec,
+) -> Drawing:
+    """The draw ``spec`` over ``n`` records of which ``decided`` were decided by the judges
+    (each with its ``pairs`` and the ``scores`` the draw is stratified by, in the order of
+    ``decided``), or in a unit suite over their ``units``."""
     if decided.size == 0:
         raise InputError("the judge decided no pair in this run: there is nothing to label")
-    keys, scores, units = _unit_scores(run)  # records, or in a unit suite their units
-    clean = [np.nan_to_num(s, nan=0.5) for s in scores]
+    keys, grouped = decided, scores
+    if units is not None:  # a unit suite: its units are drawn, with all their records' scores
+        by_unit: dict[int, list[np.ndarray]] = {}
+        for i, s in zip(decided.tolist(), scores, strict=True):
+            by_unit.setdefault(int(units[i]), []).append(s)
+        keys = np.array(sorted(by_unit), dtype=np.intp)
+        grouped = [np.concatenate(by_unit[k]) for k in keys.tolist()]
+    clean = [np.nan_to_num(s, nan=0.5) for s in grouped]
     result = draw(
         clean, spec.budget, seed=spec.seed, strata=spec.strata, allocation=spec.allocation
     )
     by_key = dict(zip(keys.tolist(), result.codes.tolist(), strict=True))
     chosen = {int(keys[k]) for k in result.indices.tolist()}
-    owner = np.arange(run.table.n) if units is None else units
-    is_decided = np.zeros(run.table.n, dtype=bool)
+    owner = np.arange(n) if units is None else units
+    is_decided = np.zeros(n, dtype=bool)
     is_decided[decided] = True
     codes = np.array(
         [
             by_key.get(int(owner[i]), -1) if is_decided[i] or units is not None else -1
-            for i in range(run.table.n)
+            for i in range(n)
         ],
         dtype=np.intp,
     )
-    drawn = np.array([int(owner[i]) in chosen for i in range(run.table.n)]) & is_decided
+    drawn = np.array([int(owner[i]) in chosen for i in range(n)]) & is_decided
     return Drawing(spec, result, keys, units, codes, drawn, pairs)
 
 
@@ -372,8 +402,8 @@ def sample_sheet(
     pairs = drawing.pairs
     rows = []
     for i in np.flatnonzero(drawing.drawn).tolist():
-        rows += _sheet_rows(run, i, int(drawing.codes[i]), pairs[i], drawing.spec.text())
-    _write_sheet(rows, Path(out), JUDGED_COLUMNS if run.scored is None else COLUMNS)
+        rows += sheet_rows(run, i, int(drawing.codes[i]), pairs[i], drawing.spec.text())
+    write_sheet(rows, Path(out), JUDGED_COLUMNS if run.scored is None else COLUMNS)
     drawn, units, codes = drawing.result, drawing.units, drawing.codes
     planned = {}
     if units is None:  # per unit, the planned width is not computed yet
@@ -402,7 +432,7 @@ def sample_sheet(
     }
 
 
-def _sheet_rows(
+def sheet_rows(
     run: Reopened, i: int, stratum: int, pairs: list[Pair], drawn_by: str
 ) -> list[dict[str, Any]]:
     """The sheet's rows of record ``i``: one a task its model judges graded, one a pair its
@@ -454,7 +484,7 @@ def _task_texts(run: Reopened) -> dict[str, list[dict[str, str]]]:
     return out
 
 
-def _write_sheet(rows: list[dict[str, Any]], path: Path, columns: tuple[str, ...]) -> None:
+def write_sheet(rows: list[dict[str, Any]], path: Path, columns: tuple[str, ...]) -> None:
     from ..runfolder.atomic import atomic_files
 
     with atomic_files(path, file=True) as staging:
@@ -667,7 +697,7 @@ def _grade_agreement(
     return out
 
 
-def _agreement(run: Reopened, labels: dict[Pair, float]) -> dict[str, Any]:
+def agreement_of(run: Reopened, labels: dict[Pair, float]) -> dict[str, Any]:
     from ..calibrate import best_point, roc_auc, threshold_curve, threshold_point
 
     if run.scored is None or not labels:
@@ -710,27 +740,11 @@ def _resolved_grades(run: Reopened, sheet: Sheet) -> dict[tuple[int, str], float
     return out
 
 
-def _units(run: Reopened) -> np.ndarray | None:
+def units_of(run: Reopened) -> np.ndarray | None:
     """Each record's unit (a dialogue) in a unit suite, else None."""
     from ..engine.groups import unit_codes
 
     return unit_codes(run.table, run.plan.unit)
-
-
-def _unit_scores(
-    run: Reopened,
-) -> tuple[np.ndarray, list[np.ndarray], np.ndarray | None]:
-    """What the draw samples: the records the judges decided something for (or, in a unit
-    suite, their units), each with the scores it is stratified by; the records' units."""
-    decided, _, scores = _record_scores(run)
-    units = _units(run)
-    if units is None:
-        return decided, scores, None
-    by_unit: dict[int, list[np.ndarray]] = {}
-    for i, s in zip(decided.tolist(), scores, strict=True):
-        by_unit.setdefault(int(units[i]), []).append(s)
-    keys = np.array(sorted(by_unit), dtype=np.intp)
-    return keys, [np.concatenate(by_unit[k]) for k in keys.tolist()], units
 
 
 def _checked(
@@ -746,12 +760,23 @@ def _checked(
     return all(p in labels for p in pairs) and all((i, t) in grades for t in tasks)
 
 
-def sheet_drawing(run: Reopened, sheet: Sheet, where: str) -> Drawing:
-    """The draw the sheet says it is, made again over ``run``; an error when a row of the sheet
-    is not a record of that draw (a sheet of another run, or a data file changed since)."""
+def sheet_drawing(
+    run: Reopened, sheet: Sheet, where: str, drawing: Drawing | None = None
+) -> Drawing:
+    """The draw the sheet says it is, made again over ``run`` (or ``drawing``, the draw made
+    again over two runs, in ``run``'s records); an error when a row of the sheet is not a
+    record of that draw (a sheet of another run, or a data file changed since)."""
     if sheet.spec is None:
         raise InputError("the sheet has no rows", source=where)
-    drawing = redraw(run, sheet.spec)
+    if drawing is None:
+        if sheet.spec.runs != 1:
+            raise InputError(
+                f"draw: {sheet.spec.text()!r}: the sheet was drawn over two runs (pingce audit "
+                "sample RUN_A RUN_B); compare the two with it: pingce compare RUN_A RUN_B "
+                "--labels SHEET",
+                source=where,
+            )
+        drawing = redraw(run, sheet.spec)
     index = {int(line): i for i, line in enumerate(run.table.lines)}
     for line, stratum in sheet.strata.items():
         i = index.get(line)
@@ -769,6 +794,26 @@ def sheet_drawing(run: Reopened, sheet: Sheet, where: str) -> Drawing:
                 source=where,
             )
     return drawing
+
+
+def checked_values(run: Reopened, metrics: dict[str, AuditedMetric]) -> dict[str, AuditedMetric]:
+    """``metrics`` with the run's own value where its rows do not add up (a metric that reads
+    no judge); an error when a judge-only value is not the one the run holds (the data file or
+    the options changed since the run)."""
+    out = dict(metrics)
+    for name, audited in metrics.items():
+        stored = run.values.get(name)
+        if audited.judge is not None and stored is not None and abs(audited.judge - stored) > 1e-9:
+            raise InputError(
+                f"metric {name}: the run holds {stored!r} but its records and judge give "
+                f"{audited.judge!r} now: the data file or the options changed since the run",
+                source=str(run.folder / "results.json"),
+            )
+        if audited.judge is None and not audited.depends_on_judge:  # rows that do not add up
+            out[name] = dataclasses.replace(
+                audited, judge=stored, human=stored, value=stored, notes=[]
+            )
+    return out
 
 
 def audit_run(
@@ -811,18 +856,7 @@ def audit_run(
     )
     if partly:
         notes.append(f"{partly} record(s) have only some of their pairs labelled: left out")
-    for name, audited in list(metrics.items()):
-        stored = run.values.get(name)
-        if audited.judge is not None and stored is not None and abs(audited.judge - stored) > 1e-9:
-            raise InputError(
-                f"metric {name}: the run holds {stored!r} but its records and judge give "
-                f"{audited.judge!r} now: the data file or the options changed since the run",
-                source=str(run.folder / "results.json"),
-            )
-        if audited.judge is None and not audited.depends_on_judge:  # rows that do not add up
-            metrics[name] = dataclasses.replace(
-                audited, judge=stored, human=stored, value=stored, notes=[]
-            )
+    metrics = checked_values(run, metrics)
     verified = [
         {"id": run.table.ids[i], "line": int(run.table.lines[i])}
         for i in range(run.table.n)
@@ -835,7 +869,7 @@ def audit_run(
         labelled_pairs=len(labels) + len(grades),
         unlabelled_pairs=empty,
         agreement={
-            **_agreement(run, labels),
+            **agreement_of(run, labels),
             **({"graded": g} if (g := _grade_agreement(run, grades)) else {}),
         },
         metrics=metrics,

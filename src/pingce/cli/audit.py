@@ -45,7 +45,7 @@ def audit() -> None:
 
 
 @audit.command("sample")
-@click.argument("run_ref", metavar="RUN")
+@click.argument("run_refs", metavar="RUN [RUN_B]", nargs=-1, required=True)
 @click.option("--budget", type=click.IntRange(1), required=True, help="Records to label.")
 @click.option(
     "--out",
@@ -73,7 +73,7 @@ def audit() -> None:
 )
 @store_path_option
 def sample(
-    run_ref: str,
+    run_refs: tuple[str, ...],
     budget: int,
     out: str,
     seed: int,
@@ -81,14 +81,29 @@ def sample(
     allocation: Any,
     store: str | None,
 ) -> None:
-    """Draw the records of RUN a human should check and write their pairs to a sheet."""
+    """Draw the records of RUN a human should check and write their pairs to a sheet.
+
+    With two runs of one suite over the same records (RUN a candidate, RUN_B a baseline), one
+    sheet over both: every pair of both runs on the drawn records, for pingce compare RUN RUN_B
+    --labels SHEET."""
+    from ..audits.paired import sample_pair_sheet
     from ..audits.runs import reopen, sample_sheet
     from ..errors import PingceError
 
+    if len(run_refs) > 2:
+        fail("pingce audit sample takes one run, or two runs to compare (RUN RUN_B)")
+        return
     with out_checked(out, file=True):
         try:
-            run = reopen(run_ref, store=store)
-            drawn = sample_sheet(run, budget, out, seed=seed, strata=strata, allocation=allocation)
+            runs = [reopen(ref, store=store) for ref in run_refs]
+            if len(runs) == 2:
+                drawn = sample_pair_sheet(
+                    runs[0], runs[1], budget, out, seed=seed, strata=strata, allocation=allocation
+                )
+            else:
+                drawn = sample_sheet(
+                    runs[0], budget, out, seed=seed, strata=strata, allocation=allocation
+                )
         except PingceError as exc:
             fail(exc)
             return
@@ -113,9 +128,12 @@ def sample(
         if drawn["graded"]
         else "1 a match, 0 not, or a score in [0, 1]"
     )
-    click.echo(
-        f"then fill in its human column ({how}) and run: pingce audit {run_ref} --labels {out}"
+    then = (
+        f"pingce compare {' '.join(run_refs)} --labels {out}"
+        if len(run_refs) == 2
+        else f"pingce audit {run_refs[0]} --labels {out}"
     )
+    click.echo(f"then fill in its human column ({how}) and run: {then}")
 
 
 @audit.command("correct", hidden=True)
