@@ -434,3 +434,81 @@ def test_the_corrected_difference_covers_the_true_one(metric: str) -> None:
         assert got.ci_low is not None and got.ci_high is not None
         covered += got.ci_low <= true <= got.ci_high
     assert 0.92 <= covered / reps <= 0.98, covered / reps
+
+
+def test_two_runs_graded_by_a_model_are_compared_on_the_people_s_grades(tmp_path: Path) -> None:
+    """The judged example and a weaker system (every other answer replaced by "I do not know."),
+    both graded by the demo's stand-in judge; the server is gone before the audit (its answers
+    come from the cache). Every record labelled and λ 0: each run's corrected rubric score is
+    the mean of the people's grades of its answers, and correctness the share they call C."""
+    from pingce.cli.stand_in import MODEL, serving
+    from pingce.judged import parse_scale
+
+    from .cli_run import loopback_pingce
+
+    pingce_cli = loopback_pingce(tmp_path)
+    source = Path(__file__).resolve().parents[1] / "examples" / "judged"
+    records = [json.loads(x) for x in (source / "records.jsonl").read_text("utf-8").splitlines()]
+    weaker = [{**r, "output": "I do not know."} if k % 2 else r for k, r in enumerate(records)]
+    runs = {}
+    with serving(parse_scale("1-5")) as url:
+        for name, rows in (("candidate", records), ("baseline", weaker)):
+            data = tmp_path / f"{name}.jsonl"
+            data.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+            runs[name] = tmp_path / name
+            done = pingce_cli(
+                *("run", "judged", "--data", str(data), "--judge", f"openai:{MODEL}"),
+                *("--base-url", url, "--rubric", str(source / "rubric.txt")),
+                *("--out", str(runs[name])),
+            )
+            assert done.returncode == 0, done.stderr
+    sheet = tmp_path / "sheet.csv"
+    done = pingce_cli(
+        *("audit", "sample", str(runs["candidate"]), str(runs["baseline"])),
+        *("--budget", "12", "--strata", "1", "--out", str(sheet)),
+    )
+    assert done.returncode == 0, done.stderr
+    with open(sheet, encoding="utf-8", newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 12 * 2 * 2  # records, tasks (rubric, correctness), runs
+    weak_ids = {r["id"] for k, r in enumerate(records) if k % 2}
+    grades: dict[str, list[float]] = {"candidate": [], "baseline": []}
+    for row in rows:
+        assert row["run"] in grades
+        answer = row["output"]
+        if row["run"] == "baseline" and row["id"] in weak_ids:
+            assert answer == "I do not know."
+        poor = answer == "I do not know."
+        if row["task"] == "rubric":
+            grade = 1 if poor else 4
+            grades[row["run"]].append(grade)
+            row["human"] = str(grade)
+        else:
+            row["human"] = "I" if poor else "C"
+    with open(sheet, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    out = tmp_path / "out"
+    done = pingce_cli(
+        *("compare", str(runs["candidate"]), str(runs["baseline"]), "--labels", str(sheet)),
+        *("--lambda", "0", "--bootstrap", "0", "--out", str(out)),
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    got = json.loads((out / "audit_comparison.json").read_text(encoding="utf-8"))
+    results = {
+        side: json.loads((runs[side] / "results.json").read_text(encoding="utf-8")) for side in runs
+    }
+    rubric, correctness = got["metrics"]["rubric_score"], got["metrics"]["correctness"]
+    for side in ("candidate", "baseline"):
+        want = results[side]["metrics"]["rubric_score"]["value"]
+        assert rubric[side]["judge"] == pytest.approx(want, abs=1e-12)
+        mean = float(np.mean(grades[side]))
+        assert rubric[side]["value"] == pytest.approx(mean, abs=1e-12), side
+    assert correctness["candidate"]["value"] == pytest.approx(1.0)
+    assert correctness["baseline"]["value"] == pytest.approx(0.5)
+    assert correctness["difference"]["value"] == pytest.approx(0.5)
+    assert rubric["difference"]["value"] == pytest.approx(
+        np.mean(grades["candidate"]) - np.mean(grades["baseline"]), abs=1e-12
+    )
+    assert "rubric (baseline)" in got["agreement"]["graded"]

@@ -15,6 +15,7 @@ records, the same labels), as ``pingce compare``'s paired bootstrap does.
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -31,19 +32,21 @@ from .correct import (
     Intervals,
     correct_entries,
     entries,
-    planned_half_widths,
     run_rows,
 )
 from .runs import (
     COLUMNS,
+    JUDGED_COLUMNS,
     Drawing,
     DrawSpec,
     Reopened,
     agreement_of,
     checked_values,
     drawing_over,
+    grade_agreement,
     read_sheet,
     record_scores,
+    resolved_grades,
     sheet_drawing,
     sheet_rows,
     units_of,
@@ -56,6 +59,8 @@ __all__ = ["PairedAudit", "align", "audit_pair", "pair_drawing", "sample_pair_sh
 PAIR_COLUMNS = (*COLUMNS[:3], "run", *COLUMNS[3:])
 """The columns of a sheet over two runs: a pair's ``run`` is ``candidate``, ``baseline`` or
 ``both``."""
+PAIR_JUDGED_COLUMNS = (*JUDGED_COLUMNS[:3], "run", *JUDGED_COLUMNS[3:])
+"""The columns of a sheet over two runs graded by a model: each task's row of each run."""
 SIDES = ("candidate", "baseline", "difference")
 
 
@@ -89,18 +94,21 @@ def _check_comparable(a: Reopened, b: Reopened, order: np.ndarray) -> None:
             f"{a.name} is a run of {a.plan.suite.spec.name!r} and {b.name} of "
             f"{b.plan.suite.spec.name!r}: runs audited together are of one suite"
         )
-    if a.judged is not None or b.judged is not None:
+    if (a.scored is None) != (b.scored is None) or (a.judged is None) != (b.judged is None):
         raise OptionError(
-            "the runs' metrics are graded by a model judge: auditing two runs' grades on one "
-            "sheet is not supported yet; audit each run with its own sheet (pingce audit sample "
-            "RUN)"
+            f"{a.name} and {b.name} were not judged alike (one has a judge the other has not): "
+            "one sheet checks one judge"
         )
-    if a.scored is None or b.scored is None:
-        raise OptionError("no metric of the runs reads a similarity judge: nothing to audit")
-    if a.scored.signature != b.scored.signature:
+    if a.scored is not None and b.scored is not None and a.scored.signature != b.scored.signature:
         raise OptionError(
             f"the runs' similarities were scored by other judges ({a.scored.signature} and "
             f"{b.scored.signature}): one sheet checks one judge"
+        )
+    judges = [_judge_signature(run) for run in (a, b)]
+    if judges[0] != judges[1]:
+        raise OptionError(
+            f"the runs were graded by other judges, prompts or scales ({judges[0]} and "
+            f"{judges[1]}): one sheet checks one judge"
         )
     unit = a.plan.unit
     if unit is not None:
@@ -114,6 +122,12 @@ def _check_comparable(a: Reopened, b: Reopened, order: np.ndarray) -> None:
                 )
 
 
+def _judge_signature(run: Reopened) -> Any:
+    """The run's model judges as results.json's signature names them (None: none)."""
+    results = json.loads((run.folder / "results.json").read_text(encoding="utf-8"))
+    return (results.get("signature") or {}).get("judge")
+
+
 def _joint_scores(a: Reopened, b: Reopened) -> dict[Pair, float]:
     assert a.scored is not None and b.scored is not None
     return {**b.scored.table.values, **a.scored.table.values}
@@ -122,17 +136,21 @@ def _joint_scores(a: Reopened, b: Reopened) -> dict[Pair, float]:
 def pair_drawing(a: Reopened, b: Reopened, order: np.ndarray, spec: DrawSpec) -> Drawing:
     """The draw ``spec`` over the records of both runs (in ``a``'s order; ``order`` from
     :func:`align`): each record's pairs are ``a``'s and then ``b``'s others, stratified by the
-    judge's scores of all of them."""
-    _, pairs_a, _ = record_scores(a)
-    _, pairs_b, _ = record_scores(b)
-    values = _joint_scores(a, b)
+    judges' scores (or grades) of both runs' records together."""
+    decided_a, pairs_a, scores_a = record_scores(a)
+    decided_b, pairs_b, scores_b = record_scores(b)
+    ours = dict(zip(decided_a.tolist(), scores_a, strict=True))
+    theirs = dict(zip(decided_b.tolist(), scores_b, strict=True))
     pairs: list[list[Pair]] = []
+    decided, scores = [], []
     for i, j in enumerate(order.tolist()):
         seen = set(pairs_a[i])
         pairs.append(pairs_a[i] + [p for p in pairs_b[j] if p not in seen])
-    decided = np.flatnonzero([bool(p) for p in pairs]).astype(np.intp)
-    scores = [np.array([values[p] for p in pairs[i]]) for i in decided.tolist()]
-    return drawing_over(a.table.n, decided, pairs, scores, units_of(a), spec)
+        if i in ours or j in theirs:
+            decided.append(i)
+            scores.append(np.concatenate([ours.get(i, np.empty(0)), theirs.get(j, np.empty(0))]))
+    found = np.array(decided, dtype=np.intp)
+    return drawing_over(a.table.n, found, pairs, scores, units_of(a), spec)
 
 
 def sample_pair_sheet(
@@ -158,19 +176,17 @@ def sample_pair_sheet(
         stratum, j = int(drawing.codes[i]), int(order[i])
         ours, shared = set(pairs_a[i]), set(pairs_b[j])
         for row in sheet_rows(a, i, stratum, pairs_a[i], text):
-            rows.append({**row, "run": "both" if (row["a"], row["b"]) in shared else "candidate"})
+            both = "task" not in row and (row["a"], row["b"]) in shared
+            rows.append({**row, "run": "both" if both else "candidate"})
         head = {"id": a.table.ids[i], "line": int(a.table.lines[i])}
         theirs = [p for p in pairs_b[j] if p not in ours]
         for row in sheet_rows(b, j, stratum, theirs, text):
             rows.append({**row, **head, "run": "baseline"})
-    write_sheet(rows, Path(out), PAIR_COLUMNS)
+    write_sheet(rows, Path(out), PAIR_COLUMNS if a.scored is not None else PAIR_JUDGED_COLUMNS)
     result = drawing.result
-    planned = {}
-    if drawing.units is None:
-        planned = planned_half_widths(a.plan, a.table, a.scored, None, drawing.codes, result.quotas)
     return {
-        "expected_half_width": planned,
-        "graded": False,
+        "expected_half_width": {},  # of one run's labels alone: not said for a difference
+        "graded": a.scored is None,
         "unit": a.plan.unit,
         "records": int(result.indices.size),
         "pairs": len(rows),
@@ -254,17 +270,26 @@ def audit_pair(
             "audited runs, draw one sheet over both: pingce audit sample RUN_A RUN_B --budget N",
             source=where,
         )
-    if not read.labels:
+    if not (read.labels or read.grades or read.baseline_grades):
         raise InputError("the sheet has no label yet: fill in its human column", source=where)
     order = align(a, b)
     _check_comparable(a, b, order)
     assert read.spec is not None
     drawing = sheet_drawing(a, read, where, pair_drawing(a, b, order, read.spec))
     labels = read.labels
+    lines = {int(line): i for i, line in enumerate(a.table.lines)}
+    grades_a = resolved_grades(a, read.grades, lines)
+    grades_b = resolved_grades(
+        b, read.baseline_grades, {line: int(order[i]) for line, i in lines.items()}
+    )
     drawn_b = np.zeros(b.table.n, dtype=bool)
     drawn_b[order] = drawing.drawn
-    rows_a = run_rows(a.plan, a.table, a.scored, labels, drawn=drawing.drawn)
-    rows_b = run_rows(b.plan, b.table, b.scored, labels, drawn=drawn_b)
+    rows_a = run_rows(
+        a.plan, a.table, a.scored, labels, judged=a.judged, grades=grades_a, drawn=drawing.drawn
+    )
+    rows_b = run_rows(
+        b.plan, b.table, b.scored, labels, judged=b.judged, grades=grades_b, drawn=drawn_b
+    )
     known_b = (rows_b.labelled | rows_b.undecided)[order]
     undecided = rows_a.undecided & rows_b.undecided[order]
     labelled = (rows_a.labelled | rows_a.undecided) & known_b & ~undecided
@@ -299,9 +324,18 @@ def audit_pair(
         "difference": correct_entries(difference, design, lam=lam, level=level, ci=ci),
     }
     metrics = {name: {side: sides[side][name] for side in SIDES} for name in difference}
-    assert a.scored is not None
-    table = SimilarityTable(_joint_scores(a, b), a.scored.table.signature)
-    joint = dataclasses.replace(a, scored=dataclasses.replace(a.scored, table=table))
+    agreement: dict[str, Any] = {}
+    if a.scored is not None:
+        table = SimilarityTable(_joint_scores(a, b), a.scored.table.signature)
+        joint = dataclasses.replace(a, scored=dataclasses.replace(a.scored, table=table))
+        agreement = agreement_of(joint, labels)
+    graded = {
+        f"{task} ({side})": one
+        for side, run, grades in (("candidate", a, grades_a), ("baseline", b, grades_b))
+        for task, one in grade_agreement(run, grades).items()
+    }
+    if graded:
+        agreement["graded"] = graded
     notes = []
     if read.empty:
         notes.append(
@@ -315,9 +349,9 @@ def audit_pair(
         candidate=a.name,
         baseline=b.name,
         unit=a.plan.unit,
-        labelled_pairs=len(labels),
+        labelled_pairs=len(labels) + len(grades_a) + len(grades_b),
         unlabelled_pairs=read.empty,
-        agreement=agreement_of(joint, labels),
+        agreement=agreement,
         metrics=metrics,
         notes=notes,
         verified=verified,

@@ -52,10 +52,12 @@ __all__ = [
     "audit_run",
     "checked_values",
     "drawing_over",
+    "grade_agreement",
     "read_sheet",
     "record_scores",
     "redraw",
     "reopen",
+    "resolved_grades",
     "sample_sheet",
     "sheet_drawing",
     "sheet_rows",
@@ -532,6 +534,9 @@ class Sheet:
     labels: dict[Pair, float] = field(default_factory=dict)
     grades: dict[tuple[int, str], tuple[str, str]] = field(default_factory=dict)
     """By (the record's line in the data file, task): the grade as written and where."""
+    baseline_grades: dict[tuple[int, str], tuple[str, str]] = field(default_factory=dict)
+    """A sheet over two runs: the grades of the baseline's answers (rows whose ``run`` is
+    ``baseline``), by the candidate's line and task."""
     strata: dict[int, int] = field(default_factory=dict)
     """By the record's line in the data file: its stratum in the draw."""
     ids: dict[int, str] = field(default_factory=dict)
@@ -614,10 +619,8 @@ def read_sheet(path: str | os.PathLike[str]) -> Sheet:
         if raw is None or not str(raw).strip():
             sheet.empty += 1
         elif judged:
-            sheet.grades[(int(row["line"]), str(row["task"]))] = (
-                str(raw).strip(),
-                f"{path}:{line}",
-            )
+            side = sheet.baseline_grades if row.get("run") == "baseline" else sheet.grades
+            side[(int(row["line"]), str(row["task"]))] = (str(raw).strip(), f"{path}:{line}")
         else:
             value = _label(raw, f"{path}:{line}")
             assert value is not None
@@ -668,7 +671,7 @@ class AuditResult:
         return out
 
 
-def _grade_agreement(
+def grade_agreement(
     run: Reopened, grades: dict[tuple[int, str], float]
 ) -> dict[str, dict[str, Any]]:
     """Per model-judged task: the judges' grade (their mean) against the human's on the labelled
@@ -726,12 +729,24 @@ def agreement_of(run: Reopened, labels: dict[Pair, float]) -> dict[str, Any]:
 
 def _resolved_grades(run: Reopened, sheet: Sheet) -> dict[tuple[int, str], float]:
     """The sheet's model-judged grades by (record index, task), read on each task's scale."""
-    if not sheet.grades:
+    return resolved_grades(run, sheet.grades)
+
+
+def resolved_grades(
+    run: Reopened,
+    grades: dict[tuple[int, str], tuple[str, str]],
+    index: dict[int, int] | None = None,
+) -> dict[tuple[int, str], float]:
+    """``grades`` (a sheet's, by line and task) by (record index in ``run``, task), read on
+    each task's scale; ``index``: the sheet's line to the record's index (default: ``run``'s
+    own lines)."""
+    if not grades:
         return {}
     scales = {task: one.scale for task, one in _task_grades(run).items()}
-    index = {int(line): i for i, line in enumerate(run.table.lines)}
+    if index is None:
+        index = {int(line): i for i, line in enumerate(run.table.lines)}
     out: dict[tuple[int, str], float] = {}
-    for (record, task), (text, where) in sheet.grades.items():
+    for (record, task), (text, where) in grades.items():
         if task not in scales:
             raise InputError(f"task: {task!r} is not graded in this run", source=where)
         if record not in index:
@@ -870,7 +885,7 @@ def audit_run(
         unlabelled_pairs=empty,
         agreement={
             **agreement_of(run, labels),
-            **({"graded": g} if (g := _grade_agreement(run, grades)) else {}),
+            **({"graded": g} if (g := grade_agreement(run, grades)) else {}),
         },
         metrics=metrics,
         notes=notes,
