@@ -190,15 +190,18 @@ def test_one_sheet_holds_both_runs_pairs_of_the_drawn_records(runs: dict, tmp_pa
     assert again.read_bytes() == sheet.read_bytes()
 
 
-def _human_values(runs: dict, name: str, truth: set) -> dict[str, float]:
-    """The suite's metrics on ``name``'s records with the true labels as the judge."""
-    plan = plan_run("function-points", RunOptions(similarity="lexical", bootstrap=0))
-    table = load(plan, runs[f"{name}_data"], no_progress)
-    pairs = set().union(*_pairs(runs[f"{name}_data"]).values())
-    values = {p: float(p in truth) for p in pairs}
+def _human_values(
+    data: Path, labels: dict, suite: str = "function-points", metrics: tuple = SEM
+) -> dict[str, float]:
+    """The suite's ``metrics`` on the records of ``data`` with ``labels`` (by pair) as the
+    judge's scores: the engine's own statistics."""
+    plan = plan_run(suite, RunOptions(similarity="lexical", bootstrap=0))
+    table = load(plan, data, no_progress)
+    needed = set().union(*map(set, record_pairs(plan, table, np.arange(table.n))))
+    values = {p: float(labels[p]) for p in needed}
     blocks = statistics(plan, table, Scored(SimilarityTable(values, "people"), None, "people"))  # type: ignore[arg-type]
     out = {}
-    for metric in SEM:
+    for metric in metrics:
         rows = dense_rows(blocks[plan.keys[metric]])
         assert rows is not None
         out[metric] = float(plan.metrics[metric].finalize(rows.sum(axis=0)))
@@ -210,8 +213,10 @@ def test_every_record_labelled_gives_the_true_difference(runs: dict, tmp_path: P
     filled = tmp_path / "filled.csv"
     _fill(sheet, runs["truth"], filled)
     got = _compare(runs, filled, tmp_path / "out", "--lambda", "0", "--bootstrap", "0")
-    ours = _human_values(runs, "candidate", runs["truth"])
-    theirs = _human_values(runs, "baseline", runs["truth"])
+    with open(filled, encoding="utf-8", newline="") as handle:
+        labels = {(r["a"], r["b"]): float(r["human"]) for r in csv.DictReader(handle)}
+    ours = _human_values(runs["candidate_data"], labels)
+    theirs = _human_values(runs["baseline_data"], labels)
     for metric in SEM:
         sides = got["metrics"][metric]
         assert sides["candidate"]["value"] == pytest.approx(ours[metric], abs=1e-12)
@@ -512,3 +517,53 @@ def test_two_runs_graded_by_a_model_are_compared_on_the_people_s_grades(tmp_path
         np.mean(grades["candidate"]) - np.mean(grades["baseline"]), abs=1e-12
     )
     assert "rubric (baseline)" in got["agreement"]["graded"]
+
+
+def test_dialogues_are_paired_and_counted_as_units(tmp_path: Path) -> None:
+    """tcm-dialogue's example and a copy with every third turn's text replaced: the sheet draws
+    dialogues, and with all of them labelled and λ 0 the corrected semantic accuracy of each run
+    is the engine's on the people's labels."""
+    source = Path(__file__).resolve().parents[1] / "examples" / "tcm_dialogue" / "records.jsonl"
+    rows = [json.loads(x) for x in source.read_text("utf-8").splitlines()]
+    weaker = [{**r, "pred_text": "不详。"} if k % 3 == 0 else r for k, r in enumerate(rows)]
+    data = {"candidate": source, "baseline": tmp_path / "baseline.jsonl"}
+    data["baseline"].write_text(
+        "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in weaker), encoding="utf-8"
+    )
+    for name, path in data.items():
+        done = run_pingce("run", "tcm-dialogue", "--data", str(path), "--out", str(tmp_path / name))
+        assert done.returncode == 0, done.stderr
+    sheet = tmp_path / "sheet.csv"
+    done = run_pingce(
+        *("audit", "sample", str(tmp_path / "candidate"), str(tmp_path / "baseline")),
+        *("--budget", "100", "--out", str(sheet)),
+    )
+    assert done.returncode == 0, done.stderr
+    dialogues = len({r["dialogue_id"] for r in rows})
+    assert f"drew {dialogues} of the {dialogues} units of dialogue_id" in done.stdout
+    with open(sheet, encoding="utf-8", newline="") as handle:
+        filled = list(csv.DictReader(handle))
+    for row in filled:  # a person: the placeholder matches nothing, the rest by a rule
+        row["human"] = "0" if row["a"] == "不详。" else str(int(float(row["judge_score"]) > 0.3))
+    with open(sheet, "w", encoding="utf-8", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(filled[0]))
+        writer.writeheader()
+        writer.writerows(filled)
+    labels = {(r["a"], r["b"]): float(r["human"]) for r in filled}
+    out = tmp_path / "out"
+    done = run_pingce(
+        *("compare", str(tmp_path / "candidate"), str(tmp_path / "baseline")),
+        *("--labels", str(sheet), "--lambda", "0", "--bootstrap", "0", "--out", str(out)),
+    )
+    assert done.returncode == 0, done.stderr + done.stdout
+    got = json.loads((out / "audit_comparison.json").read_text(encoding="utf-8"))
+    assert got["unit"] == "dialogue_id"
+    metric = "hybrid_semantic_accuracy"
+    sides = got["metrics"][metric]
+    for name in ("candidate", "baseline"):
+        want = _human_values(data[name], labels, "tcm-dialogue", (metric,))[metric]
+        assert sides[name]["value"] == pytest.approx(want, abs=1e-12), name
+        assert sides[name]["labelled"] == dialogues
+    assert sides["difference"]["value"] == pytest.approx(
+        sides["candidate"]["value"] - sides["baseline"]["value"], abs=1e-12
+    )
