@@ -567,3 +567,44 @@ def test_dialogues_are_paired_and_counted_as_units(tmp_path: Path) -> None:
     assert sides["difference"]["value"] == pytest.approx(
         sides["candidate"]["value"] - sides["baseline"]["value"], abs=1e-12
     )
+
+
+def test_the_shipped_pair_sheet_is_the_draw_of_the_two_examples(tmp_path: Path) -> None:
+    """examples/function_points/audit_sheet_pair.csv is the budget-4 draw over the example and
+    its baseline, labelled by hand; the compare reads it, and the judge-only values are the
+    runs' own."""
+    examples = Path(__file__).resolve().parents[1] / "examples" / "function_points"
+    runs = {}
+    for name, data in (("run", "records.jsonl"), ("base", "baseline.jsonl")):
+        runs[name] = tmp_path / name
+        done = run_pingce(
+            "run", "function-points", "--data", str(examples / data), "--out", str(runs[name])
+        )
+        assert done.returncode == 0, done.stderr
+    sheet = tmp_path / "sheet.csv"
+    done = run_pingce(
+        *("audit", "sample", str(runs["run"]), str(runs["base"]), "--budget", "4"),
+        *("--strata", "2", "--out", str(sheet)),
+    )
+    assert done.returncode == 0, done.stderr
+    shipped = examples / "audit_sheet_pair.csv"
+    with open(sheet, encoding="utf-8", newline="") as a, open(shipped, encoding="utf-8") as b:
+        drawn, labelled = list(csv.DictReader(a)), list(csv.DictReader(b))
+    keys = ("id", "line", "stratum", "run", "a", "b", "draw")
+    assert [tuple(r[k] for k in keys) for r in drawn] == [
+        tuple(r[k] for k in keys) for r in labelled
+    ]
+    assert all(r["human"] in ("0", "1") for r in labelled)
+    out = tmp_path / "out"
+    done = run_pingce(
+        *("compare", str(runs["run"]), str(runs["base"]), "--labels", str(shipped)),
+        *("--bootstrap", "0", "--out", str(out)),
+    )
+    assert done.returncode == 0, done.stderr
+    got = json.loads((out / "audit_comparison.json").read_text(encoding="utf-8"))
+    for name, side in (("run", "candidate"), ("base", "baseline")):
+        results = json.loads((runs[name] / "results.json").read_text(encoding="utf-8"))
+        assert got["metrics"]["sem_f1"][side]["judge"] == pytest.approx(
+            results["metrics"]["sem_f1"]["value"], abs=1e-12
+        )
+    assert got["metrics"]["sem_f1"]["difference"]["labelled"] == 4
