@@ -39,6 +39,8 @@ __all__ = [
     "ComparisonResult",
     "ComparisonSlice",
     "DataInfo",
+    "Decision",
+    "DecisionGate",
     "EvaluationResult",
     "Failures",
     "MetricComparison",
@@ -502,7 +504,7 @@ class MetricComparison(_Plain):
     """One metric of both systems, their difference, its paired bootstrap interval, the tests
     of "no difference" and what they say."""
 
-    OMIT_WHEN_NONE = ("note", "left_out")
+    OMIT_WHEN_NONE = ("note", "left_out", "margin_p_value")
 
     candidate: float | None = Field(description="The candidate's value (null when undefined).")
     baseline: float | None = Field(description="The baseline's value (null when undefined).")
@@ -538,6 +540,13 @@ class MetricComparison(_Plain):
     )
     note: str | None = Field(
         default=None, description="Why a value is null, or about the interval."
+    )
+    margin_p_value: float | None = Field(
+        default=None,
+        description="With --non-inferior or --equivalent on this metric: the one-sided p-value "
+        "of the difference lying at or beyond the margin (the paired bootstrap's, inverting "
+        "the interval: the interval at ci_level clears the margin exactly when it is below "
+        "(1 - ci_level) / 2).",
     )
 
 
@@ -607,10 +616,39 @@ class PairwiseComparison(_Plain):
         return self._records
 
 
+class DecisionGate(_Plain):
+    """One gated metric (in one slice) of a decision."""
+
+    OMIT_WHEN_NONE = ("slice",)
+
+    metric: str
+    slice: str | None = Field(default=None, description="The --slice value; absent: all.")
+    test: str = Field(description="non-inferiority or equivalence.")
+    margin: float = Field(description="δ, in the metric's units.")
+    delta: float | None = Field(description="candidate - baseline.")
+    p_value: float | None = Field(description="The one-sided p-value (margin_p_value).")
+    p_adjusted: float | None = Field(
+        description="p_value adjusted across the decision's gates (multiplicity)."
+    )
+    passed: bool
+    reason: str = Field(description="The gate's outcome in words.")
+
+
+class Decision(_Plain):
+    """A release decision (``--non-inferior``, ``--equivalent``): the candidate passes when
+    every gated metric (in every slice) clears its margin, at level ``alpha`` (one-sided)
+    with the family's multiplicity controlled."""
+
+    passed: bool
+    alpha: float = Field(description="The one-sided level, (1 - ci_level) / 2.")
+    multiplicity: str = Field(description="holm, bh or none, across every gate.")
+    gates: list[DecisionGate]
+
+
 class ComparisonResult(_Plain):
     """The content of comparison.json."""
 
-    OMIT_WHEN_NONE = ("profile", "slices", "pairwise")
+    OMIT_WHEN_NONE = ("profile", "slices", "pairwise", "decision")
 
     pingce_version: str
     suite: str
@@ -633,6 +671,10 @@ class ComparisonResult(_Plain):
     pairwise: PairwiseComparison | None = Field(
         default=None,
         description="With --pairwise: the judges' preference between the two sides' answers.",
+    )
+    decision: Decision | None = Field(
+        default=None,
+        description="With --non-inferior or --equivalent: the decision and each gate's test.",
     )
     notes: list[str] = Field(default_factory=list)
     profile: dict[str, float] | None = None

@@ -117,7 +117,6 @@ def compare(
     """
     from ..engine import compare_suite
     from ..errors import PingceError
-    from ..gates import regressions
     from ..options import command_line_options
     from ..report import print_comparison, write_comparison
 
@@ -162,14 +161,7 @@ def compare(
     if path is not None:
         console.print(f"output: {path}")
     show_profile(timer, written, start, err_console)
-    gates = options.gating.regression_gates
-    failed = regressions(result.metrics, gates)
-    for line in failed:
-        err_console.print(f"gate failed: {line}", markup=False, highlight=False, soft_wrap=True)
-    if failed:
-        sys.exit(EXIT_GATE)
-    if gates:
-        console.print(f"no regression: {len(gates)} gate(s) passed")
+    _gates(result, options.gating.regression_gates, console, err_console)
     if any(side.judge for side in result.failures.values()) or _pairwise_failed(result):
         sys.exit(EXIT_JUDGE_FAILURES)
 
@@ -210,6 +202,8 @@ def _compare_audited(
             gates = options.gating.regression_gates
             if any(g.margin is None for g in gates):
                 raise _no_margin()
+            if options.gating.margin_gates:
+                raise _no_margin("--non-inferior and --equivalent do not apply with --labels")
             method: Any = "normal" if values["bootstrap"] == 0 else values["ci_method"]
             ci = Intervals(method, max(values["bootstrap"], 1), values["seed"])
             a = reopen(refs[0], store=store)
@@ -239,12 +233,12 @@ def _compare_audited(
         console.print(f"no regression on the corrected values: {len(gates)} gate(s) passed")
 
 
-def _no_margin() -> Exception:
+def _no_margin(what: str = "--fail-on-regression with --labels needs a margin") -> Exception:
     from ..errors import OptionError
 
     return OptionError(
-        "--fail-on-regression with --labels needs a margin (METRIC:MARGIN): the corrected "
-        "difference is judged by its interval"
+        f"{what}: with --labels, gate with --fail-on-regression METRIC:MARGIN (the corrected "
+        "difference is judged by its interval)"
     )
 
 
@@ -265,6 +259,34 @@ def _gated(result: Any, run: Any) -> dict[str, Any]:
             note=(d.notes or [None])[0],
         )
     return out
+
+
+def _gates(result: Any, gates: Any, console: Any, err_console: Any) -> None:
+    """Check the regression gates and the decision (``--non-inferior``, ``--equivalent``) on a
+    comparison: what each says, and exit 4 when one fails."""
+    from ..gates import regressions
+
+    failed = regressions(result.metrics, gates)
+    for line in failed:
+        err_console.print(f"gate failed: {line}", markup=False, highlight=False, soft_wrap=True)
+    decision = result.decision
+    if decision is not None:
+        for gate in decision.gates:
+            if gate.passed:
+                console.print(f"passed: {gate.reason}", markup=False, highlight=False)
+            else:
+                err_console.print(
+                    f"gate failed: {gate.reason}", markup=False, highlight=False, soft_wrap=True
+                )
+    if failed or (decision is not None and not decision.passed):
+        sys.exit(EXIT_GATE)
+    if gates:
+        console.print(f"no regression: {len(gates)} gate(s) passed")
+    if decision is not None:
+        console.print(
+            f"decision: the candidate passes ({len(decision.gates)} gate(s), one-sided alpha "
+            f"{decision.alpha:g}, {decision.multiplicity})"
+        )
 
 
 def _pairwise_failed(result: Any) -> bool:
