@@ -254,8 +254,10 @@ def test_the_viewer_shows_the_audit(browser: Any, tmp_path: Path) -> None:
     try:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         page.on("pageerror", lambda e: errors.append(str(e)))
-        page.goto(served.url.rstrip("/") + run_href(name))
+        page.goto(served.url)  # the list says which run was audited, and leads to its audit
+        page.locator("small.audited a", has_text="audited by people").click()
         page.wait_for_selector("html[data-ready]", timeout=15_000)
+        assert page.url == served.url.rstrip("/") + run_href(name) + "#audit"
         assert page.locator("a", has_text="audited by people").count() == 1
         table = page.locator("#audit table.audit tbody tr[data-metric]")
         assert table.count() == 3  # sem_precision, sem_recall, sem_f1

@@ -517,6 +517,11 @@ def _folder_note(r: RunInfo) -> str:
         return ' <small class="gone">(no output folder)</small>'
     if not (Path(r.out_dir) / "report.html").is_file():
         return ' <small class="gone">(report gone)</small>'
+    if (Path(r.out_dir) / AUDIT_JSON).is_file():  # pingce audit recorded an audit there
+        return (
+            f' <small class="audited"><a href="{esc(run_href(r.name))}#audit">audited by people'
+            "</a></small>"
+        )
     return ""
 
 
