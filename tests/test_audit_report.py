@@ -117,7 +117,10 @@ def _check_recorded(folder: Path, before: dict[str, str], sheet: Path) -> dict[s
             assert f"| {fmt_number(m['value'])} | {interval} |" in report_md
         elif not m["depends_on_judge"]:
             assert f"<code>{html.escape(name)}</code>" in section.split("Unchanged")[1]
-    assert f"accuracy at τ: {fmt_number(audit['agreement']['accuracy'])}" in section
+    agreement = audit["agreement"]
+    assert f"labelled pairs: {agreement['pairs']}" in section
+    if "accuracy" in agreement:  # a judge with a τ
+        assert f"accuracy at τ: {fmt_number(agreement['accuracy'])}" in section
     return audit
 
 
@@ -289,3 +292,24 @@ def test_the_viewer_shows_the_audit(browser: Any, tmp_path: Path) -> None:
         served.server_close()
         thread.join(5)
     assert errors == []
+
+
+def test_a_dialogue_suite_marks_every_checked_turn(tmp_path: Path) -> None:
+    """tcm-dialogue draws whole dialogues: every judged turn of a checked dialogue is marked
+    (its records have no id: the line finds them)."""
+    folder = _run(tmp_path, "tcm-dialogue", "tcm_dialogue")
+    before = _files(folder)
+    sheet = tmp_path / "sheet.csv"
+    done = run_pingce(
+        "audit", "sample", str(folder), "--budget", "4", "--strata", "2", "--out", str(sheet)
+    )
+    assert done.returncode == 0, done.stderr
+    rows = _sheet_rows(sheet)
+    for row in rows:  # a person who calls a match what the judge scores above one half
+        row["human"] = str(int(float(row["judge_score"]) > 0.5))
+    _write_sheet(sheet, rows)
+    done = run_pingce("audit", str(folder), "--labels", str(sheet))
+    assert done.returncode == 0, done.stderr
+    audit = _check_recorded(folder, before, sheet)
+    assert {v["line"] for v in audit["verified"]} == {int(r["line"]) for r in rows}
+    assert all(v["id"] is None for v in audit["verified"])
