@@ -313,3 +313,12 @@ def test_a_dialogue_suite_marks_every_checked_turn(tmp_path: Path) -> None:
     audit = _check_recorded(folder, before, sheet)
     assert {v["line"] for v in audit["verified"]} == {int(r["line"]) for r in rows}
     assert all(v["id"] is None for v in audit["verified"])
+
+
+def test_pingce_report_of_a_folder_with_a_broken_audit_json_says_so(
+    fp_run: Path, tmp_path: Path
+) -> None:
+    folder = _copy(fp_run, tmp_path)
+    (folder / "audit.json").write_text('{"metrics": {}}', encoding="utf-8")
+    done = run_pingce("report", str(folder))
+    assert done.returncode == 2 and "audit.json is not pingce audit's: no 'run'" in done.stderr

@@ -96,9 +96,13 @@ def read_audit(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
         audit = orjson.loads(source.read_bytes())
     except orjson.JSONDecodeError as exc:
         raise InputError(f"audit.json cannot be read: {exc}", source=str(source)) from None
-    if not isinstance(audit, dict) or not isinstance(audit.get("metrics"), dict):
-        raise InputError("audit.json is not pingce audit's", source=str(source))
-    return audit
+    needed = ("run", "agreement", "metrics", "notes", "labelled_pairs", "unlabelled_pairs")
+    missing = [k for k in needed if k not in audit] if isinstance(audit, dict) else ["metrics"]
+    if missing or not isinstance(audit["metrics"], dict):
+        what = f"no {missing[0]!r}" if missing else "its metrics are not an object"
+        raise InputError(f"audit.json is not pingce audit's: {what}", source=str(source))
+    found: dict[str, Any] = audit
+    return found
 
 
 def read_comparison(folder: str | os.PathLike[str]) -> ComparisonResult:
