@@ -97,7 +97,7 @@ def corrected_cell(audit: dict[str, Any], name: str) -> str:
     if not m["depends_on_judge"]:
         return '<td class="audited mnote">unchanged</td>'
     return (
-        f'<td class="audited num"><b>{esc(fmt_number(m["value"]))}</b> '
+        f'<td class="audited"><b>{esc(fmt_number(m["value"]))}</b> '
         f"<small>{esc(_interval(m))}</small></td>"
     )
 
