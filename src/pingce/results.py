@@ -227,7 +227,9 @@ class RecordRows:
     the cache, its cost where a price is set: records.jsonl's sparse ``"model"``); ``judge``
     (``--similarity judge`` only) what the LLM judge was asked and answered for each record's
     pairs (:func:`pingce.engine.similarities.judge_columns`: records.jsonl's sparse
-    ``"judge"``)."""
+    ``"judge"``); ``audit`` (a run audited by people, ``pingce audit RUN --labels``) the records
+    they checked: ``verified`` (true) and their labels beside the judge's (``pairs``, ``grades``:
+    records.jsonl's sparse ``"audit"``, :data:`pingce.runfolder.layout.RECORDS`)."""
 
     ids: list[str | None]
     lines: np.ndarray
@@ -237,6 +239,7 @@ class RecordRows:
     context: dict[str, Any] = field(default_factory=dict)
     model: dict[str, Any] = field(default_factory=dict)
     judge: dict[str, Any] = field(default_factory=dict)
+    audit: dict[str, Any] = field(default_factory=dict)
 
     CHUNK = 65536
 
@@ -264,6 +267,7 @@ class RecordRows:
             {k: pick(v) for k, v in self.context.items()},
             {k: pick(v) for k, v in self.model.items()},
             {k: pick(v) for k, v in self.judge.items()},
+            {k: pick(v) for k, v in self.audit.items()},
         )
 
     def iter_rows(self) -> Iterator[dict[str, Any]]:
@@ -284,9 +288,9 @@ class RecordRows:
                 (path, _json_data(list(column[start:stop])))
                 for path, column in self.context.items()
             ]
-            model, judge = (
+            model, judge, audit = (
                 [(name, _json_data(list(column[start:stop]))) for name, column in calls.items()]
-                for calls in (self.model, self.judge)
+                for calls in (self.model, self.judge, self.audit)
             )
             ids, lines = self.ids[start:stop], self.lines[start:stop].tolist()
             for i in range(stop - start):
@@ -305,6 +309,9 @@ class RecordRows:
                 missed = {name: column[i] for name, column in misses if column[i] is not None}
                 if missed:
                     row["misses"] = missed
+                checked = {name: column[i] for name, column in audit if column[i] is not None}
+                if checked:
+                    row["audit"] = checked
                 yield row
 
 

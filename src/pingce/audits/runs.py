@@ -662,8 +662,11 @@ class AuditResult:
     metrics: dict[str, AuditedMetric]
     notes: list[str] = field(default_factory=list)
     verified: list[dict[str, Any]] = field(default_factory=list)
-    """The records people checked whole (every pair or task labelled): each one's ``id`` and
-    ``line`` in the data file."""
+    """The records people checked whole (every pair or task labelled): each one's ``id``,
+    ``line`` in the data file and ``stratum``, with their labels beside the judge's (``pairs``:
+    ``a``, ``b``, ``judge``, ``human``; ``grades``: by task, ``judge`` and ``human``)."""
+    level: float = 0.95
+    """The level of the intervals."""
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -775,6 +778,51 @@ def _checked(
     return all(p in labels for p in pairs) and all((i, t) in grades for t in tasks)
 
 
+def _verified(
+    run: Reopened,
+    drawing: Drawing,
+    labels: dict[Pair, float],
+    grades: dict[tuple[int, str], float],
+) -> list[dict[str, Any]]:
+    """The records people checked whole, each with its ``id``, ``line`` and ``stratum``, and
+    their labels beside the judge's: ``pairs`` (a similarity judge's: both texts, its score,
+    the label) and ``grades`` (by task: the judges' grade and the person's)."""
+    tasks = judged_tasks(run.judged)
+    graded = _task_grades(run)
+    out = []
+    for i in np.flatnonzero(drawing.drawn).tolist():
+        pairs = drawing.pairs[i]
+        if not _checked(pairs, labels, i, grades, tasks):
+            continue
+        entry: dict[str, Any] = {
+            "id": run.table.ids[i],
+            "line": int(run.table.lines[i]),
+            "stratum": int(drawing.codes[i]),
+        }
+        if pairs:
+            assert run.scored is not None
+            entry["pairs"] = [
+                {
+                    "a": a,
+                    "b": b,
+                    "judge": _finite(run.scored.table.get(a, b)),
+                    "human": labels[a, b],
+                }
+                for a, b in pairs
+            ]
+        if tasks:
+            entry["grades"] = {
+                t: {"judge": _finite(float(_judge_values(graded[t], t)[i])), "human": grades[i, t]}
+                for t in tasks
+            }
+        out.append(entry)
+    return out
+
+
+def _finite(value: float) -> float | None:
+    return None if math.isnan(value) else round(value, 6)
+
+
 def sheet_drawing(
     run: Reopened, sheet: Sheet, where: str, drawing: Drawing | None = None
 ) -> Drawing:
@@ -872,15 +920,11 @@ def audit_run(
     if partly:
         notes.append(f"{partly} record(s) have only some of their pairs labelled: left out")
     metrics = checked_values(run, metrics)
-    verified = [
-        {"id": run.table.ids[i], "line": int(run.table.lines[i])}
-        for i in range(run.table.n)
-        if drawing.drawn[i] and _checked(pairs[i], labels, i, grades, judged_tasks(run.judged))
-    ]
     return AuditResult(
         run=run.name,
+        level=level,
         unit=run.plan.unit,
-        verified=verified,
+        verified=_verified(run, drawing, labels, grades),
         labelled_pairs=len(labels) + len(grades),
         unlabelled_pairs=empty,
         agreement={

@@ -41,7 +41,9 @@ def audit() -> None:
     2. fill in the sheet's human column (1 a match, 0 not, or a score in [0, 1])
     3. pingce audit RUN --labels sheet.csv [--out DIR]        (agreement, corrected metrics)
 
-    RUN is a stored run's name (pingce runs) or a run's output folder."""
+    RUN is a stored run's name (pingce runs) or a run's output folder. Step 3 records the audit
+    in the run's folder (audit.json, the checked records marked in records.jsonl, report.html's
+    Audit section; pingce view shows it), or writes it to --out DIR alone."""
 
 
 @audit.command("sample")
@@ -181,7 +183,10 @@ def sample(
     "out",
     default=None,
     type=click.Path(file_okay=False),
-    help="Write audit.json, audit.html and audit.md here.",
+    help="Write audit.json, audit.html and audit.md here instead, and leave the run's folder "
+    "as it is [default: record the audit in the run's folder: audit.json, audit.md, the checked "
+    "records marked in records.jsonl, report.html and report.md with an Audit section; a later "
+    "audit replaces it].",
 )
 @store_path_option
 def correct(
@@ -195,8 +200,9 @@ def correct(
     store: str | None,
 ) -> None:
     """Agreement of RUN's judge with the labels, and every metric that depends on the judge
-    corrected by them."""
+    corrected by them, recorded in RUN's folder (or written to --out DIR)."""
     from ..audits.correct import Intervals
+    from ..audits.recorded import record_audit
     from ..audits.runs import audit_run, reopen, write_audit
     from ..errors import PingceError
     from ..report.console import print_audit
@@ -206,7 +212,12 @@ def correct(
             run = reopen(run_ref, store=store)
             ci = Intervals(ci_method, resamples)
             result = audit_run(run, labels, lam=lam, level=ci_level, ci=ci)
-            path = write_audit(result, out, ci_level) if out else None
+            if out:
+                path = write_audit(result, out, ci_level)
+                said = f"outputs: {path.parent}/ (audit.json, audit.html, audit.md)"
+            else:
+                names = [p.name for p in record_audit(result, run.folder)]
+                said = f"recorded in the run's folder {run.folder}/ ({', '.join(names)})"
         except PingceError as exc:
             fail(exc)
             return
@@ -214,5 +225,4 @@ def correct(
 
     console = Console()
     print_audit(result, console, ci_level)
-    if path is not None:
-        console.print(f"outputs: {path.parent}/ (audit.json, audit.html, audit.md)")
+    console.print(said, soft_wrap=True)
