@@ -608,3 +608,23 @@ def test_the_shipped_pair_sheet_is_the_draw_of_the_two_examples(tmp_path: Path) 
             results["metrics"]["sem_f1"]["value"], abs=1e-12
         )
     assert got["metrics"]["sem_f1"]["difference"]["labelled"] == 4
+
+
+def test_the_python_api_gives_what_the_command_writes(runs: dict, tmp_path: Path) -> None:
+    import pingce
+
+    sheet = _sample(runs, 30, tmp_path)
+    filled = tmp_path / "filled.csv"
+    _fill(sheet, runs["truth"], filled)
+    written = _compare(runs, filled, tmp_path / "cli", "--bootstrap", "0")
+    result = pingce.audit(
+        runs["candidate"],
+        filled,
+        baseline=runs["baseline"],
+        ci_method="normal",
+        out=tmp_path / "api",
+    )
+    on_disk = json.loads((tmp_path / "api" / "audit_comparison.json").read_text("utf-8"))
+    assert on_disk == json.loads(json.dumps(result.to_dict()))
+    for name in SEM:  # the delta method's interval, as --bootstrap 0
+        assert on_disk["metrics"][name] == written["metrics"][name]
