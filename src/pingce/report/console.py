@@ -585,3 +585,22 @@ def print_paired_audit(result: Any, console: Console, level: float = 0.95) -> No
         console.print(
             "unchanged (they read no judge; compare them without --labels): " + ", ".join(unchanged)
         )
+
+
+def print_power(rows: Any, console: Console, power: float) -> None:
+    """``pingce plan``: each gate's power before the run (:class:`pingce.power.GatePower`)."""
+    for row in rows:
+        head = f"[bold]{escape(row.metric)}[/bold] ({row.test}, margin {row.margin:g})"
+        if row.power is None:
+            console.print(f"{head}: {escape(row.note or 'no standard error')}")
+            continue
+        how = "measured" if row.measured else "assumed"
+        console.print(
+            f"{head}: baseline {fmt_number(row.value)} over {row.records} records, SE "
+            f"{fmt_number(row.se)}; the paired difference's SE {fmt_number(row.se_difference)} "
+            f"(correlation {row.correlation:.2f}, {how}); one-sided alpha {row.alpha:.4g}"
+        )
+        console.print(
+            f"  power {row.power:.0%} at {row.records} records; {power:.0%} power clears a "
+            f"margin of {row.detectable:.4f}, or this margin with {row.records_needed} records"
+        )
