@@ -312,6 +312,25 @@ def test_a_model_judged_run_is_audited_without_asking_the_judge_again(tmp_path: 
                 os.environ[key] = value
     for name in ("rubric_score", "correctness"):
         assert audited["metrics"][name]["value"] == pytest.approx(want[name].value, abs=1e-12)
+    # recorded in the run: each checked record's grades beside the judges' in records.jsonl,
+    # the metrics of the judge itself marked as such in report.html
+    done = pingce_cli("audit", str(run), "--labels", str(sheet))
+    assert done.returncode == 0, done.stderr
+    lines = [json.loads(line) for line in (run / "records.jsonl").read_text("utf-8").splitlines()]
+    marks = {r["line"]: r["audit"] for r in lines if "audit" in r}
+    assert len(marks) == 8 and set(marks) == {int(r["line"]) for r in rows}
+    given = {(int(r["line"]), r["task"]): r for r in rows}
+    for line, mark in marks.items():
+        assert mark["verified"] and "pairs" not in mark
+        assert mark["grades"]["correctness"]["human"] == 1.0
+        rubric_row = given[(line, "rubric")]
+        assert mark["grades"]["rubric"] == {
+            "judge": pytest.approx(float(rubric_row["judge_score"])),
+            "human": float(rubric_row["human"]),
+        }
+    page = (run / "report.html").read_text(encoding="utf-8")
+    assert '<td class="audited mnote">of the judge itself</td>' in page
+    assert "Of the judge itself, nothing to correct" in page
 
 
 def test_the_python_api_gives_what_the_command_writes(run_dir: Path, tmp_path: Path) -> None:

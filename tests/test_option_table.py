@@ -178,6 +178,7 @@ def test_the_keywords_are_the_old_allow_lists() -> None:
         "context",
         *["judges", "rubric", "scale"],  # issue 33: each side graded as a run grades it
         "pairwise",  # issue 33: the two sides' answers judged against each other
+        *["margin_gates", "multiplicity"],  # issue 35: decisions with a margin
     }
     assert set(keywords("compare-runs")) == {
         *["bootstrap", "seed", "ci_method", "bootstrap_method", "ci_level", "on_judge_failure"],
@@ -185,6 +186,7 @@ def test_the_keywords_are_the_old_allow_lists() -> None:
         *["slices", "zero_division", "laws", "regression_gates"],
         *["pairwise", "judges", "rubric", "base_url", "cache"],  # issue 33: --pairwise asks
         "scale",  # a jury's agreement is laid out on the runs' scale
+        *["margin_gates", "multiplicity"],  # issue 35: decisions with a margin
     }
 
 

@@ -180,14 +180,22 @@ def audit(
     ci_level: float = 0.95,
     out: str | os.PathLike[str] | None = None,
     store: str | os.PathLike[str] | None = None,
+    record: bool = False,
+    baseline: str | os.PathLike[str] | None = None,
 ) -> Any:
     """``pingce audit RUN --labels SHEET``: the run's judge against the human labels of
     ``labels`` (a sheet from ``pingce audit sample``) and every metric that depends on the judge
     corrected by them (:class:`pingce.audits.runs.AuditResult`); with ``out``, audit.json,
-    audit.html and audit.md are written there. ``run``: a stored run's name or its output
+    audit.html and audit.md are written there; with ``record=True``, the audit is recorded in
+    the run's own folder as the command does by default (audit.json, audit.md, the checked
+    records marked in records.jsonl, report.html and report.md with the audit; a later audit
+    replaces it). ``run``: a stored run's name or its output
     folder; ``lam``: the judge's weight (None: tuned for each metric, PPI++; 1: PPI; 0: the
     labels alone); ``ci_method``: ``normal`` (the delta method) or a bootstrap of ``bootstrap``
-    resamples (``percentile``, ``bca``)."""
+    resamples (``percentile``, ``bca``). With ``baseline`` (another run of the suite over the
+    same records, and a sheet from ``pingce audit sample RUN BASELINE``): ``pingce compare RUN
+    BASELINE --labels SHEET``, both runs and their difference corrected
+    (:class:`pingce.audits.paired.PairedAudit`; ``out`` gets audit_comparison.json)."""
     from .audits.correct import Intervals
     from .audits.runs import audit_run, reopen, write_audit
     from .errors import OptionError
@@ -202,13 +210,29 @@ def audit(
     if lam is not None and not 0 <= lam <= 1:
         raise OptionError(f"lam {lam!r}: a weight in [0, 1] (1 PPI, 0 the labels alone), or None")
     ci = Intervals(ci_method, bootstrap)  # type: ignore[arg-type]  # checked above
-    result = audit_run(
-        reopen(run, store=None if store is None else str(store)),
-        labels,
-        lam=lam,
-        level=ci_level,
-        ci=ci,
-    )
+    where = None if store is None else str(store)
+    if baseline is not None:
+        from .audits.paired import audit_pair, write_pair_audit
+
+        if record:
+            raise OptionError("record: an audit of two runs is not recorded in either run")
+        pair = audit_pair(
+            reopen(run, store=where),
+            reopen(baseline, store=where),
+            labels,
+            lam=lam,
+            level=ci_level,
+            ci=ci,
+        )
+        if out is not None:
+            write_pair_audit(pair, out)
+        return pair
+    reopened = reopen(run, store=where)
+    result = audit_run(reopened, labels, lam=lam, level=ci_level, ci=ci)
     if out is not None:
         write_audit(result, out, ci_level)
+    if record:
+        from .audits.recorded import record_audit
+
+        record_audit(result, reopened.folder)
     return result

@@ -59,8 +59,10 @@ def parse_gates(under: Iterable[str] = (), over: Iterable[str] = ()) -> tuple[Ga
     return tuple(gates)
 
 
-def check_gate_names(gates: Iterable[Gate | RegressionGate], metrics: Iterable[str]) -> None:
-    """Every gate names a metric of the suite (checked before the run, not after it)."""
+def check_gate_names(gates: Iterable[Any], metrics: Iterable[str]) -> None:
+    """Every gate (a :class:`Gate`, :class:`RegressionGate` or
+    :class:`pingce.decisions.MarginGate`) names a metric of the suite (checked before the run,
+    not after it)."""
     known = list(metrics)
     for gate in gates:
         if gate.metric is not None and gate.metric not in known:

@@ -511,6 +511,51 @@ OPTIONS: list[Option] = [
         multiple=True,
     ),
     Option(
+        "non_inferior",
+        str,
+        "Decide: the candidate passes when METRIC is shown to be no worse than the baseline by "
+        "more than MARGIN (the paired interval of delta above -MARGIN; below +MARGIN for a "
+        "metric lower is better), the family of gates adjusted by --multiplicity; exit 4 when "
+        "a gate fails. Repeatable.",
+        frozenset({"compare", "compare-runs"}),
+        "gates",
+        metavar="METRIC=MARGIN",
+        multiple=True,
+    ),
+    Option(
+        "equivalent",
+        str,
+        "Decide: the candidate passes when METRIC's difference is shown to lie within "
+        "±MARGIN (two one-sided tests). Repeatable.",
+        frozenset({"compare", "compare-runs"}),
+        "gates",
+        metavar="METRIC=MARGIN",
+        multiple=True,
+    ),
+    Option(
+        "multiplicity",
+        Literal["holm", "bh", "none"],
+        "How the --non-inferior and --equivalent gates (every gated metric in every --slice "
+        "value) share their level: holm (any false pass at most alpha), bh (the share of false "
+        "passes at most alpha), none.",
+        frozenset({"compare", "compare-runs"}),
+        "gates",
+        default="holm",
+        python="Multiplicity",
+        show_default=True,
+    ),
+    Option(
+        "margin_gates",
+        str,
+        "--non-inferior and --equivalent as gates (pingce.decisions.MarginGate); evaluate "
+        "checks their metric names.",
+        frozenset({"compare", "compare-runs"}),
+        "gates",
+        default=(),
+        python="Sequence[MarginGate]",
+        flag=None,
+    ),
+    Option(
         "regression_gates",
         str,
         "--fail-on-regression as gates (pingce.gates.RegressionGate); evaluate checks their "
@@ -752,6 +797,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
     from os import PathLike
 
+    from .decisions import MarginGate, Multiplicity
     from .gates import Gate, RegressionGate
     from .options import JudgeFailure
     from .sampling import Allocation, Shortfall
@@ -825,6 +871,8 @@ if TYPE_CHECKING:
         encoding: str | None
         gold: str | PathLike[str] | None
         allow_missing: bool
+        multiplicity: Multiplicity
+        margin_gates: Sequence[MarginGate]
         regression_gates: Sequence[RegressionGate]
         cache: str | bool | None
 
@@ -845,6 +893,8 @@ if TYPE_CHECKING:
         zero_division: float | str | None
         on_judge_failure: JudgeFailure
         laws: str | None
+        multiplicity: Multiplicity
+        margin_gates: Sequence[MarginGate]
         regression_gates: Sequence[RegressionGate]
         cache: str | bool | None
 else:

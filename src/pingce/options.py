@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ._constraints import check_value
 from ._defaults import DEFAULT_SIMILARITY, OPTION_TYPES
 from ._halves import processes_setting
+from .decisions import MarginGate, Multiplicity
 from .errors import OptionError
 from .gates import Gate, RegressionGate
 from .metrics import ZeroDivision, check_zero_division
@@ -184,6 +185,9 @@ class Gating:
     gates: tuple[Gate, ...]
     regression_gates: tuple[RegressionGate, ...]
     on_interval: bool
+    margin_gates: tuple[MarginGate, ...] = ()
+    """``--non-inferior`` and ``--equivalent``: the decision (:mod:`pingce.decisions`)."""
+    multiplicity: Multiplicity = "holm"
     """Gates read the pessimistic end of the interval (``--gate-on-interval``)."""
 
 
@@ -239,6 +243,11 @@ class RunOptions:
     """``--fail-under``/``--fail-over`` gates, checked on the result (exit 4 when one fails)."""
     regression_gates: tuple[RegressionGate, ...] = ()
     """``compare --fail-on-regression`` gates (exit 4 when one fails)."""
+    margin_gates: tuple[MarginGate, ...] = ()
+    """``compare --non-inferior`` / ``--equivalent`` gates: the decision (exit 4 when one
+    fails)."""
+    multiplicity: Multiplicity = "holm"
+    """How the margin gates share their level (``--multiplicity``)."""
     gate_on_interval: bool = False
     """Gates read the pessimistic end of the interval (``--gate-on-interval``)."""
     gold: str | None = None
@@ -366,7 +375,13 @@ class RunOptions:
 
     @cached_property
     def gating(self) -> Gating:
-        return Gating(self.gates, self.regression_gates, self.gate_on_interval)
+        return Gating(
+            self.gates,
+            self.regression_gates,
+            self.gate_on_interval,
+            tuple(self.margin_gates),
+            self.multiplicity,
+        )
 
     def recorded(self) -> dict[str, Any]:
         """The options as the run store records them (plain data; ``zero_division`` unset is
@@ -655,6 +670,12 @@ def command_line_options(command: str, values: Mapping[str, Any]) -> RunOptions:
         given["model_params"] = parse_model_params(given["model_params"])
     if "fail_on_regression" in values:
         given["regression_gates"] = parse_regression_gates(values["fail_on_regression"])
+    if "non_inferior" in values or "equivalent" in values:
+        from .decisions import parse_margin_gates
+
+        given["margin_gates"] = parse_margin_gates(
+            values.get("non_inferior") or (), values.get("equivalent") or ()
+        )
     if values.get("no_cache"):
         given["cache"] = False
     if given.get("zero_division", KEEP_SUITE) is None:

@@ -39,6 +39,8 @@ __all__ = [
     "ComparisonResult",
     "ComparisonSlice",
     "DataInfo",
+    "Decision",
+    "DecisionGate",
     "EvaluationResult",
     "Failures",
     "MetricComparison",
@@ -225,7 +227,9 @@ class RecordRows:
     the cache, its cost where a price is set: records.jsonl's sparse ``"model"``); ``judge``
     (``--similarity judge`` only) what the LLM judge was asked and answered for each record's
     pairs (:func:`pingce.engine.similarities.judge_columns`: records.jsonl's sparse
-    ``"judge"``)."""
+    ``"judge"``); ``audit`` (a run audited by people, ``pingce audit RUN --labels``) the records
+    they checked: ``verified`` (true) and their labels beside the judge's (``pairs``, ``grades``:
+    records.jsonl's sparse ``"audit"``, :data:`pingce.runfolder.layout.RECORDS`)."""
 
     ids: list[str | None]
     lines: np.ndarray
@@ -235,6 +239,7 @@ class RecordRows:
     context: dict[str, Any] = field(default_factory=dict)
     model: dict[str, Any] = field(default_factory=dict)
     judge: dict[str, Any] = field(default_factory=dict)
+    audit: dict[str, Any] = field(default_factory=dict)
 
     CHUNK = 65536
 
@@ -262,6 +267,7 @@ class RecordRows:
             {k: pick(v) for k, v in self.context.items()},
             {k: pick(v) for k, v in self.model.items()},
             {k: pick(v) for k, v in self.judge.items()},
+            {k: pick(v) for k, v in self.audit.items()},
         )
 
     def iter_rows(self) -> Iterator[dict[str, Any]]:
@@ -282,9 +288,9 @@ class RecordRows:
                 (path, _json_data(list(column[start:stop])))
                 for path, column in self.context.items()
             ]
-            model, judge = (
+            model, judge, audit = (
                 [(name, _json_data(list(column[start:stop]))) for name, column in calls.items()]
-                for calls in (self.model, self.judge)
+                for calls in (self.model, self.judge, self.audit)
             )
             ids, lines = self.ids[start:stop], self.lines[start:stop].tolist()
             for i in range(stop - start):
@@ -303,6 +309,9 @@ class RecordRows:
                 missed = {name: column[i] for name, column in misses if column[i] is not None}
                 if missed:
                     row["misses"] = missed
+                checked = {name: column[i] for name, column in audit if column[i] is not None}
+                if checked:
+                    row["audit"] = checked
                 yield row
 
 
@@ -502,7 +511,7 @@ class MetricComparison(_Plain):
     """One metric of both systems, their difference, its paired bootstrap interval, the tests
     of "no difference" and what they say."""
 
-    OMIT_WHEN_NONE = ("note", "left_out")
+    OMIT_WHEN_NONE = ("note", "left_out", "margin_p_value")
 
     candidate: float | None = Field(description="The candidate's value (null when undefined).")
     baseline: float | None = Field(description="The baseline's value (null when undefined).")
@@ -538,6 +547,13 @@ class MetricComparison(_Plain):
     )
     note: str | None = Field(
         default=None, description="Why a value is null, or about the interval."
+    )
+    margin_p_value: float | None = Field(
+        default=None,
+        description="With --non-inferior or --equivalent on this metric: the one-sided p-value "
+        "of the difference lying at or beyond the margin (the paired bootstrap's, inverting "
+        "the interval: the interval at ci_level clears the margin exactly when it is below "
+        "(1 - ci_level) / 2).",
     )
 
 
@@ -607,10 +623,39 @@ class PairwiseComparison(_Plain):
         return self._records
 
 
+class DecisionGate(_Plain):
+    """One gated metric (in one slice) of a decision."""
+
+    OMIT_WHEN_NONE = ("slice",)
+
+    metric: str
+    slice: str | None = Field(default=None, description="The --slice value; absent: all.")
+    test: str = Field(description="non-inferiority or equivalence.")
+    margin: float = Field(description="δ, in the metric's units.")
+    delta: float | None = Field(description="candidate - baseline.")
+    p_value: float | None = Field(description="The one-sided p-value (margin_p_value).")
+    p_adjusted: float | None = Field(
+        description="p_value adjusted across the decision's gates (multiplicity)."
+    )
+    passed: bool
+    reason: str = Field(description="The gate's outcome in words.")
+
+
+class Decision(_Plain):
+    """A release decision (``--non-inferior``, ``--equivalent``): the candidate passes when
+    every gated metric (in every slice) clears its margin, at level ``alpha`` (one-sided)
+    with the family's multiplicity controlled."""
+
+    passed: bool
+    alpha: float = Field(description="The one-sided level, (1 - ci_level) / 2.")
+    multiplicity: str = Field(description="holm, bh or none, across every gate.")
+    gates: list[DecisionGate]
+
+
 class ComparisonResult(_Plain):
     """The content of comparison.json."""
 
-    OMIT_WHEN_NONE = ("profile", "slices", "pairwise")
+    OMIT_WHEN_NONE = ("profile", "slices", "pairwise", "decision")
 
     pingce_version: str
     suite: str
@@ -633,6 +678,10 @@ class ComparisonResult(_Plain):
     pairwise: PairwiseComparison | None = Field(
         default=None,
         description="With --pairwise: the judges' preference between the two sides' answers.",
+    )
+    decision: Decision | None = Field(
+        default=None,
+        description="With --non-inferior or --equivalent: the decision and each gate's test.",
     )
     notes: list[str] = Field(default_factory=list)
     profile: dict[str, float] | None = None

@@ -69,12 +69,14 @@ __all__ = [
     "PairedInterval",
     "acceleration_of_moments",
     "approximate_randomisation",
+    "benjamini_hochberg",
     "binomial_two_sided",
     "bootstrap_intervals",
     "excludes_zero",
     "holm",
     "inverted_p_value",
     "jackknife_moments",
+    "margin_p_value",
     "mcnemar_exact",
     "paired_intervals",
     "poisson_counts",
@@ -318,6 +320,55 @@ _TINY = 1e-300
 level, and the p-value is given as 0."""
 
 
+def _smallest_alpha(out: Callable[[float], bool]) -> float:
+    """The smallest ``alpha`` in (0, 1] at which ``out(alpha)`` holds, where it holds on one
+    range ``[p, 1]`` (nested intervals): 1 when it fails even at 1, 0 when it holds at every
+    level the search reaches, else the edge found by bisection."""
+    if not out(1.0):
+        return 1.0
+    if out(_TINY):
+        return 0.0
+    lo, hi = _TINY, 1.0  # out(hi), not out(lo): the edge lies between
+    for _ in range(_BISECTIONS):
+        mid = 0.5 * (lo + hi) if hi > 1e6 * lo else math.sqrt(lo * hi)
+        if not lo < mid < hi or hi - lo <= 1e-12 * hi:
+            break
+        if out(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def margin_p_value(bounds: _Bounds, low: float | None, high: float | None) -> float:
+    """The one-sided p-value of "the difference lies at or beyond a margin", by inverting the
+    interval as :func:`inverted_p_value` does: the smallest ``alpha`` at which the two-sided
+    interval of level ``1 - 2 alpha`` lies above ``low`` (non-inferiority of a metric higher is
+    better, ``low = -δ``), below ``high`` (lower is better, ``high = δ``), or both
+    (equivalence: the larger of the two one-sided p-values, two one-sided tests). So the
+    interval at ``level`` clears the margin exactly when ``p < (1 - level) / 2``. Where even
+    the point estimate does not clear it, ``1 -`` the p-value of the opposite side."""
+    if bounds.empty:
+        raise ValueError("no interval: too few defined resamples")
+
+    if low is not None and high is not None:  # equivalence: two one-sided tests
+        return max(margin_p_value(bounds, low, None), margin_p_value(bounds, None, high))
+
+    def clears(alpha: float) -> bool:  # the interval of level 1 - alpha, wholly on the good side
+        a, b = bounds(alpha)
+        return a > low if low is not None else high is not None and b < high
+
+    def beyond(alpha: float) -> bool:  # ... wholly on the other side of the margin
+        a, b = bounds(alpha)
+        return b < low if low is not None else high is not None and a > high
+
+    if clears(1.0):
+        return _smallest_alpha(clears) / 2.0
+    if not beyond(1.0):  # the point estimate sits on the margin
+        return 0.5
+    return 1.0 - _smallest_alpha(beyond) / 2.0
+
+
 def inverted_p_value(bounds: _Bounds, level: float) -> float:
     """The two-sided p-value of "no difference" that inverts the interval: the smallest
     ``alpha`` at which the interval of level ``1 - alpha`` (same method, same resamples)
@@ -336,21 +387,7 @@ def inverted_p_value(bounds: _Bounds, level: float) -> float:
     def out(alpha: float) -> bool:
         return excludes_zero(*bounds(alpha))
 
-    if not out(1.0):
-        p = 1.0
-    elif out(_TINY):
-        p = 0.0
-    else:
-        lo, hi = _TINY, 1.0  # out(hi), not out(lo): the edge lies between
-        for _ in range(_BISECTIONS):
-            mid = 0.5 * (lo + hi) if hi > 1e6 * lo else math.sqrt(lo * hi)
-            if not lo < mid < hi or hi - lo <= 1e-12 * hi:
-                break
-            if out(mid):
-                hi = mid
-            else:
-                lo = mid
-        p = hi
+    p = _smallest_alpha(out)
     alpha = 1.0 - level
     if out(alpha) and not p < alpha:
         p = math.nextafter(alpha, 0.0)
@@ -787,6 +824,9 @@ class PairedInterval:
     p_value: float | None
     note: str | None = None
     method: CIMethod = "bca"
+    margin_p_value: float | None = None
+    """With a margin: the one-sided p-value of the difference lying beyond it
+    (:func:`margin_p_value`)."""
 
 
 def _per_record_jackknife(metric: Metric, block: StatBlock) -> np.ndarray:
@@ -808,6 +848,7 @@ def paired_intervals(
     progress: Advance | None = None,
     keys: np.ndarray | None = None,
     stream: BootstrapStream = "per-block",
+    margins: Mapping[str, tuple[float | None, float | None]] | None = None,
 ) -> dict[str, PairedInterval]:
     """Paired bootstrap of metric differences: each resample draws the same records (or units)
     from both systems, so what the two share does not count as noise.
@@ -819,6 +860,9 @@ def paired_intervals(
     interval of the same method on the same resamples excludes 0, so that the interval excludes
     0 exactly when ``p < 1 - level``. ``keys``: the Poisson bootstrap, as in
     :func:`bootstrap_intervals` (a pair of records shares its key, hence its weights).
+    ``margins``: per metric, the bounds a difference must clear (``(-δ, None)``,
+    ``(None, δ)`` or ``(-δ, δ)``) and whose one-sided p-value is computed from the same
+    resamples (:func:`margin_p_value`).
     """
     if not metrics or resamples <= 0:
         return {}
@@ -860,8 +904,10 @@ def paired_intervals(
                     "the interval excludes 0 at every level: p below what "
                     f"{bounds.defined.size} resamples resolve"
                 )
+        margin = (margins or {}).get(name)
+        margin_p = None if margin is None or bounds.empty else margin_p_value(bounds, *margin)
         out[name] = PairedInterval(
-            interval.low, interval.high, p_value, "; ".join(notes) or None, chosen
+            interval.low, interval.high, p_value, "; ".join(notes) or None, chosen, margin_p
         )
     return out
 
@@ -996,4 +1042,19 @@ def holm(p_values: Mapping[_K, float]) -> dict[_K, float]:
     for j, name in enumerate(names):
         running = max(running, min(1.0, (m - j) * p_values[name]))
         out[name] = running
+    return {name: out[name] for name in p_values}
+
+
+def benjamini_hochberg(p_values: Mapping[_K, float]) -> dict[_K, float]:
+    """Benjamini–Hochberg adjusted p-values (``multipletests(..., method="fdr_bh")``): with the
+    ``m`` p-values ascending, ``p_bh_(i) = min_{j >= i} min(1, m p_(j) / j)``. Rejecting where
+    ``p_bh < alpha`` keeps the expected share of false rejections at most ``alpha`` (for
+    independent or positively dependent tests)."""
+    names = sorted(p_values, key=lambda name: p_values[name])
+    m = len(names)
+    out: dict[_K, float] = {}
+    running = 1.0
+    for j in range(m - 1, -1, -1):
+        running = min(running, min(1.0, m * p_values[names[j]] / (j + 1)))
+        out[names[j]] = running
     return {name: out[name] for name in p_values}

@@ -31,16 +31,22 @@ from .ppi import Corrected, Stratum, corrected_mean, delta_interval, metric_lamb
 
 __all__ = [
     "AuditedMetric",
+    "Design",
+    "Entry",
     "Grades",
     "Intervals",
+    "RunRows",
     "correct",
+    "correct_entries",
     "dense_rows",
+    "entries",
     "graded_task",
     "judged_tasks",
     "labelled_records",
     "pair_counts",
     "planned_half_widths",
     "record_pairs",
+    "run_rows",
 ]
 
 
@@ -330,6 +336,138 @@ def _graded(n: int, grades: Grades, tasks: list[str]) -> np.ndarray:
     return graded
 
 
+@dataclass
+class RunRows:
+    """One run's statistics with the judge's scores and with the people's labels in place, and
+    which records count as labelled (every pair and task the judges decided for them has a
+    label, and the record was drawn) and which the judges decided nothing for."""
+
+    labelled: np.ndarray
+    undecided: np.ndarray
+    judge: Mapping[Hashable, StatBlock]
+    """By statistic key: its block with the judge's scores (the run's own)."""
+    human: Mapping[Hashable, np.ndarray | None]
+    """By statistic key: its rows with the human labels in place on the labelled records
+    (dense; None for rows that do not add up; only the labelled records' are read:
+    :func:`_human_rows`)."""
+
+
+def run_rows(
+    plan: Plan,
+    table: Table,
+    scored: Scored | None,
+    labels: Mapping[Pair, float],
+    *,
+    judged: Judgements | None = None,
+    grades: Grades | None = None,
+    drawn: np.ndarray | None = None,
+) -> RunRows:
+    """The statistics of ``plan`` on ``table`` with the judge's scores and with the human
+    ``labels`` and ``grades`` in place (see :func:`correct`)."""
+    grades = grades or {}
+    if scored is not None:
+        labelled, undecided = labelled_records(plan, table, labels)
+    else:
+        labelled, undecided = np.ones(table.n, bool), np.ones(table.n, bool)
+    tasks = judged_tasks(judged)
+    if tasks:
+        labelled = (labelled | undecided) & _graded(table.n, grades, tasks)
+        undecided = np.zeros(table.n, bool)  # every record was graded by the judges
+    if drawn is not None:
+        labelled = labelled & (np.asarray(drawn, dtype=bool) | undecided)
+    human_scored = None
+    if scored is not None:
+        values = {**scored.table.values, **{p: float(v) for p, v in labels.items()}}
+        human_scored = Scored(
+            SimilarityTable(values, scored.table.signature), scored.stats, "human"
+        )
+    human_judged = None if judged is None else _human_judgements(judged, grades)
+    judge_blocks = statistics(plan, table, scored, judged=judged)
+    checked = np.flatnonzero(labelled & ~undecided)  # the records whose human rows are read
+    human = _human_rows(plan, table, judge_blocks, (scored, human_scored), checked, human_judged)
+    return RunRows(labelled, undecided, judge_blocks, human)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What is corrected for one metric: its ``finalize`` (any object with the metric
+    protocol's ``finalize`` and ``measures_the_judge``), its per-record rows with the judge's
+    scores and with the labels in place (None: rows that do not add up), and whether its
+    statistic reads a judge."""
+
+    metric: Any
+    judge: np.ndarray | None
+    human: np.ndarray | None
+    depends_on_judge: bool
+
+
+def entries(plan: Plan, rows: RunRows) -> dict[str, Entry]:
+    """Each metric of ``plan`` with its rows from ``rows``."""
+    out = {}
+    for name, metric in plan.metrics.items():
+        key = plan.keys[name]
+        statistic = plan.statistics[key]
+        out[name] = Entry(
+            metric,
+            dense_rows(rows.judge[key]),
+            rows.human[key],
+            statistic.needs_similarity or statistic.needs_judge,
+        )
+    return out
+
+
+@dataclass(frozen=True)
+class Design:
+    """The sample the labels are: which records (or units) count as labelled, which the judges
+    decided nothing for (known exactly: a stratum of their own), each one's stratum, and the
+    records' units in a unit suite (rows are added up per unit; None: records)."""
+
+    labelled: np.ndarray
+    undecided: np.ndarray
+    codes: np.ndarray
+    units: np.ndarray | None
+
+    @classmethod
+    def of(
+        cls,
+        labelled: np.ndarray,
+        undecided: np.ndarray,
+        strata: np.ndarray | None,
+        units: np.ndarray | None,
+    ) -> Design:
+        """Per record ``labelled`` and ``undecided`` masks and ``strata`` codes (None: one
+        stratum), grouped by ``units`` when given; an error when a stratum with records left
+        to the judge has fewer than two labelled."""
+        n = labelled.shape[0]
+        codes = np.zeros(n, dtype=np.intp) if strata is None else np.asarray(strata).copy()
+        # the records the judge decided nothing for are known exactly: a stratum of their own,
+        # all of it "labelled" (the judge's rows are the human ones); the audit's random sample
+        # is of the others
+        codes[undecided] = int(codes.max(initial=0)) + 1
+        labelled = labelled | undecided
+        if units is not None:  # a unit suite: the units (dialogues) are what was sampled
+            labelled, undecided, codes = _by_unit(units, labelled, undecided, codes)
+        present = np.bincount(codes[labelled & ~undecided], minlength=int(codes.max()) + 1)
+        for h in sorted(set(codes[~labelled].tolist())):
+            if present[h] < 2:
+                raise InputError(
+                    f"stratum {h} of the sheet has {present[h]} record(s) labelled whole: label "
+                    "at least two records of every stratum (every pair of each), or draw the "
+                    "sheet again with fewer --strata"
+                )
+        return cls(labelled, undecided, codes, units)
+
+    @property
+    def counts(self) -> tuple[int, int, int]:
+        """Labelled, unlabelled, and decided-by-nothing records (or units)."""
+        labelled, undecided = self.labelled, self.undecided
+        return (
+            int((labelled & ~undecided).sum()),
+            int((~labelled).sum()),
+            int(undecided.sum()),
+        )
+
+
 def correct(
     plan: Plan,
     table: Table,
@@ -351,53 +489,28 @@ def correct(
     ``level``. A record is labelled when every pair and every task the judges decided for it
     has a human label, and (with ``drawn``, a mask) it was drawn: a label that happens to cover
     a record outside the random sample is not used for it (that would bias the estimate)."""
-    grades = grades or {}
-    if scored is not None:
-        labelled, undecided = labelled_records(plan, table, labels)
-    else:
-        labelled, undecided = np.ones(table.n, bool), np.ones(table.n, bool)
-    tasks = judged_tasks(judged)
-    if tasks:
-        labelled = (labelled | undecided) & _graded(table.n, grades, tasks)
-        undecided = np.zeros(table.n, bool)  # every record was graded by the judges
-    if drawn is not None:
-        labelled = labelled & (np.asarray(drawn, dtype=bool) | undecided)
-    if not labelled.any():
+    rows = run_rows(plan, table, scored, labels, judged=judged, grades=grades, drawn=drawn)
+    if not rows.labelled.any():
         raise InputError("no record has a human label on every pair the judge decided for it")
-    human_scored = None
-    if scored is not None:
-        values = {**scored.table.values, **{p: float(v) for p, v in labels.items()}}
-        human_scored = Scored(
-            SimilarityTable(values, scored.table.signature), scored.stats, "human"
-        )
-    human_judged = None if judged is None else _human_judgements(judged, grades)
-    judge_blocks = statistics(plan, table, scored, judged=judged)
-    checked = np.flatnonzero(labelled & ~undecided)  # the records whose human rows are read
-    human = _human_rows(plan, table, judge_blocks, (scored, human_scored), checked, human_judged)
-    codes = np.zeros(table.n, dtype=np.intp) if strata is None else np.asarray(strata).copy()
-    # the records the judge decided nothing for are known exactly: a stratum of their own,
-    # all of it "labelled" (the judge's rows are the human ones); the audit's random sample is
-    # of the others
-    codes[undecided] = int(codes.max(initial=0)) + 1
-    labelled = labelled | undecided
-    units = unit_codes(table, plan.unit)
-    if units is not None:  # a unit suite: the units (dialogues) are what was sampled
-        labelled, undecided, codes = _by_unit(units, labelled, undecided, codes)
-    counts = (int((labelled & ~undecided).sum()), int((~labelled).sum()), int(undecided.sum()))
-    present = np.bincount(codes[labelled & ~undecided], minlength=int(codes.max()) + 1)
-    for h in sorted(set(codes[~labelled].tolist())):
-        if present[h] < 2:
-            raise InputError(
-                f"stratum {h} of the sheet has {present[h]} record(s) labelled whole: label at "
-                "least two records of every stratum (every pair of each), or draw the sheet "
-                "again with fewer --strata"
-            )
+    design = Design.of(rows.labelled, rows.undecided, strata, unit_codes(table, plan.unit))
+    return correct_entries(entries(plan, rows), design, lam=lam, level=level, ci=ci)
+
+
+def correct_entries(
+    metrics: Mapping[str, Entry],
+    design: Design,
+    *,
+    lam: float | None = None,
+    level: float = 0.95,
+    ci: Intervals | None = None,
+) -> dict[str, AuditedMetric]:
+    """Each of ``metrics`` corrected over the sample ``design``."""
+    counts = design.counts
+    units = design.units
+    exact = bool(design.undecided.any())
     out: dict[str, AuditedMetric] = {}
-    for name, metric in plan.metrics.items():
-        key = plan.keys[name]
-        statistic = plan.statistics[key]
-        judge_rows = dense_rows(judge_blocks[key])
-        human_rows = human[key]
+    for name, entry in metrics.items():
+        metric, judge_rows, human_rows = entry.metric, entry.judge, entry.human
         if judge_rows is None or human_rows is None:
             out[name] = AuditedMetric(
                 None,
@@ -406,7 +519,7 @@ def correct(
                 None,
                 None,
                 *counts,
-                depends_on_judge=statistic.needs_similarity or statistic.needs_judge,
+                depends_on_judge=entry.depends_on_judge,
                 notes=["its per-record rows do not add up: it cannot be corrected"],
             )
             continue
@@ -416,7 +529,7 @@ def correct(
                 value, None, None, None, None, *counts, measures_the_judge=True
             )
             continue
-        if not (statistic.needs_similarity or statistic.needs_judge):
+        if not entry.depends_on_judge:
             value = _finite(float(metric.finalize(judge_rows.sum(axis=0))))
             out[name] = AuditedMetric(
                 value, value, value, None, None, *counts, depends_on_judge=False
@@ -425,7 +538,7 @@ def correct(
         if units is not None:
             human_rows, judge_rows = _unit_sums(units, human_rows), _unit_sums(units, judge_rows)
         audited = _audited(
-            metric, human_rows, judge_rows, labelled, codes, lam, level, bool(undecided.any()), ci
+            metric, human_rows, judge_rows, design.labelled, design.codes, lam, level, exact, ci
         )
         notes = []
         if audited.ci_low is not None and audited.ci_low == audited.ci_high:

@@ -54,13 +54,22 @@ from .sample import Allocation, Draw, draw
 __all__ = [
     "AuditResult",
     "Reopened",
+    "agreement_of",
     "audit_run",
+    "checked_values",
+    "drawing_over",
+    "grade_agreement",
     "read_sheet",
+    "record_scores",
     "redraw",
     "reopen",
+    "resolved_grades",
     "sample_sheet",
     "sheet_drawing",
+    "sheet_rows",
+    "units_of",
     "write_audit",
+    "write_sheet",
 ]
 
 COLUMNS = ("id", "line", "stratum", "a", "b", "judge_score", "judge_verdict", "human", "draw")
@@ -360,7 +369,7 @@ def reopen(ref: str | os.PathLike[str], *, store: str | None = None) -> Reopened
 # ------------------------------------------------------------------------------ the sheet
 
 
-def _record_scores(run: Reopened) -> tuple[np.ndarray, list[list[Pair]], list[np.ndarray]]:
+def record_scores(run: Reopened) -> tuple[np.ndarray, list[list[Pair]], list[np.ndarray]]:
     """The records the judges decided something for, each record's pairs, and the scores the
     draw is stratified by: a similarity judge's pair scores, else the model judges' grades
     mapped to [0, 1] (NaN where a judge gave none)."""
@@ -413,11 +422,13 @@ class DrawSpec:
     seed: int = 0
     strata: int = 4
     allocation: Allocation = "neyman"
+    runs: int = 1
+    """2: one draw over the same records of two runs (``pingce audit sample RUN_A RUN_B``)."""
 
     def text(self) -> str:
         return (
             f"budget={self.budget} seed={self.seed} strata={self.strata} "
-            f"allocation={self.allocation}"
+            f"allocation={self.allocation}" + (f" runs={self.runs}" if self.runs != 1 else "")
         )
 
     @classmethod
@@ -432,6 +443,7 @@ class DrawSpec:
                 int(given["seed"]),
                 int(given["strata"]),
                 "neyman" if allocation == "neyman" else "uniform",
+                int(given.get("runs", 1)),
             )
         except (KeyError, ValueError):
             raise InputError(
@@ -458,18 +470,38 @@ class Drawing:
 
 def redraw(run: Reopened, spec: DrawSpec) -> Drawing:
     """The draw ``spec`` over ``run`` (the same every time: seeded, from the same scores)."""
-    decided, pairs, scores = _record_scores(run)
+    decided, pairs, scores = record_scores(run)
+    return drawing_over(run.table.n, decided, pairs, scores, units_of(run), spec)
+
+
+def drawing_over(
+    n: int,
+    decided: np.ndarray,
+    pairs: list[list[Pair]],
+    scores: list[np.ndarray],
+    units: np.ndarray | None,
+    spec: DrawSpec,
+) -> Drawing:
+    """The draw ``spec`` over ``n`` records of which ``decided`` were decided by the judges
+    (each with its ``pairs`` and the ``scores`` the draw is stratified by, in the order of
+    ``decided``), or in a unit suite over their ``units``."""
     if decided.size == 0:
         raise InputError("the judge decided no pair in this run: there is nothing to label")
-    keys, scores, units = _unit_scores(run, decided, scores)  # records, or their units
-    sizes = np.fromiter(map(len, scores), dtype=np.intp, count=len(scores))
-    every = np.nan_to_num(np.concatenate(scores), nan=0.5) if scores else np.zeros(0)
+    keys, grouped = decided, scores
+    if units is not None:  # a unit suite: its units are drawn, with all their records' scores
+        by_unit: dict[int, list[np.ndarray]] = {}
+        for i, s in zip(decided.tolist(), scores, strict=True):
+            by_unit.setdefault(int(units[i]), []).append(s)
+        keys = np.array(sorted(by_unit), dtype=np.intp)
+        grouped = [np.concatenate(by_unit[k]) for k in keys.tolist()]
+    sizes = np.fromiter(map(len, grouped), dtype=np.intp, count=len(grouped))
+    every = np.nan_to_num(np.concatenate(grouped), nan=0.5) if grouped else np.zeros(0)
     clean = np.split(every, np.cumsum(sizes)[:-1])
     result = draw(
         clean, spec.budget, seed=spec.seed, strata=spec.strata, allocation=spec.allocation
     )
-    owner = np.arange(run.table.n) if units is None else units
-    is_decided = np.zeros(run.table.n, dtype=bool)
+    owner = np.arange(n) if units is None else units
+    is_decided = np.zeros(n, dtype=bool)
     is_decided[decided] = True
     at = np.minimum(np.searchsorted(keys, owner), keys.size - 1)  # keys are sorted
     known = keys[at] == owner
@@ -495,11 +527,11 @@ def sample_sheet(
     pairs = drawing.pairs
     rows = []
     for i in np.flatnonzero(drawing.drawn).tolist():
-        rows += _sheet_rows(run, i, int(drawing.codes[i]), pairs[i], drawing.spec.text())
+        rows += sheet_rows(run, i, int(drawing.codes[i]), pairs[i], drawing.spec.text())
     columns = JUDGED_COLUMNS if run.scored is None else COLUMNS
     if run.files:  # several data files: each record's file beside its line
         columns = (columns[0], "file", *columns[1:])
-    _write_sheet(rows, Path(out), columns)
+    write_sheet(rows, Path(out), columns)
     drawn, units, codes = drawing.result, drawing.units, drawing.codes
     planned = planned_half_widths(
         run.plan, run.table, run.scored, run.judged, codes, drawn.quotas, units=units
@@ -526,7 +558,7 @@ def sample_sheet(
     }
 
 
-def _sheet_rows(
+def sheet_rows(
     run: Reopened, i: int, stratum: int, pairs: list[Pair], drawn_by: str
 ) -> list[dict[str, Any]]:
     """The sheet's rows of record ``i``: one a task its model judges graded, one a pair its
@@ -580,7 +612,7 @@ def _task_texts(run: Reopened) -> dict[str, list[dict[str, str]]]:
     return out
 
 
-def _write_sheet(rows: list[dict[str, Any]], path: Path, columns: tuple[str, ...]) -> None:
+def write_sheet(rows: list[dict[str, Any]], path: Path, columns: tuple[str, ...]) -> None:
     from ..runfolder.atomic import atomic_files
 
     with atomic_files(path, file=True) as staging:
@@ -628,6 +660,9 @@ class Sheet:
     labels: dict[Pair, float] = field(default_factory=dict)
     grades: dict[tuple[Where, str], tuple[str, str]] = field(default_factory=dict)
     """By (where the record is in the data, task): the grade as written and where."""
+    baseline_grades: dict[tuple[Where, str], tuple[str, str]] = field(default_factory=dict)
+    """A sheet over two runs: the grades of the baseline's answers (rows whose ``run`` is
+    ``baseline``), by where the candidate's record is and task."""
     strata: dict[Where, int] = field(default_factory=dict)
     """By where the record is in the data (its file, "" for one, and line): its stratum."""
     ids: dict[Where, str] = field(default_factory=dict)
@@ -711,10 +746,8 @@ def read_sheet(path: str | os.PathLike[str]) -> Sheet:
         if raw is None or not str(raw).strip():
             sheet.empty += 1
         elif judged:
-            sheet.grades[(at, str(row["task"]))] = (
-                str(raw).strip(),
-                f"{path}:{line}",
-            )
+            side = sheet.baseline_grades if row.get("run") == "baseline" else sheet.grades
+            side[(at, str(row["task"]))] = (str(raw).strip(), f"{path}:{line}")
         else:
             value = _label(raw, f"{path}:{line}")
             assert value is not None
@@ -756,8 +789,11 @@ class AuditResult:
     metrics: dict[str, AuditedMetric]
     notes: list[str] = field(default_factory=list)
     verified: list[dict[str, Any]] = field(default_factory=list)
-    """The records people checked whole (every pair or task labelled): each one's ``id`` and
-    ``line`` in the data file."""
+    """The records people checked whole (every pair or task labelled): each one's ``id``,
+    ``line`` in the data file and ``stratum``, with their labels beside the judge's (``pairs``:
+    ``a``, ``b``, ``judge``, ``human``; ``grades``: by task, ``judge`` and ``human``)."""
+    level: float = 0.95
+    """The level of the intervals."""
 
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
@@ -765,7 +801,7 @@ class AuditResult:
         return out
 
 
-def _grade_agreement(
+def grade_agreement(
     run: Reopened, grades: dict[tuple[int, str], float]
 ) -> dict[str, dict[str, Any]]:
     """Per model-judged task: the judges' grade (their mean) against the human's on the labelled
@@ -794,7 +830,7 @@ def _grade_agreement(
     return out
 
 
-def _agreement(run: Reopened, labels: dict[Pair, float]) -> dict[str, Any]:
+def agreement_of(run: Reopened, labels: dict[Pair, float]) -> dict[str, Any]:
     from ..calibrate import best_point, roc_auc, threshold_curve, threshold_point
 
     if run.scored is None or not labels:
@@ -823,12 +859,24 @@ def _agreement(run: Reopened, labels: dict[Pair, float]) -> dict[str, Any]:
 
 def _resolved_grades(run: Reopened, sheet: Sheet) -> dict[tuple[int, str], float]:
     """The sheet's model-judged grades by (record index, task), read on each task's scale."""
-    if not sheet.grades:
+    return resolved_grades(run, sheet.grades)
+
+
+def resolved_grades(
+    run: Reopened,
+    grades: dict[tuple[Where, str], tuple[str, str]],
+    index: dict[Where, int] | None = None,
+) -> dict[tuple[int, str], float]:
+    """``grades`` (a sheet's, by where the record is and task) by (record index in ``run``,
+    task), read on each task's scale; ``index``: where a sheet's record is to its index
+    (default: ``run``'s own, :meth:`Reopened.index`)."""
+    if not grades:
         return {}
     scales = {task: one.scale for task, one in _task_grades(run).items()}
-    index = run.index()
+    if index is None:
+        index = run.index()
     out: dict[tuple[int, str], float] = {}
-    for (record, task), (text, where) in sheet.grades.items():
+    for (record, task), (text, where) in grades.items():
         if task not in scales:
             raise InputError(f"task: {task!r} is not graded in this run", source=where)
         if record not in index:
@@ -837,27 +885,11 @@ def _resolved_grades(run: Reopened, sheet: Sheet) -> dict[tuple[int, str], float
     return out
 
 
-def _units(run: Reopened) -> np.ndarray | None:
+def units_of(run: Reopened) -> np.ndarray | None:
     """Each record's unit (a dialogue) in a unit suite, else None."""
     from ..engine.groups import unit_codes
 
     return unit_codes(run.table, run.plan.unit)
-
-
-def _unit_scores(
-    run: Reopened, decided: np.ndarray, scores: list[np.ndarray]
-) -> tuple[np.ndarray, list[np.ndarray], np.ndarray | None]:
-    """What the draw samples: the records the judges decided something for (or, in a unit
-    suite, their units), each with the scores it is stratified by (:func:`_record_scores`);
-    the records' units."""
-    units = _units(run)
-    if units is None:
-        return decided, scores, None
-    by_unit: dict[int, list[np.ndarray]] = {}
-    for i, s in zip(decided.tolist(), scores, strict=True):
-        by_unit.setdefault(int(units[i]), []).append(s)
-    keys = np.array(sorted(by_unit), dtype=np.intp)
-    return keys, [np.concatenate(by_unit[k]) for k in keys.tolist()], units
 
 
 def _checked(
@@ -883,12 +915,69 @@ def _file_of(run: Reopened, i: int) -> dict[str, str]:
     return {"file": run.where(i)[0]} if run.files else {}
 
 
-def sheet_drawing(run: Reopened, sheet: Sheet, where: str) -> Drawing:
-    """The draw the sheet says it is, made again over ``run``; an error when a row of the sheet
-    is not a record of that draw (a sheet of another run, or a data file changed since)."""
+def _verified(
+    run: Reopened,
+    drawing: Drawing,
+    labels: dict[Pair, float],
+    grades: dict[tuple[int, str], float],
+) -> list[dict[str, Any]]:
+    """The records people checked whole, each with its ``id``, ``line`` and ``stratum``, and
+    their labels beside the judge's: ``pairs`` (a similarity judge's: both texts, its score,
+    the label) and ``grades`` (by task: the judges' grade and the person's)."""
+    tasks = judged_tasks(run.judged)
+    graded = _task_grades(run)
+    out = []
+    for i in np.flatnonzero(drawing.drawn).tolist():
+        pairs = drawing.pairs[i]
+        if not _checked(pairs, labels, i, grades, tasks):
+            continue
+        entry: dict[str, Any] = {
+            "id": run.table.ids[i],
+            "line": run.where(i)[1],
+            **_file_of(run, i),
+            "stratum": int(drawing.codes[i]),
+        }
+        if pairs:
+            assert run.scored is not None
+            entry["pairs"] = [
+                {
+                    "a": a,
+                    "b": b,
+                    "judge": _finite(run.scored.table.get(a, b)),
+                    "human": labels[a, b],
+                }
+                for a, b in pairs
+            ]
+        if tasks:
+            entry["grades"] = {
+                t: {"judge": _finite(float(_judge_values(graded[t], t)[i])), "human": grades[i, t]}
+                for t in tasks
+            }
+        out.append(entry)
+    return out
+
+
+def _finite(value: float) -> float | None:
+    return None if math.isnan(value) else round(value, 6)
+
+
+def sheet_drawing(
+    run: Reopened, sheet: Sheet, where: str, drawing: Drawing | None = None
+) -> Drawing:
+    """The draw the sheet says it is, made again over ``run`` (or ``drawing``, the draw made
+    again over two runs, in ``run``'s records); an error when a row of the sheet is not a
+    record of that draw (a sheet of another run, or a data file changed since)."""
     if sheet.spec is None:
         raise InputError("the sheet has no rows", source=where)
-    drawing = redraw(run, sheet.spec)
+    if drawing is None:
+        if sheet.spec.runs != 1:
+            raise InputError(
+                f"draw: {sheet.spec.text()!r}: the sheet was drawn over two runs (pingce audit "
+                "sample RUN_A RUN_B); compare the two with it: pingce compare RUN_A RUN_B "
+                "--labels SHEET",
+                source=where,
+            )
+        drawing = redraw(run, sheet.spec)
     index = run.index()
     for line, stratum in sheet.strata.items():
         i = index.get(line)
@@ -906,6 +995,26 @@ def sheet_drawing(run: Reopened, sheet: Sheet, where: str) -> Drawing:
                 source=where,
             )
     return drawing
+
+
+def checked_values(run: Reopened, metrics: dict[str, AuditedMetric]) -> dict[str, AuditedMetric]:
+    """``metrics`` with the run's own value where its rows do not add up (a metric that reads
+    no judge); an error when a judge-only value is not the one the run holds (the data file or
+    the options changed since the run)."""
+    out = dict(metrics)
+    for name, audited in metrics.items():
+        stored = run.values.get(name)
+        if audited.judge is not None and stored is not None and abs(audited.judge - stored) > 1e-9:
+            raise InputError(
+                f"metric {name}: the run holds {stored!r} but its records and judge give "
+                f"{audited.judge!r} now: the data file or the options changed since the run",
+                source=str(run.folder / "results.json"),
+            )
+        if audited.judge is None and not audited.depends_on_judge:  # rows that do not add up
+            out[name] = dataclasses.replace(
+                audited, judge=stored, human=stored, value=stored, notes=[]
+            )
+    return out
 
 
 def audit_run(
@@ -949,32 +1058,17 @@ def audit_run(
     )
     if partly:
         notes.append(f"{partly} record(s) have only some of their pairs labelled: left out")
-    for name, audited in list(metrics.items()):
-        stored = run.values.get(name)
-        if audited.judge is not None and stored is not None and abs(audited.judge - stored) > 1e-9:
-            raise InputError(
-                f"metric {name}: the run holds {stored!r} but its records and judge give "
-                f"{audited.judge!r} now: the data file or the options changed since the run",
-                source=str(run.folder / "results.json"),
-            )
-        if audited.judge is None and not audited.depends_on_judge:  # rows that do not add up
-            metrics[name] = dataclasses.replace(
-                audited, judge=stored, human=stored, value=stored, notes=[]
-            )
-    verified = [
-        {"id": run.table.ids[i], "line": run.where(i)[1], **_file_of(run, i)}
-        for i in on_sheet
-        if _checked(pairs[i], labels, i, grades, judged_tasks(run.judged))
-    ]
+    metrics = checked_values(run, metrics)
     return AuditResult(
         run=run.name,
+        level=level,
         unit=run.plan.unit,
-        verified=verified,
+        verified=_verified(run, drawing, labels, grades),
         labelled_pairs=len(labels) + len(grades),
         unlabelled_pairs=empty,
         agreement={
-            **_agreement(run, labels),
-            **({"graded": g} if (g := _grade_agreement(run, grades)) else {}),
+            **agreement_of(run, labels),
+            **({"graded": g} if (g := grade_agreement(run, grades)) else {}),
         },
         metrics=metrics,
         notes=notes,

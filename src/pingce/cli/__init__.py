@@ -30,6 +30,7 @@ COMMANDS = (
     "compare",
     "demo",
     "metrics",
+    "plan",
     "report",
     "run",
     "runs",

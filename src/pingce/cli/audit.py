@@ -41,11 +41,13 @@ def audit() -> None:
     2. fill in the sheet's human column (1 a match, 0 not, or a score in [0, 1])
     3. pingce audit RUN --labels sheet.csv [--out DIR]        (agreement, corrected metrics)
 
-    RUN is a stored run's name (pingce runs) or a run's output folder."""
+    RUN is a stored run's name (pingce runs) or a run's output folder. Step 3 records the audit
+    in the run's folder (audit.json, the checked records marked in records.jsonl, report.html's
+    Audit section; pingce view shows it), or writes it to --out DIR alone."""
 
 
 @audit.command("sample")
-@click.argument("run_ref", metavar="RUN")
+@click.argument("run_refs", metavar="RUN [RUN_B]", nargs=-1, required=True)
 @click.option("--budget", type=click.IntRange(1), required=True, help="Records to label.")
 @click.option(
     "--out",
@@ -73,7 +75,7 @@ def audit() -> None:
 )
 @store_path_option
 def sample(
-    run_ref: str,
+    run_refs: tuple[str, ...],
     budget: int,
     out: str,
     seed: int,
@@ -81,14 +83,29 @@ def sample(
     allocation: Any,
     store: str | None,
 ) -> None:
-    """Draw the records of RUN a human should check and write their pairs to a sheet."""
+    """Draw the records of RUN a human should check and write their pairs to a sheet.
+
+    With two runs of one suite over the same records (RUN a candidate, RUN_B a baseline), one
+    sheet over both: every pair of both runs on the drawn records, for pingce compare RUN RUN_B
+    --labels SHEET."""
+    from ..audits.paired import sample_pair_sheet
     from ..audits.runs import reopen, sample_sheet
     from ..errors import PingceError
 
+    if len(run_refs) > 2:
+        fail("pingce audit sample takes one run, or two runs to compare (RUN RUN_B)")
+        return
     with out_checked(out, file=True):
         try:
-            run = reopen(run_ref, store=store)
-            drawn = sample_sheet(run, budget, out, seed=seed, strata=strata, allocation=allocation)
+            runs = [reopen(ref, store=store) for ref in run_refs]
+            if len(runs) == 2:
+                drawn = sample_pair_sheet(
+                    runs[0], runs[1], budget, out, seed=seed, strata=strata, allocation=allocation
+                )
+            else:
+                drawn = sample_sheet(
+                    runs[0], budget, out, seed=seed, strata=strata, allocation=allocation
+                )
         except PingceError as exc:
             fail(exc)
             return
@@ -113,9 +130,12 @@ def sample(
         if drawn["graded"]
         else "1 a match, 0 not, or a score in [0, 1]"
     )
-    click.echo(
-        f"then fill in its human column ({how}) and run: pingce audit {run_ref} --labels {out}"
+    then = (
+        f"pingce compare {' '.join(run_refs)} --labels {out}"
+        if len(run_refs) == 2
+        else f"pingce audit {run_refs[0]} --labels {out}"
     )
+    click.echo(f"then fill in its human column ({how}) and run: {then}")
 
 
 @audit.command("correct", hidden=True)
@@ -163,7 +183,10 @@ def sample(
     "out",
     default=None,
     type=click.Path(file_okay=False),
-    help="Write audit.json, audit.html and audit.md here.",
+    help="Write audit.json, audit.html and audit.md here instead, and leave the run's folder "
+    "as it is [default: record the audit in the run's folder: audit.json, audit.md, the checked "
+    "records marked in records.jsonl, report.html and report.md with an Audit section; a later "
+    "audit replaces it].",
 )
 @store_path_option
 def correct(
@@ -177,8 +200,9 @@ def correct(
     store: str | None,
 ) -> None:
     """Agreement of RUN's judge with the labels, and every metric that depends on the judge
-    corrected by them."""
+    corrected by them, recorded in RUN's folder (or written to --out DIR)."""
     from ..audits.correct import Intervals
+    from ..audits.recorded import record_audit
     from ..audits.runs import audit_run, reopen, write_audit
     from ..errors import PingceError
     from ..report.console import print_audit
@@ -188,7 +212,12 @@ def correct(
             run = reopen(run_ref, store=store)
             ci = Intervals(ci_method, resamples)
             result = audit_run(run, labels, lam=lam, level=ci_level, ci=ci)
-            path = write_audit(result, out, ci_level) if out else None
+            if out:
+                path = write_audit(result, out, ci_level)
+                said = f"outputs: {path.parent}/ (audit.json, audit.html, audit.md)"
+            else:
+                names = [p.name for p in record_audit(result, run.folder)]
+                said = f"recorded in the run's folder {run.folder}/ ({', '.join(names)})"
         except PingceError as exc:
             fail(exc)
             return
@@ -196,5 +225,4 @@ def correct(
 
     console = Console()
     print_audit(result, console, ci_level)
-    if path is not None:
-        console.print(f"outputs: {path.parent}/ (audit.json, audit.html, audit.md)")
+    console.print(said, soft_wrap=True)

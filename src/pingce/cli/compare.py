@@ -57,6 +57,24 @@ __all__ = ["compare"]
     type=click.Path(file_okay=False),
     help="Write comparison.json and comparison.html here.",
 )
+@click.option(
+    "--labels",
+    "labels",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="RUN_A RUN_B: a filled audit sheet over both runs (pingce audit sample RUN_A RUN_B): "
+    "each judge-dependent metric of both runs and their difference corrected by the people's "
+    "labels, paired on the records labelled in both (--bootstrap 0: the delta method's "
+    "interval).",
+)
+@click.option(
+    "--lambda",
+    "lam",
+    type=click.FloatRange(0, 1),
+    default=None,
+    help="With --labels: the weight of the judge's scores, 1 classic PPI, 0 the labels alone "
+    "[default: tuned for each metric, PPI++].",
+)
 @store_path_option
 @table_options("compare", last="ci_level")
 @table_options("compare", first="zero_division", last="zero_division")
@@ -68,6 +86,8 @@ def compare(
     baseline: str | None,
     suite_file: str | None,
     out: str | None,
+    labels: str | None,
+    lam: float | None,
     store: str | None,
     **values: Any,
 ) -> None:
@@ -89,10 +109,14 @@ def compare(
         also asks the judge, for every paired record, which side's answer is better, in both
         orders: the candidate's win rate over the baseline and the judge's position bias.
         Stored runs keep their answers with pingce run --records-fields all.
+
+    \b
+    pingce compare RUN_A RUN_B --labels SHEET
+        the judge-dependent metrics of both runs and their difference corrected by a human
+        audit of the judge: SHEET from pingce audit sample RUN_A RUN_B, filled in.
     """
     from ..engine import compare_suite
     from ..errors import PingceError
-    from ..gates import regressions
     from ..options import command_line_options
     from ..report import print_comparison, write_comparison
 
@@ -100,6 +124,9 @@ def compare(
     timer = profiler(values["profile"])
     imports_done()
     by_runs = data is None and baseline is None and len(refs) == 2
+    if labels is not None or lam is not None:
+        _compare_audited(refs, labels, lam, by_runs, out, store, values)
+        return
     if not by_runs:
         if len(refs) != 1 or data is None or baseline is None:
             fail(
@@ -134,16 +161,132 @@ def compare(
     if path is not None:
         console.print(f"output: {path}")
     show_profile(timer, written, start, err_console)
-    gates = options.gating.regression_gates
-    failed = regressions(result.metrics, gates)
+    _gates(result, options.gating.regression_gates, console, err_console)
+    if any(side.judge for side in result.failures.values()) or _pairwise_failed(result):
+        sys.exit(EXIT_JUDGE_FAILURES)
+
+
+def _compare_audited(
+    refs: tuple[str, ...],
+    labels: str | None,
+    lam: float | None,
+    by_runs: bool,
+    out: str | None,
+    store: str | None,
+    values: dict[str, Any],
+) -> None:
+    """``pingce compare RUN_A RUN_B --labels SHEET``: both runs and their difference corrected
+    by the audit; a regression gate with a margin judges the corrected difference's interval."""
+    from ..audits.correct import Intervals
+    from ..audits.paired import audit_pair, write_pair_audit
+    from ..audits.runs import reopen
+    from ..errors import PingceError
+    from ..gates import regressions
+    from ..options import command_line_options
+    from ..report.console import print_paired_audit
+
+    console, err_console = consoles()
+    if not by_runs or labels is None:
+        fail(
+            "--labels and --lambda are for two stored runs: pingce compare RUN_A RUN_B --labels "
+            "SHEET (the sheet from pingce audit sample RUN_A RUN_B)"
+        )
+        return
+    for name, flag in (("pairwise", "--pairwise"), ("slices", "--slice")):
+        if values.get(name):
+            fail(f"{flag} does not apply with --labels (the corrected comparison)")
+            return
+    with out_checked(out):
+        try:
+            options = command_line_options("compare", values)
+            gates = options.gating.regression_gates
+            if any(g.margin is None for g in gates):
+                raise _no_margin()
+            if options.gating.margin_gates:
+                raise _no_margin("--non-inferior and --equivalent do not apply with --labels")
+            method: Any = "normal" if values["bootstrap"] == 0 else values["ci_method"]
+            ci = Intervals(method, max(values["bootstrap"], 1), values["seed"])
+            a = reopen(refs[0], store=store)
+            b = reopen(refs[1], store=store)
+            result = audit_pair(a, b, labels, lam=lam, level=values["ci_level"], ci=ci)
+            path = write_pair_audit(result, out) if out else None
+        except PingceError as exc:
+            fail(exc)
+            return
+    print_paired_audit(result, console, values["ci_level"])
+    if path is not None:
+        console.print(f"output: {path}")
+    entries = _gated(result, a)
+    unknown = next((g for g in gates if g.metric is not None and g.metric not in entries), None)
+    if unknown is not None:
+        fail(
+            f"{unknown.option}: {unknown.metric} is not corrected by the audit (it reads no "
+            "judge, or measures the judge itself): gate it with pingce compare without --labels"
+        )
+        return
+    failed = regressions(entries, gates)
     for line in failed:
         err_console.print(f"gate failed: {line}", markup=False, highlight=False, soft_wrap=True)
     if failed:
         sys.exit(EXIT_GATE)
     if gates:
+        console.print(f"no regression on the corrected values: {len(gates)} gate(s) passed")
+
+
+def _no_margin(what: str = "--fail-on-regression with --labels needs a margin") -> Exception:
+    from ..errors import OptionError
+
+    return OptionError(
+        f"{what}: with --labels, gate with --fail-on-regression METRIC:MARGIN (the corrected "
+        "difference is judged by its interval)"
+    )
+
+
+def _gated(result: Any, run: Any) -> dict[str, Any]:
+    """The corrected differences as a comparison's metric entries for the regression gates."""
+    from types import SimpleNamespace
+
+    out = {}
+    for name, sides in result.metrics.items():
+        d = sides["difference"]
+        if not d.depends_on_judge or d.measures_the_judge:
+            continue
+        out[name] = SimpleNamespace(
+            delta=d.value,
+            ci_low=d.ci_low,
+            ci_high=d.ci_high,
+            higher_is_better=run.plan.metrics[name].higher_is_better,
+            note=(d.notes or [None])[0],
+        )
+    return out
+
+
+def _gates(result: Any, gates: Any, console: Any, err_console: Any) -> None:
+    """Check the regression gates and the decision (``--non-inferior``, ``--equivalent``) on a
+    comparison: what each says, and exit 4 when one fails."""
+    from ..gates import regressions
+
+    failed = regressions(result.metrics, gates)
+    for line in failed:
+        err_console.print(f"gate failed: {line}", markup=False, highlight=False, soft_wrap=True)
+    decision = result.decision
+    if decision is not None:
+        for gate in decision.gates:
+            if gate.passed:
+                console.print(f"passed: {gate.reason}", markup=False, highlight=False)
+            else:
+                err_console.print(
+                    f"gate failed: {gate.reason}", markup=False, highlight=False, soft_wrap=True
+                )
+    if failed or (decision is not None and not decision.passed):
+        sys.exit(EXIT_GATE)
+    if gates:
         console.print(f"no regression: {len(gates)} gate(s) passed")
-    if any(side.judge for side in result.failures.values()) or _pairwise_failed(result):
-        sys.exit(EXIT_JUDGE_FAILURES)
+    if decision is not None:
+        console.print(
+            f"decision: the candidate passes ({len(decision.gates)} gate(s), one-sided alpha "
+            f"{decision.alpha:g}, {decision.multiplicity})"
+        )
 
 
 def _pairwise_failed(result: Any) -> bool:

@@ -114,7 +114,18 @@ def comparison_result(
 ) -> ComparisonResult:
     """A comparison's result (of two record files or two stored runs); ``labels``: how the
     candidate and the baseline are named; ``notes`` follow the suite's own."""
+    from ..decisions import decide
+
     metrics, slices = compared
+    gating = plan.options.gating
+    decision = decide(
+        metrics,
+        slices,
+        gating.margin_gates,
+        level=plan.options.resampling.level,
+        multiplicity=gating.multiplicity,
+        resamples=plan.options.resampling.resamples,
+    )
     return ComparisonResult(
         pingce_version=__version__,
         suite=plan.suite.spec.name,
@@ -125,5 +136,6 @@ def comparison_result(
         failures=dict(failures),
         signature=signature,
         slices=slices,
+        decision=decision,
         notes=[*plan.suite.notes, *notes],
     )

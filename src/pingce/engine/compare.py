@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from .._halves import in_halves
+from ..decisions import margins_of
 from ..errors import InputError, SuiteError
 from ..metrics.protocol import LEFT_OUT, StatBlock
 from ..options import Resampling, RunOptions
@@ -441,6 +442,10 @@ def _compared(
     grouped_b, _ = resampled_blocks(blocks_b, units, None)
     wanted = {name: (m, plan.keys[name]) for name, m in plan.metrics.items()}
     tests: dict[str, list[SignificanceTest]] = {name: [] for name in plan.metrics}
+    margins = margins_of(
+        plan.options.gating.margin_gates,
+        {name: m.higher_is_better for name, m in plan.metrics.items()},
+    )
     if resampling.resamples > 0:
         advance = progress(f"paired bootstrap{label}", float(resampling.resamples))
         intervals = paired_intervals(
@@ -455,6 +460,7 @@ def _compared(
             progress=advance,
             keys=keys,
             stream=resampling.stream,
+            margins=margins,
         )
         advance = progress(f"approximate randomisation{label}", float(resampling.resamples))
         randomised = approximate_randomisation(
@@ -480,6 +486,7 @@ def _compared(
                     "p_value": interval.p_value,
                     "p_method": method if interval.p_value is not None else None,
                     "note": interval.note,
+                    "margin_p_value": interval.margin_p_value,
                 }
             )
         for name, p_value in randomised.items():

@@ -70,7 +70,7 @@ def plan_run(
     identify = built.spec.match_by or [] if comparison else []
     plan = make_plan(built, options, identify=identify)
     gating = options.gating
-    check_gate_names([*gating.gates, *gating.regression_gates], plan.metrics)
+    check_gate_names([*gating.gates, *gating.regression_gates, *gating.margin_gates], plan.metrics)
     return plan
 
 

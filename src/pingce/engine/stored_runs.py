@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import numpy as np
 import orjson
 
 from ..errors import OptionError, SuiteError
+from ..metrics.protocol import StatBlock
 from ..options import KEEP_SUITE, RunOptions
 from ..progress import ProgressHook
 from ..results import ComparisonResult, EvaluationResult
@@ -34,7 +35,7 @@ from ..suites.spec import SuiteSpec
 from .assembly import comparison_result
 from .compare import compare_blocks
 from .context import RunContext
-from .groups import paired_keys
+from .groups import paired_keys, resampled_blocks
 from .pairwise import judge_pairwise, pairs_of_rows, pairwise_fields
 from .phases import plan_run, signature
 from .plan import Plan
@@ -42,7 +43,7 @@ from .profile import Profile
 from .saved import saved_blocks
 from .slices import slices_of
 
-__all__ = ["SHOWN", "Pairing", "compare_runs", "pair_records"]
+__all__ = ["SHOWN", "Pairing", "compare_runs", "pair_records", "planning_blocks"]
 
 SHOWN = 5
 """How many one-sided records a note names (all are counted)."""
@@ -396,3 +397,37 @@ def _slice_names(
                 )
         out[path] = names[0]
     return out
+
+
+def planning_blocks(
+    baseline: EvaluationResult,
+    candidate: EvaluationResult | None = None,
+    options: RunOptions | None = None,
+    *,
+    suite: str | os.PathLike[str] | SuiteSpec | BuiltSuite | None = None,
+    labels: Sequence[str] = ("baseline", "candidate"),
+) -> tuple[Plan, dict[Hashable, StatBlock], dict[Hashable, StatBlock] | None]:
+    """A stored baseline run's plan and per-record statistic blocks (summed per unit in a
+    unit suite), and, with a ``candidate`` run, its blocks paired with the baseline's records
+    (``pingce plan``)."""
+    options = options or RunOptions(bootstrap=0)
+    saved_b = _stats_of(baseline, labels[0])
+    plan = _plan(suite, baseline, options, labels)
+    if candidate is None:
+        blocks = saved_blocks(saved_b, plan)
+        grouped, _ = resampled_blocks(blocks, saved_b.arrays.get("units"), None)
+        return plan, grouped, None
+    saved_c = _stats_of(candidate, labels[1])
+    if (
+        candidate.suite != baseline.suite
+        or candidate.signature.metrics != baseline.signature.metrics
+    ):
+        raise OptionError(
+            f"runs {labels[0]} and {labels[1]} are not of one suite with the same metrics"
+        )
+    pairing = pair_records(saved_c, saved_b, (labels[1], labels[0]))
+    blocks_c = {k: b.take(pairing.candidate) for k, b in saved_blocks(saved_c, plan).items()}
+    blocks_b = {k: b.take(pairing.baseline) for k, b in saved_blocks(saved_b, plan).items()}
+    grouped_b, _ = resampled_blocks(blocks_b, pairing.units, None)
+    grouped_c, _ = resampled_blocks(blocks_c, pairing.units, None)
+    return plan, grouped_b, grouped_c

@@ -532,3 +532,75 @@ def print_suite_list(suites: Mapping[str, str], console: Console) -> None:
     for name, description in suites.items():
         table.add_row(name, description)
     console.print(table)
+
+
+def print_paired_audit(result: Any, console: Console, level: float = 0.95) -> None:
+    """``pingce compare RUN_A RUN_B --labels SHEET``: each judge-dependent metric of both runs
+    corrected, and their difference (:class:`pingce.audits.paired.PairedAudit`)."""
+    agreement = result.agreement
+    if agreement.get("pairs"):
+        parts = [f"{agreement['pairs']} labelled pairs of both runs"]
+        for key, label in (("accuracy", "accuracy"), ("kappa", "Cohen's kappa")):
+            if agreement.get(key) is not None:
+                parts.append(f"{label} {fmt_number(agreement[key])}")
+        console.print("judge against the labels: " + ", ".join(parts))
+    for note in result.notes:
+        console.print(f"note: {escape(note)}")
+    judged = {
+        k: sides
+        for k, sides in result.metrics.items()
+        if sides["difference"].depends_on_judge and not sides["difference"].measures_the_judge
+    }
+    first = next(iter(judged.values()), None)
+    if first is not None:
+        d = first["difference"]
+        what = "records" if result.unit is None else f"units of {result.unit}"
+        console.print(
+            f"{what} labelled in both runs: {d.labelled}; decided by the judge alone: "
+            f"{d.unlabelled}" + (f"; without a judged pair: {d.exact}" if d.exact else "")
+        )
+    console.print(
+        f"{escape(result.candidate)} against {escape(result.baseline)}: corrected by the audit "
+        f"({level:.0%} intervals, paired on the labelled records)"
+    )
+
+    def interval(m: Any) -> str:
+        if m.ci_low is None or m.ci_high is None:
+            return ""
+        return f" [{fmt_number(m.ci_low)}, {fmt_number(m.ci_high)}]"
+
+    for name, sides in judged.items():
+        c, b, d = sides["candidate"], sides["baseline"], sides["difference"]
+        delta = "n/a" if d.value is None else f"{d.value:+.4f}"
+        judge = "n/a" if d.judge is None else f"{d.judge:+.4f}"
+        console.print(
+            f"  [bold]{escape(name)}[/bold]: difference [bold]{delta}[/bold]{interval(d)} "
+            f"corrected ({judge} with the judge); candidate {fmt_number(c.value)}{interval(c)}, "
+            f"baseline {fmt_number(b.value)}{interval(b)}"
+        )
+        for note in d.notes:
+            console.print(f"    note: {escape(note)}")
+    unchanged = [k for k, s in result.metrics.items() if not s["difference"].depends_on_judge]
+    if unchanged:
+        console.print(
+            "unchanged (they read no judge; compare them without --labels): " + ", ".join(unchanged)
+        )
+
+
+def print_power(rows: Any, console: Console, power: float) -> None:
+    """``pingce plan``: each gate's power before the run (:class:`pingce.power.GatePower`)."""
+    for row in rows:
+        head = f"[bold]{escape(row.metric)}[/bold] ({row.test}, margin {row.margin:g})"
+        if row.power is None:
+            console.print(f"{head}: {escape(row.note or 'no standard error')}")
+            continue
+        how = "measured" if row.measured else "assumed"
+        console.print(
+            f"{head}: baseline {fmt_number(row.value)} over {row.records} records, SE "
+            f"{fmt_number(row.se)}; the paired difference's SE {fmt_number(row.se_difference)} "
+            f"(correlation {row.correlation:.2f}, {how}); one-sided alpha {row.alpha:.4g}"
+        )
+        console.print(
+            f"  power {row.power:.0%} at {row.records} records; {power:.0%} power clears a "
+            f"margin of {row.detectable:.4f}, or this margin with {row.records_needed} records"
+        )

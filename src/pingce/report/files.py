@@ -45,6 +45,7 @@ def write_outputs(
 def _write_outputs(result: EvaluationResult, outputs: RunOutputs, staging: Staging) -> None:
     staging.write_text(layout.RESULTS, result.to_json() + "\n")
     staging.replaces(*layout.ROWS)  # never another run's rows or statistics
+    staging.replaces(*layout.AUDIT_FILES)  # nor the audit of the run written over
     shards, kept = outputs.record_shards, outputs.kept
     rest, shared = layout.RECORD_SHARDS + "/", None
     if shards is None and kept.format == "parquet" and outputs.records is not None:

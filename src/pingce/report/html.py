@@ -46,6 +46,7 @@ import orjson
 from ..results import EvaluationResult, RecordRows
 from ..runfolder.layout import RECORDS
 from ..runfolder.records import FieldTexts
+from .audit_html import audit_facts, audit_level, audit_section, corrected_cell
 from .charts import PLOT_WIDTH, axis_labels, forest, heat_map, tick, value_range
 from .format import fmt_interval, fmt_number, fmt_value, stream_words
 from .page import STYLE, asset, direction, esc, head, script, script_hash, short, style
@@ -73,12 +74,14 @@ def render_html(
     *,
     bound: int = REPORT_RECORDS,
     rest: str = RECORDS,
+    audit: dict[str, Any] | None = None,
 ) -> str:
     """The whole page; ``rows`` defaults to the result's own per-record rows (none for a result
     read from results.json: the page then says so instead of listing records). The page embeds
     the first ``bound`` records and says that all of them are in ``rest`` (the run folder's
-    records.jsonl, records.parquet or records/)."""
-    return b"".join(_page(result, rows, bound, rest)).decode("utf-8")
+    records.jsonl, records.parquet or records/). ``audit``: the run's audit by people
+    (audit.json's data), shown in an Audit section and beside each metric."""
+    return b"".join(_page(result, rows, bound, rest, audit=audit)).decode("utf-8")
 
 
 def write_html(
@@ -89,12 +92,14 @@ def write_html(
     bound: int = REPORT_RECORDS,
     rest: str = RECORDS,
     shared: FieldTexts | None = None,
+    audit: dict[str, Any] | None = None,
 ) -> None:
     """Write :func:`render_html`'s page to ``path``, a column of records at a time (the page
     is never held whole in memory); ``shared``: the embedded records' field texts as
-    records.jsonl made them (:class:`~pingce.runfolder.records.FieldTexts`)."""
+    records.jsonl made them (:class:`~pingce.runfolder.records.FieldTexts`); ``audit``: as
+    :func:`render_html`'s."""
     with open(path, "wb") as handle:
-        for chunk in _page(result, rows, bound, rest, shared):
+        for chunk in _page(result, rows, bound, rest, shared, audit):
             handle.write(chunk)
 
 
@@ -104,6 +109,7 @@ def _page(
     bound: int,
     rest: str,
     shared: FieldTexts | None = None,
+    audit: dict[str, Any] | None = None,
 ) -> Iterator[bytes]:
     given = result.records if given is None else given
     rows = given if given is None or given.n <= bound else given.take(np.arange(bound))
@@ -116,13 +122,14 @@ def _page(
     title = f"pingce report: {result.suite}"
     parts = [
         head(title, csp, style(asset(STYLE))),
-        _header(result, title),
-        _metrics_section(result),
+        _header(result, title, audit),
+        _metrics_section(result, audit),
+        _audit_section(audit),
         _tables_section(result),
         _slices_section(result),
         _similarity_section(result),
         _judge_section(result),
-        _records_section(result, rows, list(measures), embedded),
+        _records_section(result, rows, list(measures), embedded, audit),
         _signature_section(result),
         "<footer>Written by pingce ",
         esc(result.pingce_version),
@@ -143,7 +150,7 @@ def _page(
 # --- the sections drawn on the server -----------------------------------------------------------
 
 
-def _header(result: EvaluationResult, title: str) -> str:
+def _header(result: EvaluationResult, title: str, audit: dict[str, Any] | None = None) -> str:
     sig = result.signature
     facts = [
         f"data <code>{esc(result.data.source)}</code>: {result.data.n_loaded:,} records loaded, "
@@ -170,6 +177,7 @@ def _header(result: EvaluationResult, title: str) -> str:
         f'<a href="#{anchor}">{name}</a>'
         for anchor, name, shown in (
             ("metrics", "metrics", True),
+            ("audit", "audit", audit is not None),
             ("tables", "tables", bool(result.tables)),
             ("slices", "slices", bool(result.slices)),
             ("similarity", "similarity", True),
@@ -185,7 +193,7 @@ def _header(result: EvaluationResult, title: str) -> str:
     )
 
 
-def _metrics_section(result: EvaluationResult) -> str:
+def _metrics_section(result: EvaluationResult, audit: dict[str, Any] | None = None) -> str:
     sig = result.signature
     unit = [m for m in result.metrics.values() if value_range([m]) == (0.0, 1.0)]
     shared = value_range(unit) if unit else (0.0, 1.0)
@@ -207,17 +215,43 @@ def _metrics_section(result: EvaluationResult) -> str:
             f'<td class="num">{esc(fmt_interval(m))}</td><td class="num">{m.n:,}'
             + (f" <small>({esc(scored)} scored)</small>" if scored else "")
             + f'</td><td class="plot">{forest(m, low, high, PLOT_WIDTH)}{scale}</td>'
-            f'<td class="note">{esc(m.note())}</td></tr>'
+            + (corrected_cell(audit, name) if audit is not None else "")
+            + f'<td class="note">{esc(m.note())}</td></tr>'
         )
     ci_head = f"{sig.ci_level:.0%} interval" if sig.bootstrap else "interval"
+    audited = (
+        f'<th title="corrected by the audit of the judge ({audit_level(audit):.0%} interval)">'
+        "corrected by the audit</th>"
+        if audit is not None
+        else ""
+    )
+    told = (
+        " Corrected by the audit: the value with the people's labels in place of the judge's "
+        '(see <a href="#audit">Audit</a>).'
+        if audit is not None
+        else ""
+    )
     return (
         '<section id="metrics"><h2>Metrics</h2>'
         '<table class="metrics"><thead><tr><th>metric</th><th>value</th>'
         f"<th>{esc(ci_head)}</th><th>n</th><th>{axis_labels(*shared, PLOT_WIDTH)}</th>"
-        '<th class="note">note</th></tr></thead><tbody>' + "".join(rows) + "</tbody></table>"
-        '<p class="hint">The dot is the value, the bar its interval; ↑ higher is better, ↓ lower '
-        "is better. Rows whose values lie outside the shared axis have their own range, printed "
-        "beside them.</p></section>\n"
+        f'{audited}<th class="note">note</th></tr></thead><tbody>' + "".join(rows) + "</tbody>"
+        '</table><p class="hint">The dot is the value, the bar its interval; ↑ higher is better, '
+        "↓ lower is better. Rows whose values lie outside the shared axis have their own range, "
+        f"printed beside them.{told}</p></section>\n"
+    )
+
+
+def _audit_section(audit: dict[str, Any] | None) -> str:
+    """The run's audit by people (``pingce audit RUN --labels SHEET``), as audit.html draws it."""
+    if audit is None:
+        return ""
+    return (
+        '<section id="audit"><h2>Audit of the judge by people</h2>'
+        f'<ul class="facts">{audit_facts(audit)}</ul>'
+        '<p class="hint">The records people checked are marked ✓ in the record list below '
+        "(and in records.jsonl: <code>audit</code>); audit.json holds all of it.</p>"
+        f"{audit_section(audit, depth=3)}</section>\n"
     )
 
 
@@ -454,6 +488,7 @@ def _records_section(
     rows: RecordRows | None,
     measures: Sequence[str] = (),
     embedded: Embedded | None = None,
+    audit: dict[str, Any] | None = None,
 ) -> str:
     head = '<section id="records"><h2>Records</h2>'
     if rows is None:
@@ -506,7 +541,12 @@ def _records_section(
         '<label>metric <select id="f-metric"><option value="">all metrics</option></select>'
         "</label>"
         '<label><input type="checkbox" id="f-misses"> misses only</label>'
-        '<label>reason <input type="search" id="f-reason" list="reasons" '
+        + (
+            '<label><input type="checkbox" id="f-verified"> checked by people only</label>'
+            if audit is not None or rows.audit
+            else ""
+        )
+        + '<label>reason <input type="search" id="f-reason" list="reasons" '
         'placeholder="reason contains…"></label><datalist id="reasons"></datalist>'
         f"{slice_select}"
         '<label>search <input type="search" id="f-search" placeholder="id, field, reason…">'

@@ -11,6 +11,7 @@ from ..results import (
     MetricResult,
     Signature,
 )
+from .audit_html import audit_markdown
 from .format import (
     direction_legend,
     direction_mark,
@@ -130,8 +131,9 @@ def _slice_tables(result: EvaluationResult) -> list[str]:
     return lines
 
 
-def render_markdown(result: EvaluationResult) -> str:
-    """The whole report as Markdown."""
+def render_markdown(result: EvaluationResult, audit: dict[str, Any] | None = None) -> str:
+    """The whole report as Markdown; ``audit``: the run's audit by people (audit.json's data),
+    a section after the metrics."""
     sig = result.signature
     lines = [
         f"# pingce report: {result.suite}",
@@ -182,6 +184,7 @@ def render_markdown(result: EvaluationResult) -> str:
         "## Metrics",
         "",
         *_metric_table(result.metrics, ci_head),
+        *_audit_lines(audit),
     ]
     if result.tables:
         lines += ["## Tables", ""]
@@ -203,6 +206,22 @@ def render_markdown(result: EvaluationResult) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _audit_lines(audit: dict[str, Any] | None) -> list[str]:
+    """report.md's Audit section (nothing for a run no one audited)."""
+    if audit is None:
+        return []
+    checked = len(audit.get("verified", []))
+    return [
+        "## Audit of the judge by people",
+        "",
+        f"- {audit['labelled_pairs']} labelled rows of the sheet, {audit['unlabelled_pairs']} "
+        f"without a label; {checked} records checked whole by people (marked `audit` in "
+        "records.jsonl; audit.json holds all of it)",
+        *audit_markdown(audit, depth=3),
+        "",
+    ]
 
 
 def _comparison_rows(metrics: dict[str, MetricComparison]) -> list[str]:

@@ -390,7 +390,7 @@ def records_json(
     yield b'},"context":{'
     for k, (name, column) in enumerate(rows.context.items()):
         yield (b"," if k else b"") + orjson.dumps(name) + b":" + _whole_texts(column)
-    for part, calls in ((b"model", rows.model), (b"judge", rows.judge)):
+    for part, calls in ((b"model", rows.model), (b"judge", rows.judge), (b"audit", rows.audit)):
         if calls:
             yield b'},"' + part + b'":{'
             for k, (name, column) in enumerate(calls.items()):

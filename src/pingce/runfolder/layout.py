@@ -14,6 +14,10 @@ import os
 from pathlib import Path
 
 __all__ = [
+    "AUDIT_FILES",
+    "AUDIT_HTML",
+    "AUDIT_JSON",
+    "AUDIT_MD",
     "COMPARISON_FILES",
     "COMPARISON_HTML",
     "COMPARISON_JSON",
@@ -46,7 +50,12 @@ completion tokens, latency, whether the cache answered, the cost where the suite
 its line in predictions.jsonl), with the LLM judge its ``judge`` (what the judge was asked and
 answered), each metric's value (``values``) and why a record missed a metric (``misses``)
 (:mod:`pingce.runfolder.records`). The input fields the suite read are not echoed (the data
-file holds them; the line says where): ``--records-fields all`` adds them as ``fields``."""
+file holds them; the line says where): ``--records-fields all`` adds them as ``fields``. After
+``pingce audit RUN --labels SHEET``, each record people checked whole has, last, ``audit``:
+``{"verified": true, "stratum": h, "pairs": [{"a", "b", "judge", "human"}, ...]}`` (a similarity
+judge's pairs: both texts, the judge's score, the person's label in [0, 1]) and/or ``"grades":
+{"task": {"judge", "human"}}`` (answers graded by a model, on the scale's units); the other
+records have none. A later audit replaces the marks; :data:`AUDIT_JSON` lists the same records."""
 RECORDS_PARQUET = "records.parquet"
 """``--records parquet``: records.jsonl's rows as one Parquet file (zstd), a column each
 (``id``, ``line``, ``value.<metric>``, ``miss.<metric>``, ``context.<field>``, ``model.<key>``,
@@ -68,6 +77,16 @@ REPORT_MD = "report.md"
 """The report as Markdown: the metrics with their intervals and definitions."""
 REPORT_HTML = "report.html"
 """The report as one HTML page (no server needed): metrics, charts and the records."""
+
+AUDIT_JSON = "audit.json"
+"""``pingce audit RUN --labels SHEET``: the judge's agreement with the people and every metric
+corrected (:class:`pingce.audits.runs.AuditResult` as JSON), in the run's folder beside
+``audit.md`` (or in ``--out DIR``, with ``audit.html``); report.html shows it."""
+AUDIT_MD = "audit.md"
+"""The audit as Markdown."""
+AUDIT_HTML = "audit.html"
+"""The audit as a page of its own (``pingce audit --out DIR``; a run's report.html has it)."""
+AUDIT_FILES = (AUDIT_JSON, AUDIT_MD, AUDIT_HTML)
 
 OUTPUT_FILES = (RESULTS, RECORDS, REPORT_MD, REPORT_HTML, STATS)
 """The files of a run folder that every local run writes (stats.npz but for a result read back

@@ -1,7 +1,7 @@
 """A run read back from its folder: results.json, records.jsonl, records.parquet or records/
 (Parquet shards),
 stats.npz or stats/ (a stats.npz a piece), for ``pingce report RUN`` and ``pingce compare RUN_A
-RUN_B``; and a comparison's comparison.json."""
+RUN_B``; its audit by people (audit.json); and a comparison's comparison.json."""
 
 from __future__ import annotations
 
@@ -10,6 +10,9 @@ import zipfile
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
+
+import orjson
 
 from ..errors import InputError
 from ..results import ComparisonResult, EvaluationResult, RecordRows
@@ -19,7 +22,7 @@ from .records import read_jsonl, records_in_memory
 from .records_parquet import read_records_parquet
 from .stats import SavedStats, read_stat_shards
 
-__all__ = ["read_comparison", "read_run"]
+__all__ = ["read_audit", "read_comparison", "read_run"]
 
 
 def read_run(folder: str | os.PathLike[str]) -> EvaluationResult:
@@ -81,6 +84,25 @@ def _read_stats(path: Path) -> SavedStats:
         return SavedStats.load(path)
     except (OSError, ValueError, KeyError, zipfile.BadZipFile) as exc:  # not a run's stats.npz
         raise InputError(f"{path.name} cannot be read: {exc}", source=str(path)) from None
+
+
+def read_audit(folder: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The run's audit by people (audit.json, written by ``pingce audit RUN --labels``) as
+    plain data, or None when the folder holds none."""
+    source = Path(folder) / layout.AUDIT_JSON
+    if not source.is_file():
+        return None
+    try:
+        audit = orjson.loads(source.read_bytes())
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"audit.json cannot be read: {exc}", source=str(source)) from None
+    needed = ("run", "agreement", "metrics", "notes", "labelled_pairs", "unlabelled_pairs")
+    missing = [k for k in needed if k not in audit] if isinstance(audit, dict) else ["metrics"]
+    if missing or not isinstance(audit["metrics"], dict):
+        what = f"no {missing[0]!r}" if missing else "its metrics are not an object"
+        raise InputError(f"audit.json is not pingce audit's: {what}", source=str(source))
+    found: dict[str, Any] = audit
+    return found
 
 
 def read_comparison(folder: str | os.PathLike[str]) -> ComparisonResult:

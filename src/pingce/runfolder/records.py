@@ -14,7 +14,8 @@ has them: a field the record lacks (or holds null) is not there, and a record wi
 sent, the tools' names, the whole answer, tokens, latency, whether the cache answered, the cost
 where a price is set, the line of predictions.jsonl; a key whose value is null is not there);
 with the LLM judge, ``"judge"`` holds what it was asked and answered for the record's pairs
-(:func:`pingce.engine.similarities.judge_columns`)."""
+(:func:`pingce.engine.similarities.judge_columns`); in a run audited by people, ``"audit"``, last,
+marks the records they checked (:data:`pingce.runfolder.layout.RECORDS`)."""
 
 from __future__ import annotations
 
@@ -38,9 +39,11 @@ from ..results import RecordRows
 from .layout import part_files
 
 __all__ = [
+    "AUDIT_KEY",
     "RECORDS_IN_MEMORY",
     "FieldTexts",
     "jsonl_lines",
+    "mark_records",
     "read_jsonl",
     "read_record_shards",
     "records_in_memory",
@@ -133,7 +136,8 @@ def jsonl_lines(
                 _field_piece(column, text, names.get(id(column)), shared, first, last)
                 for text, column in columns
             )
-            pieces.extend(_endings(closing, misses, first, last))
+            audit = _sparse(b',"audit":{', rows.audit, first, last)
+            pieces.extend(_endings(closing, misses, first, last, audit))
             merged = _merged(pieces, last - first)
             text = b"".join(chain.from_iterable(zip(*merged, strict=True)))
         yield text
@@ -150,6 +154,7 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
     context: dict[str, list[Any]] = {}
     model: dict[str, list[Any]] = {}
     judge: dict[str, list[Any]] = {}
+    audit: dict[str, list[Any]] = {}
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
@@ -168,6 +173,7 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
             ("context", context),
             ("model", model),
             ("judge", judge),
+            ("audit", audit),
         )
         for column, data in sparse:
             for key, value in (row.get(column) or {}).items():
@@ -179,7 +185,7 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
                 values[key] = [np.nan] * i
             values[key].append(np.nan if value is None else value)
         n = i + 1
-        for data in (fields, misses, context, model, judge):
+        for data in (fields, misses, context, model, judge, audit):
             for column_values in data.values():
                 if len(column_values) < n:
                     column_values.append(None)
@@ -195,7 +201,56 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
         context,
         model,
         judge,
+        audit,
     )
+
+
+AUDIT_KEY = b',"audit":'
+"""What opens a record's audit mark, the last member of its records.jsonl line."""
+
+
+def mark_records(
+    source: str | os.PathLike[str], target: str | os.PathLike[str], marks: dict[int, Any]
+) -> int:
+    """records.jsonl ``source`` written to ``target`` with the audit marks ``marks`` (by the
+    record's place in the file, from 0: the ``"audit"`` object, last in its line) and no other:
+    an earlier audit's marks are removed, every other byte kept (the lines are what
+    :func:`jsonl_lines` writes of the rows with these marks as :attr:`RecordRows.audit`). The
+    number of records marked."""
+    marked = k = 0
+    with open(source, "rb") as lines, open(target, "wb") as out:
+        for number, line in enumerate(lines, start=1):
+            if not line.strip():
+                out.write(line)
+                continue
+            body = line.rstrip(b"\r\n")
+            if b'"audit":' in body:
+                body = _unmarked(body, str(source), number)
+            mark = marks.get(k)
+            if mark is not None:
+                body = body[:-1] + AUDIT_KEY + dumps(mark) + b"}"
+                marked += 1
+            out.write(body + b"\n")
+            k += 1
+    return marked
+
+
+def _unmarked(body: bytes, source: str, number: int) -> bytes:
+    """A records.jsonl line without its audit mark (as it was before the audit)."""
+    try:
+        mark = orjson.loads(body).get("audit")
+    except orjson.JSONDecodeError as exc:
+        raise InputError(f"not valid JSON ({exc})", source=source, line=number) from None
+    if mark is None:  # the words are inside a text
+        return body
+    suffix = AUDIT_KEY + dumps(mark) + b"}"
+    if not body.endswith(suffix):
+        raise InputError(
+            "its audit mark is not the last member of the line, where pingce audit writes it",
+            source=source,
+            line=number,
+        )
+    return body[: -len(suffix)] + b"}"
 
 
 def write_predictions(records: Sequence[dict[str, Any]], path: Path) -> None:
@@ -371,12 +426,17 @@ def _merged(pieces: list[Pieces], n: int) -> list[list[bytes]]:
 
 
 def _endings(
-    closing: bytes, misses: list[tuple[bytes, Any]], start: int, stop: int
+    closing: bytes,
+    misses: list[tuple[bytes, Any]],
+    start: int,
+    stop: int,
+    audit: list[Pieces] | None = None,
 ) -> list[Pieces]:
     """Per row of [start, stop), the pieces after the last column: ``closing``, the metrics the
-    row missed as ``,"misses":{"metric":"reason",...}`` (nothing when none), the end of the row
-    and of its line. Made a metric at a time (a piece per metric, empty where it did not miss).
-    """
+    row missed as ``,"misses":{"metric":"reason",...}`` (nothing when none), the record's
+    ``audit`` pieces (:func:`_sparse` of :attr:`RecordRows.audit`: nothing in a run no one
+    audited), the end of the row and of its line. Made a metric at a time (a piece per metric,
+    empty where it did not miss)."""
     n = stop - start
     some = np.zeros(n, dtype=bool)  # the row missed an earlier metric (a comma goes first)
     entries: list[Pieces] = []
@@ -388,7 +448,10 @@ def _endings(
             some |= missed
     codes = some.astype(np.int64)
     opening = _Coded([closing, closing + b',"misses":{'], codes)
-    return [opening, *entries, _Coded([b"}\n", b"}}\n"], codes)]
+    if not audit:
+        return [opening, *entries, _Coded([b"}\n", b"}}\n"], codes)]
+    end = _Coded([b"}\n"], np.zeros(n, dtype=np.int64))
+    return [opening, *entries, _Coded([b"", b"}"], codes), *audit, end]
 
 
 def _sparse(opening: bytes, columns: dict[str, Any], start: int, stop: int) -> list[Pieces]:

@@ -4,7 +4,8 @@ what records.jsonl holds, for runs too large for JSON Lines (pyarrow, from ``pin
 
 Columns: ``id`` and ``line``; ``value.<metric>`` (float64, null where undefined) for every
 metric; ``miss.<metric>`` for every metric some record missed (null where it did not);
-``context.<field>``, ``model.<key>`` and ``judge.<key>`` for each of those that some record has;
+``context.<field>``, ``model.<key>``, ``judge.<key>`` and ``audit.<key>`` for each of those that
+some record has;
 with ``--records-fields all``, ``field.<field>`` for every field the suite read. A column whose
 values are all texts is stored as text, all floats as float64, all integers as int64, anything
 else as each value's JSON text (:mod:`pingce._json`); the file's metadata (``pingce.records``)
@@ -31,7 +32,7 @@ KINDS_KEY = b"pingce.records"
 ``json``)."""
 FORMAT = 1
 
-_PARTS = ("field", "value", "miss", "context", "model", "judge")
+_PARTS = ("field", "value", "miss", "context", "model", "judge", "audit")
 """The prefixes of the per-record columns, ``<part>.<name>`` (a name may hold dots)."""
 
 
@@ -89,7 +90,7 @@ def write_records_parquet(
     columns["id"], kinds["id"] = _encoded(pa, rows.ids)
     columns["line"] = pa.array(np.asarray(rows.lines, dtype=np.int64))
     sparse = [("miss", rows.misses), ("context", rows.context)]
-    sparse += [("model", rows.model), ("judge", rows.judge)]
+    sparse += [("model", rows.model), ("judge", rows.judge), ("audit", rows.audit)]
     parts = [*((("field", rows.fields),) if fields else ()), *sparse]
     for name, column in rows.values.items():
         values = np.array(column, dtype=np.float64)  # a broadcast view made whole
@@ -142,7 +143,7 @@ def read_records_parquet(path: str | os.PathLike[str]) -> RecordRows:
             found[part][name] = _floats(column)
         else:
             found[part][name] = _decoded(column, kinds.get(key, "json"))
-    for part in ("miss", "context", "model", "judge"):
+    for part in ("miss", "context", "model", "judge", "audit"):
         found[part] = _first_seen(found[part])
     return RecordRows(
         ids,
@@ -153,6 +154,7 @@ def read_records_parquet(path: str | os.PathLike[str]) -> RecordRows:
         found["context"],
         found["model"],
         found["judge"],
+        found["audit"],
     )
 
 

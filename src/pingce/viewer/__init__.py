@@ -3,8 +3,9 @@
 Five routes, nothing else (any other path is a 404, any method but GET and HEAD a 501):
 
 - ``/``: the stored runs, newest first, filtered by suite (and by a part of the name): name,
-  suite, created, records, the first metrics with their intervals; two radio buttons per run
-  pick the two runs to compare;
+  suite, created, records, the first metrics with their intervals (and, where ``pingce audit``
+  recorded an audit by people in its folder, a link to it); two radio buttons per run pick the
+  two runs to compare;
 - ``/run/NAME``: the run's report.html from its output folder, with a bar linking back; when the
   folder is gone, holds no report, or now holds another run's outputs (a later run written over
   the same ``--out``), a page saying so and showing what the store kept (every metric with its

@@ -32,6 +32,7 @@ from ..report.charts import (
 from ..report.comparison_html import render_comparison_html
 from ..report.format import fmt_number, marked
 from ..report.page import STYLE, asset, direction, esc, head, style
+from ..runfolder.layout import AUDIT_JSON
 
 __all__ = [
     "CSP",
@@ -353,7 +354,13 @@ class Viewer:
             + esc(info.name)
             + '</code> · <a href="'
             + esc(_href("/compare", b=info.name))
-            + '">compare with another run</a></div>\n'
+            + '">compare with another run</a>'
+            + (
+                ' · <a href="#audit">audited by people</a>'
+                if (report.parent / AUDIT_JSON).is_file()
+                else ""
+            )
+            + "</div>\n"
         ).encode("utf-8")
         if mark < 0:  # not a page this pingce wrote: served as it is
             body = head
@@ -510,6 +517,11 @@ def _folder_note(r: RunInfo) -> str:
         return ' <small class="gone">(no output folder)</small>'
     if not (Path(r.out_dir) / "report.html").is_file():
         return ' <small class="gone">(report gone)</small>'
+    if (Path(r.out_dir) / AUDIT_JSON).is_file():  # pingce audit recorded an audit there
+        return (
+            f' <small class="audited"><a href="{esc(run_href(r.name))}#audit">audited by people'
+            "</a></small>"
+        )
     return ""
 
 

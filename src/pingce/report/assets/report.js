@@ -7,7 +7,7 @@
   var measures = D.measures || {};
   var KNOWN = ["n", "field_chars", "value_chars", "stats_columns", "unit", "higher", "measures",
     "ids", "lines", "metrics", "values", "fields", "context", "misses", "slices", "reasons", "frequent",
-    "stats", "model", "judge", "total", "rest"];
+    "stats", "model", "judge", "audit", "total", "rest"];
   // any other per-record data the page holds (a column, or an object of columns): shown whole
   // in the detail view under its own name
   var extras = Object.keys(D).filter(function (k) { return KNOWN.indexOf(k) < 0; });
@@ -25,6 +25,10 @@
     }
     miss[name] = codes;
   });
+  // records people checked (pingce audit): their marks, null for the others
+  var audit = D.audit || {};
+  var verified = audit.verified || null;
+  function checked(i) { return verified !== null && verified[i] === true; }
   var $ = function (id) { return document.getElementById(id); };
   function el(tag, cls, text) {
     var e = document.createElement(tag);
@@ -199,6 +203,7 @@
   function filter() {
     var metric = metricSelect.value;
     var missesOnly = $("f-misses").checked;
+    var verifiedOnly = $("f-verified") ? $("f-verified").checked : false;
     var reason = $("f-reason").value.trim().toLowerCase();
     var query = $("f-search").value.trim().toLowerCase();
     var sliceSel = $("f-slice") ? $("f-slice").value : "";
@@ -223,6 +228,7 @@
     var out = new Int32Array(N), n = 0;
     for (var i = 0; i < N; i++) {
       if (sliceCodes && sliceCodes[i] !== sliceCode) continue;
+      if (verifiedOnly && !checked(i)) continue;
       if (missesOnly || reasonHit) {
         var ok = false;
         for (var j = 0; j < names.length && !ok; j++) {
@@ -305,7 +311,7 @@
     var vm = valueCells(i, shownNow);
     cols.forEach(function (col) {
       if (col === "line") tr.appendChild(el("td", "num", String(D.lines[i])));
-      else if (col === "id") tr.appendChild(el("td", "id", D.ids[i] === null ? "" : D.ids[i]));
+      else if (col === "id") tr.appendChild(idCell(i));
       else if (col === "context") tr.appendChild(contextCell(i));
       else if (col === "fields") tr.appendChild(fieldsCell(i));
       else if (col === "values") tr.appendChild(vm.values);
@@ -316,7 +322,16 @@
       } else tr.appendChild(extraCell(col, i));
     });
     if (vm.missed) tr.classList.add("miss");
+    if (checked(i)) tr.classList.add("verified");
     return tr;
+  }
+  function idCell(i) {
+    var td = el("td", "id", D.ids[i] === null ? "" : D.ids[i]);
+    if (checked(i)) {
+      var mark = add(td, el("span", "checked", "\u2713 people"));
+      mark.title = "checked by people (pingce audit): their labels are in the record's view";
+    }
+    return td;
   }
 
   // --- the detail view of a record ------------------------------------------------------------
@@ -492,6 +507,40 @@
     });
     return sec;
   }
+  function people(i) {
+    // pingce audit: the people's labels of this record beside the judge's
+    if (!checked(i)) return null;
+    var sec = el("section", "part people");
+    var h = audit.stratum ? audit.stratum[i] : null;
+    sec.appendChild(el("h4", "", "checked by people" +
+      (typeof h === "number" ? " (stratum " + h + " of the audit's draw)" : "")));
+    var table = add(sec, el("table", "small audit-labels"));
+    var head = add(add(table, el("thead")), el("tr"));
+    var body = add(table, el("tbody"));
+    var ps = audit.pairs ? audit.pairs[i] : null;
+    var gs = audit.grades ? audit.grades[i] : null;
+    (Array.isArray(ps) ? ["a", "b", "judge", "people"] : ["task", "judge", "people"])
+      .forEach(function (t) { head.appendChild(el("th", "", t)); });
+    function row(cells, differ) {
+      var tr = add(body, el("tr", differ ? "differ" : ""));
+      cells.forEach(function (c, k) {
+        tr.appendChild(el("td", k >= cells.length - 2 ? "num" : "", c));
+      });
+    }
+    function score(v) { return typeof v === "number" ? fmt(v) : "none"; }
+    if (Array.isArray(ps)) {
+      ps.forEach(function (p) { row([p.a, p.b, score(p.judge), score(p.human)], false); });
+    }
+    if (gs && typeof gs === "object") {
+      Object.keys(gs).forEach(function (t) {
+        var g = gs[t];
+        var cells = [t, score(g.judge), score(g.human)];
+        if (Array.isArray(ps)) cells = [t, ""].concat(cells.slice(1));
+        row(cells, g.judge !== g.human);
+      });
+    }
+    return sec;
+  }
   function pairs(title, entries) {
     var sec = el("section", "part");
     sec.appendChild(el("h4", "", title));
@@ -658,6 +707,8 @@
         return [f, D.context[f][i]];
       })));
     }
+    var checkedBy = people(i);
+    if (checkedBy) left.appendChild(checkedBy);
     var call = modelCall(i);
     if (call) left.appendChild(call);
     var judge = judged(i);
@@ -764,7 +815,7 @@
   $("s-dir").addEventListener("click", function () { sortBy(state.sort, -state.dir); });
   var timer = null;
   function later() { clearTimeout(timer); timer = setTimeout(filter, 150); }
-  ["f-metric", "f-misses", "f-slice"].forEach(function (id) {
+  ["f-metric", "f-misses", "f-verified", "f-slice"].forEach(function (id) {
     if ($(id)) $(id).addEventListener("change", filter);
   });
   ["f-reason", "f-search"].forEach(function (id) {

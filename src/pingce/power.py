@@ -1,0 +1,161 @@
+"""Power of a release decision before the run (issue 35, ``pingce plan``).
+
+From a stored baseline run's per-record statistics (stats.npz), for each ``--non-inferior`` or
+``--equivalent`` gate: the standard error of the metric's paired difference, the power of the
+gate at the run's record count when the candidate is in truth as good as the baseline, the
+smallest margin the gate would clear with the wanted power, and the records that margin would
+need. A metric's standard error is the jackknife's over its records (or units), so ratios, F1
+and kappas are covered as the bootstrap covers them. The paired difference's standard error
+is ``SE · sqrt(2 (1 - ρ))`` where ρ is the correlation of the two systems' per-record
+contributions: measured when a candidate run is given (its paired difference's jackknife
+itself), else assumed (``--correlation``, 0 by default: independent systems, the cautious
+choice; two versions of one system correlate, which only helps).
+
+The test is the one-sided normal test at ``alpha`` per gate: ``alpha = (1 - ci_level) / 2``,
+divided by the number of gates under Holm or BH (the first step of either, so the power given
+is a lower bound). Non-inferiority at a true difference of 0: ``power = Φ(δ / SE_d - z_{1-α})``;
+equivalence (two one-sided tests): ``2 Φ(δ / SE_d - z_{1-α}) - 1``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from .decisions import MarginGate, Multiplicity
+from .metrics.protocol import Metric, StatBlock
+from .stats import ndtr, ndtri
+
+__all__ = ["GatePower", "gate_power", "jackknife_se", "plan_power"]
+
+
+def _leave_one_out(metric: Metric, block: StatBlock) -> np.ndarray:
+    rows = block.per_record()
+    return np.asarray(metric.finalize(block.total()[None, :] - rows), dtype=np.float64)
+
+
+def jackknife_se(values: np.ndarray) -> float | None:
+    """The jackknife standard error from leave-one-out values (None with fewer than two or
+    any undefined)."""
+    values = np.asarray(values, dtype=np.float64)
+    if values.size < 2 or not np.isfinite(values).all():
+        return None
+    n = values.size
+    return math.sqrt((n - 1) / n * float(((values - values.mean()) ** 2).sum()))
+
+
+@dataclass(frozen=True)
+class GatePower:
+    """One gate's power before the run."""
+
+    metric: str
+    test: str
+    margin: float
+    records: int
+    """Records (or units) of the baseline."""
+    value: float | None
+    """The baseline's value."""
+    se: float | None
+    """The metric's standard error on the baseline."""
+    se_difference: float | None
+    """The paired difference's standard error."""
+    correlation: float
+    measured: bool
+    """Whether ``correlation`` was measured (a candidate run given) or assumed."""
+    alpha: float
+    """The one-sided level of this gate."""
+    power: float | None
+    detectable: float | None
+    """The margin this gate clears with the wanted power at this record count."""
+    records_needed: int | None
+    """The records the gate's margin needs for the wanted power."""
+    note: str | None = None
+
+
+def gate_power(
+    se_difference: float,
+    margin: float,
+    alpha: float,
+    power: float,
+    records: int,
+    *,
+    equivalent: bool,
+) -> tuple[float, float, int]:
+    """Power at ``margin``, the margin reached with ``power``, and the records needed for it
+    (the standard error shrinking as ``1 / sqrt(records)``)."""
+    z_alpha = ndtri(1.0 - alpha)
+    z_power = ndtri((1.0 + power) / 2.0) if equivalent else ndtri(power)
+    one_side = ndtr(margin / se_difference - z_alpha) if se_difference > 0 else 1.0
+    achieved = max(0.0, 2.0 * one_side - 1.0) if equivalent else one_side
+    detectable = (z_alpha + z_power) * se_difference
+    needed = math.ceil(records * (detectable / margin) ** 2)
+    return achieved, detectable, needed
+
+
+def _alpha(level: float, gates: int, multiplicity: Multiplicity) -> float:
+    one_sided = (1.0 - level) / 2.0
+    return one_sided if multiplicity == "none" else one_sided / gates
+
+
+def plan_power(
+    metrics: Mapping[str, Metric],
+    keys: Mapping[str, Hashable],
+    baseline: Mapping[Hashable, StatBlock],
+    gates: Sequence[MarginGate],
+    *,
+    candidate: Mapping[Hashable, StatBlock] | None = None,
+    correlation: float = 0.0,
+    level: float = 0.95,
+    multiplicity: Multiplicity = "holm",
+    power: float = 0.8,
+) -> list[GatePower]:
+    """Each gate's power from the ``baseline``'s blocks (and the ``candidate``'s, paired, when
+    given): the metrics by name, their statistic keys, blocks over records or units."""
+    alpha = _alpha(level, len(gates), multiplicity)
+    out = []
+    for gate in gates:
+        metric, key = metrics[gate.metric], keys[gate.metric]
+        block = baseline[key]
+        value = float(np.asarray(metric.finalize(block.total()), dtype=np.float64))
+        se = jackknife_se(_leave_one_out(metric, block)) if metric.decomposable else None
+        rho, measured, se_d = correlation, False, None
+        if se is not None and candidate is not None:
+            ours = _leave_one_out(metric, candidate[key])
+            theirs = _leave_one_out(metric, block)
+            se_d = jackknife_se(ours - theirs)
+            se_c = jackknife_se(ours)
+            if se_d is not None and se_c and se:
+                rho = (se**2 + se_c**2 - se_d**2) / (2 * se * se_c)
+                measured = True
+        elif se is not None:
+            se_d = se * math.sqrt(2.0 * (1.0 - correlation))
+        note = None
+        if se is None or se_d is None:
+            note = "no standard error (its rows do not add up, or a leave-one-out is undefined)"
+            achieved = detectable = needed = None
+        else:
+            achieved, detectable, needed = gate_power(
+                se_d, gate.margin, alpha, power, block.n, equivalent=gate.equivalent
+            )
+        out.append(
+            GatePower(
+                gate.metric,
+                gate.test,
+                gate.margin,
+                block.n,
+                value if math.isfinite(value) else None,
+                se,
+                se_d,
+                rho,
+                measured,
+                alpha,
+                achieved,
+                detectable,
+                needed,
+                note,
+            )
+        )
+    return out

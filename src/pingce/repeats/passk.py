@@ -1,0 +1,99 @@
+"""pass@k and pass^k from repeated attempts at each record (issue 35).
+
+A record attempted ``n`` times with ``c`` successes:
+
+- **pass@k**, the chance that at least one of ``k`` attempts drawn without replacement from its
+  ``n`` succeeds: ``1 - C(n - c, k) / C(n, k)``, the unbiased estimator of Chen et al. (2021,
+  "Evaluating large language models trained on code");
+- **pass^k**, the chance that all ``k`` succeed: ``C(c, k) / C(n, k)``, τ-bench's
+  ``pass_hat_ks`` (Yao et al. 2024).
+
+Both are averaged over the records; the interval is the normal interval of that mean (records
+are independent; the per-record values are bounded, so from a few dozen records the mean's
+sampling distribution is close to normal). A ratio of binomials is computed as the product
+``Π_{i<k} (n - c - i) / (n - i)``, never as two huge integers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..stats import ndtri
+
+__all__ = ["PassK", "pass_at_k", "pass_curves", "pass_hat_k"]
+
+
+def _falling_ratio(top: np.ndarray, n: np.ndarray, k: int) -> np.ndarray:
+    """``C(top, k) / C(n, k)`` per record (0 where ``top < k``; NaN where ``n < k``)."""
+    top = np.asarray(top, dtype=np.float64)
+    n = np.asarray(n, dtype=np.float64)
+    ratio = np.ones(np.broadcast(top, n).shape)
+    for i in range(k):
+        with np.errstate(invalid="ignore", divide="ignore"):
+            ratio = ratio * np.clip(top - i, 0.0, None) / (n - i)
+    out: np.ndarray = np.where(n >= k, ratio, np.nan)
+    return out
+
+
+def pass_at_k(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
+    """Per record, the unbiased pass@k from ``n`` attempts with ``c`` successes (NaN where
+    ``n < k``)."""
+    if k < 1:
+        raise ValueError(f"k {k}: at least 1")
+    n = np.asarray(n, dtype=np.float64)
+    out: np.ndarray = 1.0 - _falling_ratio(n - np.asarray(c, dtype=np.float64), n, k)
+    return out
+
+
+def pass_hat_k(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
+    """Per record, pass^k (τ-bench's): the chance that ``k`` of its ``n`` attempts drawn
+    without replacement all succeed (NaN where ``n < k``)."""
+    if k < 1:
+        raise ValueError(f"k {k}: at least 1")
+    return _falling_ratio(np.asarray(c, dtype=np.float64), np.asarray(n, dtype=np.float64), k)
+
+
+@dataclass(frozen=True)
+class PassK:
+    """pass@k and pass^k for one ``k``: their means over the ``records`` with at least ``k``
+    attempts, each with its normal interval (None with fewer than two records)."""
+
+    k: int
+    records: int
+    pass_at: float | None
+    pass_at_low: float | None
+    pass_at_high: float | None
+    pass_hat: float | None
+    pass_hat_low: float | None
+    pass_hat_high: float | None
+
+
+def _mean_interval(values: np.ndarray, z: float) -> tuple[float | None, float | None, float | None]:
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return None, None, None
+    mean = float(values.mean())
+    if values.size < 2:
+        return mean, None, None
+    half = z * float(values.std(ddof=1)) / math.sqrt(values.size)
+    return mean, max(0.0, mean - half), min(1.0, mean + half)
+
+
+def pass_curves(n: np.ndarray, c: np.ndarray, level: float = 0.95) -> list[PassK]:
+    """pass@k and pass^k for k = 1 … the most attempts any record has."""
+    n = np.asarray(n, dtype=np.int64)
+    c = np.asarray(c, dtype=np.int64)
+    if n.size == 0:
+        return []
+    if (c < 0).any() or (c > n).any():
+        raise ValueError("successes must lie between 0 and the attempts")
+    z = ndtri(0.5 + level / 2)
+    out = []
+    for k in range(1, int(n.max()) + 1):
+        at = _mean_interval(pass_at_k(n, c, k), z)
+        hat = _mean_interval(pass_hat_k(n, c, k), z)
+        out.append(PassK(k, int((n >= k).sum()), *at, *hat))
+    return out
