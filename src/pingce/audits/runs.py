@@ -390,8 +390,8 @@ def sample_sheet(
         "strata": [
             {
                 "stratum": h,
-                "judge_score_from": float(drawn.edges[h]),
-                "judge_score_to": float(drawn.edges[h + 1]),
+                "judge_score_from": float(drawn.bounds[h, 0]),
+                "judge_score_to": float(drawn.bounds[h, 1]),
                 "records": int(drawn.sizes[h]),
                 "drawn": int(drawn.quotas[h]),
             }
