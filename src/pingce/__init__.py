@@ -175,7 +175,8 @@ def audit(
     labels: str | os.PathLike[str],
     *,
     lam: float | None = None,
-    ci_method: str = "normal",
+    folds: int = 5,
+    ci_method: str = "percentile",
     bootstrap: int = 1000,
     ci_level: float = 0.95,
     out: str | os.PathLike[str] | None = None,
@@ -185,9 +186,10 @@ def audit(
     ``labels`` (a sheet from ``pingce audit sample``) and every metric that depends on the judge
     corrected by them (:class:`pingce.audits.runs.AuditResult`); with ``out``, audit.json,
     audit.html and audit.md are written there. ``run``: a stored run's name or its output
-    folder; ``lam``: the judge's weight (None: tuned for each metric, PPI++; 1: PPI; 0: the
-    labels alone); ``ci_method``: ``normal`` (the delta method) or a bootstrap of ``bootstrap``
-    resamples (``percentile``, ``bca``)."""
+    folder; ``lam``: the judge's weight (None: tuned for each metric, PPI++, cross-fitted over
+    ``folds`` folds of the labelled records; ``folds=1``: tuned on all of them; 1: PPI; 0: the
+    labels alone); ``ci_method``: a bootstrap of ``bootstrap`` resamples (``percentile``, the
+    default, or ``bca``) or ``normal`` (the delta method)."""
     from .audits.correct import Intervals
     from .audits.runs import audit_run, reopen, write_audit
     from .errors import OptionError
@@ -201,7 +203,9 @@ def audit(
         raise OptionError(f"ci_level {ci_level!r}: a level in [0.5, 1), such as 0.95")
     if lam is not None and not 0 <= lam <= 1:
         raise OptionError(f"lam {lam!r}: a weight in [0, 1] (1 PPI, 0 the labels alone), or None")
-    ci = Intervals(ci_method, bootstrap)  # type: ignore[arg-type]  # checked above
+    if not isinstance(folds, int) or not 1 <= folds <= 50:
+        raise OptionError(f"folds {folds!r}: 1 to 50 folds of the labelled records")
+    ci = Intervals(ci_method, bootstrap, folds=folds)  # type: ignore[arg-type]  # checked above
     result = audit_run(
         reopen(run, store=None if store is None else str(store)),
         labels,

@@ -27,7 +27,14 @@ from ..metrics.protocol import Metric, StatBlock
 from ..records import Table
 from ..similarity import Pair, SimilarityTable
 from .bootstrap import AuditCIMethod, corrected_interval
-from .ppi import Corrected, Stratum, corrected_mean, delta_interval, metric_lambda
+from .ppi import (
+    FOLDS,
+    Corrected,
+    Stratum,
+    corrected_mean,
+    crossfit_lambda,
+    delta_interval,
+)
 
 __all__ = [
     "AuditedMetric",
@@ -45,13 +52,18 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Intervals:
-    """How the corrected intervals are made (``--ci-method``): ``normal``, the delta method's;
-    ``percentile`` or ``bca``, a bootstrap of the labelled and unlabelled records apart in each
-    stratum (:mod:`pingce.audits.bootstrap`)."""
+    """How the corrected values and intervals are made. ``method`` (``--ci-method``):
+    ``percentile`` (the default) or ``bca``, a bootstrap of the labelled and unlabelled records
+    apart in each stratum (:mod:`pingce.audits.bootstrap`), or ``normal``, the delta method's;
+    the simulation study (benchmarks/README.md) found percentile's coverage the closest to
+    nominal of the bootstrap's two. ``folds`` (``--folds``): a tuned λ is cross-fitted over this
+    many folds of the labelled records (:func:`pingce.audits.ppi.crossfit_lambda`, unbiased); 1
+    tunes it on all of them (PPI++: for a mean with ``normal``, ``ppi_py.ppi_mean_ci``)."""
 
-    method: AuditCIMethod = "normal"
+    method: AuditCIMethod = "percentile"
     resamples: int = 1000
     seed: int = 0
+    folds: int = FOLDS
 
 
 @dataclass(frozen=True)
@@ -158,9 +170,10 @@ def _audited(
 
     judge_value = finalize(judge.mean(axis=0))
     strata = _strata(human, judge, labelled, codes)
-    # λ tuned for the metric (for a mean, PPI++'s own): per statistic, a ratio's interval could
-    # come out wider than the labels alone give
-    tuned = metric_lambda(strata, finalize) if lam is None else lam
+    # λ tuned for the metric (for a mean, PPI++'s own: per statistic, a ratio's interval could
+    # come out wider than the labels alone give), cross-fitted (tuned on the rows it corrects,
+    # it is biased)
+    tuned = crossfit_lambda(strata, finalize, ci.folds) if lam is None else lam
     corrected = corrected_mean(strata, tuned)
     if ci.method == "normal":
         value, low, high = delta_interval(finalize, corrected, level)

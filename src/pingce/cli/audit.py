@@ -133,15 +133,24 @@ def sample(
     type=click.FloatRange(0, 1),
     default=None,
     help="The weight of the judge's scores: 1 classic PPI, 0 the labels alone [default: tuned "
-    "for each metric, PPI++].",
+    "for each metric, PPI++, cross-fitted over --folds].",
+)
+@click.option(
+    "--folds",
+    type=click.IntRange(1, 50),
+    default=5,
+    show_default=True,
+    help="The tuned λ of each labelled record comes from the other folds of the labelled "
+    "records (cross-fitting: no bias from tuning on the records it corrects); 1 tunes it on "
+    "all of them (PPI++, ppi-python's for a mean).",
 )
 @click.option(
     "--ci-method",
-    type=click.Choice(["normal", "percentile", "bca"]),
-    default="normal",
+    type=click.Choice(["percentile", "bca", "normal"]),
+    default="percentile",
     show_default=True,
-    help="normal: the delta method's interval; percentile or bca: a bootstrap resampling the "
-    "labelled and the other records apart in each stratum.",
+    help="percentile or bca: a bootstrap resampling the labelled and the other records apart "
+    "in each stratum; normal: the delta method's interval.",
 )
 @click.option(
     "--bootstrap",
@@ -170,6 +179,7 @@ def correct(
     run_ref: str,
     labels: str,
     lam: float | None,
+    folds: int,
     ci_method: Any,
     resamples: int,
     ci_level: float,
@@ -186,7 +196,7 @@ def correct(
     with out_checked(out):
         try:
             run = reopen(run_ref, store=store)
-            ci = Intervals(ci_method, resamples)
+            ci = Intervals(ci_method, resamples, folds=folds)
             result = audit_run(run, labels, lam=lam, level=ci_level, ci=ci)
             path = write_audit(result, out, ci_level) if out else None
         except PingceError as exc:
