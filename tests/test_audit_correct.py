@@ -225,3 +225,17 @@ def test_a_dialogue_suite_is_audited_by_dialogue(tmp_path: Path) -> None:
     assert audited.value == pytest.approx(want, abs=1e-12)
     decided_units = {units[i] for i in np.flatnonzero(decided)}
     assert audited.labelled == len(decided_units) and audited.unlabelled == 0
+
+
+def test_an_audit_with_fewer_labels_than_the_study_trusts_says_so() -> None:
+    """Below FAIR_LABELLED labelled records (the simulation study's fair regime) the audit
+    notes it; from there on, nothing; metrics that read no judge do not count."""
+    from pingce.audits.correct import FAIR_LABELLED, AuditedMetric, regime_notes
+
+    def one(labelled: int, **kw: bool) -> AuditedMetric:
+        return AuditedMetric(0.5, 0.5, 0.5, 0.4, 0.6, labelled, 1_000, **kw)
+
+    (note,) = regime_notes({"f1": one(40), "accuracy": one(0, depends_on_judge=False)})
+    assert note.startswith("40 labelled records:") and str(FAIR_LABELLED) in note
+    assert regime_notes({"f1": one(FAIR_LABELLED)}) == []
+    assert regime_notes({"accuracy": one(3, depends_on_judge=False)}) == []

@@ -42,6 +42,7 @@ from .correct import (
     judged_tasks,
     planned_half_widths,
     record_pairs,
+    regime_notes,
 )
 from .sample import Allocation, Draw, draw
 
@@ -811,6 +812,7 @@ def audit_run(
     )
     if partly:
         notes.append(f"{partly} record(s) have only some of their pairs labelled: left out")
+    notes += regime_notes(metrics)
     for name, audited in list(metrics.items()):
         stored = run.values.get(name)
         if audited.judge is not None and stored is not None and abs(audited.judge - stored) > 1e-9:

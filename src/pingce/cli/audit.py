@@ -62,7 +62,8 @@ def audit() -> None:
     type=click.IntRange(1, 50),
     default=4,
     show_default=True,
-    help="Strata of the records by the judge's score (quantile bins).",
+    help="Strata of the records by the judge's score: a score many records share (the judge's "
+    "point masses) alone, quantile bins of the rest.",
 )
 @click.option(
     "--allocation",
