@@ -198,6 +198,10 @@ def test_a_cross_fitted_lambda_does_not_depend_on_its_own_row() -> None:
         assert after[i, 0] == before[i, 0]
         assert not np.array_equal(after, before)
     np.testing.assert_array_equal(crossfit_lambda(parts, mean, 1)[0], metric_lambda(parts, mean)[0])
+    for value in np.unique(before):  # a fold's λ: metric_lambda's on the other folds' rows
+        fold = before[:, 0] == value
+        rest = Stratum(parts[0].human[~fold], parts[0].judge[~fold], parts[0].unlabelled)
+        assert metric_lambda([rest], mean)[0][0] == pytest.approx(value, abs=1e-12)
 
 
 def test_a_cross_fitted_lambda_removes_ppi_plus_plus_s_bias_on_a_rare_class() -> None:
