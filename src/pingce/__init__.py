@@ -176,7 +176,7 @@ def audit(
     *,
     lam: float | None = None,
     folds: int = 5,
-    ci_method: str = "percentile",
+    ci_method: str = "bca",
     bootstrap: int = 1000,
     ci_level: float = 0.95,
     out: str | os.PathLike[str] | None = None,
@@ -188,8 +188,8 @@ def audit(
     audit.html and audit.md are written there. ``run``: a stored run's name or its output
     folder; ``lam``: the judge's weight (None: tuned for each metric, PPI++, cross-fitted over
     ``folds`` folds of the labelled records; ``folds=1``: tuned on all of them; 1: PPI; 0: the
-    labels alone); ``ci_method``: a bootstrap of ``bootstrap`` resamples (``percentile``, the
-    default, or ``bca``) or ``normal`` (the delta method)."""
+    labels alone); ``ci_method``: a bootstrap of ``bootstrap`` resamples (``bca``, the default,
+    or ``percentile``) or ``normal`` (the delta method)."""
     from .audits.correct import Intervals
     from .audits.runs import audit_run, reopen, write_audit
     from .errors import OptionError

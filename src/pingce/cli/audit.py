@@ -147,10 +147,10 @@ def sample(
 )
 @click.option(
     "--ci-method",
-    type=click.Choice(["percentile", "bca", "normal"]),
-    default="percentile",
+    type=click.Choice(["bca", "percentile", "normal"]),
+    default="bca",
     show_default=True,
-    help="percentile or bca: a bootstrap resampling the labelled and the other records apart "
+    help="bca or percentile: a bootstrap resampling the labelled and the other records apart "
     "in each stratum; normal: the delta method's interval.",
 )
 @click.option(
