@@ -226,9 +226,9 @@ def regime_notes(metrics: Mapping[str, AuditedMetric]) -> list[str]:
         return []
     return [
         f"{judged[0].labelled} labelled records: the simulation study found the 95% intervals "
-        f"covering 93.5-96.5% of the time from about {FAIR_LABELLED} labelled records (short "
-        "of it with 100-200 when one outcome is rare, 78-96% with 40, nothing usable with a "
-        "handful); label more before trusting them"
+        f"covering 93.5-96.5% of the time from about {FAIR_LABELLED} labelled records (86-97% "
+        "with 100-200, 64-95% with 40, the least with a rare outcome; nothing usable with a "
+        "handful): label more before trusting them"
     ]
 
 
