@@ -33,15 +33,20 @@ import numpy as np
 
 from pingce.audits import Stratum, corrected_mean, delta_interval
 from pingce.audits.bootstrap import jackknife_acceleration, resampled_values
-from pingce.audits.ppi import metric_lambda
+from pingce.audits.ppi import Lambda, crossfit_lambda, metric_lambda
 from pingce.audits.sample import draw
 from pingce.stats import replicate_interval
 
 MetricName = Literal["mean", "f1", "rate"]
-METHODS = ("normal", "percentile", "bca", "human", "metric")
-"""The intervals compared: the delta method, the bootstrap's percentile and BCa intervals of
-the corrected value, the delta method's on the labelled records alone (λ = 0), and the delta
-method's with λ tuned for the metric (:func:`pingce.audits.ppi.metric_lambda`)."""
+METHODS = ("normal", "percentile", "bca", "human", "ppi++", "metric")
+"""The intervals compared: the default estimator's (λ tuned for the metric and cross-fitted,
+:func:`pingce.audits.ppi.crossfit_lambda`) by the delta method and by the bootstrap's percentile
+and BCa intervals; the delta method's on the labelled records alone (λ = 0); and the delta
+method's with λ tuned on all the labels, per component (``ppi++``, ``ppi_py``'s) and for the
+metric (:func:`pingce.audits.ppi.metric_lambda`)."""
+ESTIMATORS = ("normal", "ppi++", "metric")
+"""The point estimates whose bias is tallied: cross-fitted λ (the default), PPI++'s, the
+metric's tuned on all the labels."""
 
 
 def _first(m: np.ndarray) -> np.ndarray:
@@ -112,22 +117,23 @@ def population(cell: Cell, rng: np.random.Generator) -> tuple[np.ndarray, np.nda
 @dataclass
 class Tally:
     """One cell's replications: per method the intervals that held the truth and their widths,
-    and the corrected estimates."""
+    and per estimator its estimates."""
 
     cell: Cell
     covered: dict[str, int] = field(default_factory=lambda: dict.fromkeys(METHODS, 0))
     widths: dict[str, list[float]] = field(default_factory=lambda: {m: [] for m in METHODS})
     misses_low: dict[str, int] = field(default_factory=lambda: dict.fromkeys(METHODS, 0))
-    estimates: list[float] = field(default_factory=list)
+    estimates: dict[str, list[float]] = field(default_factory=lambda: {m: [] for m in ESTIMATORS})
     undefined: int = 0
     replications: int = 0
 
-    def add(self, estimate: float, intervals: dict[str, tuple[float, float]]) -> None:
+    def add(self, estimates: dict[str, float], intervals: dict[str, tuple[float, float]]) -> None:
         self.replications += 1
-        if not math.isfinite(estimate):
+        if not math.isfinite(estimates["normal"]):
             self.undefined += 1
             return
-        self.estimates.append(estimate)
+        for name, value in estimates.items():
+            self.estimates[name].append(value)
         truth = self.cell.truth
         for method, (low, high) in intervals.items():
             self.covered[method] += bool(low <= truth <= high)
@@ -138,10 +144,9 @@ class Tally:
         """Intervals that held the truth, of the replications (an undefined one holds nothing)."""
         return self.covered[method] / self.replications
 
-    def bias(self) -> float:
-        """Mean error of the corrected estimate in standard errors (its spread over the
-        replications)."""
-        values = np.array(self.estimates)
+    def bias(self, estimator: str = "normal") -> float:
+        """Mean error of an estimator in standard errors (its spread over the replications)."""
+        values = np.array([v for v in self.estimates[estimator] if math.isfinite(v)])
         spread = float(values.std(ddof=1)) if values.size > 1 else math.nan
         if spread == 0:
             return 0.0 if float(values.mean()) == self.cell.truth else math.inf
@@ -154,17 +159,18 @@ class Tally:
 def _bootstrap(
     strata: list[Stratum],
     finalize: Callable[[np.ndarray], np.ndarray],
+    lam: Lambda,
     value: float,
     seed: int,
     resamples: int,
 ) -> dict[str, tuple[float, float]]:
-    theta = resampled_values(strata, finalize, resamples=resamples, seed=seed)
+    theta = resampled_values(strata, finalize, lam, resamples=resamples, seed=seed)
     out = {}
     methods: tuple[Literal["percentile", "bca"], ...] = ("percentile", "bca")
     for method in methods:
 
         def acceleration() -> float:
-            return jackknife_acceleration(strata, finalize)
+            return jackknife_acceleration(strata, finalize, lam)
 
         interval = replicate_interval(value, theta, method=method, jackknife=acceleration)
         out[method] = (
@@ -185,16 +191,23 @@ def replicate(cell: Cell, rng: np.random.Generator, tally: Tally, *, resamples: 
     def scalar(m: np.ndarray) -> float:
         return float(finalize(m))
 
-    value, low, high = delta_interval(scalar, corrected_mean(strata))
-    intervals = {"normal": (low, high)}
-    _, h_low, h_high = delta_interval(scalar, corrected_mean(strata, 0.0))
-    intervals["human"] = (h_low, h_high)
-    _, m_low, m_high = delta_interval(scalar, corrected_mean(strata, metric_lambda(strata, scalar)))
-    intervals["metric"] = (m_low, m_high)
+    lambdas: dict[str, Lambda] = {
+        "normal": crossfit_lambda(strata, scalar),
+        "human": 0.0,
+        "ppi++": None,
+        "metric": metric_lambda(strata, scalar),
+    }
+    intervals, estimates = {}, {}
+    for name, lam in lambdas.items():
+        value, low, high = delta_interval(scalar, corrected_mean(strata, lam))
+        intervals[name] = (low, high)
+        estimates[name] = value
+    del estimates["human"]  # the labels alone: its bias is not the estimator's
+    value = estimates["normal"]
     if resamples and math.isfinite(value):
         seed = int(rng.integers(2**31))
-        intervals.update(_bootstrap(strata, finalize, value, seed, resamples))
-    tally.add(value, intervals)
+        intervals.update(_bootstrap(strata, finalize, lambdas["normal"], value, seed, resamples))
+    tally.add(estimates, intervals)
 
 
 def run_cell(cell: Cell, replications: int, seed: int, resamples: int = 0) -> Tally:
@@ -208,16 +221,25 @@ def run_cell(cell: Cell, replications: int, seed: int, resamples: int = 0) -> Ta
 @dataclass(frozen=True)
 class Allocated:
     """Mean widths of the corrected mean's normal interval under a Neyman-allocated stratified
-    sample and a uniform one of the same budget, and the stratified one's coverage."""
+    sample and a uniform one of the same budget, the spread of each one's estimates over the
+    replications (the true standard error), and each one's coverage."""
 
     neyman: float
     uniform: float
     coverage: float
+    spread_neyman: float = math.nan
+    spread_uniform: float = math.nan
+    coverage_uniform: float = math.nan
 
     @property
     def narrower(self) -> float:
         """How much narrower the stratified interval is (0.2: 20%)."""
         return 1 - self.neyman / self.uniform
+
+    @property
+    def tighter(self) -> float:
+        """How much smaller the stratified estimate's true standard error is."""
+        return 1 - self.spread_neyman / self.spread_uniform
 
 
 def allocation_study(
@@ -232,12 +254,14 @@ def allocation_study(
     """A calibrated judge (each record's human value ``Y ~ Bernoulli(p)`` of its score ``p``,
     the judge's row): a share ``easy`` of the records it is sure of (``p`` 0.01 or 0.99, half
     each), the others ``p = sigmoid(spread · z)``. The labelled records are drawn by
-    :func:`pingce.audits.sample.draw` (``strata`` quantile strata of the scores, Neyman allocation;
-    uniform allocation for the other side, analysed as one stratum)."""
+    :func:`pingce.audits.sample.draw` (its strata of the scores, Neyman allocation; uniform
+    allocation for the other side, analysed as one stratum). The truth is 0.5 (both parts are
+    symmetric about it)."""
     rng = np.random.default_rng([seed, n, budget])
     widths: dict[str, list[float]] = {"neyman": [], "uniform": []}
-    covered = 0
-    truth = 0.5  # both parts are symmetric about 0.5
+    errors: dict[str, list[float]] = {"neyman": [], "uniform": []}
+    covered = dict.fromkeys(widths, 0)
+    truth = 0.5
     for r in range(replications):
         score = 1 / (1 + np.exp(-spread * rng.standard_normal(n)))
         sure = rng.random(n) < easy
@@ -262,10 +286,15 @@ def allocation_study(
                 )
                 for h in np.unique(codes).tolist()
             ]
-            _, low, high = delta_interval(lambda m: float(m[0]), corrected_mean(parts))
+            value, low, high = delta_interval(lambda m: float(m[0]), corrected_mean(parts))
             widths[allocation].append(high - low)
-            if allocation == "neyman":
-                covered += bool(low <= truth <= high)
+            errors[allocation].append(value - truth)
+            covered[allocation] += bool(low <= truth <= high)
     return Allocated(
-        float(np.mean(widths["neyman"])), float(np.mean(widths["uniform"])), covered / replications
+        float(np.mean(widths["neyman"])),
+        float(np.mean(widths["uniform"])),
+        covered["neyman"] / replications,
+        float(np.std(errors["neyman"], ddof=1)),
+        float(np.std(errors["uniform"], ddof=1)),
+        covered["uniform"] / replications,
     )

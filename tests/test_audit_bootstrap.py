@@ -15,6 +15,7 @@ from pingce.audits.bootstrap import (
     jackknife_acceleration,
     resampled_values,
 )
+from pingce.audits.ppi import crossfit_lambda
 from pingce.stats import ndtr, ndtri
 
 ppi_py = pytest.importorskip("ppi_py")
@@ -123,17 +124,19 @@ def test_the_same_seed_gives_the_same_interval_and_another_seed_another() -> Non
     assert other[0] == first[0] and other[1:] != first[1:]
 
 
-@pytest.mark.parametrize("lam", [None, 0.5])
+@pytest.mark.parametrize("lam", [None, 0.5, "cross"])
 def test_bca_s_acceleration_is_the_jackknife_over_every_part_of_every_stratum(
-    lam: float | None,
+    lam: float | str | None,
 ) -> None:
     """Davison and Hinkley's several-sample acceleration from leave-one-out values computed
-    by brute force (each row dropped, ``corrected_mean`` again, the strata's shares kept)."""
+    by brute force (each row dropped, ``corrected_mean`` again, the strata's shares kept; a
+    cross-fitted λ, one a labelled row, dropped with its row)."""
     rng = np.random.default_rng(9)
     strata = []
     for size, n in ((70, 25), (45, 15)):
         human, judge = _rows(rng, size, True)
         strata.append(Stratum(human[:n], judge[:n], judge[n:]))
+    rows = crossfit_lambda(strata, lambda m: float(_f1(m))) if lam == "cross" else None
     total = sum(s.size for s in strata)
     third = second = 0.0
     for h, stratum in enumerate(strata):
@@ -147,7 +150,14 @@ def test_bca_s_acceleration_is_the_jackknife_over_every_part_of_every_stratum(
                 else:
                     less = Stratum(stratum.human, stratum.judge, stratum.unlabelled[keep])
                 mean = sum(
-                    s.size / total * corrected_mean([less if g == h else s], lam).mean
+                    s.size
+                    / total
+                    * corrected_mean(
+                        [less if g == h else s],
+                        lam
+                        if rows is None
+                        else [rows[g][keep] if g == h and part == "human" else rows[g]],
+                    ).mean
                     for g, s in enumerate(strata)
                 )
                 values.append(float(_f1(np.asarray(mean))))
@@ -156,7 +166,12 @@ def test_bca_s_acceleration_is_the_jackknife_over_every_part_of_every_stratum(
             third += float((influence**3).sum()) / k**3
             second += float((influence**2).sum()) / k**2
     want = third / (6 * second**1.5)
-    assert jackknife_acceleration(strata, _f1, lam) == pytest.approx(want, rel=1e-9, abs=1e-15)
+    got = jackknife_acceleration(strata, _f1, lam if rows is None else rows)
+    assert got == pytest.approx(want, rel=1e-9, abs=1e-15)
+    if rows is not None:  # the resamples centre on the whole sample's value
+        theta = resampled_values(strata, _f1, rows, resamples=2_000)
+        value = float(_f1(corrected_mean(strata, rows).mean))
+        assert abs(float(np.median(theta)) - value) < 0.2 * float(theta.std())
 
 
 def test_bca_on_a_skewed_ratio_corrects_the_percentile_interval_for_bias_and_skew() -> None:

@@ -582,8 +582,10 @@ def test_a_sheet_not_in_utf_8_or_of_another_draw_is_refused(run_dir: Path, tmp_p
 def test_bootstrap_intervals_of_the_corrected_values(run_dir: Path, tmp_path: Path) -> None:
     """--ci-method percentile or bca: the same corrected values, intervals from resampling the
     labelled and other records apart (seeded: the same twice); the command line gives the
-    same as the API."""
-    normal = pingce.audit(run_dir, SHEET)
+    same as the API; the default is BCa's of 1,000 resamples."""
+    normal = pingce.audit(run_dir, SHEET, ci_method="normal")
+    default = pingce.audit(run_dir, SHEET, ci_method="bca", bootstrap=1000)
+    assert default.to_dict() == pingce.audit(run_dir, SHEET).to_dict()
     boot = pingce.audit(run_dir, SHEET, ci_method="percentile", bootstrap=400)
     again = pingce.audit(run_dir, SHEET, ci_method="percentile", bootstrap=400)
     for name in ("sem_precision", "sem_recall", "sem_f1"):
@@ -610,3 +612,10 @@ def test_bootstrap_intervals_of_the_corrected_values(run_dir: Path, tmp_path: Pa
     assert written["ci_low"] == pytest.approx(boot.metrics["sem_f1"].ci_low, abs=1e-12)
     with pytest.raises(pingce.OptionError, match="ci_method 'wild'"):
         pingce.audit(run_dir, SHEET, ci_method="wild")
+    with pytest.raises(pingce.OptionError, match="folds 0"):
+        pingce.audit(run_dir, SHEET, folds=0)
+    done = run_pingce("audit", str(run_dir), "--labels", str(SHEET), "--folds", "0")
+    assert done.returncode == 2 and "--folds" in done.stderr
+    # two labelled records a stratum: too few for two folds of two, λ tuned on both
+    folds_1 = pingce.audit(run_dir, SHEET, folds=1).to_dict()
+    assert folds_1 == pingce.audit(run_dir, SHEET).to_dict()

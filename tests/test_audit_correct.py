@@ -378,3 +378,17 @@ def test_the_labelled_records_rows_computed_alone_are_the_whole_table_s(
         assert np.array_equal(rows[checked], want[checked], equal_nan=True), key
         compared += statistic.needs_similarity
     assert compared >= 1
+
+
+def test_an_audit_with_fewer_labels_than_the_study_trusts_says_so() -> None:
+    """Below FAIR_LABELLED labelled records (the simulation study's fair regime) the audit
+    notes it; from there on, nothing; metrics that read no judge do not count."""
+    from pingce.audits.correct import FAIR_LABELLED, AuditedMetric, regime_notes
+
+    def one(labelled: int, **kw: bool) -> AuditedMetric:
+        return AuditedMetric(0.5, 0.5, 0.5, 0.4, 0.6, labelled, 1_000, **kw)
+
+    (note,) = regime_notes({"f1": one(40), "accuracy": one(0, depends_on_judge=False)})
+    assert note.startswith("40 labelled records:") and str(FAIR_LABELLED) in note
+    assert regime_notes({"f1": one(FAIR_LABELLED)}) == []
+    assert regime_notes({"accuracy": one(3, depends_on_judge=False)}) == []

@@ -175,7 +175,8 @@ def audit(
     labels: str | os.PathLike[str],
     *,
     lam: float | None = None,
-    ci_method: str = "normal",
+    folds: int = 5,
+    ci_method: str = "bca",
     bootstrap: int = 1000,
     ci_level: float = 0.95,
     out: str | os.PathLike[str] | None = None,
@@ -189,12 +190,13 @@ def audit(
     audit.html and audit.md are written there; with ``record=True``, the audit is recorded in
     the run's own folder as the command does by default (audit.json, audit.md, the checked
     records marked in records.jsonl, report.html and report.md with the audit; a later audit
-    replaces it). ``run``: a stored run's name or its output
-    folder; ``lam``: the judge's weight (None: tuned for each metric, PPI++; 1: PPI; 0: the
-    labels alone); ``ci_method``: ``normal`` (the delta method) or a bootstrap of ``bootstrap``
-    resamples (``percentile``, ``bca``). With ``baseline`` (another run of the suite over the
-    same records, and a sheet from ``pingce audit sample RUN BASELINE``): ``pingce compare RUN
-    BASELINE --labels SHEET``, both runs and their difference corrected
+    replaces it). ``run``: a stored run's name or its output folder; ``lam``: the judge's
+    weight (None: tuned for each metric, PPI++, cross-fitted over ``folds`` folds of the
+    labelled records; ``folds=1``: tuned on all of them; 1: PPI; 0: the labels alone);
+    ``ci_method``: a bootstrap of ``bootstrap`` resamples (``bca``, the default, or
+    ``percentile``) or ``normal`` (the delta method). With ``baseline`` (another run of the
+    suite over the same records, and a sheet from ``pingce audit sample RUN BASELINE``):
+    ``pingce compare RUN BASELINE --labels SHEET``, both runs and their difference corrected
     (:class:`pingce.audits.paired.PairedAudit`; ``out`` gets audit_comparison.json)."""
     from .audits.correct import Intervals
     from .audits.runs import audit_run, reopen, write_audit
@@ -209,7 +211,9 @@ def audit(
         raise OptionError(f"ci_level {ci_level!r}: a level in [0.5, 1), such as 0.95")
     if lam is not None and not 0 <= lam <= 1:
         raise OptionError(f"lam {lam!r}: a weight in [0, 1] (1 PPI, 0 the labels alone), or None")
-    ci = Intervals(ci_method, bootstrap)  # type: ignore[arg-type]  # checked above
+    if not isinstance(folds, int) or not 1 <= folds <= 50:
+        raise OptionError(f"folds {folds!r}: 1 to 50 folds of the labelled records")
+    ci = Intervals(ci_method, bootstrap, folds=folds)  # type: ignore[arg-type]  # checked above
     where = None if store is None else str(store)
     if baseline is not None:
         from .audits.paired import audit_pair, write_pair_audit

@@ -96,6 +96,9 @@ class _Prepared:
     centre: np.ndarray
     share: float
     lam: np.ndarray | None
+    rowwise: bool = False
+    """A λ for each labelled row (cross-fitted): the labelled features are ``[S', λ Ŝ', λ]``
+    and ``lam`` is unused."""
 
     @property
     def parts(self) -> tuple[_Part, _Part]:
@@ -122,22 +125,31 @@ def _prepared(stratum: Stratum, share: float, lam: float | np.ndarray | None) ->
         raise ValueError("a stratum has no labelled record: the judge cannot be corrected there")
     centre = human.mean(axis=0)
     shift = np.concatenate([judge, unlabelled], axis=0).mean(axis=0)
+    rowwise = lam is not None and np.ndim(lam) == 2
+    labelled = [human, judge]
+    if rowwise:
+        labelled.append(np.asarray(lam, dtype=np.float64).reshape(stratum.n, d))
 
     def labelled_features(rows: np.ndarray) -> np.ndarray:
-        s, j = rows[:, :d] - centre, rows[:, d:] - shift
+        s, j = rows[:, :d] - centre, rows[:, d : 2 * d] - shift
+        if rowwise:
+            return np.concatenate([s, rows[:, 2 * d :] * j, rows[:, 2 * d :]], axis=1)
         return np.concatenate([s, j] if lam is not None else [s, j, s * j, j * j], axis=1)
 
     def unlabelled_features(rows: np.ndarray) -> np.ndarray:
         u = rows - shift
         return u if lam is not None else np.concatenate([u, u * u], axis=1)
 
-    fixed = None if lam is None else np.broadcast_to(np.asarray(lam, dtype=np.float64), (d,))
+    fixed = None
+    if lam is not None and not rowwise:
+        fixed = np.broadcast_to(np.asarray(lam, dtype=np.float64), (d,))
     return _Prepared(
-        _grouped(np.concatenate([human, judge], axis=1), labelled_features),
+        _grouped(np.concatenate(labelled, axis=1), labelled_features),
         _grouped(unlabelled, unlabelled_features),
         centre,
         share,
         fixed,
+        rowwise,
     )
 
 
@@ -168,6 +180,10 @@ def _stratum_means(
         mean_s = labelled[:, :d] / n
         if size == 0:  # every record labelled: the labels alone
             out: np.ndarray = prepared.centre + mean_s
+            return out
+        if prepared.rowwise:  # mean(S') - mean(λ Ŝ') + mean(λ) mean(Ũ')
+            weighted, lam = labelled[:, d : 2 * d] / n, labelled[:, 2 * d :] / n
+            out = prepared.centre + mean_s + lam * unlabelled[:, :d] / size - weighted
             return out
         lam = _tuned(labelled, n, unlabelled, size) if prepared.lam is None else prepared.lam
         out = (

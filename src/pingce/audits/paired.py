@@ -32,6 +32,7 @@ from .correct import (
     Intervals,
     correct_entries,
     entries,
+    regime_notes,
     run_rows,
 )
 from .runs import (
@@ -43,6 +44,7 @@ from .runs import (
     agreement_of,
     checked_values,
     drawing_over,
+    drawn_summary,
     grade_agreement,
     read_sheet,
     record_scores,
@@ -187,27 +189,8 @@ def sample_pair_sheet(
     if a.files:  # several data files: each record's file beside its line
         columns = (columns[0], "file", *columns[1:])
     write_sheet(rows, Path(out), columns)
-    result = drawing.result
-    return {
-        "expected_half_width": {},  # of one run's labels alone: not said for a difference
-        "graded": a.scored is None,
-        "unit": a.plan.unit,
-        "records": int(result.indices.size),
-        "pairs": len(rows),
-        "decided_records": int(drawing.keys.size),
-        "strata": [
-            {
-                "stratum": h,
-                "judge_score_from": float(result.edges[h]),
-                "judge_score_to": float(result.edges[h + 1]),
-                "records": int(result.sizes[h]),
-                "drawn": int(result.quotas[h]),
-            }
-            for h in range(result.sizes.size)
-        ],
-        "seed": seed,
-        "allocation": allocation,
-    }
+    # the planned widths are of one run's labels alone: not said for a difference
+    return drawn_summary(drawing, len(rows), {}, a.scored is None, a.plan.unit)
 
 
 class _Difference:
@@ -340,7 +323,7 @@ def audit_pair(
     }
     if graded:
         agreement["graded"] = graded
-    notes = []
+    notes = regime_notes(sides["difference"])
     if read.empty:
         notes.append(
             f"{read.empty} pair(s) of the sheet have no label yet: their records do not count"

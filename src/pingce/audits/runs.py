@@ -48,6 +48,7 @@ from .correct import (
     pair_counts,
     planned_half_widths,
     record_pairs,
+    regime_notes,
 )
 from .sample import Allocation, Draw, draw
 
@@ -58,6 +59,7 @@ __all__ = [
     "audit_run",
     "checked_values",
     "drawing_over",
+    "drawn_summary",
     "grade_agreement",
     "read_sheet",
     "record_scores",
@@ -536,25 +538,38 @@ def sample_sheet(
     planned = planned_half_widths(
         run.plan, run.table, run.scored, run.judged, codes, drawn.quotas, units=units
     )
+    return drawn_summary(drawing, len(rows), planned, run.scored is None, run.plan.unit)
+
+
+def drawn_summary(
+    drawing: Drawing,
+    rows: int,
+    planned: dict[str, float],
+    graded: bool,
+    unit: str | None,
+) -> dict[str, Any]:
+    """What ``pingce audit sample`` says of a draw: the records drawn of those decided, the
+    sheet's rows, each stratum's score range, size and quota, and the planned half-widths."""
+    drawn, spec = drawing.result, drawing.spec
     return {
         "expected_half_width": planned,
-        "graded": run.scored is None,
-        "unit": run.plan.unit,
+        "graded": graded,
+        "unit": unit,
         "records": int(drawn.indices.size),
-        "pairs": len(rows),
+        "pairs": rows,
         "decided_records": int(drawing.keys.size),
         "strata": [
             {
                 "stratum": h,
-                "judge_score_from": float(drawn.edges[h]),
-                "judge_score_to": float(drawn.edges[h + 1]),
+                "judge_score_from": float(drawn.bounds[h, 0]),
+                "judge_score_to": float(drawn.bounds[h, 1]),
                 "records": int(drawn.sizes[h]),
                 "drawn": int(drawn.quotas[h]),
             }
             for h in range(drawn.sizes.size)
         ],
-        "seed": seed,
-        "allocation": allocation,
+        "seed": spec.seed,
+        "allocation": spec.allocation,
     }
 
 
@@ -1058,6 +1073,7 @@ def audit_run(
     )
     if partly:
         notes.append(f"{partly} record(s) have only some of their pairs labelled: left out")
+    notes += regime_notes(metrics)
     metrics = checked_values(run, metrics)
     return AuditResult(
         run=run.name,

@@ -64,7 +64,8 @@ def audit() -> None:
     type=click.IntRange(1, 50),
     default=4,
     show_default=True,
-    help="Strata of the records by the judge's score (quantile bins).",
+    help="Strata of the records by the judge's score: a score many records share (the judge's "
+    "point masses) alone, quantile bins of the rest.",
 )
 @click.option(
     "--allocation",
@@ -153,15 +154,24 @@ def sample(
     type=click.FloatRange(0, 1),
     default=None,
     help="The weight of the judge's scores: 1 classic PPI, 0 the labels alone [default: tuned "
-    "for each metric, PPI++].",
+    "for each metric, PPI++, cross-fitted over --folds].",
+)
+@click.option(
+    "--folds",
+    type=click.IntRange(1, 50),
+    default=5,
+    show_default=True,
+    help="The tuned λ of each labelled record comes from the other folds of the labelled "
+    "records (cross-fitting: no bias from tuning on the records it corrects); 1 tunes it on "
+    "all of them (PPI++, ppi-python's for a mean).",
 )
 @click.option(
     "--ci-method",
-    type=click.Choice(["normal", "percentile", "bca"]),
-    default="normal",
+    type=click.Choice(["bca", "percentile", "normal"]),
+    default="bca",
     show_default=True,
-    help="normal: the delta method's interval; percentile or bca: a bootstrap resampling the "
-    "labelled and the other records apart in each stratum.",
+    help="bca or percentile: a bootstrap resampling the labelled and the other records apart "
+    "in each stratum; normal: the delta method's interval.",
 )
 @click.option(
     "--bootstrap",
@@ -193,6 +203,7 @@ def correct(
     run_ref: str,
     labels: str,
     lam: float | None,
+    folds: int,
     ci_method: Any,
     resamples: int,
     ci_level: float,
@@ -210,7 +221,7 @@ def correct(
     with out_checked(out):
         try:
             run = reopen(run_ref, store=store)
-            ci = Intervals(ci_method, resamples)
+            ci = Intervals(ci_method, resamples, folds=folds)
             result = audit_run(run, labels, lam=lam, level=ci_level, ci=ci)
             if out:
                 path = write_audit(result, out, ci_level)
