@@ -227,7 +227,7 @@ def test_comparison_frame_holds_comparison_json(tmp_path: Path) -> None:
     frame = result.to_pandas()
     columns = ["candidate", "baseline", "delta", "ci_low", "ci_high", "p_value", "p_method"]
     columns += ["p_holm", "significant", "verdict", "n", "n_baseline", "higher_is_better"]
-    columns += ["left_out", "note"]
+    columns += ["left_out", "margin_p_value", "note"]
     assert list(frame.columns) == ["metric", *columns]
     assert list(frame["metric"]) == list(written["metrics"])
     for (_, row), entry in zip(frame.iterrows(), written["metrics"].values(), strict=True):

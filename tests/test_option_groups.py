@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 import pingce
+from pingce.decisions import parse_margin_gates
 from pingce.gates import parse_gates, parse_regression_gates
 from pingce.option_table import OPTIONS
 from pingce.options import (
@@ -84,6 +85,8 @@ def _changed(tmp_path: Path) -> dict[str, tuple[dict[str, Any], Any]]:
         "gates": ({}, parse_gates(["accuracy=0.5"])),
         "regression_gates": ({}, parse_regression_gates(["all"])),
         "gate_on_interval": ({}, True),
+        "margin_gates": ({}, parse_margin_gates(["accuracy=0.1"])),
+        "multiplicity": ({}, "bh"),
         "judges": ({}, ("openai:judge",)),
         "rubric": ({}, "Is it helpful?"),
         "scale": ({}, "0-1"),

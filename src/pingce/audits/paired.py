@@ -315,7 +315,7 @@ def audit_pair(
     if a.scored is not None:
         table = SimilarityTable(_joint_scores(a, b), a.scored.table.signature)
         joint = dataclasses.replace(a, scored=dataclasses.replace(a.scored, table=table))
-        agreement = agreement_of(joint, labels)
+        agreement = agreement_of(joint, labels, level)
     graded = {
         f"{task} ({side})": one
         for side, run, grades in (("candidate", a, grades_a), ("baseline", b, grades_b))

@@ -845,7 +845,10 @@ def grade_agreement(
     return out
 
 
-def agreement_of(run: Reopened, labels: dict[Pair, float]) -> dict[str, Any]:
+def agreement_of(run: Reopened, labels: dict[Pair, float], level: float = 0.95) -> dict[str, Any]:
+    """The judge's agreement with the people on the labelled pairs (:mod:`.agreement`): ROC
+    AUC; at the run's τ accuracy, Cohen's kappa, the true and false positive rates and the τ
+    that would have agreed best; each with its bootstrap interval at ``level``."""
     from ..calibrate import best_point, roc_auc, threshold_curve, threshold_point
 
     if run.scored is None or not labels:
@@ -869,6 +872,10 @@ def agreement_of(run: Reopened, labels: dict[Pair, float]) -> dict[str, Any]:
         )
         curve = threshold_curve(scores, human, same)
         out["best_threshold"] = best_point(curve).threshold if curve and human.any() else None
+    if scores.size >= 2:
+        from .agreement import agreement_intervals
+
+        out["intervals"] = agreement_intervals(scores, human, run.threshold, level=level)
     return out
 
 
@@ -1083,7 +1090,7 @@ def audit_run(
         labelled_pairs=len(labels) + len(grades),
         unlabelled_pairs=empty,
         agreement={
-            **agreement_of(run, labels),
+            **agreement_of(run, labels, level),
             **({"graded": g} if (g := grade_agreement(run, grades)) else {}),
         },
         metrics=metrics,

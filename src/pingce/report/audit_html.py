@@ -15,6 +15,7 @@ from .format import fmt_number
 from .page import STYLE, asset, esc, head, style
 
 __all__ = [
+    "agreement_value",
     "audit_data",
     "audit_facts",
     "audit_level",
@@ -49,9 +50,18 @@ def audit_level(audit: dict[str, Any], level: float | None = None) -> float:
     return float(level if level is not None else audit.get("level", 0.95))
 
 
+def agreement_value(agreement: dict[str, Any], key: str) -> str:
+    """An agreement statistic with its bootstrap interval when audit.json holds one."""
+    text = fmt_number(agreement[key])
+    interval = (agreement.get("intervals") or {}).get(key)
+    if interval:
+        text += f" [{fmt_number(interval[0])}, {fmt_number(interval[1])}]"
+    return text
+
+
 def _agreement_items(agreement: dict[str, Any]) -> list[str]:
     items = [
-        f"{label}: {fmt_number(agreement[key]) if key != 'pairs' else agreement[key]}"
+        f"{label}: {agreement_value(agreement, key) if key != 'pairs' else agreement[key]}"
         for key, label in _AGREEMENT
         if agreement.get(key) is not None
     ]

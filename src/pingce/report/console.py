@@ -445,6 +445,8 @@ def print_calibration(result: CalibrationResult, console: Console) -> None:
 def print_audit(result: Any, console: Console, level: float = 0.95) -> None:
     """``pingce audit``: the judge's agreement with the labels, then each metric's judge-only,
     human-only and corrected value with its interval (:class:`pingce.audits.runs.AuditResult`)."""
+    from .audit_html import agreement_value
+
     agreement = result.agreement
     parts = [f"{agreement.get('pairs', 0)} labelled pairs"]
     for key, label in (
@@ -455,7 +457,7 @@ def print_audit(result: Any, console: Console, level: float = 0.95) -> None:
         ("roc_auc", "ROC AUC"),
     ):
         if key in agreement:
-            parts.append(f"{label} {fmt_number(agreement[key])}")
+            parts.append(f"{label} {agreement_value(agreement, key)}")
     if agreement.get("threshold") is not None:
         parts.append(
             f"at τ {agreement['threshold']:g} (best τ on these labels: "
@@ -537,12 +539,14 @@ def print_suite_list(suites: Mapping[str, str], console: Console) -> None:
 def print_paired_audit(result: Any, console: Console, level: float = 0.95) -> None:
     """``pingce compare RUN_A RUN_B --labels SHEET``: each judge-dependent metric of both runs
     corrected, and their difference (:class:`pingce.audits.paired.PairedAudit`)."""
+    from .audit_html import agreement_value
+
     agreement = result.agreement
     if agreement.get("pairs"):
         parts = [f"{agreement['pairs']} labelled pairs of both runs"]
         for key, label in (("accuracy", "accuracy"), ("kappa", "Cohen's kappa")):
             if agreement.get(key) is not None:
-                parts.append(f"{label} {fmt_number(agreement[key])}")
+                parts.append(f"{label} {agreement_value(agreement, key)}")
         console.print("judge against the labels: " + ", ".join(parts))
     for note in result.notes:
         console.print(f"note: {escape(note)}")
