@@ -531,6 +531,11 @@ def test_a_label_that_also_covers_an_undrawn_record_is_not_used_for_it(tmp_path:
     assert len(drawn) == 4
     assert result.metrics["sem_f1"].labelled == 4  # not every record whose pairs recur
     assert {str(v["line"]) for v in result.verified} == drawn
+    # the undrawn copies of each drawn record are covered whole by the same labels (as may be
+    # other records whose pairs all recur on the sheet): said, counted, not used
+    originals = {int(r["line"]) % 20 for r in rows}
+    covered = [n for n in result.notes if "outside the draw have every pair labelled" in n]
+    assert len(covered) == 1 and int(covered[0].split()[0]) >= 3 * len(originals) - 4
 
 
 @pytest.mark.parametrize(

@@ -1080,6 +1080,17 @@ def audit_run(
     )
     if partly:
         notes.append(f"{partly} record(s) have only some of their pairs labelled: left out")
+    outside = sum(
+        1
+        for i in np.flatnonzero(~drawing.drawn).tolist()
+        if pairs[i] and all(q in labels for q in pairs[i])
+    )
+    if outside:
+        notes.append(
+            f"{outside} record(s) outside the draw have every pair labelled (the same texts "
+            "elsewhere on the sheet): their labels count for the agreement, not for the "
+            "corrected metrics (people did not check them at random)"
+        )
     notes += regime_notes(metrics)
     metrics = checked_values(run, metrics)
     return AuditResult(
