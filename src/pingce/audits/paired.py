@@ -51,7 +51,10 @@ from .runs import (
     resolved_grades,
     sheet_drawing,
     sheet_rows,
+    slice_groups,
+    slice_values,
     units_of,
+    with_values,
     write_sheet,
 )
 from .sample import Allocation
@@ -152,7 +155,8 @@ def pair_drawing(a: Reopened, b: Reopened, order: np.ndarray, spec: DrawSpec) ->
             decided.append(i)
             scores.append(np.concatenate([ours.get(i, np.empty(0)), theirs.get(j, np.empty(0))]))
     found = np.array(decided, dtype=np.intp)
-    return drawing_over(a.table.n, found, pairs, scores, units_of(a), spec)
+    groups = slice_groups(a, spec.slice)
+    return drawing_over(a.table.n, found, pairs, scores, units_of(a), spec, groups)
 
 
 def sample_pair_sheet(
@@ -164,12 +168,15 @@ def sample_pair_sheet(
     seed: int = 0,
     strata: int = 4,
     allocation: Allocation = "neyman",
+    slice: str | None = None,
 ) -> dict[str, Any]:
     """Draw the records of two runs a human should check and write both runs' pairs of them to
     ``out``; what was drawn, as :func:`pingce.audits.runs.sample_sheet` says it."""
     order = align(a, b)
     _check_comparable(a, b, order)
-    drawing = pair_drawing(a, b, order, DrawSpec(budget, seed, strata, allocation, runs=2))
+    drawing = pair_drawing(
+        a, b, order, DrawSpec(budget, seed, strata, allocation, runs=2, slice=slice)
+    )
     _, pairs_a, _ = record_scores(a)
     _, pairs_b, _ = record_scores(b)
     text = drawing.spec.text()
@@ -190,7 +197,10 @@ def sample_pair_sheet(
         columns = (columns[0], "file", *columns[1:])
     write_sheet(rows, Path(out), columns)
     # the planned widths are of one run's labels alone: not said for a difference
-    return drawn_summary(drawing, len(rows), {}, a.scored is None, a.plan.unit)
+    summary = drawn_summary(drawing, len(rows), {}, a.scored is None, a.plan.unit)
+    if slice is not None:
+        with_values(summary, drawing, slice_values(a, slice))
+    return summary
 
 
 class _Difference:

@@ -69,7 +69,10 @@ __all__ = [
     "sample_sheet",
     "sheet_drawing",
     "sheet_rows",
+    "slice_groups",
+    "slice_values",
     "units_of",
+    "with_values",
     "write_audit",
     "write_sheet",
 ]
@@ -426,11 +429,15 @@ class DrawSpec:
     allocation: Allocation = "neyman"
     runs: int = 1
     """2: one draw over the same records of two runs (``pingce audit sample RUN_A RUN_B``)."""
+    slice: str | None = None
+    """``--slice FIELD``: the records stratified within each of the field's values."""
 
     def text(self) -> str:
         return (
             f"budget={self.budget} seed={self.seed} strata={self.strata} "
-            f"allocation={self.allocation}" + (f" runs={self.runs}" if self.runs != 1 else "")
+            f"allocation={self.allocation}"
+            + (f" runs={self.runs}" if self.runs != 1 else "")
+            + (f" slice={self.slice}" if self.slice else "")
         )
 
     @classmethod
@@ -446,6 +453,7 @@ class DrawSpec:
                 int(given["strata"]),
                 "neyman" if allocation == "neyman" else "uniform",
                 int(given.get("runs", 1)),
+                given.get("slice") or None,
             )
         except (KeyError, ValueError):
             raise InputError(
@@ -473,7 +481,34 @@ class Drawing:
 def redraw(run: Reopened, spec: DrawSpec) -> Drawing:
     """The draw ``spec`` over ``run`` (the same every time: seeded, from the same scores)."""
     decided, pairs, scores = record_scores(run)
-    return drawing_over(run.table.n, decided, pairs, scores, units_of(run), spec)
+    groups = slice_groups(run, spec.slice)
+    return drawing_over(run.table.n, decided, pairs, scores, units_of(run), spec, groups)
+
+
+def slice_groups(run: Reopened, field: str | None) -> np.ndarray | None:
+    """Each record's value of the ``--slice`` field, as a code (the values in sorted order);
+    None without one; an error when the run did not read the field."""
+    if field is None:
+        return None
+    from ..engine.groups import unit_codes
+
+    if field not in run.table.columns:
+        raise OptionError(
+            f"--slice {field}: the run did not read {field!r}; run the suite with --slice "
+            f"{field} (or --context {field}), then draw the sheet"
+        )
+    codes = unit_codes(run.table, field)
+    assert codes is not None
+    return codes
+
+
+def slice_values(run: Reopened, field: str) -> list[str]:
+    """The ``--slice`` field's values in the order of their codes (:func:`slice_groups`)."""
+    codes = slice_groups(run, field)
+    assert codes is not None
+    values = run.table.column(field)
+    first = {int(c): i for i, c in reversed(list(enumerate(codes.tolist())))}
+    return [str(values[first[c]]) for c in sorted(first)]
 
 
 def drawing_over(
@@ -483,10 +518,12 @@ def drawing_over(
     scores: list[np.ndarray],
     units: np.ndarray | None,
     spec: DrawSpec,
+    groups: np.ndarray | None = None,
 ) -> Drawing:
     """The draw ``spec`` over ``n`` records of which ``decided`` were decided by the judges
     (each with its ``pairs`` and the ``scores`` the draw is stratified by, in the order of
-    ``decided``), or in a unit suite over their ``units``."""
+    ``decided``), or in a unit suite over their ``units``; stratified within ``groups`` (a
+    code per record: ``--slice``; a unit's is its first decided record's) when given."""
     if decided.size == 0:
         raise InputError("the judge decided no pair in this run: there is nothing to label")
     keys, grouped = decided, scores
@@ -499,8 +536,20 @@ def drawing_over(
     sizes = np.fromiter(map(len, grouped), dtype=np.intp, count=len(grouped))
     every = np.nan_to_num(np.concatenate(grouped), nan=0.5) if grouped else np.zeros(0)
     clean = np.split(every, np.cumsum(sizes)[:-1])
+    of_key = None
+    if groups is not None:
+        if units is None:
+            of_key = groups[keys]
+        else:
+            first = {int(units[i]): int(groups[i]) for i in decided[::-1].tolist()}
+            of_key = np.array([first[int(k)] for k in keys.tolist()], dtype=np.intp)
     result = draw(
-        clean, spec.budget, seed=spec.seed, strata=spec.strata, allocation=spec.allocation
+        clean,
+        spec.budget,
+        seed=spec.seed,
+        strata=spec.strata,
+        allocation=spec.allocation,
+        groups=of_key,
     )
     owner = np.arange(n) if units is None else units
     is_decided = np.zeros(n, dtype=bool)
@@ -522,10 +571,11 @@ def sample_sheet(
     seed: int = 0,
     strata: int = 4,
     allocation: Allocation = "neyman",
+    slice: str | None = None,
 ) -> dict[str, Any]:
     """Draw the records a human should check and write their pairs to ``out`` (``.csv`` or
-    ``.jsonl``); what was drawn, per stratum."""
-    drawing = redraw(run, DrawSpec(budget, seed, strata, allocation))
+    ``.jsonl``); what was drawn, per stratum (within each value of the ``slice`` field)."""
+    drawing = redraw(run, DrawSpec(budget, seed, strata, allocation, slice=slice))
     pairs = drawing.pairs
     rows = []
     for i in np.flatnonzero(drawing.drawn).tolist():
@@ -538,7 +588,18 @@ def sample_sheet(
     planned = planned_half_widths(
         run.plan, run.table, run.scored, run.judged, codes, drawn.quotas, units=units
     )
-    return drawn_summary(drawing, len(rows), planned, run.scored is None, run.plan.unit)
+    summary = drawn_summary(drawing, len(rows), planned, run.scored is None, run.plan.unit)
+    if slice is not None:
+        with_values(summary, drawing, slice_values(run, slice))
+    return summary
+
+
+def with_values(summary: dict[str, Any], drawing: Drawing, values: list[str]) -> None:
+    """Each stratum of ``summary`` given the ``--slice`` value it lies in."""
+    groups = drawing.result.groups
+    assert groups is not None
+    for stratum in summary["strata"]:
+        stratum["slice"] = values[int(groups[stratum["stratum"]])]
 
 
 def drawn_summary(

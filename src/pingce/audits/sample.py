@@ -42,6 +42,8 @@ class Draw:
     quotas: np.ndarray
     bounds: np.ndarray
     """``(len(sizes), 2)``: each stratum's lowest and highest score."""
+    groups: np.ndarray | None = None
+    """With ``groups`` (``--slice``): each stratum's group."""
 
 
 MASS = 0.05
@@ -136,14 +138,15 @@ def draw(
     seed: int = 0,
     strata: int = 4,
     allocation: Allocation = "neyman",
+    groups: np.ndarray | None = None,
 ) -> Draw:
     """Draw ``budget`` of the records whose pairs' judge scores are ``scores`` (one array a
-    record)."""
+    record), stratified by score within each of ``groups`` (a group code per record) when
+    given."""
     if budget < 1:
         raise ValueError(f"--budget {budget}: at least 1 record")
     means = np.array([float(np.mean(s)) for s in scores])
-    # a stratum without a labelled record could not be corrected: no more strata than labels
-    codes, bounds = strata_of(means, max(1, min(strata, budget // 2 or 1)))
+    codes, bounds, of_group = _strata_within(means, budget, strata, groups)
     k = int(codes.max()) + 1
     sizes = np.bincount(codes, minlength=k)
     if allocation == "uniform":
@@ -160,4 +163,28 @@ def draw(
         rng.choice(np.flatnonzero(codes == h), size=int(quotas[h]), replace=False) for h in range(k)
     ]
     indices = np.sort(np.concatenate(chosen)) if chosen else np.empty(0, dtype=np.intp)
-    return Draw(indices.astype(np.intp), codes, sizes, quotas, bounds)
+    return Draw(indices.astype(np.intp), codes, sizes, quotas, bounds, of_group)
+
+
+def _strata_within(
+    means: np.ndarray, budget: int, strata: int, groups: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Each record's stratum: the score strata (:func:`strata_of`) within each of ``groups``
+    (a group code per record: ``--slice``), their bounds, and each stratum's group. A stratum
+    without a labelled record could not be corrected: no more strata than half the budget."""
+    if groups is None:
+        codes, bounds = strata_of(means, max(1, min(strata, budget // 2 or 1)))
+        return codes, bounds, None
+    groups = np.asarray(groups, dtype=np.intp)
+    present = np.unique(groups)
+    per = max(1, min(strata, budget // (2 * present.size) or 1))
+    codes = np.zeros(means.size, dtype=np.intp)
+    parts: list[np.ndarray] = []
+    owner: list[int] = []
+    for g in present.tolist():
+        members = np.flatnonzero(groups == g)
+        inner, inner_bounds = strata_of(means[members], per)
+        codes[members] = inner + len(owner)
+        parts.append(inner_bounds)
+        owner += [g] * len(inner_bounds)
+    return codes, np.concatenate(parts), np.array(owner, dtype=np.intp)

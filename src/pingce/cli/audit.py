@@ -74,6 +74,14 @@ def audit() -> None:
     show_default=True,
     help="neyman: more labels where the judge is least sure; uniform: every record equally likely.",
 )
+@click.option(
+    "--slice",
+    "slice_field",
+    default=None,
+    metavar="FIELD",
+    help="Also stratify by this field's values (each value its own strata), so that every "
+    "slice gets labels. The run must have read the field (run --slice or --context).",
+)
 @store_path_option
 def sample(
     run_refs: tuple[str, ...],
@@ -82,6 +90,7 @@ def sample(
     seed: int,
     strata: int,
     allocation: Any,
+    slice_field: str | None,
     store: str | None,
 ) -> None:
     """Draw the records of RUN a human should check and write their pairs to a sheet.
@@ -101,11 +110,24 @@ def sample(
             runs = [reopen(ref, store=store) for ref in run_refs]
             if len(runs) == 2:
                 drawn = sample_pair_sheet(
-                    runs[0], runs[1], budget, out, seed=seed, strata=strata, allocation=allocation
+                    runs[0],
+                    runs[1],
+                    budget,
+                    out,
+                    seed=seed,
+                    strata=strata,
+                    allocation=allocation,
+                    slice=slice_field,
                 )
             else:
                 drawn = sample_sheet(
-                    runs[0], budget, out, seed=seed, strata=strata, allocation=allocation
+                    runs[0],
+                    budget,
+                    out,
+                    seed=seed,
+                    strata=strata,
+                    allocation=allocation,
+                    slice=slice_field,
                 )
         except PingceError as exc:
             fail(exc)
@@ -116,9 +138,11 @@ def sample(
         f"({drawn['pairs']} pairs, {allocation} allocation, seed {seed}) into {out}"
     )
     for stratum in drawn["strata"]:
+        where = f" ({slice_field} {stratum['slice']})" if "slice" in stratum else ""
         click.echo(
-            f"  stratum {stratum['stratum']}: judge score {stratum['judge_score_from']:.3f}-"
-            f"{stratum['judge_score_to']:.3f}, {stratum['drawn']} of {stratum['records']} {what}"
+            f"  stratum {stratum['stratum']}{where}: judge score "
+            f"{stratum['judge_score_from']:.3f}-{stratum['judge_score_to']:.3f}, "
+            f"{stratum['drawn']} of {stratum['records']} {what}"
         )
     if drawn["expected_half_width"]:
         widths = ", ".join(f"{k} ±{v:.3f}" for k, v in drawn["expected_half_width"].items())
