@@ -124,6 +124,13 @@ def test_the_decision_is_the_interval_at_ci_level(tmp_path: Path) -> None:
             assert "decision: the candidate passes" in done.stdout
         else:
             assert "gate failed: accuracy: delta" in done.stderr
+        # the reports say it in words: comparison.md and comparison.html
+        outcome = "passes" if passes else "does not pass"
+        page = (out / "comparison.md").read_text(encoding="utf-8")
+        assert f"The candidate {outcome}: 1 gate(s)" in page
+        assert f"- {'passed' if passes else 'FAILED'}: {gate['reason']}" in page
+        html = (out / "comparison.html").read_text(encoding="utf-8")
+        assert '<section id="decision">' in html and f"The candidate {outcome}" in html
 
 
 def test_a_family_of_gates_and_slices_is_adjusted(tmp_path: Path) -> None:

@@ -15,6 +15,7 @@ import numpy as np
 
 from ..results import ComparisonResult, MetricComparison, MetricResult, RecordRows
 from .charts import PLOT_WIDTH, axis_labels, forest, is_finite, nice_ceiling, tick
+from .decision import decision_html
 from .format import fmt_number, fmt_p, stream_words
 from .page import STYLE, asset, direction, esc, head, script, script_hash, style
 from .pairwise import pairwise_html
@@ -262,6 +263,7 @@ def render_comparison_html(
             "adjusts it for the number of metrics compared. The verdict says which system is "
             "better when p is below 1 − the level, and whether that holds after Holm.</p>"
             "</section>\n",
+            "" if result.decision is None else decision_html(result.decision),
             "" if result.pairwise is None else pairwise_html(result.pairwise),
             flipped,
             '<section id="signature"><h2>Signature</h2>'

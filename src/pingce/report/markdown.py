@@ -267,6 +267,10 @@ def render_comparison_markdown(result: ComparisonResult) -> str:
         "",
         *_comparison_rows(result.metrics),
     ]
+    if result.decision is not None:
+        from .decision import decision_markdown
+
+        lines += ["", *decision_markdown(result.decision)]
     if result.pairwise is not None:
         from .pairwise import pairwise_markdown
 

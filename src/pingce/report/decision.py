@@ -1,0 +1,41 @@
+"""A comparison's release decision (``--non-inferior``, ``--equivalent``: comparison.json's
+``decision``) in comparison.md and comparison.html: the outcome first, then each gate's test in
+words (passed or failed said in words, never by colour alone)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .page import esc
+
+__all__ = ["decision_html", "decision_markdown"]
+
+
+def _headline(decision: Any) -> str:
+    outcome = "passes" if decision.passed else "does not pass"
+    return (
+        f"The candidate {outcome}: {len(decision.gates)} gate(s), one-sided alpha "
+        f"{decision.alpha:g}, multiplicity {decision.multiplicity}."
+    )
+
+
+def decision_markdown(decision: Any) -> list[str]:
+    """comparison.md's lines of the decision."""
+    lines = ["## Decision", "", _headline(decision), ""]
+    lines += [
+        f"- {'passed' if gate.passed else 'FAILED'}: {gate.reason}" for gate in decision.gates
+    ]
+    return [*lines, ""]
+
+
+def decision_html(decision: Any) -> str:
+    """comparison.html's section of the decision."""
+    items = "".join(
+        f'<li class="{"pass" if gate.passed else "fail"}">'
+        f"<b>{'passed' if gate.passed else 'failed'}</b>: {esc(gate.reason)}</li>"
+        for gate in decision.gates
+    )
+    return (
+        f'<section id="decision"><h2>Decision</h2><p>{esc(_headline(decision))}</p>'
+        f"<ul>{items}</ul></section>\n"
+    )
