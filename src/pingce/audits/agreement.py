@@ -4,9 +4,9 @@ Cohen's kappa, the true and false positive rates of its verdicts at τ (``score 
 
 The intervals resample the labelled pairs with replacement (a percentile interval of
 ``resamples`` draws, seeded). Each resample is a vector of counts, so every statistic is a
-product with the counts: the confusion cells ``counts @ cell``, and the AUC ``w_pos · C · w_neg /
-(Σ w_pos Σ w_neg)`` with ``C[i, j] = [s_i > s_j] + ½ [s_i = s_j]`` over the positive and
-negative pairs (the Mann-Whitney form, ties counted half, as scikit-learn's ``roc_auc_score``)."""
+product with the counts: the confusion cells ``counts @ cell``, and the AUC in its
+Mann-Whitney form (ties counted half, as scikit-learn's ``roc_auc_score``) from the negatives'
+weight below each score: ``O(n)`` a resample, not a positive-by-negative product."""
 
 from __future__ import annotations
 
@@ -17,8 +17,21 @@ __all__ = ["AGREEMENT_INTERVALS", "agreement_intervals", "agreement_resamples"]
 AGREEMENT_INTERVALS = ("accuracy", "kappa", "true_positive_rate", "false_positive_rate", "roc_auc")
 """The agreement statistics given an interval, as audit.json names them."""
 
-_CHUNK = 1 << 22
-"""Cells of the AUC's product computed at once."""
+
+def _resampled_auc(scores: np.ndarray, human: np.ndarray, counts: np.ndarray) -> np.ndarray:
+    """Each resample's ROC AUC, ``Σ_pos w_i (W_neg(< s_i) + ½ W_neg(= s_i)) / (W_pos W_neg)``:
+    the negatives' weight per distinct score summed once (``reduceat`` over the sorted
+    scores), then its running total, so a resample costs ``O(n)``."""
+    order = np.argsort(scores, kind="stable")
+    ranked, weights = scores[order], counts[:, order]
+    starts = np.flatnonzero(np.r_[True, ranked[1:] != ranked[:-1]])
+    level = np.cumsum(np.r_[True, ranked[1:] != ranked[:-1]]) - 1  # each pair's distinct score
+    negative = np.add.reduceat(weights * ~human[order], starts, axis=1)
+    below = np.cumsum(negative, axis=1) - negative
+    positive = weights * human[order]
+    wins = (positive * (below[:, level] + 0.5 * negative[:, level])).sum(axis=1)
+    out: np.ndarray = wins / (positive.sum(axis=1) * negative.sum(axis=1))
+    return out
 
 
 def agreement_resamples(
@@ -42,18 +55,7 @@ def agreement_resamples(
             out["kappa"] = np.where(expected < 1, (observed - expected) / (1 - expected), np.nan)
             out["true_positive_rate"] = tp / (tp + fn)
             out["false_positive_rate"] = fp / (fp + tn)
-        positive, negative = scores[human], scores[~human]
-        above = (positive[:, None] > negative[None, :]).astype(np.float64)
-        above += 0.5 * (positive[:, None] == negative[None, :])
-        w_pos, w_neg = counts[:, human], counts[:, ~human]
-        step = max(1, _CHUNK // max(1, above.size))
-        wins = np.concatenate(
-            [
-                np.einsum("bi,ij,bj->b", w_pos[k : k + step], above, w_neg[k : k + step])
-                for k in range(0, counts.shape[0], step)
-            ]
-        )
-        out["roc_auc"] = wins / (w_pos.sum(axis=1) * w_neg.sum(axis=1))
+        out["roc_auc"] = _resampled_auc(scores, human, counts)
     return out
 
 
