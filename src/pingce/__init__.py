@@ -96,8 +96,13 @@ def evaluate(
     from .options import run_options
     from .report.files import write_outputs
 
+    given = run_options(options)
     with checked_out(out):  # before any work: an OutputError if out cannot be written
-        result = evaluate_suite(suite, records, run_options(options))
+        result = evaluate_suite(suite, records, given)
+        if given.gating.baseline is not None:  # --baseline: decided against a stored run
+            from .compare_stored import decide_against_baseline
+
+            result = decide_against_baseline(result, suite, given)
         if out is not None:
             write_outputs(result, out)
     return result

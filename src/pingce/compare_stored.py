@@ -13,6 +13,7 @@ import dataclasses
 import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from .engine.profile import Profile
 from .engine.stored_runs import compare_runs
@@ -23,7 +24,7 @@ from .progress import ProgressHook
 from .results import ComparisonResult, EvaluationResult
 from .runfolder.reader import read_run
 
-__all__ = ["RunRef", "compare_stored", "read_stored"]
+__all__ = ["RunRef", "compare_stored", "decide_against_baseline", "read_stored"]
 
 RunRef = str | os.PathLike[str] | EvaluationResult
 """A run: its name in the run store, its output folder, or a result in memory."""
@@ -92,3 +93,36 @@ def _distinct(labels: Sequence[str]) -> tuple[str, str]:
     if first == second:  # one run compared with itself: still say which side is which
         return f"{first} (candidate)", f"{second} (baseline)"
     return first, second
+
+
+def decide_against_baseline(
+    result: EvaluationResult,
+    suite: str | os.PathLike[str] | Any,
+    options: RunOptions,
+    *,
+    store: str | os.PathLike[str] | None = None,
+    progress: ProgressHook | None = None,
+) -> EvaluationResult:
+    """``pingce run --baseline RUN --non-inferior ...``: the run just made compared with the
+    stored baseline as ``pingce compare RUN BASELINE`` compares two stored runs (so that command
+    gives the same decision bit for bit), its decision and what it paired kept in the result
+    (results.json's ``decision`` and ``baseline``); the result as it is without a baseline."""
+    baseline = options.gating.baseline
+    if baseline is None:
+        return result
+    path = os.fspath(suite) if isinstance(suite, str | os.PathLike) else None
+    compared = compare_stored(
+        result,
+        baseline,
+        options,
+        suite=path if path is not None and os.path.isfile(path) else None,
+        store=store,
+        progress=progress,
+    )
+    result.decision = compared.decision
+    result.baseline = {
+        "run": compared.baseline,
+        "records": compared.n_records,
+        "notes": compared.notes,
+    }
+    return result

@@ -210,6 +210,30 @@ OPTIONS: list[Option] = [
         python="int | None",
     ),
     Option(
+        "repeats",
+        _rng("repeats"),
+        "Ask --model each record K times (its parameters, e.g. temperature, as for one): the "
+        "metrics over every record x repeat, intervals resampling records with their repeats, "
+        "pass@k, variance shares and flaky records; each repeat cached apart, so a rerun asks "
+        "nothing and a larger K only the new repeats.",
+        frozenset({"run"}),
+        "model",
+        default=1,
+        python="int",
+        metavar="K",
+        ray=False,
+    ),
+    Option(
+        "target_se",
+        _rng("target_se"),
+        "With repeats: the standard error to plan for; each metric's report names the cheapest "
+        "repeats reaching it and their calls.",
+        frozenset({"run"}),
+        "output",
+        python="float | None",
+        metavar="SE",
+    ),
+    Option(
         "judges",
         str,
         "A model that grades the answers of the judged metrics (rubric_score, correctness), "
@@ -517,7 +541,7 @@ OPTIONS: list[Option] = [
         "more than MARGIN (the paired interval of delta above -MARGIN; below +MARGIN for a "
         "metric lower is better), the family of gates adjusted by --multiplicity; exit 4 when "
         "a gate fails. Repeatable.",
-        frozenset({"compare", "compare-runs"}),
+        frozenset({"run", "compare", "compare-runs"}),
         "gates",
         metavar="METRIC=MARGIN",
         multiple=True,
@@ -527,10 +551,23 @@ OPTIONS: list[Option] = [
         str,
         "Decide: the candidate passes when METRIC's difference is shown to lie within "
         "±MARGIN (two one-sided tests). Repeatable.",
-        frozenset({"compare", "compare-runs"}),
+        frozenset({"run", "compare", "compare-runs"}),
         "gates",
         metavar="METRIC=MARGIN",
         multiple=True,
+    ),
+    Option(
+        "baseline",
+        str,
+        "A stored run (its name in the run store, or its output folder) to decide against: "
+        "the run is compared with it record by record, as pingce compare RUN BASELINE does, "
+        "and --non-inferior/--equivalent decide (results.json's decision; exit 4 when a gate "
+        "fails).",
+        frozenset({"run"}),
+        "gates",
+        python="str | PathLike[str] | EvaluationResult | None",
+        metavar="RUN",
+        ray=False,
     ),
     Option(
         "multiplicity",
@@ -538,7 +575,7 @@ OPTIONS: list[Option] = [
         "How the --non-inferior and --equivalent gates (every gated metric in every --slice "
         "value) share their level: holm (any false pass at most alpha), bh (the share of false "
         "passes at most alpha), none.",
-        frozenset({"compare", "compare-runs"}),
+        frozenset({"run", "compare", "compare-runs"}),
         "gates",
         default="holm",
         python="Multiplicity",
@@ -549,7 +586,7 @@ OPTIONS: list[Option] = [
         str,
         "--non-inferior and --equivalent as gates (pingce.decisions.MarginGate); evaluate "
         "checks their metric names.",
-        frozenset({"compare", "compare-runs"}),
+        frozenset({"run", "compare", "compare-runs"}),
         "gates",
         default=(),
         python="Sequence[MarginGate]",
@@ -800,6 +837,7 @@ if TYPE_CHECKING:
     from .decisions import MarginGate, Multiplicity
     from .gates import Gate, RegressionGate
     from .options import JudgeFailure
+    from .results import EvaluationResult
     from .sampling import Allocation, Shortfall
     from .similarity.base import SimilarityBackend
     from .stats import BootstrapMethod, BootstrapStream, CIMethod
@@ -814,6 +852,8 @@ if TYPE_CHECKING:
         api_key_env: str | None
         model_params: Mapping[str, Any]
         model_concurrency: int | None
+        repeats: int
+        target_se: float | None
         judges: Sequence[str]
         rubric: str | None
         scale: str | None
@@ -839,6 +879,9 @@ if TYPE_CHECKING:
         allow_missing: bool
         gates: Sequence[Gate]
         gate_on_interval: bool
+        baseline: str | PathLike[str] | EvaluationResult | None
+        multiplicity: Multiplicity
+        margin_gates: Sequence[MarginGate]
         regression_gates: Sequence[RegressionGate]
         cache: str | bool | None
         records_format: Literal["jsonl", "parquet"]

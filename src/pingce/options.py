@@ -153,6 +153,8 @@ class ModelCall:
     concurrency: int | None
     provider: str
     """The registered provider (``openai``: :mod:`pingce.predict.registry`) that answers."""
+    repeats: int = 1
+    """``--repeats``: how many times each record is asked."""
 
 
 @dataclass(frozen=True)
@@ -188,7 +190,10 @@ class Gating:
     margin_gates: tuple[MarginGate, ...] = ()
     """``--non-inferior`` and ``--equivalent``: the decision (:mod:`pingce.decisions`)."""
     multiplicity: Multiplicity = "holm"
-    """Gates read the pessimistic end of the interval (``--gate-on-interval``)."""
+    """How the margin gates share their level (``--multiplicity``)."""
+    baseline: Any = None
+    """``pingce run --baseline RUN``: the stored run the margin gates decide against (a name or
+    a folder as text; from Python also a result, :data:`pingce.compare_stored.RunRef`)."""
 
 
 @dataclass(frozen=True)
@@ -248,6 +253,10 @@ class RunOptions:
     fails)."""
     multiplicity: Multiplicity = "holm"
     """How the margin gates share their level (``--multiplicity``)."""
+    baseline: Any = None
+    """``pingce run --baseline RUN``: a stored run (name or output folder; from Python also an
+    :class:`~pingce.EvaluationResult`) that the margin gates decide against (results.json's
+    ``decision``)."""
     gate_on_interval: bool = False
     """Gates read the pessimistic end of the interval (``--gate-on-interval``)."""
     gold: str | None = None
@@ -267,6 +276,12 @@ class RunOptions:
     """Request parameters laid over the suite's ``model.parameters`` (``--model-param``)."""
     model_concurrency: int | None = None
     """Requests in flight at once (None: the suite's ``model.concurrency``, 16)."""
+    repeats: int = 1
+    """``--repeats K``: each record asked of the model K times (records.jsonl's ``repeat``;
+    the cache keyed by the repeat, so a rerun asks nothing and a larger K only the new ones)."""
+    target_se: float | None = None
+    """``--target-se``: with repeats, the standard error each metric's plan of repeats aims
+    at (results.json's ``repeats.metrics.<name>.components.plan``)."""
     judges: tuple[str, ...] = ()
     """``--judge openai:NAME`` (repeatable): the models that grade the answers of the judged
     metrics; () keeps the suite's ``judge.judges``."""
@@ -356,6 +371,7 @@ class RunOptions:
             self.model_params,
             self.model_concurrency,
             parsed.provider,
+            self.repeats,
         )
 
     @cached_property
@@ -381,6 +397,9 @@ class RunOptions:
             self.gate_on_interval,
             tuple(self.margin_gates),
             self.multiplicity,
+            self.baseline
+            if self.baseline is None or not isinstance(self.baseline, str | os.PathLike)
+            else os.fspath(self.baseline),
         )
 
     def recorded(self) -> dict[str, Any]:
@@ -437,6 +456,8 @@ class RunOptions:
             raise OptionError("--bootstrap 1 cannot give an interval; use 0 (off) or at least 2")
         _number("ci_level", self.ci_level)
         _number("report_records", self.report_records)
+        if self.target_se is not None:
+            _number("target_se", self.target_se)
 
     def _validate_choices(self) -> None:
         """Every choice among its values (as the table declares them), and the ray options."""
@@ -552,6 +573,7 @@ class RunOptions:
                     ("--api-key-env", self.api_key_env),
                     ("--model-param", self.model_params or None),
                     ("--model-concurrency", self.model_concurrency),
+                    ("--repeats", None if self.repeats == 1 else self.repeats),
                 )
                 if value is not None
             ]
@@ -565,6 +587,7 @@ class RunOptions:
             raise OptionError(f"--model-param must map names to values, got {self.model_params!r}")
         if self.model_concurrency is not None:
             _number("model_concurrency", self.model_concurrency)
+        _number("repeats", self.repeats)
         if self.gold is not None:
             raise OptionError(
                 "--model with --gold: put the gold in the records the model answers (one file "

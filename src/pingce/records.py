@@ -67,6 +67,9 @@ class _Missing:
 
 
 _MISSING = _Missing()
+REPEAT_FIELDS = ("repeat", "epoch")
+"""The fields that number a record's attempts (``--repeats K`` writes ``repeat``; Inspect's logs
+call it ``epoch``): when the records have one, a record is its id and its repeat."""
 _PATH_TOKEN = re.compile(r"([^.\[\]]+)|\[(\d+)\]")
 
 
@@ -248,6 +251,10 @@ class Table:
     paths: dict[str, str] = field(default_factory=dict)
     """The data's path of each field read under another name (``--map``; the columns are keyed
     by the suite's names)."""
+    repeats: np.ndarray | None = None
+    """Each record's repeat number (its ``repeat`` field, or Inspect's ``epoch``: one attempt
+    of several at the same record, :data:`REPEAT_FIELDS`), or None when the records have none.
+    With repeats a record is an id and a repeat: ids recur, the pair is unique."""
     _derived: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False)
 
     @property
@@ -299,7 +306,11 @@ class Table:
             else:
                 columns[name] = [values[i] for i in index]
         return dataclasses.replace(
-            self, ids=[self.ids[i] for i in index], lines=self.lines[index], columns=columns
+            self,
+            ids=[self.ids[i] for i in index],
+            lines=self.lines[index],
+            columns=columns,
+            repeats=None if self.repeats is None else self.repeats[index],
         )
 
 
@@ -722,7 +733,7 @@ def load_records(
 def wanted_fields(specs: Sequence[FieldSpec], id_path: str) -> Wanted:
     """What a reader needs to know of the fields: the columns they (and the id) are read from,
     and the kind of each."""
-    paths = [spec.path for spec in specs] + [id_path]
+    paths = [spec.path for spec in specs] + [id_path, *REPEAT_FIELDS]
     columns = {str(parse_path(path)[0]) for path in paths}
     kinds: dict[str, TextKind] = {spec.path: spec.cell_kind() for spec in specs}
     for path in paths:  # a field inside a column: a flattened column, or the column's JSON
@@ -792,7 +803,9 @@ class _Loader:
         self.columns = [_Column(spec) for spec in specs]
         self.ids: list[str | None] = []
         self.lines = array("q")  # 8 bytes a record, not a Python int object each
-        self.seen_ids: set[str | None] = {None}  # records without an id never clash
+        self.seen_ids: set[Any] = {None}  # records without an id never clash
+        self.repeats = array("q")
+        self.repeat_field: str | None = None  # the field the repeats are read from, once known
         self.names = {spec.path: spec.name for spec in specs if spec.name is not None}
         self.found: dict[str, None] = {}  # the data's field names, in order (Table.found)
 
@@ -813,7 +826,10 @@ class _Loader:
                 self.found.update(dict.fromkeys(map(str, record)))
         numbers, records, ids, error = self._ids(numbers, records, error)
         failures = []
-        duplicate = self._duplicate(ids, numbers)
+        repeats, bad_repeat = self._repeats(records, ids)
+        if bad_repeat is not None:
+            failures.append((bad_repeat[0], -2, bad_repeat[1], bad_repeat[2], bad_repeat[3]))
+        duplicate = None if bad_repeat is not None else self._duplicate(ids, numbers, repeats)
         if duplicate is not None:
             failures.append((duplicate[0], -1, self.id_path, duplicate[1], duplicate[2]))
         for order, column in enumerate(self.columns):
@@ -838,6 +854,8 @@ class _Loader:
             raise error
         self.ids.extend(ids)
         self.lines.extend(numbers)
+        if repeats is not None:
+            self.repeats.extend(repeats)
 
     def _objects(
         self, block: Block
@@ -897,29 +915,96 @@ class _Loader:
                 return numbers[:i], head, ids, error
         return numbers, records, ids, error
 
+    def _repeats(
+        self, records: _Rows, ids: list[str | None]
+    ) -> tuple[list[int] | None, tuple[int, str, str, Any] | None]:
+        """Each record's repeat number, when the records have a repeat field
+        (:data:`REPEAT_FIELDS`: the first one the first record with any has), and the first
+        record whose repeat is wrong: absent while others have one, not a whole number of at
+        least 0, or without an id to be the repeat of: ``(position, field, message, value)``."""
+        found = self.repeat_field
+        if found is None:
+            for name in REPEAT_FIELDS:
+                if isinstance(records, _Columns):
+                    present = any(v is not _MISSING for v in records.values((name,), False))
+                else:
+                    present = any(name in record for record in records)
+                if present:
+                    found = name
+                    break
+            if found is None:  # neither these records nor any before have repeats
+                return None, None
+            if self.ids:  # the earlier records had no repeat: the first of them is wrong
+                first = self.lines[0]
+                return None, (
+                    0,
+                    found,
+                    f"records have a {found} field from here on but the record on "
+                    f"{self.unit} {first} has none: give every record its {found}",
+                    None,
+                )
+            self.repeat_field = found
+        if isinstance(records, _Columns):
+            raw = records.values((found,), True)
+        else:
+            raw = [record.get(found) for record in records]
+        out: list[int] = []
+        for position, value in enumerate(raw):
+            if type(value) is str and value.strip().isdigit():  # a CSV cell
+                value = int(value)
+            if value is None or value is _MISSING:
+                message = (
+                    f"no {found}: the records have one ({found} numbers a record's attempts), "
+                    "so every record needs it"
+                )
+                return None, (position, found, message, None)
+            if type(value) is bool or not isinstance(value, int | np.integer | float):
+                return None, (position, found, f"a {found} is a whole number", value)
+            if (isinstance(value, float) and not value.is_integer()) or value < 0:
+                return None, (position, found, f"a {found} is a whole number of 0 or more", value)
+            if ids[position] is None:
+                message = (
+                    f"a record with a {found} needs an id: its {found}s are found by id "
+                    f"(field {self.id_path})"
+                )
+                return None, (position, self.id_path, message, None)
+            out.append(int(value))
+        return out, None
+
     def _duplicate(
-        self, ids: list[str | None], numbers: Sequence[int]
+        self, ids: list[str | None], numbers: Sequence[int], repeats: list[int] | None = None
     ) -> tuple[int, str, str] | None:
         """(position, message, id) of the first of ``ids`` seen before (in an earlier block or
-        earlier in this one), or None."""
+        earlier in this one), or None; with ``repeats``, of the first id and repeat seen
+        before."""
+        keys: list[Any] = list(ids) if repeats is None else list(zip(ids, repeats, strict=True))
         seen = self.seen_ids
         before = len(seen)
-        seen.update(ids)
-        if len(seen) - before == len(ids) - ids.count(None):
+        seen.update(keys)
+        if len(seen) - before == len(keys) - ids.count(None):
             return None
-        earlier = set(self.ids)
-        in_block: dict[str, int] = {}  # id -> line, for the ids of this block
-        for position, record_id in enumerate(ids):
-            if record_id is None:
+        earlier_keys: list[Any] = (
+            list(self.ids)
+            if repeats is None
+            else list(zip(self.ids, self.repeats.tolist(), strict=True))
+        )
+        earlier = {key: k for k, key in reversed(list(enumerate(earlier_keys)))}
+        in_block: dict[Any, int] = {}  # key -> line, for the keys of this block
+        what = "id" if repeats is None else f"id and {self.repeat_field}"
+        for position, key in enumerate(keys):
+            if ids[position] is None:
                 continue
-            if record_id in earlier:
-                first = self.lines[self.ids.index(record_id)]
-            elif record_id in in_block:
-                first = in_block[record_id]
+            if key in earlier:
+                first = self.lines[earlier[key]]
+            elif key in in_block:
+                first = in_block[key]
             else:
-                in_block[record_id] = numbers[position]
+                in_block[key] = numbers[position]
                 continue
-            return position, f"duplicate id; first seen on {self.unit} {first}", record_id
+            record_id = str(ids[position])
+            if repeats is not None:
+                record_id += f" {self.repeat_field} {repeats[position]}"
+            return position, f"duplicate {what}; first seen on {self.unit} {first}", record_id
         raise AssertionError("a duplicate id was counted but not found")
 
     def table(self) -> Table:
@@ -933,4 +1018,9 @@ class _Loader:
             columns={column.spec.path: column.finish() for column in self.columns},
             specs={spec.path: spec for spec in self.specs},
             found=list(self.found),
+            repeats=(
+                None
+                if self.repeat_field is None
+                else np.frombuffer(self.repeats, dtype=np.int64).copy()
+            ),
         )

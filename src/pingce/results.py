@@ -240,6 +240,11 @@ class RecordRows:
     model: dict[str, Any] = field(default_factory=dict)
     judge: dict[str, Any] = field(default_factory=dict)
     audit: dict[str, Any] = field(default_factory=dict)
+    repeat: np.ndarray | None = None
+    """With repeats: each row's repeat number (a row is a record's attempt; ids recur)."""
+    flaky: np.ndarray | None = None
+    """With repeats: whether the row's record is flagged flaky for some 0/1 metric
+    (:mod:`pingce.repeats.summary`)."""
 
     CHUNK = 65536
 
@@ -268,6 +273,8 @@ class RecordRows:
             {k: pick(v) for k, v in self.model.items()},
             {k: pick(v) for k, v in self.judge.items()},
             {k: pick(v) for k, v in self.audit.items()},
+            None if self.repeat is None else np.asarray(self.repeat)[at],
+            None if self.flaky is None else np.asarray(self.flaky)[at],
         )
 
     def iter_rows(self) -> Iterator[dict[str, Any]]:
@@ -293,8 +300,14 @@ class RecordRows:
                 for calls in (self.model, self.judge, self.audit)
             )
             ids, lines = self.ids[start:stop], self.lines[start:stop].tolist()
+            repeat = None if self.repeat is None else self.repeat[start:stop].tolist()
+            flaky = None if self.flaky is None else self.flaky[start:stop].tolist()
             for i in range(stop - start):
                 row: dict[str, Any] = {"id": ids[i], "line": lines[i]}
+                if repeat is not None:
+                    row["repeat"] = repeat[i]
+                if flaky is not None:
+                    row["flaky"] = flaky[i]
                 shown = {path: column[i] for path, column in context if column[i] is not None}
                 if shown:
                     row["context"] = shown
@@ -345,7 +358,7 @@ def _plain(values: Any) -> list[Any]:
 class EvaluationResult(_Plain):
     """The whole result of a run (the content of results.json)."""
 
-    OMIT_WHEN_NONE = ("profile", "judge")
+    OMIT_WHEN_NONE = ("profile", "judge", "repeats", "inputs", "decision", "baseline")
 
     pingce_version: str
     """The pingce that made the result."""
@@ -374,8 +387,25 @@ class EvaluationResult(_Plain):
     judge: dict[str, Any] | None = None
     """What the judges of the judged metrics did, by judge: prompts, requests, cache hits,
     failed calls, answers without a grade, tokens, cost, latency (present only then)."""
+    repeats: dict[str, Any] | None = None
+    """With repeats (``--repeats K``, or records with a ``repeat`` field): the records, rows and
+    repeats, and by metric its ``components`` (the variance of its per-record values split
+    between records and repeats, each source's share of the mean's variance with an interval;
+    with ``--target-se`` the cheapest ``plan`` of repeats reaching it), and for a 0/1 metric
+    ``pass_k`` (pass@k and pass^k for k = 1 … K with intervals) and its flaky records
+    (:func:`pingce.repeats.summary.summarise`)."""
     definitions: dict[str, str] = {}
     """Each metric's definition in words, as ``pingce metrics`` prints it."""
+    inputs: dict[str, str | None] | None = None
+    """The digests of what the numbers came from (:func:`pingce.provenance.input_digests`):
+    the suite's definition, the data and gold files, the model's and judges' settings, the
+    seed."""
+    baseline: dict[str, Any] | None = None
+    """With ``--baseline RUN``: the baseline run (``run``), the records paired (``records``)
+    and the comparison's notes."""
+    decision: Decision | None = None
+    """With ``--baseline RUN`` and ``--non-inferior``/``--equivalent``: the release decision
+    against the baseline, as ``pingce compare`` makes it of the two stored runs."""
     notes: list[str] = Field(
         default_factory=list, description="Things to know about this run (deprecated names...)."
     )
@@ -646,10 +676,17 @@ class Decision(_Plain):
     every gated metric (in every slice) clears its margin, at level ``alpha`` (one-sided)
     with the family's multiplicity controlled."""
 
+    OMIT_WHEN_NONE = ("inputs",)
+
     passed: bool
     alpha: float = Field(description="The one-sided level, (1 - ci_level) / 2.")
     multiplicity: str = Field(description="holm, bh or none, across every gate.")
     gates: list[DecisionGate]
+    inputs: dict[str, dict[str, str | None] | None] | None = Field(
+        default=None,
+        description="Of two stored runs: each side's input digests (results.json's inputs: "
+        "suite, data, gold, model, judge, seed), what the verdict was made of.",
+    )
 
 
 class ComparisonResult(_Plain):

@@ -166,6 +166,12 @@ def run(
                 err_console, enabled=not (quiet or no_progress) and err_console.is_terminal
             ) as hook:
                 result = evaluate_suite(suite, data, options, progress=hook, profile=timer)
+                if options.gating.baseline is not None:  # decided against a stored run
+                    from ..compare_stored import decide_against_baseline
+
+                    result = decide_against_baseline(
+                        result, suite, options, store=store, progress=hook
+                    )
             target = Path(out) if out else _default_out(result.suite)
             start = time.perf_counter()
             try:
@@ -191,7 +197,14 @@ def run(
         failed = failed_gates(result.metrics, gating.gates, on_interval=gating.on_interval)
         for line in failed:
             err_console.print(f"gate failed: {line}", markup=False, highlight=False, soft_wrap=True)
-        if failed:
+        decision = result.decision
+        if decision is not None:
+            for gate in decision.gates:
+                said = "passed" if gate.passed else "gate failed"
+                (console if gate.passed else err_console).print(
+                    f"{said}: {gate.reason}", markup=False, highlight=False, soft_wrap=True
+                )
+        if failed or (decision is not None and not decision.passed):
             sys.exit(EXIT_GATE)
         if gating.gates and not quiet:
             console.print(f"gates passed: {len(gating.gates)}")

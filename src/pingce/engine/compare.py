@@ -22,7 +22,7 @@ import numpy as np
 
 from .._halves import in_halves
 from ..decisions import margins_of
-from ..errors import InputError, SuiteError
+from ..errors import InputError, OptionError, SuiteError
 from ..metrics.protocol import LEFT_OUT, StatBlock
 from ..options import Resampling, RunOptions
 from ..progress import ProgressHook
@@ -177,6 +177,13 @@ def compare_suite(
         table_c = load(plan, candidate, progress, "candidate records")
         loaded_b = load(plan, baseline, progress, "baseline records")
     with context.phase("plan"):
+        for table in (table_c, loaded_b):
+            if table.repeats is not None:
+                raise OptionError(
+                    f"{table.source}: the records have repeats; run each file (`pingce run "
+                    "SUITE --data FILE --out RUN`) and compare the two runs (`pingce compare "
+                    "RUN_B RUN_A`), which pairs each record with all its repeats on both sides"
+                )
         check_records(plan, table_c)
         check_records(plan, loaded_b)
         table_b = loaded_b.take(align(table_c, loaded_b, plan))
@@ -418,6 +425,18 @@ def _compared(
     deltas: dict[str, float | None] = {}
     for name, metric in plan.metrics.items():
         key = plan.keys[name]
+        if key not in blocks_c:  # a percentile of runs with repeats: no record-by-record form
+            results[name] = MetricComparison(
+                candidate=None,
+                baseline=None,
+                delta=None,
+                n=0,
+                n_baseline=0,
+                higher_is_better=metric.higher_is_better,
+                note="not compared: the runs have repeats, and a percentile of all rows does "
+                "not sum into records with their repeats (compare each run's value)",
+            )
+            continue
         c = policed_result(metric, blocks_c[key], policy)
         b = policed_result(metric, blocks_b[key], policy)
         delta = None if c.value is None or b.value is None else c.value - b.value
@@ -440,7 +459,11 @@ def _compared(
     # the units that resample (and swap, and pair for McNemar) together
     grouped_c, keys = resampled_blocks(blocks_c, units, keys)
     grouped_b, _ = resampled_blocks(blocks_b, units, None)
-    wanted = {name: (m, plan.keys[name]) for name, m in plan.metrics.items()}
+    wanted = {
+        name: (m, plan.keys[name])
+        for name, m in plan.metrics.items()
+        if plan.keys[name] in grouped_c
+    }
     tests: dict[str, list[SignificanceTest]] = {name: [] for name in plan.metrics}
     margins = margins_of(
         plan.options.gating.margin_gates,

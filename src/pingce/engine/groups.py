@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 from collections.abc import Hashable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import numpy as np
 
+from ..errors import OptionError
 from ..metrics.protocol import StatBlock
 from ..records import Table, json_equal_key
 from ..stats import record_keys
@@ -18,7 +19,9 @@ __all__ = [
     "bootstrap_keys",
     "first_of_units",
     "paired_keys",
+    "repeat_clusters",
     "resampled_blocks",
+    "unclustered_notes",
     "unit_codes",
     "unit_sort_keys",
 ]
@@ -74,8 +77,53 @@ def resampled_blocks(
     if units is None:
         return dict(blocks), keys
     codes, dense = np.unique(units, return_inverse=True)
-    grouped = {k: b.grouped(dense, len(codes)) for k, b in blocks.items()}
+    # a statistic of raw rows (a latency percentile) does not split into units: it has no
+    # interval when units resample (the caller's metrics of it get none, with a note)
+    grouped = {
+        k: b.grouped(dense, len(codes))
+        for k, b in blocks.items()
+        if b.decomposable and b.tally is None
+    }
     return grouped, None if keys is None else first_of_units(keys, dense, len(codes))
+
+
+def repeat_clusters(table: Table, unit: str | None) -> np.ndarray | None:
+    """With repeats (:attr:`Table.repeats`), each record's cluster: the code of its id (its
+    repeats resample, draw and pair together), numbered in sorted order of the ids; else its
+    unit code (:func:`unit_codes`), also when no id recurs (one repeat a record: resampled as
+    a run without repeats resamples it). A unit suite with repeats is refused: a dialogue's
+    repeats would be read as one dialogue."""
+    if table.repeats is None:
+        return unit_codes(table, unit)
+    ids = [str(i) for i in table.ids]
+    distinct = set(ids)
+    if len(distinct) == len(ids):
+        return unit_codes(table, unit)
+    if unit is not None:
+        raise OptionError(
+            f"{table.source}: the records have repeats, and this suite reads whole {unit}s: "
+            f"repeats of a {unit} suite are not supported yet (evaluate each repeat as its own "
+            "run)"
+        )
+    ranks = {key: code for code, key in enumerate(sorted(distinct))}
+    return np.fromiter(map(ranks.__getitem__, ids), np.int64, len(ids))
+
+
+def unclustered_notes(plan: Any, blocks: Mapping[Any, StatBlock]) -> list[str]:
+    """The note of the metrics left without an interval when records resample with their
+    repeats: those of raw rows (:func:`resampled_blocks`)."""
+    names = [
+        name
+        for name in plan.metrics
+        if not (blocks[plan.keys[name]].decomposable and blocks[plan.keys[name]].tally is None)
+    ]
+    if not names:
+        return []
+    return [
+        f"{', '.join(names)}: no interval with repeats (a percentile of all rows does not split "
+        "into records with their repeats, which is what the intervals resample); the value is "
+        "over every row"
+    ]
 
 
 def unit_codes(table: Table, path: str | None) -> np.ndarray | None:

@@ -32,7 +32,7 @@ from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
 from .assembly import data_info, id_notes, run_result, slice_result
 from .context import RunContext
-from .groups import bootstrap_keys, resampled_blocks, unit_codes
+from .groups import bootstrap_keys, repeat_clusters, resampled_blocks, unclustered_notes
 from .phases import Data, load, plan_run, sample, signature, similarities, statistics
 from .plan import Plan, StatBlocks, check_records, found_context, unseen_context
 from .saved import saved_stats
@@ -86,7 +86,11 @@ class Run:
             advance = self.progress(f"bootstrap {label}".strip(), float(resampling.resamples))
             intervals = bootstrap_intervals(
                 resampled,
-                {name: (m, plan.keys[name]) for name, m in plan.metrics.items()},
+                {
+                    name: (m, plan.keys[name])
+                    for name, m in plan.metrics.items()
+                    if plan.keys[name] in resampled
+                },
                 finalised_numbers(plan, blocks, results),
                 resamples=resampling.resamples,
                 seed=seed,
@@ -134,7 +138,7 @@ def _with_model(
         n_loaded = first.n
         with context.phase("plan"):
             check_records(plan, first)
-            drawn, _, sampling = sample(plan, first, unit_codes(first, plan.unit))
+            drawn, _, sampling = sample(plan, first, repeat_clusters(first, plan.unit))
         lines = {int(line) for line in drawn.lines}
     with context.phase("model"):
         answered = ask_model(plan, data, progress, lines)
@@ -144,7 +148,7 @@ def _with_model(
         n_loaded = table.n
     with context.phase("plan"):
         check_records(plan, table)
-        units = unit_codes(table, plan.unit)
+        units = repeat_clusters(table, plan.unit)
     return table, units, sampling, n_loaded, answered, plan
 
 
@@ -160,7 +164,7 @@ def _loaded(
     n_loaded = table.n
     with context.phase("plan"):
         check_records(plan, table)
-        units = unit_codes(table, plan.unit)
+        units = repeat_clusters(table, plan.unit)
         table, units, sampling = sample(plan, table, units)
     return table, units, sampling, n_loaded, None, plan
 
@@ -199,6 +203,24 @@ def run_local(
         rows.judge = judge_columns(needing, table, scored)
         if judged is not None:
             rows.judge.update(judged.column(table.n))
+        repeats = None
+        if table.repeats is not None:
+            from ..repeats.summary import summarise
+
+            rows.repeat = table.repeats
+            repeats, rows.flaky = summarise(
+                rows.values,
+                table.ids,
+                table.repeats,
+                level=options.resampling.level,
+                seed=options.resampling.seed,
+                target_se=options.target_se,
+                lower_is_better=frozenset(
+                    name for name, m in plan.metrics.items() if not m.higher_is_better
+                ),
+            )
+            if units is not None:  # records with several repeats resample whole
+                table.notes.extend(unclustered_notes(plan, blocks))
         failures = count_failures(table, blocks, 0 if scored is None else scored.stats.failures)
         if answered is not None:
             failures.model = model_failed  # type: ignore[attr-defined]  # an extra count
@@ -229,6 +251,7 @@ def run_local(
         ],
         similarity=None if scored is None else scored.stats.summary(),
     )
+    result.repeats = repeats
     if answered is not None:
         result.model = answered.summary
         result.signature = result.signature.model_copy(update={"model": answered.signature})

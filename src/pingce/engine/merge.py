@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import SuiteError
+from ..errors import OptionError, SuiteError
 from ..metrics.protocol import Metric, StatBlock
 from ..options import Resampling
 from ..progress import no_progress
@@ -360,6 +360,12 @@ def run_shard(
     them)."""
 
     table = load(plan, data, no_progress)
+    if table.repeats is not None:
+        raise OptionError(
+            f"{table.source}: the records have repeats (a repeat field): --engine ray does not "
+            "read repeats yet (a record's repeats may fall in two pieces); run them with the "
+            "local engine"
+        )
     check_records(plan, table)
     units = unit_codes(table, plan.unit)
     scored = similarities(plan, [table], no_progress)

@@ -30,6 +30,7 @@ import numpy as np
 from ..errors import InputError, OptionError, SuiteError
 from ..metrics.protocol import LEFT_OUT, MODEL_FAILED
 from ..predict import AnswerCache, messages_of, openai_tools
+from ..predict.client import DEFAULT_PARAMETERS
 from ..predict.registry import provider_entry
 from ..progress import ProgressHook
 from ..readers import (
@@ -41,7 +42,7 @@ from ..readers import (
     iterable_reading,
     path_reading,
 )
-from ..records import Table, parse_path
+from ..records import REPEAT_FIELDS, Table, parse_path
 from ..remote.cache import cache_path
 from ..remote.http import RetryPolicy
 from ..remote.toolcalls import restore_names
@@ -94,8 +95,8 @@ class Answered:
     records: list[dict[str, Any]]
     """The input records, the prediction (and latency) filled; a failed record has no
     prediction and says why in ``model_error``."""
-    failed: dict[int, str]
-    """Line -> why the call failed."""
+    failed: dict[Any, str]
+    """Line (with ``--repeats``: line and repeat) -> why the call failed."""
     summary: dict[str, Any]
     signature: str
     notes: list[str] = field(default_factory=list)
@@ -293,6 +294,7 @@ def ask_model(
     if lines is not None:
         kept = [i for i, number in enumerate(numbers) if number in lines]
         numbers, records = [numbers[i] for i in kept], [records[i] for i in kept]
+    numbers, records, repeats = _repeated(numbers, records, call.repeats, label, unit)
     mapping = field_map(plan.suite.spec.fields, options.field_map)
     prediction = mapping.get(spec.prediction, spec.prediction)
     latency = mapping.get(spec.latency, spec.latency) if spec.latency else None
@@ -328,14 +330,18 @@ def ask_model(
             renames.append(renamed)
         signature = client.signature()
         advance = progress(f"model {call.name}", float(len(bodies)))
-        answers, stats = client.answer_all(bodies, advance)
+        if repeats is None:
+            answers, stats = client.answer_all(bodies, advance)
+        else:  # a provider's client takes each body's repeat (cached apart)
+            answers, stats = client.answer_all(bodies, advance, repeats=repeats)
     finally:
         client.close()
     calls = _calls(bodies, answers, spec)
-    failed: dict[int, str] = {}
+    failed: dict[Any, str] = {}
     replaced = 0
     prediction_parts = parse_path(prediction)
-    for number, record, answer, renamed in zip(numbers, records, answers, renames, strict=True):
+    keys: list[Any] = numbers if repeats is None else list(zip(numbers, repeats, strict=True))
+    for key, record, answer, renamed in zip(keys, records, answers, renames, strict=True):
         if _get(record, prediction_parts) is not None:
             replaced += 1
         if answer.reply is None:
@@ -343,7 +349,7 @@ def ask_model(
             if latency:
                 _drop(record, latency)
             record["model_error"] = answer.error or "no answer"
-            failed[number] = answer.error or "no answer"
+            failed[key] = answer.error or "no answer"
             continue
         record.pop("model_error", None)
         _set(record, prediction, restore_names(answer.reply, renamed))
@@ -366,16 +372,57 @@ def ask_model(
             f"--model: {len(failed)} of {len(records)} records had failed model calls (no "
             "prediction; left out of the metrics that read it, never scored as wrong)"
         )
+    if repeats is not None:
+        notes.extend(_greedy_repeats(call, spec))
     summary = {
         "model": call.text,
         "signature": signature,
         "records": len(records),
+        "repeats": call.repeats,
         "cached_answers": cached,
         **stats.summary(),
     }
     summary.pop("pairs", None)
     summary["requests_distinct"] = stats.pairs
     return Answered(label, unit, numbers, records, failed, summary, signature, notes, calls)
+
+
+def _greedy_repeats(call: Any, spec: ModelSpec) -> list[str]:
+    """The note of ``--repeats`` at temperature 0."""
+    temperature = {**DEFAULT_PARAMETERS, **spec.parameters, **dict(call.params)}.get("temperature")
+    if temperature != 0:
+        return []
+    return [
+        f"--repeats {call.repeats} at temperature 0: the repeats differ only as much as the "
+        "model's greedy decoding does (give --model-param temperature=0.7, say, to measure the "
+        "spread of sampled answers)"
+    ]
+
+
+def _repeated(
+    numbers: list[int], records: list[dict[str, Any]], k: int, label: str, unit: str
+) -> tuple[list[int], list[dict[str, Any]], list[int] | None]:
+    """``--repeats K``: each record K times in a row, its copies numbered ``repeat`` 1 … K (the
+    records' line numbers kept); K = 1: the records as they are."""
+    if k == 1:
+        return numbers, records, None
+    for number, record in zip(numbers, records, strict=True):
+        for name in REPEAT_FIELDS:
+            if name in record:
+                raise InputError(
+                    f"--repeats {k}: the records already have a {name} field (a file of "
+                    "repeats is read as such without --model)",
+                    source=label,
+                    line=number,
+                    field=name,
+                    value=record[name],
+                    unit=unit,
+                )
+    out_numbers = [number for number in numbers for _ in range(k)]
+    out_records = [
+        {**copy.deepcopy(record), "repeat": r} for record in records for r in range(1, k + 1)
+    ]
+    return out_numbers, out_records, [r for _ in records for r in range(1, k + 1)]
 
 
 def _calls(
@@ -449,12 +496,16 @@ def mark_model_failures(
     if not failed:
         return 0
     lines = np.asarray(table.lines)
-    rows_failed = np.isin(lines, np.fromiter(failed, dtype=np.int64, count=len(failed)))
+    if table.repeats is not None:  # a failure is a record's repeat's
+        keys: list[Any] = list(zip(lines.tolist(), table.repeats.tolist(), strict=True))
+    else:
+        keys = lines.tolist()
+    rows_failed = np.fromiter((key in failed for key in keys), bool, len(keys))
     if not rows_failed.any():
         return 0
     why = np.empty(table.n, dtype=object)
     for i in np.flatnonzero(rows_failed):
-        why[i] = f"model call failed: {failed[int(lines[i])]}"
+        why[i] = f"model call failed: {failed[keys[i]]}"
     filled = model_fields(plan)
     for key, statistic in plan.statistics.items():
         if not {spec.path for spec in statistic.fields()} & filled:

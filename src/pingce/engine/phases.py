@@ -238,7 +238,8 @@ def sample(
             order = list(scale.labels)
     population, noun = table.n, "records"
     if units is not None:  # draw whole units; a unit's stratum is that of its first record
-        population, noun = int(units.max()) + 1, f"units of {plan.unit}"
+        unit = plan.unit or "id"  # no unit: the records' repeats, drawn together by id
+        population, noun = int(units.max()) + 1, f"units of {unit}"
         first = np.full(population, table.n, dtype=np.int64)
         np.minimum.at(first, units, np.arange(table.n))
         keys = None if keys is None else [keys[i] for i in first]
@@ -254,6 +255,6 @@ def sample(
         noun=noun,
     )
     if units is not None:
-        info = info.model_copy(update={"unit": plan.unit})
+        info = info.model_copy(update={"unit": unit})
         index = np.flatnonzero(np.isin(units, index))
     return table.take(index), None if units is None else units[index], info

@@ -56,6 +56,8 @@ def saved_stats(
         if fields and all(path in table.columns for path in fields):
             match_by = list(fields)
             arrays["match"] = match_keys(table, match_by)
+    if table.repeats is not None:  # a row a record's repeat: a comparison sums them by id
+        arrays["repeats"] = np.asarray(table.repeats, dtype=np.int64)
     unit_keys = None
     if units is not None:
         arrays["units"] = np.asarray(units, dtype=np.int64)

@@ -176,6 +176,31 @@ def pair_records(
     return pairing
 
 
+def by_record(saved: SavedStats, plan: Plan) -> tuple[SavedStats, dict[Hashable, StatBlock]]:
+    """A run's saved statistics and blocks, with repeats (stats.npz's ``repeats``) summed into
+    one row a record (by id: the record's cluster, which the bootstrap resamples whole), so
+    that two runs pair record by record whatever their repeats; a run without repeats as it
+    is. A statistic of raw rows (a latency percentile) does not sum: it is left out (its
+    metrics get no interval, with a note)."""
+    blocks = dict(saved_blocks(saved, plan))
+    if "repeats" not in saved.arrays:
+        return saved, blocks
+    ids = [str(i) for i in saved.ids()]
+    distinct, first, dense = np.unique(
+        np.asarray(ids, dtype=object), return_index=True, return_inverse=True
+    )
+    grouped, _ = resampled_blocks(blocks, dense.reshape(-1), None)
+    arrays: dict[str, np.ndarray] = {
+        "ids_json": np.frombuffer(orjson.dumps([str(i) for i in distinct]), np.uint8),
+        "lines": saved.arrays["lines"][first],
+    }
+    for name, codes in saved.arrays.items():
+        if name.startswith("slice."):  # a record's slice: its first repeat's
+            arrays[name] = codes[first]
+    manifest = {**saved.manifest, "n": int(distinct.shape[0]), "rows": int(dense.shape[0])}
+    return SavedStats(manifest, arrays), grouped
+
+
 def _listed(keys: list[str]) -> str:
     shown = ", ".join(keys[:SHOWN])
     return shown + (f", ... ({len(keys) - SHOWN} more)" if len(keys) > SHOWN else "")
@@ -307,14 +332,18 @@ def compare_runs(
                 "--laws: give them again, or the suite file with --suite): "
                 f"{_differences(sig_c.metrics, made.metrics)}"
             )
+        rows_n = (saved_c.manifest["n"], saved_b.manifest["n"])
+        saved_c, all_c = by_record(saved_c, plan)
+        saved_b, all_b = by_record(saved_b, plan)
         pairing = pair_records(saved_c, saved_b, labels)
         if not pairing.candidate.shape[0]:
             raise OptionError(
                 f"runs {labels[0]} and {labels[1]} have no record in common (paired by "
                 f"{pairing.by}): nothing to compare"
             )
-        blocks_c = {k: b.take(pairing.candidate) for k, b in saved_blocks(saved_c, plan).items()}
-        blocks_b = {k: b.take(pairing.baseline) for k, b in saved_blocks(saved_b, plan).items()}
+        blocks_c = {k: b.take(pairing.candidate) for k, b in all_c.items()}
+        blocks_b = {k: b.take(pairing.baseline) for k, b in all_b.items() if k in all_c}
+        blocks_c = {k: b for k, b in blocks_c.items() if k in blocks_b}
         slice_rows = slices_of(
             plan, _slice_names(plan, saved_c, saved_b, pairing, labels), pairing.units
         )
@@ -340,6 +369,13 @@ def compare_runs(
             pairing, saved_c.manifest["n"], saved_b.manifest["n"], plan.unit, asked is not None
         ),
     ]
+    if "rows" in saved_c.manifest or "rows" in saved_b.manifest:
+        notes.append(
+            f"with repeats: the candidate's {saved_c.manifest.get('rows', rows_n[0]):,} rows "
+            f"and the baseline's {saved_b.manifest.get('rows', rows_n[1]):,}, each record's "
+            "repeats together (values over every row; the paired bootstrap resamples records "
+            "with all their repeats on both sides)"
+        )
     versions = (sig_c.versions.get("pingce"), sig_b.versions.get("pingce"))
     if versions[0] != versions[1]:
         notes.append(f"the runs were made by pingce {versions[0]} and {versions[1]}")
@@ -353,12 +389,16 @@ def compare_runs(
         notes=notes,
     )
     result.pairwise = pairwise
+    if result.decision is not None:  # what the verdict was made of, both sides
+        result.decision = result.decision.model_copy(
+            update={"inputs": {"candidate": candidate.inputs, "baseline": baseline.inputs}}
+        )
     rows_c, rows_b = candidate.records, baseline.records
     if (
         rows_c is not None
         and rows_b is not None
-        and rows_c.n == saved_c.manifest["n"]
-        and rows_b.n == saved_b.manifest["n"]
+        and rows_c.n == saved_c.manifest["n"] == rows_n[0]
+        and rows_b.n == saved_b.manifest["n"] == rows_n[1]
     ):
         sides = (rows_c.take(pairing.candidate), rows_b.take(pairing.baseline))
         result = result.with_outputs(ComparisonOutputs(sides))

@@ -118,18 +118,37 @@ class ChatModel:
         return body
 
     def answer_all(
-        self, bodies: Sequence[dict[str, Any]], progress: Advance | None = None
+        self,
+        bodies: Sequence[dict[str, Any]],
+        progress: Advance | None = None,
+        repeats: Sequence[int] | None = None,
     ) -> tuple[list[Answer], BackendStats]:
-        """An answer to every request body (equal bodies are asked once), and what it took."""
-        return answer_together([(self, bodies, progress)])[0]
+        """An answer to every request body (equal bodies are asked once), and what it took;
+        ``repeats``: each body's repeat number (equal bodies of other repeats are asked
+        apart)."""
+        return answer_together([(self, bodies, progress)], [repeats])[0]
 
-    def _asking(self, bodies: Sequence[dict[str, Any]], progress: Advance | None) -> _Asking:
-        """The answers the cache has, and what is left to ask."""
+    def _asking(
+        self,
+        bodies: Sequence[dict[str, Any]],
+        progress: Advance | None,
+        repeats: Sequence[int] | None = None,
+    ) -> _Asking:
+        """The answers the cache has, and what is left to ask. A body's key is its request's
+        (:func:`request_key`), and for a repeat after the first that request's again with the
+        repeat's number: repeat 1 is the request a run without repeats asks, so its cached
+        answer serves both, and every later repeat is an answer of its own."""
         stats = BackendStats()
         if progress is not None:
             stats.watch = noting(progress)
         identity = f"{self.model}\x00{public_url(self.base_url)}"
-        keys = [request_key(identity, body) for body in bodies]
+        if repeats is None:
+            keys = [request_key(identity, body) for body in bodies]
+        else:
+            keys = [
+                request_key(identity if r <= 1 else f"{identity}\x00repeat {r}", body)
+                for body, r in zip(bodies, repeats, strict=True)
+            ]
         records = Counter(keys)  # the progress bar counts records: a key answers all of its
         stats.pairs = len(records)
         asking = _Asking(self, keys, stats)
@@ -226,12 +245,17 @@ class _Asking:
 
 def answer_together(
     jobs: Sequence[tuple[ChatModel, Sequence[dict[str, Any]], Advance | None]],
+    repeats: Sequence[Sequence[int] | None] | None = None,
 ) -> list[tuple[list[Answer], BackendStats]]:
     """Each client's answers to its request bodies (with its progress), the clients asking at
     the same time (each with its own session and concurrency) in one event loop: a jury takes
     about as long as its slowest judge, not the sum. An error of one client (a dead endpoint)
     stops the others, after each wrote the answers it had to the cache."""
-    askings = [client._asking(bodies, progress) for client, bodies, progress in jobs]
+    numbers = repeats or [None] * len(jobs)
+    askings = [
+        client._asking(bodies, progress, r)
+        for (client, bodies, progress), r in zip(jobs, numbers, strict=True)
+    ]
     waiting = [a for a in askings if a.todo]
     if waiting:
         run_async(_ask_together(waiting))

@@ -63,9 +63,13 @@ class ModelClient(Protocol):
         """What the predictions depend on besides each record's request (never a key)."""
 
     def answer_all(
-        self, bodies: Sequence[dict[str, Any]], progress: Advance | None = None
+        self,
+        bodies: Sequence[dict[str, Any]],
+        progress: Advance | None = None,
+        repeats: Sequence[int] | None = None,
     ) -> tuple[list[Answer], BackendStats]:
-        """An answer to every request body, and what it took."""
+        """An answer to every request body, and what it took; ``repeats``: each body's repeat
+        number (``--repeats``: a repeat after the first is cached as an answer of its own)."""
 
     def close(self) -> None:
         """Release the cache."""

@@ -28,14 +28,15 @@ def decision_markdown(decision: Any) -> list[str]:
     return [*lines, ""]
 
 
-def decision_html(decision: Any) -> str:
-    """comparison.html's section of the decision."""
+def decision_html(decision: Any, against: str | None = None) -> str:
+    """comparison.html's section of the decision (report.html's, ``against`` a baseline)."""
     items = "".join(
         f'<li class="{"pass" if gate.passed else "fail"}">'
         f"<b>{'passed' if gate.passed else 'failed'}</b>: {esc(gate.reason)}</li>"
         for gate in decision.gates
     )
+    title = "Decision" if against is None else f"Decision against the baseline {against}"
     return (
-        f'<section id="decision"><h2>Decision</h2><p>{esc(_headline(decision))}</p>'
+        f'<section id="decision"><h2>{esc(title)}</h2><p>{esc(_headline(decision))}</p>'
         f"<ul>{items}</ul></section>\n"
     )

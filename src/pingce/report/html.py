@@ -48,6 +48,7 @@ from ..runfolder.layout import RECORDS
 from ..runfolder.records import FieldTexts
 from .audit_html import audit_facts, audit_level, audit_section, corrected_cell
 from .charts import PLOT_WIDTH, axis_labels, forest, heat_map, tick, value_range
+from .decision import decision_html
 from .format import fmt_interval, fmt_number, fmt_value, stream_words
 from .page import STYLE, asset, direction, esc, head, script, script_hash, short, style
 from .records_json import (
@@ -61,6 +62,7 @@ from .records_json import (
     records_json,
     slice_groups,
 )
+from .repeats import repeats_html
 
 __all__ = ["PLOT_WIDTH", "SCRIPT", "render_html", "write_html"]
 
@@ -125,6 +127,10 @@ def _page(
         _header(result, title, audit),
         _metrics_section(result, audit),
         _audit_section(audit),
+        repeats_html(result.repeats),
+        ""
+        if result.decision is None or result.baseline is None
+        else decision_html(result.decision, against=str(result.baseline["run"])),
         _tables_section(result),
         _slices_section(result),
         _similarity_section(result),
@@ -178,6 +184,8 @@ def _header(result: EvaluationResult, title: str, audit: dict[str, Any] | None =
         for anchor, name, shown in (
             ("metrics", "metrics", True),
             ("audit", "audit", audit is not None),
+            ("repeats", "repeats", result.repeats is not None),
+            ("decision", "decision", result.decision is not None),
             ("tables", "tables", bool(result.tables)),
             ("slices", "slices", bool(result.slices)),
             ("similarity", "similarity", True),

@@ -12,6 +12,7 @@ from ..results import (
     Signature,
 )
 from .audit_html import audit_markdown
+from .decision import decision_markdown
 from .format import (
     direction_legend,
     direction_mark,
@@ -23,6 +24,7 @@ from .format import (
     similarity_line,
     stream_words,
 )
+from .repeats import repeats_markdown
 
 __all__ = ["render_comparison_markdown", "render_markdown"]
 
@@ -185,6 +187,8 @@ def render_markdown(result: EvaluationResult, audit: dict[str, Any] | None = Non
         "",
         *_metric_table(result.metrics, ci_head),
         *_audit_lines(audit),
+        *repeats_markdown(result.repeats),
+        *_decision_lines(result),
     ]
     if result.tables:
         lines += ["## Tables", ""]
@@ -206,6 +210,15 @@ def render_markdown(result: EvaluationResult, audit: dict[str, Any] | None = Non
         "",
     ]
     return "\n".join(lines)
+
+
+def _decision_lines(result: EvaluationResult) -> list[str]:
+    """report.md's decision against ``--baseline`` (nothing without one)."""
+    if result.decision is None or result.baseline is None:
+        return []
+    lines = decision_markdown(result.decision)
+    lines[0] = f"## Decision against the baseline `{result.baseline['run']}`"
+    return lines
 
 
 def _audit_lines(audit: dict[str, Any] | None) -> list[str]:

@@ -108,7 +108,12 @@ def jsonl_lines(
     ``stop``: only the records in that range (a line depends on its own record alone, so the
     text of a range is that part of the whole). ``shared``: the fields' texts of the first
     records, made once for records.jsonl and report.html (:class:`FieldTexts` of these rows)."""
-    head, _ = _row_template([b'{"id":', rows.ids, b',"line":', rows.lines, b""])
+    heading: list[Any] = [b'{"id":', rows.ids, b',"line":', rows.lines]
+    if rows.repeat is not None:
+        heading += [b',"repeat":', np.asarray(rows.repeat)]
+    if rows.flaky is not None:
+        heading += [b',"flaky":', np.asarray(rows.flaky)]
+    head, _ = _row_template([*heading, b""])
     names = {
         id(column): name
         for name, column in rows.fields.items()
@@ -148,6 +153,8 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
     them in the error of a line that is not JSON."""
     ids: list[str | None] = []
     numbers: list[int] = []
+    repeats: list[Any] = []
+    flaky: list[Any] = []
     fields: dict[str, list[Any]] = {}
     values: dict[str, list[float]] = {}
     misses: dict[str, list[Any]] = {}
@@ -165,6 +172,8 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
         i = len(ids)
         ids.append(row.get("id"))
         numbers.append(int(row.get("line") or number))
+        repeats.append(row.get("repeat"))
+        flaky.append(row.get("flaky"))
         # a column first seen on this line is padded for the lines before it (made only
         # then: a default built on every line would make reading quadratic in the lines)
         sparse = (
@@ -202,6 +211,8 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
         model,
         judge,
         audit,
+        None if all(r is None for r in repeats) else np.asarray(repeats, dtype=np.int64),
+        None if all(f is None for f in flaky) else np.asarray(flaky, dtype=bool),
     )
 
 

@@ -1,0 +1,179 @@
+"""What a run with repeats says beyond its metrics (issue 35): for every metric, how its
+per-record values split between the records and the repeats (:func:`.components.decompose`),
+with ``--target-se`` the repeats that would reach it (:func:`.components.plan_repeats`); for a
+metric of 0/1 values, pass@k and pass^k for k = 1 … K (:func:`.passk.pass_curves`) and its flaky
+records.
+
+A record is **flaky** for a 0/1 metric when its repeats disagree (some pass, some fail). Each
+such record's pass rate has a Clopper–Pearson interval, and the record is *flagged* when that
+interval holds 1/2: its verdict is not settled either way. The intervals are of records chosen
+because they disagree, so their level is adjusted for the selection (Benjamini & Yekutieli 2005,
+"False discovery rate-adjusted multiple confidence intervals for selected parameters"): with
+``R`` of ``N`` records selected each interval has level ``1 - R q / N``, which keeps the
+expected share of flagged records whose interval misses its pass rate (the false coverage rate)
+at most ``q`` = 10%. A record passing 19 of 20 times disagrees but is not flagged: it reliably
+passes.
+
+The result is plain data, results.json's ``repeats`` (:func:`summarise`)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict
+from typing import Any
+
+import numpy as np
+
+from .components import decompose, plan_repeats
+from .passk import pass_curves
+
+__all__ = ["FLAKY_FCR", "clopper_pearson", "flaky_records", "summarise"]
+
+FLAKY_FCR = 0.10
+"""The false coverage rate of the flaky records' intervals."""
+
+SHOWN_FLAKY = 50
+"""How many flagged records results.json lists per metric (all are counted)."""
+
+
+def clopper_pearson(
+    successes: np.ndarray, attempts: np.ndarray, level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """The exact (Clopper–Pearson) interval of each pass rate, as
+    ``statsmodels.stats.proportion.proportion_confint(method="beta")``."""
+    from scipy.special import betaincinv
+
+    c = np.asarray(successes, dtype=np.float64)
+    n = np.asarray(attempts, dtype=np.float64)
+    alpha = 1.0 - level
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(c > 0, betaincinv(c, n - c + 1, alpha / 2), 0.0)
+        high = np.where(c < n, betaincinv(c + 1, n - c, 1 - alpha / 2), 1.0)
+    return low, high
+
+
+def flaky_records(
+    successes: np.ndarray, attempts: np.ndarray, q: float = FLAKY_FCR
+) -> dict[str, Any]:
+    """The records whose attempts disagree, the level of their intervals and which are
+    flagged (the interval holds 1/2), as arrays over all records."""
+    successes = np.asarray(successes, dtype=np.int64)
+    attempts = np.asarray(attempts, dtype=np.int64)
+    disagree = (successes > 0) & (successes < attempts)
+    n, chosen = attempts.shape[0], int(disagree.sum())
+    level = 1.0 - chosen * q / n if n else 1.0
+    low, high = clopper_pearson(successes, attempts, level)
+    flagged = disagree & (low <= 0.5) & (high >= 0.5)
+    return {"disagree": disagree, "flagged": flagged, "low": low, "high": high, "level": level}
+
+
+def _binary(values: np.ndarray) -> bool:
+    finite = values[np.isfinite(values)]
+    return bool(finite.size) and bool(np.isin(finite, (0.0, 1.0)).all())
+
+
+def _grid(values: np.ndarray, clusters: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Each record's finite values in a row of an ``(n, K)`` array (NaN-padded, in row order
+    within the record) and how many it has."""
+    finite = np.isfinite(values)
+    counts = np.bincount(clusters[finite], minlength=n)
+    k = int(counts.max()) if counts.size else 0
+    grid = np.full((n, max(k, 1)), np.nan)
+    order = np.flatnonzero(finite)[np.argsort(clusters[finite], kind="stable")]
+    codes = clusters[order]
+    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
+    slot = np.arange(order.shape[0]) - starts[codes]
+    grid[codes, slot] = values[order]
+    return grid, counts
+
+
+def _components(
+    grid: np.ndarray, counts: np.ndarray, level: float, seed: int, target_se: float | None
+) -> tuple[dict[str, Any] | None, str | None]:
+    """The variance components over the records with every repeat (a balanced design)."""
+    k = grid.shape[1]
+    full = counts == k
+    if k < 2:
+        return None, "one value a record: nothing to split between records and repeats"
+    if int(full.sum()) < 2:
+        return None, f"fewer than two records have all {k} repeats"
+    found = decompose(grid[full][:, :, None], level=level, seed=seed)
+    out: dict[str, Any] = asdict(found)
+    if target_se is not None:
+        out["plan"] = asdict(plan_repeats(found, target_se))
+    note = None
+    if not full.all():
+        note = (
+            f"{int((~full).sum()):,} record(s) with fewer than {k} values left out of the "
+            "variance shares (they need every record's repeats)"
+        )
+    return out, note
+
+
+def summarise(
+    values: Mapping[str, np.ndarray],
+    ids: list[str | None],
+    repeats: np.ndarray,
+    *,
+    level: float,
+    seed: int,
+    target_se: float | None = None,
+    lower_is_better: frozenset[str] = frozenset(),
+) -> tuple[dict[str, Any], np.ndarray]:
+    """results.json's ``repeats`` from each metric's per-row ``values`` (a row a record ×
+    repeat, NaN where undefined), and each row's ``flaky`` mark (its record flagged for some
+    metric). For a 0/1 metric in ``lower_is_better`` (a hallucination rate) an attempt
+    succeeds when its value is 0."""
+    codes_of: dict[str | None, int] = {}
+    clusters = np.fromiter((codes_of.setdefault(i, len(codes_of)) for i in ids), np.int64, len(ids))
+    n = len(codes_of)
+    keys = list(codes_of)
+    per_record = np.bincount(clusters, minlength=n)
+    flaky_rows = np.zeros(len(ids), dtype=bool)
+    metrics: dict[str, Any] = {}
+    for name, column in values.items():
+        column = np.asarray(column, dtype=np.float64)
+        grid, counts = _grid(column, clusters, n)
+        entry: dict[str, Any] = {"records": int((counts > 0).sum())}
+        components, note = _components(grid, counts, level, seed, target_se)
+        entry["components"] = components
+        entry["note"] = note
+        if _binary(column):
+            have = counts > 0
+            successes = np.nansum(grid, axis=1).astype(np.int64)
+            if name in lower_is_better:
+                successes = counts - successes
+            entry["success"] = 0 if name in lower_is_better else 1
+            curves = pass_curves(counts[have], successes[have], level)
+            entry["pass_k"] = [asdict(c) for c in curves]
+            flaky = flaky_records(successes[have], counts[have])
+            at = np.flatnonzero(have)
+            flagged = at[flaky["flagged"]]
+            flaky_rows |= np.isin(clusters, flagged)
+            entry["disagreeing"] = int(flaky["disagree"].sum())
+            entry["flaky"] = int(flagged.shape[0])
+            entry["flaky_level"] = float(flaky["level"])
+            order = np.argsort(np.abs(successes[flagged] / counts[flagged] - 0.5), kind="stable")
+            where = {int(a): k for k, a in enumerate(at.tolist())}
+            entry["flaky_records"] = [
+                {
+                    "id": keys[r],
+                    "passed": int(successes[r]),
+                    "attempts": int(counts[r]),
+                    "pass_rate": float(successes[r] / counts[r]),
+                    "low": float(flaky["low"][where[r]]),
+                    "high": float(flaky["high"][where[r]]),
+                }
+                for r in flagged[order][:SHOWN_FLAKY].tolist()
+            ]
+        metrics[name] = entry
+    summary = {
+        "records": n,
+        "rows": len(ids),
+        "repeats": int(per_record.max()) if n else 0,
+        "balanced": bool(n) and bool((per_record == per_record[0]).all()),
+        "judge_calls": 1,
+        "flaky_fcr": FLAKY_FCR,
+        "metrics": metrics,
+    }
+    return summary, flaky_rows
