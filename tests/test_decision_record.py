@@ -9,12 +9,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 import pingce
 from pingce.errors import OptionError
 from tests.cli_run import run_pingce
-from tests.test_repeats_run import _records, _repeated, _write
+from tests.test_repeats_run import _level, _records, _repeated, _write
 
 
 def _sha(path: Path) -> str:
@@ -57,13 +58,29 @@ def test_a_run_decides_against_its_baseline_as_compare_does(tmp_path: Path) -> N
 
 
 def test_the_decision_is_the_margin_test_of_the_paired_interval(tmp_path: Path) -> None:
-    """The gate passes exactly when the paired interval at level 1 - 2 alpha (one gate: no
-    family) lies above -δ."""
+    """One gate, no family: it passes exactly when the paired interval lies above -δ. The
+    delta is checked against the records counted here, and the outcomes against a paired
+    bootstrap of the per-record differences computed here (percentile, 4,000 resamples): a
+    margin far above its lower end passes, one far below fails, both are seen."""
     base = pingce.evaluate("contract-risk", _records(), bootstrap=2000)
+    wrong = {"高": "低", "中": "高", "低": "中"}
     better = [
-        {**r, "pred_level": r["gold_level"]} if i % 5 == 0 else r for i, r in enumerate(_records())
+        {**r, "pred_level": r["gold_level"]}
+        if i % 4 == 0
+        else {**r, "pred_level": wrong[r["gold_level"]]}
+        if i % 3 == 0
+        else r
+        for i, r in enumerate(_records())
     ]
-    for margin in (0.02, 0.05, 0.2):
+    right_c = np.array([_level(r["pred_level"]) == r["gold_level"] for r in better], float)
+    right_b = np.array([_level(r["pred_level"]) == r["gold_level"] for r in _records()], float)
+    diff = right_c - right_b
+    rng = np.random.default_rng(5)
+    draws = rng.integers(0, diff.size, size=(4000, diff.size))
+    low = float(np.quantile(diff[draws].mean(axis=1), 0.025))
+    outcomes = []
+    assert low < -0.05  # the candidate is no better for sure: some margins fail
+    for margin in (0.001, -low - 0.04, -low + 0.05, 0.3):
         result = pingce.evaluate(
             "contract-risk",
             better,
@@ -72,9 +89,14 @@ def test_the_decision_is_the_margin_test_of_the_paired_interval(tmp_path: Path) 
             margin_gates=pingce.decisions.parse_margin_gates([f"accuracy={margin}"]),
         )
         assert result.decision is not None
-        compared = pingce.compare_runs(result, base, bootstrap=2000, ci_level=0.95)
-        low = compared.metrics["accuracy"].ci_low
-        assert result.decision.gates[0].passed == (low > -margin), margin
+        gate = result.decision.gates[0]
+        assert gate.delta == pytest.approx(diff.mean(), abs=1e-12)
+        if margin > -low + 0.02:  # the interval clears -δ by a wide berth: passes
+            assert gate.passed, margin
+        if margin < -low - 0.02:  # -δ inside the interval by a wide berth: fails
+            assert not gate.passed, margin
+        outcomes.append(gate.passed)
+    assert True in outcomes and False in outcomes
 
 
 def test_baseline_and_margins_go_together() -> None:

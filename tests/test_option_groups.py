@@ -93,6 +93,7 @@ def _changed(tmp_path: Path) -> dict[str, tuple[dict[str, Any], Any]]:
         "rubric": ({}, "Is it helpful?"),
         "scale": ({}, "0-1"),
         "pairwise": ({}, True),
+        "judge_repeats": ({}, 3),
     }
 
 

@@ -151,7 +151,7 @@ def test_the_keywords_are_the_old_allow_lists() -> None:
         "context",  # issue 31: context travels with the record
         *["records_format", "records_fields", "report_records"],  # issue 32: outputs
         *["judges", "rubric", "scale"],  # issue 33: the judged metrics
-        *["repeats", "target_se"],  # issue 35: repeats
+        *["repeats", "target_se", "judge_repeats"],  # issue 35: repeats
         *["baseline", "multiplicity", "margin_gates"],  # issue 35: decisions
     }
     assert set(keywords("compare")) == {

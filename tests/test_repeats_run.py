@@ -75,7 +75,7 @@ def test_one_repeat_a_record_is_todays_run() -> None:
     for name in plain.metrics:
         assert _interval(once, name) == _interval(plain, name), name
     assert once.notes == plain.notes
-    assert once.repeats is not None and once.repeats["repeats"] == 1
+    assert once.repeats is None  # a repeat field beside unique ids is a field like any other
 
 
 def test_metrics_are_over_every_row() -> None:
@@ -222,8 +222,8 @@ def test_epoch_is_a_repeat() -> None:
     ("change", "line", "field", "words"),
     [
         (lambda rows: rows.__setitem__(3, {**rows[3], "repeat": 1}), 4, "id", "duplicate id"),
-        (lambda rows: rows[5].pop("repeat"), 6, "repeat", "every record needs it"),
-        (lambda rows: rows[2].pop("id"), 3, "id", "needs an id"),
+        (lambda rows: rows[5].pop("repeat"), 6, "repeat", "every record needs one"),
+        (lambda rows: rows[2].pop("id"), 3, "id", "has no id"),
         (lambda rows: rows[1].__setitem__("repeat", "two"), 2, "repeat", "whole number"),
         (lambda rows: rows[1].__setitem__("repeat", -1), 2, "repeat", "0 or more"),
     ],
@@ -238,6 +238,34 @@ def test_bad_repeats_name_line_and_field(
         pingce.evaluate("contract-risk", str(data), bootstrap=0)
     assert caught.value.line == line and caught.value.field == field
     assert words in str(caught.value)
+
+
+@pytest.mark.parametrize("value", [True, "yes", 1, "1"])
+def test_a_repeat_field_beside_unique_ids_is_any_field(value: Any) -> None:
+    """Records that happen to have a ``repeat`` (or ``epoch``) field, with ids that do not
+    recur, are read as before: no repeats, no error, the same numbers."""
+    plain = pingce.evaluate("contract-risk", _records())
+    for name in ("repeat", "epoch"):
+        other = pingce.evaluate("contract-risk", [{**r, name: value} for r in _records()])
+        assert other.repeats is None
+        assert {m: _interval(other, m) for m in other.metrics} == {
+            m: _interval(plain, m) for m in plain.metrics
+        }
+
+
+def test_a_repeat_field_that_starts_late_names_the_first_record_without_it(
+    tmp_path: Path,
+) -> None:
+    """Past the reader's first block of records: the error names the first record that lacks
+    the field (line 1), not the block's first line."""
+    base = _records()[0]
+    rows = [{**base, "id": f"r{i}"} for i in range(20_000)]
+    rows += [{**base, "id": "r5", "repeat": 2}]
+    data = _write(tmp_path / "late.jsonl", rows)
+    with pytest.raises(InputError) as caught:
+        pingce.evaluate("contract-risk", str(data), bootstrap=0)
+    assert caught.value.line == 1 and caught.value.field == "repeat"
+    assert "no repeat" in str(caught.value)
 
 
 def test_a_unit_suite_and_a_file_comparison_refuse_repeats(tmp_path: Path) -> None:

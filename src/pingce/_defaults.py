@@ -45,6 +45,7 @@ OPTION_TYPES: dict[str, Any] = {
     "ci_level": Annotated[float, Range(0, 1, low_open=True, high_open=True)],
     "model_concurrency": Annotated[int, CONCURRENCY],
     "repeats": Annotated[int, Range(1, 1000)],
+    "judge_repeats": Annotated[int, Range(1, 100)],
     "target_se": Annotated[float, Range(0, None, low_open=True)],
     "limit": Annotated[int, Range(0, 10**12)],
     "report_records": Annotated[int, Range(0, 10**9)],

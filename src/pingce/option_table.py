@@ -234,6 +234,18 @@ OPTIONS: list[Option] = [
         metavar="SE",
     ),
     Option(
+        "judge_repeats",
+        _rng("judge_repeats"),
+        "Ask the judges J times about each answer (each call cached apart, as --repeats): the "
+        "judge's share of the variance measured beside the records' and the repeats'.",
+        frozenset({"run"}),
+        "judge",
+        default=1,
+        python="int",
+        metavar="J",
+        ray=False,
+    ),
+    Option(
         "judges",
         str,
         "A model that grades the answers of the judged metrics (rubric_score, correctness), "
@@ -854,6 +866,7 @@ if TYPE_CHECKING:
         model_concurrency: int | None
         repeats: int
         target_se: float | None
+        judge_repeats: int
         judges: Sequence[str]
         rubric: str | None
         scale: str | None

@@ -169,6 +169,8 @@ class Judging:
     """``--scale`` as given; None: the suite's."""
     pairwise: bool = False
     """``--pairwise`` (a comparison): the judges also asked which side's answer is better."""
+    repeats: int = 1
+    """``--judge-repeats``: how many times each judge is asked about each answer."""
 
 
 @dataclass(frozen=True)
@@ -282,6 +284,9 @@ class RunOptions:
     target_se: float | None = None
     """``--target-se``: with repeats, the standard error each metric's plan of repeats aims
     at (results.json's ``repeats.metrics.<name>.components.plan``)."""
+    judge_repeats: int = 1
+    """``--judge-repeats J``: each judge asked J times about each answer (records.jsonl's
+    ``judge_call``; each call cached apart)."""
     judges: tuple[str, ...] = ()
     """``--judge openai:NAME`` (repeatable): the models that grade the answers of the judged
     metrics; () keeps the suite's ``judge.judges``."""
@@ -383,7 +388,7 @@ class RunOptions:
         if rubric is not None and os.path.isfile(rubric):
             with open(rubric, encoding="utf-8") as handle:
                 rubric = handle.read().strip()
-        return Judging(tuple(self.judges), rubric, self.scale, self.pairwise)
+        return Judging(tuple(self.judges), rubric, self.scale, self.pairwise, self.judge_repeats)
 
     @cached_property
     def executor(self) -> Executor:
@@ -458,6 +463,7 @@ class RunOptions:
         _number("report_records", self.report_records)
         if self.target_se is not None:
             _number("target_se", self.target_se)
+        _number("judge_repeats", self.judge_repeats)
 
     def _validate_choices(self) -> None:
         """Every choice among its values (as the table declares them), and the ray options."""

@@ -32,20 +32,30 @@ def file_digest(path: str | os.PathLike[str]) -> str:
     return "sha256:" + digest.hexdigest()
 
 
+OUTPUT_OPTIONS = frozenset(
+    {"records_format", "records_fields", "report_records", "ray_address", "ray_scratch", "cache"}
+)
+"""Options that change where and how outputs are written, not the numbers."""
+
+
 def input_digests(
-    spec: Any, data: Any, gold: str | None, signature: Any, seed: int
+    spec: Any, data: Any, gold: str | None, signature: Any, options: Any
 ) -> dict[str, str | None]:
     """The digests of a run's inputs: ``suite`` (its definition as JSON, whatever file or
     object it came from), ``data`` and ``gold`` (the files' bytes; None for records given as
     objects, or several files), ``model`` and ``judge`` (their settings as the signature
-    says them: model, endpoint without credentials, parameters, rubric, scale), and ``seed``."""
+    says them: model, endpoint without credentials, parameters, rubric, scale), ``options``
+    (every option of the run but where its outputs go: ``--map``, ``--sample``, ``--slice``,
+    the bootstrap, the gates...) and the ``seed``."""
     extra = signature.model_extra or {}
     single = isinstance(data, str | os.PathLike) and os.path.isfile(data)
+    given = {k: v for k, v in options.recorded().items() if k not in OUTPUT_OPTIONS}
     return {
         "suite": text_digest(spec.model_dump_json()),
         "data": file_digest(data) if single else None,
         "gold": None if gold is None else file_digest(gold),
         "model": None if extra.get("model") is None else text_digest(str(extra["model"])),
         "judge": None if extra.get("judge") is None else text_digest(dumps(extra["judge"])),
-        "seed": str(seed),
+        "options": text_digest(dumps(given, sort_keys=True, default=str)),
+        "seed": str(options.seed),
     }

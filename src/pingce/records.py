@@ -255,6 +255,9 @@ class Table:
     """Each record's repeat number (its ``repeat`` field, or Inspect's ``epoch``: one attempt
     of several at the same record, :data:`REPEAT_FIELDS`), or None when the records have none.
     With repeats a record is an id and a repeat: ids recur, the pair is unique."""
+    judge_calls: np.ndarray | None = None
+    """With ``--judge-repeats J``: each row's judge call (1 … J; the table's rows are each
+    record × repeat J times, :meth:`with_judge_calls`), or None."""
     _derived: dict[Hashable, Any] = field(default_factory=dict, init=False, repr=False)
 
     @property
@@ -311,7 +314,18 @@ class Table:
             lines=self.lines[index],
             columns=columns,
             repeats=None if self.repeats is None else self.repeats[index],
+            judge_calls=None if self.judge_calls is None else self.judge_calls[index],
         )
+
+    def with_judge_calls(self, calls: int) -> Table:
+        """Each row ``calls`` times in a row, numbered ``judge_calls`` 1 … ``calls`` (a record
+        without repeats becomes repeat 1 of its id, so its calls resample together)."""
+        index = np.repeat(np.arange(self.n, dtype=np.int64), calls)
+        out = self.take(index)
+        out.judge_calls = np.tile(np.arange(1, calls + 1, dtype=np.int64), self.n)
+        if out.repeats is None:
+            out.repeats = np.ones(out.n, dtype=np.int64)
+        return out
 
 
 _NONE = type(None)
@@ -683,6 +697,20 @@ def _scalar_text(raw: Any) -> str:
     return str(raw)
 
 
+def _whole(value: Any) -> int | None:
+    """A repeat's number: a whole number of 0 or more (an integer, a float with no fraction,
+    ASCII digits as a CSV cell writes it), else None."""
+    if type(value) is bool:
+        return None
+    if isinstance(value, int | np.integer):
+        return int(value) if value >= 0 else None
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        return int(value)
+    if type(value) is str and value.isascii() and value.strip().isdigit():
+        return int(value)
+    return None
+
+
 def load_records(
     source: str | os.PathLike[str] | Iterable[Mapping[str, Any]] | Any,
     specs: Sequence[FieldSpec],
@@ -804,8 +832,9 @@ class _Loader:
         self.ids: list[str | None] = []
         self.lines = array("q")  # 8 bytes a record, not a Python int object each
         self.seen_ids: set[Any] = {None}  # records without an id never clash
-        self.repeats = array("q")
+        self.repeats = array("q")  # each row's repeat; -1 where it has none (or not a number)
         self.repeat_field: str | None = None  # the field the repeats are read from, once known
+        self.repeat_values: dict[int, Any] = {}  # row -> its repeat, where not a number
         self.names = {spec.path: spec.name for spec in specs if spec.name is not None}
         self.found: dict[str, None] = {}  # the data's field names, in order (Table.found)
 
@@ -826,10 +855,8 @@ class _Loader:
                 self.found.update(dict.fromkeys(map(str, record)))
         numbers, records, ids, error = self._ids(numbers, records, error)
         failures = []
-        repeats, bad_repeat = self._repeats(records, ids)
-        if bad_repeat is not None:
-            failures.append((bad_repeat[0], -2, bad_repeat[1], bad_repeat[2], bad_repeat[3]))
-        duplicate = None if bad_repeat is not None else self._duplicate(ids, numbers, repeats)
+        repeats = self._repeats(records)
+        duplicate = self._duplicate(ids, numbers, repeats)
         if duplicate is not None:
             failures.append((duplicate[0], -1, self.id_path, duplicate[1], duplicate[2]))
         for order, column in enumerate(self.columns):
@@ -915,13 +942,11 @@ class _Loader:
                 return numbers[:i], head, ids, error
         return numbers, records, ids, error
 
-    def _repeats(
-        self, records: _Rows, ids: list[str | None]
-    ) -> tuple[list[int] | None, tuple[int, str, str, Any] | None]:
-        """Each record's repeat number, when the records have a repeat field
-        (:data:`REPEAT_FIELDS`: the first one the first record with any has), and the first
-        record whose repeat is wrong: absent while others have one, not a whole number of at
-        least 0, or without an id to be the repeat of: ``(position, field, message, value)``."""
+    def _repeats(self, records: _Rows) -> list[int] | None:
+        """Each record's value of the repeat field (:data:`REPEAT_FIELDS`: the first one a
+        record has), -1 where it has none or it is not a whole number of 0 or more (kept, to be
+        an error only if the records turn out to have repeats: :meth:`table`); None while no
+        record has the field. Records read before the field appeared have -1."""
         found = self.repeat_field
         if found is None:
             for name in REPEAT_FIELDS:
@@ -930,46 +955,60 @@ class _Loader:
                 else:
                     present = any(name in record for record in records)
                 if present:
-                    found = name
+                    found = self.repeat_field = name
+                    self.repeats.extend([-1] * len(self.ids))
                     break
-            if found is None:  # neither these records nor any before have repeats
-                return None, None
-            if self.ids:  # the earlier records had no repeat: the first of them is wrong
-                first = self.lines[0]
-                return None, (
-                    0,
-                    found,
-                    f"records have a {found} field from here on but the record on "
-                    f"{self.unit} {first} has none: give every record its {found}",
-                    None,
-                )
-            self.repeat_field = found
+            if found is None:
+                return None
         if isinstance(records, _Columns):
             raw = records.values((found,), True)
         else:
             raw = [record.get(found) for record in records]
         out: list[int] = []
+        start = len(self.ids)
         for position, value in enumerate(raw):
-            if type(value) is str and value.strip().isdigit():  # a CSV cell
-                value = int(value)
-            if value is None or value is _MISSING:
+            number = _whole(value)
+            if number is None:
+                self.repeat_values[start + position] = None if value is _MISSING else value
+                number = -1
+            out.append(number)
+        return out
+
+    def _repeat_error(self) -> InputError | None:
+        """With repeats (ids recur and the records have a repeat field), the first record whose
+        repeat is wrong: absent, not a whole number of 0 or more, or without an id."""
+        found = self.repeat_field
+        assert found is not None
+        wrong = np.flatnonzero(np.frombuffer(self.repeats, dtype=np.int64) == -1)
+        bad = [int(wrong[0])] if wrong.size else []
+        no_id = next((i for i, record_id in enumerate(self.ids) if record_id is None), None)
+        if no_id is not None:
+            bad.append(no_id)
+        if not bad:
+            return None
+        first = min(bad)
+        line = int(self.lines[first])
+        if wrong.size and first == int(wrong[0]):
+            value = self.repeat_values.get(first)  # None: absent (or read before the field)
+            if value is None:
                 message = (
-                    f"no {found}: the records have one ({found} numbers a record's attempts), "
-                    "so every record needs it"
+                    f"no {found}: the records have repeats (ids recur, and {found} numbers a "
+                    "record's attempts), so every record needs one"
                 )
-                return None, (position, found, message, None)
-            if type(value) is bool or not isinstance(value, int | np.integer | float):
-                return None, (position, found, f"a {found} is a whole number", value)
-            if (isinstance(value, float) and not value.is_integer()) or value < 0:
-                return None, (position, found, f"a {found} is a whole number of 0 or more", value)
-            if ids[position] is None:
-                message = (
-                    f"a record with a {found} needs an id: its {found}s are found by id "
-                    f"(field {self.id_path})"
-                )
-                return None, (position, self.id_path, message, None)
-            out.append(int(value))
-        return out, None
+            else:
+                message = f"a {found} is a whole number of 0 or more"
+            where = {"value": value} if value is not None else {}
+            return InputError(
+                message, source=self.source, line=line, field=found, unit=self.unit, **where
+            )
+        return InputError(
+            f"the records have repeats (a {found} field, and ids that recur), and this record "
+            f"has no id: its {found}s are found by id (field {self.id_path})",
+            source=self.source,
+            line=line,
+            field=self.id_path,
+            unit=self.unit,
+        )
 
     def _duplicate(
         self, ids: list[str | None], numbers: Sequence[int], repeats: list[int] | None = None
@@ -977,7 +1016,11 @@ class _Loader:
         """(position, message, id) of the first of ``ids`` seen before (in an earlier block or
         earlier in this one), or None; with ``repeats``, of the first id and repeat seen
         before."""
-        keys: list[Any] = list(ids) if repeats is None else list(zip(ids, repeats, strict=True))
+        keys: list[Any] = (
+            list(ids)
+            if repeats is None
+            else [None if i is None else (i, r) for i, r in zip(ids, repeats, strict=True)]
+        )
         seen = self.seen_ids
         before = len(seen)
         seen.update(keys)
@@ -986,11 +1029,16 @@ class _Loader:
         earlier_keys: list[Any] = (
             list(self.ids)
             if repeats is None
-            else list(zip(self.ids, self.repeats.tolist(), strict=True))
+            else [
+                None if i is None else (i, r)
+                for i, r in zip(self.ids, self.repeats.tolist(), strict=True)
+            ]
         )
         earlier = {key: k for k, key in reversed(list(enumerate(earlier_keys)))}
         in_block: dict[Any, int] = {}  # key -> line, for the keys of this block
         what = "id" if repeats is None else f"id and {self.repeat_field}"
+        if repeats is not None and all(r == -1 for r in repeats):
+            what = "id"
         for position, key in enumerate(keys):
             if ids[position] is None:
                 continue
@@ -1002,15 +1050,24 @@ class _Loader:
                 in_block[key] = numbers[position]
                 continue
             record_id = str(ids[position])
-            if repeats is not None:
+            if repeats is not None and repeats[position] != -1:
                 record_id += f" {self.repeat_field} {repeats[position]}"
             return position, f"duplicate {what}; first seen on {self.unit} {first}", record_id
         raise AssertionError("a duplicate id was counted but not found")
 
     def table(self) -> Table:
-        """The records read, by column."""
+        """The records read, by column; with repeats when the records have a repeat field and
+        ids that recur (a repeat field beside unique ids is a field like any other)."""
         if not self.ids:
             raise EmptyInputError("no records: the input is empty", source=self.source)
+        repeats = None
+        if self.repeat_field is not None:
+            named = [i for i in self.ids if i is not None]
+            if len(set(named)) < len(named):
+                error = self._repeat_error()
+                if error is not None:
+                    raise error
+                repeats = np.frombuffer(self.repeats, dtype=np.int64).copy()
         return Table(
             source=self.source,
             ids=self.ids,
@@ -1018,9 +1075,5 @@ class _Loader:
             columns={column.spec.path: column.finish() for column in self.columns},
             specs={spec.path: spec for spec in self.specs},
             found=list(self.found),
-            repeats=(
-                None
-                if self.repeat_field is None
-                else np.frombuffer(self.repeats, dtype=np.int64).copy()
-            ),
+            repeats=repeats,
         )

@@ -245,6 +245,8 @@ class RecordRows:
     flaky: np.ndarray | None = None
     """With repeats: whether the row's record is flagged flaky for some 0/1 metric
     (:mod:`pingce.repeats.summary`)."""
+    judge_call: np.ndarray | None = None
+    """With ``--judge-repeats``: each row's judge call (1 … J)."""
 
     CHUNK = 65536
 
@@ -275,6 +277,7 @@ class RecordRows:
             {k: pick(v) for k, v in self.audit.items()},
             None if self.repeat is None else np.asarray(self.repeat)[at],
             None if self.flaky is None else np.asarray(self.flaky)[at],
+            None if self.judge_call is None else np.asarray(self.judge_call)[at],
         )
 
     def iter_rows(self) -> Iterator[dict[str, Any]]:
@@ -302,10 +305,13 @@ class RecordRows:
             ids, lines = self.ids[start:stop], self.lines[start:stop].tolist()
             repeat = None if self.repeat is None else self.repeat[start:stop].tolist()
             flaky = None if self.flaky is None else self.flaky[start:stop].tolist()
+            call = None if self.judge_call is None else self.judge_call[start:stop].tolist()
             for i in range(stop - start):
                 row: dict[str, Any] = {"id": ids[i], "line": lines[i]}
                 if repeat is not None:
                     row["repeat"] = repeat[i]
+                if call is not None:
+                    row["judge_call"] = call[i]
                 if flaky is not None:
                     row["flaky"] = flaky[i]
                 shown = {path: column[i] for path, column in context if column[i] is not None}

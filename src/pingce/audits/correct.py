@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.groups import unit_codes
+from ..engine.groups import repeat_clusters
 from ..engine.judgements import Judgements
 from ..engine.phases import statistics
 from ..engine.plan import Plan, StatBlocks
@@ -529,7 +529,7 @@ def correct(
     rows = run_rows(plan, table, scored, labels, judged=judged, grades=grades, drawn=drawn)
     if not rows.labelled.any():
         raise InputError("no record has a human label on every pair the judge decided for it")
-    design = Design.of(rows.labelled, rows.undecided, strata, unit_codes(table, plan.unit))
+    design = Design.of(rows.labelled, rows.undecided, strata, repeat_clusters(table, plan.unit))
     return correct_entries(entries(plan, rows), design, lam=lam, level=level, ci=ci)
 
 

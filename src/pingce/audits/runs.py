@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine.groups import unit_codes
+from ..engine.groups import repeat_clusters
 from ..engine.judgements import Graded, Judgements
 from ..engine.phases import load, plan_run, sample, similarities
 from ..engine.plan import Plan, check_records
@@ -118,7 +118,14 @@ class Reopened:
 
     def index(self) -> dict[Where, int]:
         """Each record's index by where it is (:meth:`where`)."""
-        return {self.where(i): i for i in range(self.table.n)}
+        found = {self.where(i): i for i in range(self.table.n)}
+        if len(found) < self.table.n:  # --repeats K with --model: a line per record, K rows
+            raise OptionError(
+                "the run's rows share their lines (--repeats asked each record several times): "
+                "a sheet names a record by its line, so audit a run of the model's answers "
+                "(pingce run SUITE --data predictions.jsonl, one line a repeat)"
+            )
+        return found
 
 
 Where = tuple[str, int]
@@ -334,7 +341,7 @@ def _records(
         file_of = np.repeat(np.arange(len(files)), [t.n for t in tables])
     check_records(plan, table)
     if plan.options.sampling.size is not None and file_of is None:  # ray draws no --sample
-        table, _, _ = sample(plan, table, unit_codes(table, plan.unit))
+        table, _, _ = sample(plan, table, repeat_clusters(table, plan.unit))
     return plan, table, file_of
 
 
@@ -969,10 +976,9 @@ def resolved_grades(
 
 
 def units_of(run: Reopened) -> np.ndarray | None:
-    """Each record's unit (a dialogue) in a unit suite, else None."""
-    from ..engine.groups import unit_codes
-
-    return unit_codes(run.table, run.plan.unit)
+    """Each record's unit (a dialogue) in a unit suite, its id with repeats (its repeats
+    resample together, as in the run), else None."""
+    return repeat_clusters(run.table, run.plan.unit)
 
 
 def _checked(

@@ -57,9 +57,7 @@ def evaluate_suite(
         result = run_local(suite, data, context)
     given = context.options
     built = load_suite(suite, defaults=given.suite_defaults())  # as the run laid them over
-    result.inputs = input_digests(
-        built.spec, data, given.gold, result.signature, given.resampling.seed
-    )
+    result.inputs = input_digests(built.spec, data, given.gold, result.signature, given)
     if result.outputs is not None:  # how the run's folder keeps the rows (the output options)
         given = context.options
         result.outputs.kept = Kept(

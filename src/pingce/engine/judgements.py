@@ -162,7 +162,7 @@ def grade(plan: Plan, table: Table, progress: ProgressHook, *, share: int = 1) -
         template = setup.template(task, statistic.judge_reference())
         texts = statistic.judge_texts(table)
         prompts[statistic.key] = (task, [render(template, **common, **t) for t in texts])
-    answers, stats = _ask(setup, prompts, options.cache, progress)
+    answers, stats = _ask(setup, prompts, options.cache, progress, table.judge_calls)
     graded: dict[Hashable, Graded] = {}
     counted = Counted(logprobs=setup.logprobs and setup.scale.kind == "points")
     for key, (task, _) in prompts.items():
@@ -187,21 +187,28 @@ def _ask(
     prompts: dict[Hashable, tuple[Task, list[str]]],
     cache: str | bool | None,
     progress: ProgressHook,
+    calls: np.ndarray | None = None,
 ) -> tuple[dict[str, dict[Hashable, list[Answer]]], dict[str, BackendStats]]:
     """Every judge's answers to every statistic's prompts (equal requests asked once), the
     judges asked at the same time, each through its own client (its concurrency, its progress
-    bar); and each judge's stats by ``openai:NAME``."""
+    bar); and each judge's stats by ``openai:NAME``. ``calls`` (``--judge-repeats``): each
+    row's judge call, so that the calls after the first about an answer are asked (and
+    cached) apart."""
     from ..predict.cache import AnswerCache
 
     path = cache_path(cache)  # --cache, --no-cache: the file the model's answers share
     jobs = []
+    numbers: list[list[int] | None] = []
     spans: dict[Hashable, tuple[int, int]] = {}
     for judge in setup.judges:
         bodies: list[dict[str, Any]] = []
+        repeats: list[int] = []
         for key, (task, texts) in prompts.items():
             start = len(bodies)
             bodies.extend(setup.body(judge, text, task) for text in texts)
             spans[key] = (start, len(bodies))
+            repeats.extend(_call_numbers(calls, len(texts)))
+        numbers.append(None if calls is None else repeats)
         client = ChatModel(
             judge,
             base_url=setup.base_url,
@@ -215,7 +222,7 @@ def _ask(
         )
         jobs.append((client, bodies, progress(f"judge {judge}", float(len(bodies)))))
     try:
-        done = answer_together(jobs)
+        done = answer_together(jobs, numbers)
     finally:
         for client, _, _ in jobs:
             client.close()
@@ -225,6 +232,18 @@ def _ask(
         answers[judge] = {key: found[a:b] for key, (a, b) in spans.items()}
         stats[f"openai:{judge}"] = judged
     return answers, stats
+
+
+def _call_numbers(calls: np.ndarray | None, prompts: int) -> list[int]:
+    """Each prompt's judge call: a row's (one prompt a row), each of a row's two (a pairwise
+    prompt in both orders), or 1."""
+    if calls is None:
+        return [1] * prompts
+    if prompts == calls.shape[0]:
+        return [int(c) for c in calls.tolist()]
+    if prompts == 2 * calls.shape[0]:
+        return [int(c) for c in np.repeat(calls, 2).tolist()]
+    return [1] * prompts
 
 
 def _read(

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._halves import in_halves
+from ..errors import InputError, OptionError
 from ..progress import ProgressHook
 from ..records import Table
 from ..results import EvaluationResult, MetricResult, SliceResult
@@ -169,6 +170,27 @@ def _loaded(
     return table, units, sampling, n_loaded, None, plan
 
 
+def _judged_again(plan: Plan, table: Table, calls: int) -> tuple[Table, np.ndarray | None]:
+    """``--judge-repeats J``: each record (and repeat) J rows, one a judge call, its cluster
+    its id (as repeats are): the judges asked J times, every other statistic the same J times
+    (its value unchanged, its share of the variance from the judge 0)."""
+    if not any(s.needs_judge for s in plan.statistics.values()):
+        raise OptionError(
+            f"--judge-repeats {calls}: suite {plan.suite.spec.name!r} has no metric graded by a "
+            "model judge (rubric_score, correctness)"
+        )
+    missing = table.first_without_id()
+    if missing is not None:
+        raise InputError(
+            "--judge-repeats needs an id on every record: a record's judge calls are found by "
+            "its id",
+            source=table.source,
+            line=int(table.lines[missing]),
+        )
+    table = table.with_judge_calls(calls)
+    return table, repeat_clusters(table, plan.unit)
+
+
 def _judgements(plan: Plan, table: Table, context: RunContext) -> Judgements | None:
     """The judges' grades of the judged statistics' records (None when none is judged)."""
     if not any(s.needs_judge for s in plan.statistics.values()):
@@ -186,6 +208,8 @@ def run_local(
     with context.phase("plan"):
         plan = plan_run(suite, options)
     table, units, sampling, n_loaded, answered, plan = _loaded(plan, data, context)
+    if options.judging.repeats > 1:
+        table, units = _judged_again(plan, table, options.judging.repeats)
     with context.phase("similarities"):
         scored = similarities(plan, [table], context.progress)
         judged = _judgements(plan, table, context)
@@ -198,7 +222,7 @@ def run_local(
             model_failed = mark_model_failures(plan, table, blocks, answered.failed)
         rows = record_rows(plan, table, blocks)
         if answered is not None:
-            rows.model = call_columns(answered, table.lines)
+            rows.model = call_columns(answered, table.lines, table.repeats)
         needing = [s for s in plan.statistics.values() if s.needs_similarity]
         rows.judge = judge_columns(needing, table, scored)
         if judged is not None:
@@ -208,10 +232,12 @@ def run_local(
             from ..repeats.summary import summarise
 
             rows.repeat = table.repeats
+            rows.judge_call = table.judge_calls
             repeats, rows.flaky = summarise(
                 rows.values,
                 table.ids,
                 table.repeats,
+                judge_calls=table.judge_calls,
                 level=options.resampling.level,
                 seed=options.resampling.seed,
                 target_se=options.target_se,

@@ -102,6 +102,8 @@ class Answered:
     notes: list[str] = field(default_factory=list)
     calls: dict[str, list[Any]] = field(default_factory=dict)
     """Each record's call by :data:`CALL_KEYS` (a column each, in the order of ``records``)."""
+    repeats: list[int] | None = None
+    """With ``--repeats``: each record's repeat (its line recurs)."""
 
     def reading(self) -> Reading:
         """The filled records for the loader (their file name and line numbers kept)."""
@@ -384,7 +386,9 @@ def ask_model(
     }
     summary.pop("pairs", None)
     summary["requests_distinct"] = stats.pairs
-    return Answered(label, unit, numbers, records, failed, summary, signature, notes, calls)
+    return Answered(
+        label, unit, numbers, records, failed, summary, signature, notes, calls, repeats
+    )
 
 
 def _greedy_repeats(call: Any, spec: ModelSpec) -> list[str]:
@@ -468,14 +472,21 @@ def _cost(tokens: list[int | None], spec: ModelSpec) -> float | None:
     return prompt / 1000 * spec.price_prompt + completion / 1000 * spec.price_completion
 
 
-def call_columns(answered: Answered, lines: Any) -> dict[str, list[Any]]:
-    """:attr:`Answered.calls` in the order of the loaded records at ``lines`` (each record by
-    its line number; by position where the numbers are not one per record)."""
-    numbers = answered.numbers
+def call_columns(
+    answered: Answered, lines: Any, repeats: np.ndarray | None = None
+) -> dict[str, list[Any]]:
+    """:attr:`Answered.calls` in the order of the loaded rows at ``lines`` (each record by its
+    line number, with ``--repeats`` by its line and ``repeats``, so every judge call of a row
+    has its call; by position where the numbers are not one per record)."""
+    numbers: list[Any] = answered.numbers
+    keys: list[Any] = [int(line) for line in lines]
+    if answered.repeats is not None and repeats is not None:
+        numbers = list(zip(numbers, answered.repeats, strict=True))
+        keys = list(zip(keys, [int(r) for r in repeats], strict=True))
     if len(set(numbers)) != len(numbers):
         return answered.calls if len(lines) == len(numbers) else {}
     at = {number: k for k, number in enumerate(numbers)}
-    order = [at.get(int(line)) for line in lines]
+    order = [at.get(key) for key in keys]
     return {
         key: [None if k is None else column[k] for k in order]
         for key, column in answered.calls.items()
@@ -488,7 +499,7 @@ def _open_cache(option: str | bool | None) -> AnswerCache | None:
 
 
 def mark_model_failures(
-    plan: Plan, table: Table, blocks: StatBlocks, failed: Mapping[int, str]
+    plan: Plan, table: Table, blocks: StatBlocks, failed: Mapping[Any, str]
 ) -> int:
     """Leave the records whose model call failed out of every statistic that reads a field the
     model fills: their rows count nowhere (NaN for raw rows) and the reason is in the
@@ -496,7 +507,8 @@ def mark_model_failures(
     if not failed:
         return 0
     lines = np.asarray(table.lines)
-    if table.repeats is not None:  # a failure is a record's repeat's
+    if table.repeats is not None and any(isinstance(key, tuple) for key in failed):
+        # with --repeats, a failure is a record's repeat's
         keys: list[Any] = list(zip(lines.tolist(), table.repeats.tolist(), strict=True))
     else:
         keys = lines.tolist()

@@ -194,10 +194,18 @@ def by_record(saved: SavedStats, plan: Plan) -> tuple[SavedStats, dict[Hashable,
         "ids_json": np.frombuffer(orjson.dumps([str(i) for i in distinct]), np.uint8),
         "lines": saved.arrays["lines"][first],
     }
+    varies = []
     for name, codes in saved.arrays.items():
         if name.startswith("slice."):  # a record's slice: its first repeat's
             arrays[name] = codes[first]
-    manifest = {**saved.manifest, "n": int(distinct.shape[0]), "rows": int(dense.shape[0])}
+            if (codes != codes[first][dense.reshape(-1)]).any():
+                varies.append(name.removeprefix("slice."))
+    manifest = {
+        **saved.manifest,
+        "n": int(distinct.shape[0]),
+        "rows": int(dense.shape[0]),
+        "slices_varying": varies,
+    }
     return SavedStats(manifest, arrays), grouped
 
 
@@ -376,6 +384,14 @@ def compare_runs(
             "repeats together (values over every row; the paired bootstrap resamples records "
             "with all their repeats on both sides)"
         )
+    for field in dict.fromkeys(
+        [*saved_c.manifest.get("slices_varying", []), *saved_b.manifest.get("slices_varying", [])]
+    ):
+        if field in plan.options.slices:
+            notes.append(
+                f"--slice {field}: {field} differs between a record's repeats; the comparison "
+                "puts each record, with all its repeats, in the slice of its first repeat"
+            )
     versions = (sig_c.versions.get("pingce"), sig_b.versions.get("pingce"))
     if versions[0] != versions[1]:
         notes.append(f"the runs were made by pingce {versions[0]} and {versions[1]}")
@@ -451,11 +467,10 @@ def planning_blocks(
     unit suite), and, with a ``candidate`` run, its blocks paired with the baseline's records
     (``pingce plan``)."""
     options = options or RunOptions(bootstrap=0)
-    saved_b = _stats_of(baseline, labels[0])
     plan = _plan(suite, baseline, options, labels)
+    saved_b, all_b = by_record(_stats_of(baseline, labels[0]), plan)
     if candidate is None:
-        blocks = saved_blocks(saved_b, plan)
-        grouped, _ = resampled_blocks(blocks, saved_b.arrays.get("units"), None)
+        grouped, _ = resampled_blocks(all_b, saved_b.arrays.get("units"), None)
         return plan, grouped, None
     saved_c = _stats_of(candidate, labels[1])
     if (
@@ -465,9 +480,10 @@ def planning_blocks(
         raise OptionError(
             f"runs {labels[0]} and {labels[1]} are not of one suite with the same metrics"
         )
+    saved_c, all_c = by_record(saved_c, plan)
     pairing = pair_records(saved_c, saved_b, (labels[1], labels[0]))
-    blocks_c = {k: b.take(pairing.candidate) for k, b in saved_blocks(saved_c, plan).items()}
-    blocks_b = {k: b.take(pairing.baseline) for k, b in saved_blocks(saved_b, plan).items()}
+    blocks_c = {k: b.take(pairing.candidate) for k, b in all_c.items() if k in all_b}
+    blocks_b = {k: b.take(pairing.baseline) for k, b in all_b.items() if k in all_c}
     grouped_b, _ = resampled_blocks(blocks_b, pairing.units, None)
     grouped_c, _ = resampled_blocks(blocks_c, pairing.units, None)
     return plan, grouped_b, grouped_c

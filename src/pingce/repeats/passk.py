@@ -8,8 +8,8 @@ A record attempted ``n`` times with ``c`` successes:
 - **pass^k**, the chance that all ``k`` succeed: ``C(c, k) / C(n, k)``, τ-bench's
   ``pass_hat_ks`` (Yao et al. 2024).
 
-Both are averaged over the records; the interval is the exact (Clopper–Pearson) interval of
-that mean at the records' effective number (their variance over a binomial one's), so that it
+Both are averaged over the records; the interval is a Clopper–Pearson interval of that mean at
+the records' effective number (their variance over a binomial one's), so that it
 neither collapses to a point when every record has the same value nor under-covers near 0 or 1
 (measured in ``benchmarks/bench_repeats.py``: about 95% in the middle, conservative at the
 bounds). A ratio of binomials is computed as the product ``Π_{i<k} (n - c - i) / (n - i)``,
@@ -73,10 +73,11 @@ class PassK:
 def _mean_interval(
     values: np.ndarray, level: float
 ) -> tuple[float | None, float | None, float | None]:
-    """The mean of per-record values in [0, 1] and its exact (Clopper–Pearson) interval at the
-    effective number of records: ``n / d`` with ``d = s² / (p̂ (1 - p̂))``, the records'
-    variance over a binomial one's (the exact binomial interval itself when every value is 0
-    or 1; ``d = 1`` when the mean is 0 or 1). Unlike the normal interval it is never a point
+    """The mean of per-record values in [0, 1] and a Clopper–Pearson interval at the effective
+    number of records (Korn and Graubard's effective-sample-size form): ``n / d`` with ``d =
+    s² / (p̂ (1 - p̂))``, the records' variance over a binomial one's (the exact binomial
+    interval itself when every value is 0 or 1; ``d = 1`` when the mean is 0 or 1 or every
+    record has the same value). Unlike the normal interval it is never a point
     where every record has the same value (every record solved at k = 10 is still a sample),
     and it keeps its level when the mean is near 0 or 1, where a normal interval (and
     Wilson's, a few failures from the bound) under-covers."""
@@ -91,7 +92,8 @@ def _mean_interval(
         return mean, None, None
     binomial = mean * (1.0 - mean)
     spread = float(values.var(ddof=1))
-    design = spread / binomial if binomial > 0 and spread > 0 else (1.0 / n if binomial else 1.0)
+    # every record alike (no spread to measure): the binomial variance, never less
+    design = spread / binomial if binomial > 0 and spread > 0 else 1.0
     n_eff = n / design
     x = mean * n_eff
     alpha = 1.0 - level

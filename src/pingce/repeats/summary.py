@@ -72,42 +72,94 @@ def _binary(values: np.ndarray) -> bool:
     return bool(finite.size) and bool(np.isin(finite, (0.0, 1.0)).all())
 
 
-def _grid(values: np.ndarray, clusters: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Each record's finite values in a row of an ``(n, K)`` array (NaN-padded, in row order
-    within the record) and how many it has."""
+def _slots(clusters: np.ndarray, repeats: np.ndarray) -> np.ndarray:
+    """Each row's generation within its record: the rank of its repeat among the record's
+    repeats (0 for the first)."""
+    pairs, code = np.unique(np.stack([clusters, repeats]), axis=1, return_inverse=True)
+    first = np.unique(pairs[0], return_index=True)[1]
+    start = np.repeat(first, np.diff(np.append(first, pairs.shape[1])))
+    out: np.ndarray = (np.arange(pairs.shape[1]) - start)[code.reshape(-1)]
+    return out
+
+
+def _grid(
+    values: np.ndarray, clusters: np.ndarray, slots: np.ndarray, calls: np.ndarray, n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each record's finite values in an ``(n, K, J)`` array (records, generations, judge
+    calls; NaN where a row is missing or undefined) and how many each record has."""
     finite = np.isfinite(values)
     counts = np.bincount(clusters[finite], minlength=n)
-    k = int(counts.max()) if counts.size else 0
-    grid = np.full((n, max(k, 1)), np.nan)
-    order = np.flatnonzero(finite)[np.argsort(clusters[finite], kind="stable")]
-    codes = clusters[order]
-    starts = np.concatenate([[0], np.cumsum(counts)[:-1]])
-    slot = np.arange(order.shape[0]) - starts[codes]
-    grid[codes, slot] = values[order]
+    k = int(slots.max()) + 1 if slots.size else 1
+    j = int(calls.max()) + 1 if calls.size else 1
+    grid = np.full((n, k, j), np.nan)
+    grid[clusters[finite], slots[finite], calls[finite]] = values[finite]
     return grid, counts
 
 
 def _components(
     grid: np.ndarray, counts: np.ndarray, level: float, seed: int, target_se: float | None
 ) -> tuple[dict[str, Any] | None, str | None]:
-    """The variance components over the records with every repeat (a balanced design)."""
-    k = grid.shape[1]
-    full = counts == k
-    if k < 2:
+    """The variance components over the records with every repeat and judge call (a
+    balanced design)."""
+    _, k, j = grid.shape
+    full = counts == k * j
+    if k * j < 2:
         return None, "one value a record: nothing to split between records and repeats"
     if int(full.sum()) < 2:
-        return None, f"fewer than two records have all {k} repeats"
-    found = decompose(grid[full][:, :, None], level=level, seed=seed)
+        return None, f"fewer than two records have all {k * j} values"
+    found = decompose(grid[full], level=level, seed=seed)
     out: dict[str, Any] = asdict(found)
     if target_se is not None:
         out["plan"] = asdict(plan_repeats(found, target_se))
     note = None
     if not full.all():
         note = (
-            f"{int((~full).sum()):,} record(s) with fewer than {k} values left out of the "
+            f"{int((~full).sum()):,} record(s) with fewer than {k * j} values left out of the "
             "variance shares (they need every record's repeats)"
         )
     return out, note
+
+
+def _passes(
+    entry: dict[str, Any],
+    name: str,
+    grid: np.ndarray,
+    counts: np.ndarray,
+    clusters: np.ndarray,
+    keys: list[str | None],
+    level: float,
+    lower_is_better: frozenset[str],
+) -> np.ndarray:
+    """A 0/1 metric's pass@k, pass^k and flaky records (into ``entry``); the rows of its
+    flagged records."""
+    have = counts > 0
+    successes = np.nansum(grid[:, :, 0], axis=1).astype(np.int64)
+    if name in lower_is_better:
+        successes = counts - successes
+    entry["success"] = 0 if name in lower_is_better else 1
+    curves = pass_curves(counts[have], successes[have], level)
+    entry["pass_k"] = [asdict(c) for c in curves]
+    flaky = flaky_records(successes[have], counts[have])
+    at = np.flatnonzero(have)
+    flagged = at[flaky["flagged"]]
+    entry["disagreeing"] = int(flaky["disagree"].sum())
+    entry["flaky"] = int(flagged.shape[0])
+    entry["flaky_level"] = float(flaky["level"])
+    order = np.argsort(np.abs(successes[flagged] / counts[flagged] - 0.5), kind="stable")
+    where = {int(a): k for k, a in enumerate(at.tolist())}
+    entry["flaky_records"] = [
+        {
+            "id": keys[r],
+            "passed": int(successes[r]),
+            "attempts": int(counts[r]),
+            "pass_rate": float(successes[r] / counts[r]),
+            "low": float(flaky["low"][where[r]]),
+            "high": float(flaky["high"][where[r]]),
+        }
+        for r in flagged[order][:SHOWN_FLAKY].tolist()
+    ]
+    out: np.ndarray = np.isin(clusters, flagged)
+    return out
 
 
 def summarise(
@@ -119,60 +171,59 @@ def summarise(
     seed: int,
     target_se: float | None = None,
     lower_is_better: frozenset[str] = frozenset(),
+    judge_calls: np.ndarray | None = None,
 ) -> tuple[dict[str, Any], np.ndarray]:
     """results.json's ``repeats`` from each metric's per-row ``values`` (a row a record ×
-    repeat, NaN where undefined), and each row's ``flaky`` mark (its record flagged for some
-    metric). For a 0/1 metric in ``lower_is_better`` (a hallucination rate) an attempt
-    succeeds when its value is 0."""
+    repeat × judge call, NaN where undefined), and each row's ``flaky`` mark (its record
+    flagged for some metric). For a 0/1 metric in ``lower_is_better`` (a hallucination rate)
+    an attempt succeeds when its value is 0. pass@k and flaky records count attempts: with
+    several judge calls (``judge_calls``) an attempt's grades differ by the judge too, and they
+    are left out (said in the metric's note)."""
     codes_of: dict[str | None, int] = {}
     clusters = np.fromiter((codes_of.setdefault(i, len(codes_of)) for i in ids), np.int64, len(ids))
     n = len(codes_of)
     keys = list(codes_of)
-    per_record = np.bincount(clusters, minlength=n)
+    slots = _slots(clusters, np.asarray(repeats, dtype=np.int64))
+    calls = (
+        np.zeros(len(ids), dtype=np.int64)
+        if judge_calls is None
+        else np.asarray(judge_calls, dtype=np.int64) - 1
+    )
+    j = int(calls.max()) + 1 if calls.size else 1
     flaky_rows = np.zeros(len(ids), dtype=bool)
     metrics: dict[str, Any] = {}
     for name, column in values.items():
         column = np.asarray(column, dtype=np.float64)
-        grid, counts = _grid(column, clusters, n)
+        grid, counts = _grid(column, clusters, slots, calls, n)
         entry: dict[str, Any] = {"records": int((counts > 0).sum())}
         components, note = _components(grid, counts, level, seed, target_se)
+        if not counts.any():
+            note = "no per-record value (a metric of the whole corpus): no split by source"
         entry["components"] = components
         entry["note"] = note
-        if _binary(column):
-            have = counts > 0
-            successes = np.nansum(grid, axis=1).astype(np.int64)
-            if name in lower_is_better:
-                successes = counts - successes
-            entry["success"] = 0 if name in lower_is_better else 1
-            curves = pass_curves(counts[have], successes[have], level)
-            entry["pass_k"] = [asdict(c) for c in curves]
-            flaky = flaky_records(successes[have], counts[have])
-            at = np.flatnonzero(have)
-            flagged = at[flaky["flagged"]]
-            flaky_rows |= np.isin(clusters, flagged)
-            entry["disagreeing"] = int(flaky["disagree"].sum())
-            entry["flaky"] = int(flagged.shape[0])
-            entry["flaky_level"] = float(flaky["level"])
-            order = np.argsort(np.abs(successes[flagged] / counts[flagged] - 0.5), kind="stable")
-            where = {int(a): k for k, a in enumerate(at.tolist())}
-            entry["flaky_records"] = [
-                {
-                    "id": keys[r],
-                    "passed": int(successes[r]),
-                    "attempts": int(counts[r]),
-                    "pass_rate": float(successes[r] / counts[r]),
-                    "low": float(flaky["low"][where[r]]),
-                    "high": float(flaky["high"][where[r]]),
-                }
-                for r in flagged[order][:SHOWN_FLAKY].tolist()
-            ]
+        if _binary(column) and j == 1:
+            flaky_rows |= _passes(entry, name, grid, counts, clusters, keys, level, lower_is_better)
+        elif _binary(column):
+            entry["note"] = "; ".join(
+                filter(
+                    None,
+                    [
+                        note,
+                        "no pass@k or flaky records with several judge calls an attempt "
+                        "(an attempt's grades differ by the judge too)",
+                    ],
+                )
+            )
         metrics[name] = entry
+    per_record = np.bincount(clusters, minlength=n)
+    generations = np.unique(np.stack([clusters, slots]), axis=1)
+    per_generation = np.bincount(generations[0], minlength=n)
     summary = {
         "records": n,
         "rows": len(ids),
-        "repeats": int(per_record.max()) if n else 0,
+        "repeats": int(per_generation.max()) if n else 0,
         "balanced": bool(n) and bool((per_record == per_record[0]).all()),
-        "judge_calls": 1,
+        "judge_calls": j,
         "flaky_fcr": FLAKY_FCR,
         "metrics": metrics,
     }

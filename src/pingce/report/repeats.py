@@ -36,7 +36,8 @@ def _sentence(name: str, entry: dict[str, Any]) -> str:
         if (shown := _share(component, source)) is not None
     ]
     text = (
-        f"{name}: of the variance behind its interval (SE {component['standard_error']:.4g}), "
+        f"{name}: of the variance of the mean of its per-record values (SE "
+        f"{component['standard_error']:.4g}, over the records with every repeat), "
         + ", ".join(parts)
     )
     plan = component.get("plan")
@@ -76,8 +77,9 @@ def _flaky_head(name: str, entry: dict[str, Any], fcr: float) -> str:
         return f"{name}: every record's repeats agree (no flaky record)"
     return (
         f"{name}: {entry['flaky']} flaky of {entry['disagreeing']} records whose repeats "
-        f"disagree (flagged when the pass rate's {entry['flaky_level']:.1%} interval holds "
-        f"1/2; false coverage rate {fcr:.0%})"
+        f"disagree (flagged when the pass rate's exact interval holds 1/2; the intervals at "
+        f"{entry['flaky_level']:.1%}, adjusted for choosing the disagreeing records: a false "
+        f"coverage rate of {fcr:.0%})"
     )
 
 
@@ -87,8 +89,10 @@ def _success(entry: dict[str, Any]) -> str:
 
 def _head(repeats: dict[str, Any]) -> str:
     balanced = "" if repeats["balanced"] else " (not every record has them all)"
+    calls = repeats.get("judge_calls", 1)
+    judged = f" x {calls} judge calls" if calls > 1 else ""
     return (
-        f"{repeats['records']:,} records x up to {repeats['repeats']} repeats "
+        f"{repeats['records']:,} records x up to {repeats['repeats']} repeats{judged} "
         f"({repeats['rows']:,} rows){balanced}: every metric is over all rows, and its interval "
         "resamples records with their repeats."
     )

@@ -111,6 +111,8 @@ def jsonl_lines(
     heading: list[Any] = [b'{"id":', rows.ids, b',"line":', rows.lines]
     if rows.repeat is not None:
         heading += [b',"repeat":', np.asarray(rows.repeat)]
+    if rows.judge_call is not None:
+        heading += [b',"judge_call":', np.asarray(rows.judge_call)]
     if rows.flaky is not None:
         heading += [b',"flaky":', np.asarray(rows.flaky)]
     head, _ = _row_template([*heading, b""])
@@ -155,6 +157,7 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
     numbers: list[int] = []
     repeats: list[Any] = []
     flaky: list[Any] = []
+    calls: list[Any] = []
     fields: dict[str, list[Any]] = {}
     values: dict[str, list[float]] = {}
     misses: dict[str, list[Any]] = {}
@@ -174,6 +177,7 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
         numbers.append(int(row.get("line") or number))
         repeats.append(row.get("repeat"))
         flaky.append(row.get("flaky"))
+        calls.append(row.get("judge_call"))
         # a column first seen on this line is padded for the lines before it (made only
         # then: a default built on every line would make reading quadratic in the lines)
         sparse = (
@@ -213,6 +217,7 @@ def read_jsonl(lines: Iterable[bytes], source: str) -> RecordRows:
         audit,
         None if all(r is None for r in repeats) else np.asarray(repeats, dtype=np.int64),
         None if all(f is None for f in flaky) else np.asarray(flaky, dtype=bool),
+        None if all(c is None for c in calls) else np.asarray(calls, dtype=np.int64),
     )
 
 
