@@ -305,13 +305,13 @@ class RecordRows:
             ids, lines = self.ids[start:stop], self.lines[start:stop].tolist()
             repeat = None if self.repeat is None else self.repeat[start:stop].tolist()
             flaky = None if self.flaky is None else self.flaky[start:stop].tolist()
-            call = None if self.judge_call is None else self.judge_call[start:stop].tolist()
+            judged = None if self.judge_call is None else self.judge_call[start:stop].tolist()
             for i in range(stop - start):
                 row: dict[str, Any] = {"id": ids[i], "line": lines[i]}
                 if repeat is not None:
                     row["repeat"] = repeat[i]
-                if call is not None:
-                    row["judge_call"] = call[i]
+                if judged is not None:
+                    row["judge_call"] = judged[i]
                 if flaky is not None:
                     row["flaky"] = flaky[i]
                 shown = {path: column[i] for path, column in context if column[i] is not None}
