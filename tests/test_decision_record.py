@@ -119,3 +119,35 @@ def test_inputs_are_digests_of_what_was_read(tmp_path: Path) -> None:
     assert second.inputs["suite"] == first.inputs["suite"] and second.inputs["seed"] == "7"
     changed = pingce.evaluate("contract-risk", str(data), bootstrap=0, zero_division="1")
     assert changed.inputs is not None and changed.inputs["suite"] != first.inputs["suite"]
+
+
+def test_each_gate_states_its_power_at_this_many_records() -> None:
+    """The power of a gate for a candidate as good as the baseline is the normal power of the
+    one-sided test at the paired interval's standard error, Φ(δ/SE − z(1 − α/m)), with m the
+    gates of the family (holm: a lower bound); it grows with the margin."""
+    from scipy.stats import norm
+
+    base = pingce.evaluate("contract-risk", _records(), bootstrap=1000)
+    wrong = {"高": "低", "中": "高", "低": "中"}
+    other = [
+        {**r, "pred_level": wrong[r["gold_level"]]} if i % 6 == 0 else r
+        for i, r in enumerate(_records())
+    ]
+    found = []
+    for margin in (0.05, 0.15):
+        gates = pingce.decisions.parse_margin_gates([f"accuracy={margin}", "macro_f1=0.2"])
+        result = pingce.evaluate(
+            "contract-risk", other, bootstrap=1000, baseline=base, margin_gates=gates
+        )
+        compared = pingce.compare_runs(result, base, bootstrap=1000, margin_gates=gates)
+        assert result.decision is not None and compared.decision == result.decision
+        gate = result.decision.gates[0]
+        entry = compared.metrics["accuracy"]
+        se = (entry.ci_high - entry.ci_low) / (2 * norm.ppf(0.975))
+        expected = norm.cdf(margin / se - norm.ppf(1 - 0.025 / 2))
+        assert gate.power == pytest.approx(expected, rel=1e-9)
+        assert gate.detectable == pytest.approx(
+            (norm.ppf(1 - 0.025 / 2) + norm.ppf(0.8)) * se, rel=1e-9
+        )
+        found.append(gate.power)
+    assert found[0] < found[1]

@@ -118,6 +118,9 @@ def decide(
     gates = list(gates)
     if not gates:
         return None
+    from .power import gate_power, planned_alpha
+    from .stats import ndtri
+
     alpha = (1.0 - level) / 2.0
     family: dict[tuple[str, str | None], tuple[MarginGate, Any]] = {}
     for gate in gates:
@@ -149,6 +152,13 @@ def decide(
                 + (" < " if passed else " >= ")
                 + f"{alpha:g}: {'within' if passed else 'not shown within'} {bound}"
             )
+        power = detectable = None
+        if entry.ci_low is not None and entry.ci_high is not None and entry.ci_high > entry.ci_low:
+            se = (entry.ci_high - entry.ci_low) / (2.0 * ndtri(1.0 - alpha))
+            gate_alpha = planned_alpha(level, len(family), multiplicity)
+            power, detectable, _ = gate_power(
+                se, gate.margin, gate_alpha, 0.8, entry.n, equivalent=gate.equivalent
+            )
         out.append(
             DecisionGate(
                 metric=name,
@@ -160,6 +170,8 @@ def decide(
                 p_adjusted=q,
                 passed=passed,
                 reason=reason,
+                power=power,
+                detectable=detectable,
             )
         )
     return Decision(

@@ -29,7 +29,7 @@ from .decisions import MarginGate, Multiplicity
 from .metrics.protocol import Metric, StatBlock
 from .stats import ndtr, ndtri
 
-__all__ = ["GatePower", "gate_power", "jackknife_se", "plan_power"]
+__all__ = ["GatePower", "gate_power", "jackknife_se", "plan_power", "planned_alpha"]
 
 
 def _leave_one_out(metric: Metric, block: StatBlock) -> np.ndarray:
@@ -95,7 +95,9 @@ def gate_power(
     return achieved, detectable, needed
 
 
-def _alpha(level: float, gates: int, multiplicity: Multiplicity) -> float:
+def planned_alpha(level: float, gates: int, multiplicity: Multiplicity) -> float:
+    """One gate's one-sided level in a family of ``gates`` (Bonferroni's share under holm and
+    bh: the level their first step uses, so the power it gives is a lower bound)."""
     one_sided = (1.0 - level) / 2.0
     return one_sided if multiplicity == "none" else one_sided / gates
 
@@ -114,7 +116,7 @@ def plan_power(
 ) -> list[GatePower]:
     """Each gate's power from the ``baseline``'s blocks (and the ``candidate``'s, paired, when
     given): the metrics by name, their statistic keys, blocks over records or units."""
-    alpha = _alpha(level, len(gates), multiplicity)
+    alpha = planned_alpha(level, len(gates), multiplicity)
     out = []
     for gate in gates:
         metric, key = metrics[gate.metric], keys[gate.metric]

@@ -675,6 +675,16 @@ class DecisionGate(_Plain):
     )
     passed: bool
     reason: str = Field(description="The gate's outcome in words.")
+    power: float | None = Field(
+        default=None,
+        description="The chance this gate passes a candidate exactly as good as the baseline "
+        "with this many records: from the paired interval's standard error and the gate's level "
+        "(alpha / gates under holm and bh, so a lower bound there).",
+    )
+    detectable: float | None = Field(
+        default=None,
+        description="The margin this gate would clear with 80% power at this many records.",
+    )
 
 
 class Decision(_Plain):

@@ -19,11 +19,22 @@ def _headline(decision: Any) -> str:
     )
 
 
+def _power(gate: Any) -> str:
+    """A gate's power in words (nothing when the comparison had no interval)."""
+    if getattr(gate, "power", None) is None:
+        return ""
+    return (
+        f" (power {gate.power:.0%} for a candidate exactly as good as the baseline; 80% at a "
+        f"margin of {gate.detectable:.3g})"
+    )
+
+
 def decision_markdown(decision: Any) -> list[str]:
     """comparison.md's lines of the decision."""
     lines = ["## Decision", "", _headline(decision), ""]
     lines += [
-        f"- {'passed' if gate.passed else 'FAILED'}: {gate.reason}" for gate in decision.gates
+        f"- {'passed' if gate.passed else 'FAILED'}: {gate.reason}{_power(gate)}"
+        for gate in decision.gates
     ]
     return [*lines, ""]
 
@@ -32,7 +43,7 @@ def decision_html(decision: Any, against: str | None = None) -> str:
     """comparison.html's section of the decision (report.html's, ``against`` a baseline)."""
     items = "".join(
         f'<li class="{"pass" if gate.passed else "fail"}">'
-        f"<b>{'passed' if gate.passed else 'failed'}</b>: {esc(gate.reason)}</li>"
+        f"<b>{'passed' if gate.passed else 'failed'}</b>: {esc(gate.reason + _power(gate))}</li>"
         for gate in decision.gates
     )
     title = "Decision" if against is None else f"Decision against the baseline {against}"
