@@ -442,3 +442,47 @@ def test_command_line_repeats(server: LoopbackServer, tmp_path: Path) -> None:
     assert results["repeats"]["repeats"] == 2 and results["model"]["repeats"] == 2
     lines = (out / "predictions.jsonl").read_text().splitlines()
     assert [json.loads(x)["repeat"] for x in lines] == [1, 2] * 4
+
+
+def test_plan_names_the_repeats_a_margin_needs(tmp_path: Path) -> None:
+    """``pingce plan`` on a baseline run of repeats: the fewest repeats a record whose paired
+    difference's SE, scaled by the measured components, reaches 80% power at the margin
+    (checked here with scipy's normal distribution), and the command line says it."""
+    from scipy.stats import norm
+
+    from pingce.decisions import parse_margin_gates
+    from pingce.engine.stored_runs import planning_blocks
+    from pingce.power import plan_power
+
+    rows = _repeated(3, 0.5, seed=21)
+    data = _write(tmp_path / "rep.jsonl", rows)
+    out = tmp_path / "base"
+    done = run_pingce("run", "contract-risk", "--data", str(data), "--out", str(out), "--no-store")
+    assert done.returncode == 0, done.stderr
+    base = pingce.evaluate("contract-risk", rows, bootstrap=0)
+    plan, blocks, _ = planning_blocks(base)
+    for margin in (0.12, 0.2):
+        (row,) = plan_power(
+            plan.metrics,
+            plan.keys,
+            blocks,
+            parse_margin_gates([f"accuracy={margin}"]),
+            repeats=base.repeats,
+        )
+        assert base.repeats is not None and row.repeats == 3
+        v = base.repeats["metrics"]["accuracy"]["components"]["variance"]
+        assert row.se_difference is not None
+
+        def power_at(k: int, v: Any = v, se: float = row.se_difference, m: float = margin) -> float:
+            scaled = se * math.sqrt(
+                (v["records"] + v["generations"] / k) / (v["records"] + v["generations"] / 3)
+            )
+            return float(norm.cdf(m / scaled - norm.ppf(1 - 0.025)))
+
+        reaching = [k for k in range(1, 101) if power_at(k) >= 0.8]
+        assert row.repeats_needed == (reaching[0] if reaching else None)
+    said = run_pingce(
+        "plan", "contract-risk", "--baseline", str(out), "--non-inferior", "accuracy=0.2"
+    )
+    assert said.returncode == 0, said.stderr
+    assert "with repeats (the baseline's 3 a record)" in said.stdout

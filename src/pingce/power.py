@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -29,7 +30,14 @@ from .decisions import MarginGate, Multiplicity
 from .metrics.protocol import Metric, StatBlock
 from .stats import ndtr, ndtri
 
-__all__ = ["GatePower", "gate_power", "jackknife_se", "plan_power", "planned_alpha"]
+__all__ = [
+    "GatePower",
+    "gate_power",
+    "jackknife_se",
+    "plan_power",
+    "planned_alpha",
+    "repeats_for_power",
+]
 
 
 def _leave_one_out(metric: Metric, block: StatBlock) -> np.ndarray:
@@ -73,6 +81,11 @@ class GatePower:
     records_needed: int | None
     """The records the gate's margin needs for the wanted power."""
     note: str | None = None
+    repeats: int | None = None
+    """With a baseline of repeats: its repeats a record (K)."""
+    repeats_needed: int | None = None
+    """With a baseline of repeats: the fewest repeats a record (K') that give the wanted power
+    at this margin and record count (None: repeats alone do not; then ``records_needed``)."""
 
 
 def gate_power(
@@ -95,6 +108,34 @@ def gate_power(
     return achieved, detectable, needed
 
 
+def repeats_for_power(
+    se_difference: float,
+    variance: Mapping[str, float | None],
+    repeats: int,
+    margin: float,
+    alpha: float,
+    power: float,
+    *,
+    equivalent: bool,
+    most: int = 100,
+) -> int | None:
+    """The fewest repeats a record (K' ≤ ``most``) whose paired difference's standard error,
+    ``se_difference`` measured at ``repeats`` and scaled by the variance components of the
+    per-record values (``sqrt((σ²_R + σ²_G / K') / (σ²_R + σ²_G / K))``), gives ``power`` at
+    ``margin``; None when none does (the records' own variance is too large)."""
+    records = variance.get("records") or 0.0
+    generations = variance.get("generations") or 0.0
+    now = records + generations / repeats
+    if now <= 0:
+        return None
+    for k in range(1, most + 1):
+        se = se_difference * math.sqrt((records + generations / k) / now)
+        achieved, _, _ = gate_power(se, margin, alpha, power, 1, equivalent=equivalent)
+        if achieved >= power:
+            return k
+    return None
+
+
 def planned_alpha(level: float, gates: int, multiplicity: Multiplicity) -> float:
     """One gate's one-sided level in a family of ``gates`` (Bonferroni's share under holm and
     bh: the level their first step uses, so the power it gives is a lower bound)."""
@@ -113,9 +154,12 @@ def plan_power(
     level: float = 0.95,
     multiplicity: Multiplicity = "holm",
     power: float = 0.8,
+    repeats: Mapping[str, Any] | None = None,
 ) -> list[GatePower]:
     """Each gate's power from the ``baseline``'s blocks (and the ``candidate``'s, paired, when
-    given): the metrics by name, their statistic keys, blocks over records or units."""
+    given): the metrics by name, their statistic keys, blocks over records or units; with
+    ``repeats`` (a baseline run of repeats: results.json's ``repeats``) also the repeats a
+    record the wanted power needs (:func:`repeats_for_power`)."""
     alpha = planned_alpha(level, len(gates), multiplicity)
     out = []
     for gate in gates:
@@ -142,6 +186,13 @@ def plan_power(
             achieved, detectable, needed = gate_power(
                 se_d, gate.margin, alpha, power, block.n, equivalent=gate.equivalent
             )
+        k = k_needed = None
+        found = (repeats or {}).get("metrics", {}).get(gate.metric, {}).get("components")
+        if repeats is not None and found is not None and se_d is not None:
+            k = int(repeats["repeats"])
+            k_needed = repeats_for_power(
+                se_d, found["variance"], k, gate.margin, alpha, power, equivalent=gate.equivalent
+            )
         out.append(
             GatePower(
                 gate.metric,
@@ -158,6 +209,8 @@ def plan_power(
                 detectable,
                 needed,
                 note,
+                k,
+                k_needed,
             )
         )
     return out

@@ -108,6 +108,7 @@ def plan(
             level=ci_level,
             multiplicity=multiplicity,
             power=power,
+            repeats=result.repeats,
         )
     except PingceError as exc:
         fail(exc)

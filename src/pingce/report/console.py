@@ -608,3 +608,14 @@ def print_power(rows: Any, console: Console, power: float) -> None:
             f"  power {row.power:.0%} at {row.records} records; {power:.0%} power clears a "
             f"margin of {row.detectable:.4f}, or this margin with {row.records_needed} records"
         )
+        if getattr(row, "repeats", None) is not None:
+            needed = getattr(row, "repeats_needed", None)
+            console.print(
+                f"  with repeats (the baseline's {row.repeats} a record): "
+                + (
+                    f"{needed} repeat(s) a record reach {power:.0%} power at this margin"
+                    if needed is not None
+                    else f"no number of repeats reaches {power:.0%} power at this margin: more "
+                    "records do"
+                )
+            )
