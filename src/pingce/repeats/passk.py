@@ -71,16 +71,16 @@ class PassK:
 
 
 def _mean_interval(
-    values: np.ndarray, level: float
+    values: np.ndarray, level: float, floor: float = 0.0
 ) -> tuple[float | None, float | None, float | None]:
     """The mean of per-record values in [0, 1] and a Clopper–Pearson interval at the effective
     number of records (Korn and Graubard's effective-sample-size form): ``n / d`` with ``d =
     s² / (p̂ (1 - p̂))``, the records' variance over a binomial one's (the exact binomial
     interval itself when every value is 0 or 1; ``d = 1`` when the mean is 0 or 1 or every
-    record has the same value). Unlike the normal interval it is never a point
-    where every record has the same value (every record solved at k = 10 is still a sample),
-    and it keeps its level when the mean is near 0 or 1, where a normal interval (and
-    Wilson's, a few failures from the bound) under-covers."""
+    record has the same value; ``d`` at least ``floor``). Unlike the normal interval it is
+    never a point where every record has the same value (every record solved at k = 10 is
+    still a sample), and it keeps its level when the mean is near 0 or 1, where a normal
+    interval (and Wilson's, a few failures from the bound) under-covers."""
     from scipy.special import betaincinv
 
     values = values[np.isfinite(values)]
@@ -92,8 +92,12 @@ def _mean_interval(
         return mean, None, None
     binomial = mean * (1.0 - mean)
     spread = float(values.var(ddof=1))
-    # every record alike (no spread to measure): the binomial variance, never less
-    design = spread / binomial if binomial > 0 and spread > 0 else 1.0
+    # every record alike (no spread to measure): the binomial variance. A design effect below
+    # ``floor`` (k / the attempts: the variance of a mean of attempts/k independent blocks of
+    # k) is read from a few rare values (nearly every record solved, one at 0.9) and would
+    # shrink the interval more than the data vouch for (measured in
+    # benchmarks/bench_repeats.py: it binds only where the values crowd a bound)
+    design = max(spread / binomial, floor) if binomial > 0 and spread > 0 else 1.0
     n_eff = n / design
     x = mean * n_eff
     alpha = 1.0 - level
@@ -112,7 +116,9 @@ def pass_curves(n: np.ndarray, c: np.ndarray, level: float = 0.95) -> list[PassK
         raise ValueError("successes must lie between 0 and the attempts")
     out = []
     for k in range(1, int(n.max()) + 1):
-        at = _mean_interval(pass_at_k(n, c, k), level)
-        hat = _mean_interval(pass_hat_k(n, c, k), level)
+        attempts = n[n >= k]
+        floor = k / float(attempts.mean()) if attempts.size else 0.0
+        at = _mean_interval(pass_at_k(n, c, k), level, floor)
+        hat = _mean_interval(pass_hat_k(n, c, k), level, floor)
         out.append(PassK(k, int((n >= k).sum()), *at, *hat))
     return out
