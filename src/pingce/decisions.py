@@ -20,7 +20,15 @@ from typing import Any, Literal
 
 from .errors import OptionError
 
-__all__ = ["MarginGate", "Multiplicity", "decide", "margins_of", "parse_margin_gates"]
+__all__ = [
+    "MarginGate",
+    "Multiplicity",
+    "decide",
+    "gate_power",
+    "margins_of",
+    "parse_margin_gates",
+    "planned_alpha",
+]
 
 Multiplicity = Literal["holm", "bh", "none"]
 
@@ -118,7 +126,6 @@ def decide(
     gates = list(gates)
     if not gates:
         return None
-    from .power import gate_power, planned_alpha
     from .stats import ndtri
 
     alpha = (1.0 - level) / 2.0
@@ -177,3 +184,32 @@ def decide(
     return Decision(
         passed=all(g.passed for g in out), alpha=alpha, multiplicity=multiplicity, gates=out
     )
+
+
+def gate_power(
+    se_difference: float,
+    margin: float,
+    alpha: float,
+    power: float,
+    records: int,
+    *,
+    equivalent: bool,
+) -> tuple[float, float, int]:
+    """Power at ``margin``, the margin reached with ``power``, and the records needed for it
+    (the standard error shrinking as ``1 / sqrt(records)``)."""
+    from .stats import ndtr, ndtri
+
+    z_alpha = ndtri(1.0 - alpha)
+    z_power = ndtri((1.0 + power) / 2.0) if equivalent else ndtri(power)
+    one_side = ndtr(margin / se_difference - z_alpha) if se_difference > 0 else 1.0
+    achieved = max(0.0, 2.0 * one_side - 1.0) if equivalent else one_side
+    detectable = (z_alpha + z_power) * se_difference
+    needed = math.ceil(records * (detectable / margin) ** 2)
+    return achieved, detectable, needed
+
+
+def planned_alpha(level: float, gates: int, multiplicity: Multiplicity) -> float:
+    """One gate's one-sided level in a family of ``gates`` (Bonferroni's share under holm and
+    bh: the level their first step uses, so the power it gives is a lower bound)."""
+    one_sided = (1.0 - level) / 2.0
+    return one_sided if multiplicity == "none" else one_sided / gates

@@ -26,9 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from .decisions import MarginGate, Multiplicity
+from .decisions import MarginGate, Multiplicity, gate_power, planned_alpha
 from .metrics.protocol import Metric, StatBlock
-from .stats import ndtr, ndtri
 
 __all__ = [
     "GatePower",
@@ -88,26 +87,6 @@ class GatePower:
     at this margin and record count (None: repeats alone do not; then ``records_needed``)."""
 
 
-def gate_power(
-    se_difference: float,
-    margin: float,
-    alpha: float,
-    power: float,
-    records: int,
-    *,
-    equivalent: bool,
-) -> tuple[float, float, int]:
-    """Power at ``margin``, the margin reached with ``power``, and the records needed for it
-    (the standard error shrinking as ``1 / sqrt(records)``)."""
-    z_alpha = ndtri(1.0 - alpha)
-    z_power = ndtri((1.0 + power) / 2.0) if equivalent else ndtri(power)
-    one_side = ndtr(margin / se_difference - z_alpha) if se_difference > 0 else 1.0
-    achieved = max(0.0, 2.0 * one_side - 1.0) if equivalent else one_side
-    detectable = (z_alpha + z_power) * se_difference
-    needed = math.ceil(records * (detectable / margin) ** 2)
-    return achieved, detectable, needed
-
-
 def repeats_for_power(
     se_difference: float,
     variance: Mapping[str, float | None],
@@ -134,13 +113,6 @@ def repeats_for_power(
         if achieved >= power:
             return k
     return None
-
-
-def planned_alpha(level: float, gates: int, multiplicity: Multiplicity) -> float:
-    """One gate's one-sided level in a family of ``gates`` (Bonferroni's share under holm and
-    bh: the level their first step uses, so the power it gives is a lower bound)."""
-    one_sided = (1.0 - level) / 2.0
-    return one_sided if multiplicity == "none" else one_sided / gates
 
 
 def plan_power(
