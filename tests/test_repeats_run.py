@@ -24,7 +24,7 @@ from pingce.repeats.summary import clopper_pearson, flaky_records
 from tests import cli_run
 from tests.cli_run import loopback_pingce, run_pingce
 from tests.loopback import LoopbackServer, Request, keep_local
-from tests.test_model_run import CALLS, RECORDS, model_answer
+from tests.test_model_run import CALLS, RECORDS, model_answer, run_model
 
 EXAMPLE = Path(pingce.__file__).parent / "examples" / "contract_risk" / "records.jsonl"
 LEVELS = ["高", "中", "低"]
@@ -180,10 +180,11 @@ def test_flaky_records_by_hand() -> None:
 
 
 def test_clopper_pearson_is_statsmodels() -> None:
-    statsmodels = pytest.importorskip("statsmodels.stats.proportion")
+    from statsmodels.stats.proportion import proportion_confint  # the test extra pins it
+
     c, n = np.array([0, 1, 5, 9, 10]), np.array([10, 10, 10, 10, 10])
     low, high = clopper_pearson(c, n, 0.9)
-    ref_low, ref_high = statsmodels.proportion_confint(c, n, alpha=0.1, method="beta")
+    ref_low, ref_high = proportion_confint(c, n, alpha=0.1, method="beta")
     np.testing.assert_allclose(low, np.nan_to_num(ref_low), atol=1e-10)
     np.testing.assert_allclose(high, np.nan_to_num(ref_high, nan=1.0), atol=1e-10)
 
@@ -355,17 +356,8 @@ def server() -> Iterator[LoopbackServer]:
         assert srv.errors == []
 
 
-def _ask(server: LoopbackServer, cache: Path, k: int) -> pingce.EvaluationResult:
-    return pingce.evaluate(
-        "function-call",
-        RECORDS,
-        model="openai:tiny-model",
-        base_url=server.url,
-        cache=str(cache),
-        bootstrap=0,
-        repeats=k,
-        model_params={"temperature": 0.7},
-    )
+def _ask(server: LoopbackServer, cache: Path, k: int, **options: Any) -> pingce.EvaluationResult:
+    return run_model(server, cache, repeats=k, model_params={"temperature": 0.7}, **options)
 
 
 def test_repeats_ask_each_record_k_times_and_cache_each(
@@ -486,3 +478,44 @@ def test_plan_names_the_repeats_a_margin_needs(tmp_path: Path) -> None:
     )
     assert said.returncode == 0, said.stderr
     assert "with repeats (the baseline's 3 a record)" in said.stdout
+
+
+def test_a_failed_repeat_is_left_out_alone(server: LoopbackServer, tmp_path: Path) -> None:
+    """The second ask of the Paris record fails: that one repeat is counted and left out (never
+    a wrong answer), the record's other repeats are scored."""
+    from tests.loopback import Fault
+
+    paris = Counter[str]()
+
+    def fail_second(request: Request) -> Fault | None:
+        if "Paris" not in (request.prompt or ""):
+            return None
+        paris["asked"] += 1
+        return Fault("400", text="overloaded") if paris["asked"] == 2 else None
+
+    server.rule = fail_second
+    result = _ask(server, tmp_path / "c", 3, on_judge_failure="skip")
+    assert result.failures.model == 1  # type: ignore[attr-defined]
+    rows = [(r["id"], r["values"]["fn_acc_name"]) for r in result.record_values()]
+    assert len(rows) == 12
+    left_out = [i for i, v in rows if v is None]
+    assert left_out == ["w2"]
+    # over the 11 answered rows: every name right but the triangle's third answer (the server
+    # names get_weather from a prompt's third ask on)
+    assert result.metrics["fn_acc_name"].value == pytest.approx(10 / 11)
+    assert "1 of 12 records had failed model calls" in (
+        result.metrics["fn_acc_name"].value_note or ""
+    )
+
+
+def test_a_sample_draws_records_with_all_their_repeats() -> None:
+    rows = _repeated(3, 0.4, seed=9)
+    result = pingce.evaluate("contract-risk", rows, sample=20, bootstrap=0)
+    assert result.n_records == 60  # 20 records, each with its 3 repeats
+    assert result.sampling is not None and result.sampling.n_sampled == 20
+    assert result.repeats is not None and result.repeats["records"] == 20
+    drawn = {r["id"] for r in result.record_values()}
+    flaky = result.repeats["metrics"]["accuracy"]["flaky_records"]
+    assert len(drawn) == 20 and {f["id"] for f in flaky} <= drawn
+    by_id = Counter(r["id"] for r in result.record_values())
+    assert set(by_id.values()) == {3}

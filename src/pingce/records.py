@@ -964,8 +964,13 @@ class _Loader:
             raw = records.values((found,), True)
         else:
             raw = [record.get(found) for record in records]
-        out: list[int] = []
         start = len(self.ids)
+        if set(map(type, raw)) <= {int}:  # the usual column: whole numbers, checked at once
+            numbers = np.fromiter(raw, np.int64, len(raw))
+            if (numbers >= 0).all():
+                out_list: list[int] = numbers.tolist()
+                return out_list
+        out: list[int] = []
         for position, value in enumerate(raw):
             number = _whole(value)
             if number is None:

@@ -40,7 +40,7 @@ from ..suites.build import BuiltSuite
 from ..suites.spec import SuiteSpec
 from .assembly import comparison_result
 from .context import RunContext
-from .groups import paired_keys, resampled_blocks, unit_codes
+from .groups import UNGROUPED, paired_keys, resampled_blocks, unit_codes
 from .pairwise import judge_pairwise, pairs_of_tables, pairwise_fields
 from .phases import Data, load, pairs_of, plan_run, signature, similarities, statistics
 from .plan import Plan, StatBlocks, check_records, found_context, unseen_context
@@ -433,8 +433,7 @@ def _compared(
                 n=0,
                 n_baseline=0,
                 higher_is_better=metric.higher_is_better,
-                note="not compared: the runs have repeats, and a percentile of all rows does "
-                "not sum into records with their repeats (compare each run's value)",
+                note=f"not compared with repeats: {UNGROUPED} (compare each run's value)",
             )
             continue
         c = policed_result(metric, blocks_c[key], policy)

@@ -16,8 +16,10 @@ from ..stats import record_keys
 K = TypeVar("K", bound=Hashable)
 
 __all__ = [
+    "UNGROUPED",
     "bootstrap_keys",
     "first_of_units",
+    "groupable",
     "paired_keys",
     "repeat_clusters",
     "resampled_blocks",
@@ -77,14 +79,22 @@ def resampled_blocks(
     if units is None:
         return dict(blocks), keys
     codes, dense = np.unique(units, return_inverse=True)
-    # a statistic of raw rows (a latency percentile) does not split into units: it has no
-    # interval when units resample (the caller's metrics of it get none, with a note)
-    grouped = {
-        k: b.grouped(dense, len(codes))
-        for k, b in blocks.items()
-        if b.decomposable and b.tally is None
-    }
+    grouped = {k: b.grouped(dense, len(codes)) for k, b in blocks.items() if groupable(b)}
     return grouped, None if keys is None else first_of_units(keys, dense, len(codes))
+
+
+def groupable(block: StatBlock) -> bool:
+    """Whether a block sums within units (:meth:`StatBlock.grouped`): a statistic of raw rows
+    (a latency percentile) does not, so when units resample (repeats) it has no interval and a
+    comparison of runs with repeats leaves it out, saying so (:data:`UNGROUPED`)."""
+    return block.decomposable and block.tally is None
+
+
+UNGROUPED = (
+    "a percentile of all rows does not split into records with their repeats, which is what "
+    "the intervals resample and a comparison pairs"
+)
+"""Why a metric of raw rows has no interval in a run with repeats, nor a comparison."""
 
 
 def repeat_clusters(table: Table, unit: str | None) -> np.ndarray | None:
@@ -95,9 +105,8 @@ def repeat_clusters(table: Table, unit: str | None) -> np.ndarray | None:
     repeats would be read as one dialogue."""
     if table.repeats is None:
         return unit_codes(table, unit)
-    ids = [str(i) for i in table.ids]
-    distinct = set(ids)
-    if len(distinct) == len(ids):
+    codes, distinct = _text_codes([str(i) for i in table.ids])
+    if distinct == len(table.ids):
         return unit_codes(table, unit)
     if unit is not None:
         raise OptionError(
@@ -105,24 +114,17 @@ def repeat_clusters(table: Table, unit: str | None) -> np.ndarray | None:
             f"repeats of a {unit} suite are not supported yet (evaluate each repeat as its own "
             "run)"
         )
-    ranks = {key: code for code, key in enumerate(sorted(distinct))}
-    return np.fromiter(map(ranks.__getitem__, ids), np.int64, len(ids))
+    return codes
 
 
 def unclustered_notes(plan: Any, blocks: Mapping[Any, StatBlock]) -> list[str]:
     """The note of the metrics left without an interval when records resample with their
     repeats: those of raw rows (:func:`resampled_blocks`)."""
-    names = [
-        name
-        for name in plan.metrics
-        if not (blocks[plan.keys[name]].decomposable and blocks[plan.keys[name]].tally is None)
-    ]
+    names = [name for name in plan.metrics if not groupable(blocks[plan.keys[name]])]
     if not names:
         return []
     return [
-        f"{', '.join(names)}: no interval with repeats (a percentile of all rows does not split "
-        "into records with their repeats, which is what the intervals resample); the value is "
-        "over every row"
+        f"{', '.join(names)}: no interval with repeats ({UNGROUPED}); the value is over every row"
     ]
 
 
@@ -139,8 +141,7 @@ def unit_codes(table: Table, path: str | None) -> np.ndarray | None:
     column = table.column(path)
     values = column.tolist() if isinstance(column, np.ndarray) else column
     if set(map(type, values)) <= {str}:  # strings: their own keys, sorted as they are
-        ranks = {key: code for code, key in enumerate(sorted(set(values)))}
-        return np.fromiter(map(ranks.__getitem__, values), np.int64, len(values))
+        return _text_codes(values)[0]
     keys = [v if isinstance(v, str) else json_equal_key(v) for v in values]
     first_seen = list(dict.fromkeys(keys))
     index = {key: code for code, key in enumerate(first_seen)}
@@ -149,6 +150,13 @@ def unit_codes(table: Table, path: str | None) -> np.ndarray | None:
     rank = np.empty(len(first_seen), dtype=np.int64)
     rank[[index[key] for key in ordered]] = np.arange(len(ordered), dtype=np.int64)
     return rank[codes]
+
+
+def _text_codes(values: list[str]) -> tuple[np.ndarray, int]:
+    """Each text's code in the sorted set of the texts, and how many distinct texts there are
+    (the units' numbering of a column of strings; the clusters' of ids)."""
+    ranks = {key: code for code, key in enumerate(sorted(set(values)))}
+    return np.fromiter(map(ranks.__getitem__, values), np.int64, len(values)), len(ranks)
 
 
 def _unit_order(key: Hashable) -> tuple[int, str]:

@@ -186,6 +186,7 @@ def _judged_again(plan: Plan, table: Table, calls: int) -> tuple[Table, np.ndarr
             "its id",
             source=table.source,
             line=int(table.lines[missing]),
+            field=plan.suite.spec.id_field,
         )
     table = table.with_judge_calls(calls)
     return table, repeat_clusters(table, plan.unit)
@@ -238,6 +239,7 @@ def run_local(
                 table.ids,
                 table.repeats,
                 judge_calls=table.judge_calls,
+                clusters=units,
                 level=options.resampling.level,
                 seed=options.resampling.seed,
                 target_se=options.target_se,

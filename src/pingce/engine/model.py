@@ -507,17 +507,24 @@ def mark_model_failures(
     if not failed:
         return 0
     lines = np.asarray(table.lines)
-    if table.repeats is not None and any(isinstance(key, tuple) for key in failed):
-        # with --repeats, a failure is a record's repeat's
-        keys: list[Any] = list(zip(lines.tolist(), table.repeats.tolist(), strict=True))
+    by_repeat = table.repeats is not None and any(isinstance(key, tuple) for key in failed)
+    if by_repeat:  # with --repeats, a failure is a record's repeat's: line and repeat as one
+        assert table.repeats is not None
+        width = int(max(table.repeats.max(), max(r for _, r in failed))) + 1
+        rows = lines * width + table.repeats
+        wanted = np.fromiter((line * width + r for line, r in failed), np.int64, len(failed))
     else:
-        keys = lines.tolist()
-    rows_failed = np.fromiter((key in failed for key in keys), bool, len(keys))
+        rows, wanted = lines, np.fromiter(failed, dtype=np.int64, count=len(failed))
+    rows_failed = np.isin(rows, wanted)
     if not rows_failed.any():
         return 0
     why = np.empty(table.n, dtype=object)
+    repeats = table.repeats if by_repeat else None
     for i in np.flatnonzero(rows_failed):
-        why[i] = f"model call failed: {failed[keys[i]]}"
+        line = int(lines[i])
+        why[i] = (
+            f"model call failed: {failed[line if repeats is None else (line, int(repeats[i]))]}"
+        )
     filled = model_fields(plan)
     for key, statistic in plan.statistics.items():
         if not {spec.path for spec in statistic.fields()} & filled:

@@ -172,17 +172,26 @@ def summarise(
     target_se: float | None = None,
     lower_is_better: frozenset[str] = frozenset(),
     judge_calls: np.ndarray | None = None,
+    clusters: np.ndarray | None = None,
 ) -> tuple[dict[str, Any], np.ndarray]:
     """results.json's ``repeats`` from each metric's per-row ``values`` (a row a record ×
     repeat × judge call, NaN where undefined), and each row's ``flaky`` mark (its record
     flagged for some metric). For a 0/1 metric in ``lower_is_better`` (a hallucination rate)
     an attempt succeeds when its value is 0. pass@k and flaky records count attempts: with
     several judge calls (``judge_calls``) an attempt's grades differ by the judge too, and they
-    are left out (said in the metric's note)."""
-    codes_of: dict[str | None, int] = {}
-    clusters = np.fromiter((codes_of.setdefault(i, len(codes_of)) for i in ids), np.int64, len(ids))
-    n = len(codes_of)
-    keys = list(codes_of)
+    are left out (said in the metric's note). ``clusters``: each row's record code
+    (the run's bootstrap units, :func:`pingce.engine.groups.repeat_clusters`); by default
+    made from ``ids``."""
+    if clusters is None:
+        _, clusters = np.unique(
+            np.asarray([str(i) for i in ids], dtype=object), return_inverse=True
+        )
+    # numbered 0 … n - 1 (a sample's units keep the codes of the whole table's)
+    clusters = np.unique(np.asarray(clusters, dtype=np.int64), return_inverse=True)[1].reshape(-1)
+    n = int(clusters.max()) + 1 if clusters.size else 0
+    first = np.full(n, len(ids), dtype=np.int64)
+    np.minimum.at(first, clusters, np.arange(len(ids), dtype=np.int64))
+    keys = [ids[i] for i in first.tolist()]
     slots = _slots(clusters, np.asarray(repeats, dtype=np.int64))
     calls = (
         np.zeros(len(ids), dtype=np.int64)

@@ -112,11 +112,12 @@ def repeats_markdown(repeats: dict[str, Any] | None) -> list[str]:
             "",
             f"### pass@k and pass^k: {name}{_success(entry)}",
             "",
-            "| k | pass@k | pass^k |",
-            "|---|---|---|",
+            "| k | records | pass@k | pass^k |",
+            "|---|---|---|---|",
         ]
         lines += [
-            f"| {c['k']} | {_interval(c['pass_at'], c['pass_at_low'], c['pass_at_high'])} "
+            f"| {c['k']} | {c['records']:,} "
+            f"| {_interval(c['pass_at'], c['pass_at_low'], c['pass_at_high'])} "
             f"| {_interval(c['pass_hat'], c['pass_hat_low'], c['pass_hat_high'])} |"
             for c in entry["pass_k"]
         ]
@@ -140,7 +141,7 @@ def repeats_html(repeats: dict[str, Any] | None) -> str:
         if "pass_k" not in entry:
             continue
         rows = "".join(
-            f"<tr><td>{c['k']}</td>"
+            f"<tr><td>{c['k']}</td><td>{c['records']:,}</td>"
             f"<td>{esc(_interval(c['pass_at'], c['pass_at_low'], c['pass_at_high']))}</td>"
             f"<td>{esc(_interval(c['pass_hat'], c['pass_hat_low'], c['pass_hat_high']))}</td>"
             "</tr>"
@@ -149,7 +150,9 @@ def repeats_html(repeats: dict[str, Any] | None) -> str:
         flaky = "".join(f"<li>{esc(_flaky_line(row))}</li>" for row in entry["flaky_records"])
         parts += [
             f"<h3>pass@k and pass^k: {esc(name + _success(entry))}</h3>",
-            '<table class="small"><thead><tr><th>k</th><th>pass@k</th><th>pass^k</th></tr>'
+            '<table class="small"><thead><tr><th>k</th>'
+            '<th title="records with at least k attempts">records</th>'
+            "<th>pass@k</th><th>pass^k</th></tr>"
             f"</thead><tbody>{rows}</tbody></table>",
             f'<p class="flaky">{esc(_flaky_head(name, entry, repeats["flaky_fcr"]))}</p>',
             f'<ul class="flaky">{flaky}</ul>' if flaky else "",

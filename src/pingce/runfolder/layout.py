@@ -48,7 +48,9 @@ fields; a field the record lacks is not there, and a record with none has no ``c
 ``--model`` its ``model`` call (the messages sent, the tools' names, the whole answer, prompt and
 completion tokens, latency, whether the cache answered, the cost where the suite sets a price,
 its line in predictions.jsonl), with the LLM judge its ``judge`` (what the judge was asked and
-answered), each metric's value (``values``) and why a record missed a metric (``misses``)
+answered), with repeats its ``repeat`` (and with ``--judge-repeats`` its ``judge_call``) and
+``flaky`` (its record flagged flaky for a 0/1 metric: a line a record x repeat x judge call),
+each metric's value (``values``) and why a record missed a metric (``misses``)
 (:mod:`pingce.runfolder.records`). The input fields the suite read are not echoed (the data
 file holds them; the line says where): ``--records-fields all`` adds them as ``fields``. After
 ``pingce audit RUN --labels SHEET``, each record people checked whole has, last, ``audit``:
