@@ -80,6 +80,7 @@ HANDLED_PARAMETERS = {
     "labels",
     "sample_weight",
     "beta",
+    "field",  # mean_score: the per-record score another tool recorded
 }
 
 
@@ -149,7 +150,9 @@ def configurations(name: str) -> list[tuple[str, dict[str, Any]]]:
     if params.get("label") is base.REQUIRED:  # label_rate: a point, and C of correctness
         configs = [("label=3", {"label": "3"}), ("C", {"label": "C", "grading": "correctness"})]
     # arguments without a default get one value in every configuration (beta: F-beta)
-    filled = {"beta": 2.0} if params.get("beta") is base.REQUIRED else {}
+    filled: dict[str, Any] = {"beta": 2.0} if params.get("beta") is base.REQUIRED else {}
+    if params.get("field") is base.REQUIRED:
+        filled["field"] = "scores.value"
     return [(label, {**filled, **args}) for label, args in configs]
 
 
@@ -679,6 +682,8 @@ DIRECT_DECOMPOSABLE: dict[str, Callable[[Metric, Table], float]] = {
     "accuracy": _accuracy,
     "weighted_accuracy": _weighted_accuracy,
     "avg_latency_sec": _mean_latency,
+    "mean_score": _mean_latency,  # the same definition: the mean of the values present
+    "mean_score_lower": _mean_latency,
 }
 
 

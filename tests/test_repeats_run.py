@@ -269,13 +269,6 @@ def test_a_repeat_field_that_starts_late_names_the_first_record_without_it(
     assert "no repeat" in str(caught.value)
 
 
-def test_a_unit_suite_and_a_file_comparison_refuse_repeats(tmp_path: Path) -> None:
-    rows = _repeated(2, 0.3, seed=6)
-    data = _write(tmp_path / "rep.jsonl", rows)
-    with pytest.raises(OptionError, match="compare the two runs"):
-        pingce.compare("contract-risk", str(data), str(data), bootstrap=0)
-
-
 # ------------------------------------------------------------ comparisons of stored runs
 
 

@@ -40,8 +40,10 @@ __all__ = [
     "__version__",
     "audit",
     "compare",
+    "compare_logs",
     "compare_runs",
     "evaluate",
+    "evaluate_log",
     "remove_run",
     "run_info",
     "runs",
@@ -105,6 +107,65 @@ def evaluate(
             result = decide_against_baseline(result, suite, given)
         if out is not None:
             write_outputs(result, out)
+    return result
+
+
+def evaluate_log(
+    path: str | os.PathLike[str],
+    *,
+    tool: str | None = None,
+    suite: str | os.PathLike[str] | Any = None,
+    out: str | os.PathLike[str] | None = None,
+    **options: Unpack[EvaluateOptions],
+) -> EvaluationResult:
+    """Evaluate another tool's file: an Inspect log (``.eval`` or ``.json``), promptfoo's
+    ``results.json``, lm-eval's ``samples_<task>_*.jsonl`` (or its output folder) or a BFCL
+    score file, recognised by its content (``tool``: ``inspect``, ``promptfoo``, ``lm-eval``
+    or ``bfcl`` forces one). Each scorer's per-sample values get their mean and interval (or
+    ``suite`` reads the records), the tool's groupings are the slices unless ``slices`` says
+    otherwise, and the notes set each mean beside the number the tool reported. ``options``
+    and ``out`` as :func:`evaluate`'s."""
+    from ._outputs import checked_out
+    from .options import run_options
+    from .report.files import write_outputs
+    from .tool_logs.evaluate import evaluate_tool_file
+
+    given = run_options(options)
+    with checked_out(out):
+        result = evaluate_tool_file(path, given, tool=tool, suite=suite)
+        if given.gating.baseline is not None:  # --baseline: decided against a stored run
+            from .compare_stored import decide_against_baseline
+
+            result = decide_against_baseline(result, suite, given)
+        if out is not None:
+            write_outputs(result, out)
+    return result
+
+
+def compare_logs(
+    candidate: str | os.PathLike[str],
+    baseline: str | os.PathLike[str] | None = None,
+    *,
+    by: str | None = None,
+    tool: str | None = None,
+    out: str | os.PathLike[str] | None = None,
+    **options: Unpack[CompareOptions],
+) -> ComparisonResult:
+    """Compare two runs of another tool (two Inspect logs of one task, two lm-eval runs, two
+    BFCL score files of a category), samples paired by id (and epoch); or, with ``by``, two
+    systems in one file (``by="provider"`` or ``"provider=CANDIDATE,BASELINE"`` for
+    promptfoo). Every scorer both sides have, with :func:`compare`'s tests."""
+    from ._outputs import checked_out
+    from .options import run_options
+    from .report.files import write_comparison
+    from .tool_logs.evaluate import compare_tool_files
+
+    with checked_out(out):
+        result = compare_tool_files(
+            candidate, baseline, run_options(options, "compare"), tool=tool, by=by
+        )
+        if out is not None:
+            write_comparison(result, out)
     return result
 
 

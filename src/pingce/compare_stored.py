@@ -66,11 +66,7 @@ def compare_stored(
     recorded = {} if info is None else info.options
     if suite is None:  # the suite file the candidate was run with, when it is still there
         path = recorded.get("suite")
-        if (
-            isinstance(path, str)
-            and Path(path).suffix in (".yaml", ".yml")
-            and Path(path).is_file()
-        ):
+        if isinstance(path, str) and _suite_file(path):
             suite = path
     laws = recorded.get("laws")
     if options.laws is None and (
@@ -86,6 +82,12 @@ def compare_stored(
         progress=progress,
         profile=profile,
     )
+
+
+def _suite_file(path: str) -> bool:
+    """Whether a run's recorded suite is a suite YAML file that is still there (not a built-in
+    name, nor another tool's file that a suite was made from)."""
+    return Path(path).suffix in (".yaml", ".yml") and Path(path).is_file()
 
 
 def _distinct(labels: Sequence[str]) -> tuple[str, str]:
@@ -115,7 +117,8 @@ def decide_against_baseline(
         result,
         baseline,
         options,
-        suite=path if path is not None and os.path.isfile(path) else None,
+        # a suite file; a built-in suite, or one made from another tool's file, by the run's own
+        suite=path if path is not None and _suite_file(path) else None,
         store=store,
         progress=progress,
     )

@@ -30,7 +30,9 @@ __all__ = ["compare"]
 
 
 @click.command(context_settings={"help_option_names": ["-h", "--help"]})
-@click.argument("refs", nargs=-1, metavar="SUITE --data FILE --baseline FILE | RUN_A RUN_B")
+@click.argument(
+    "refs", nargs=-1, metavar="SUITE --data FILE --baseline FILE | RUN_A RUN_B | LOG_B LOG_A"
+)
 @click.option(
     "--data",
     "data",
@@ -75,6 +77,20 @@ __all__ = ["compare"]
     help="With --labels: the weight of the judge's scores, 1 classic PPI, 0 the labels alone "
     "[default: tuned for each metric, PPI++].",
 )
+@click.option(
+    "--by",
+    "by",
+    default=None,
+    help="LOG: compare two systems in one file of another tool, FIELD or "
+    "FIELD=CANDIDATE,BASELINE (promptfoo's provider or prompt).",
+)
+@click.option(
+    "--from",
+    "tool",
+    type=click.Choice(["inspect", "promptfoo", "lm-eval", "bfcl"]),
+    default=None,
+    help="Read LOG_B LOG_A as this tool's files [default: recognised by their content].",
+)
 @store_path_option
 @table_options("compare", last="ci_level")
 @table_options("compare", first="zero_division", last="zero_division")
@@ -88,6 +104,8 @@ def compare(
     out: str | None,
     labels: str | None,
     lam: float | None,
+    by: str | None,
+    tool: str | None,
     store: str | None,
     **values: Any,
 ) -> None:
@@ -103,6 +121,12 @@ def compare(
         compares two stored runs of one suite, RUN_A the candidate: run names (pingce runs) or
         run output folders. Their saved per-record statistics (stats.npz) are paired by record
         id: nothing is evaluated again and no model is called.
+
+    \b
+    pingce compare LOG_B LOG_A
+        compares two runs of another tool (Inspect logs, promptfoo results, lm-eval samples,
+        BFCL score files), LOG_B the candidate: samples paired by id (and epoch), every
+        scorer both have. pingce compare LOG --by provider compares two systems in one file.
 
     \b
     --pairwise --judge openai:MODEL (either form; a suite with judged metrics)
@@ -124,6 +148,10 @@ def compare(
     timer = profiler(values["profile"])
     imports_done()
     by_runs = data is None and baseline is None and len(refs) == 2
+    logs = _tool_files(refs, data, baseline, by, tool)
+    if logs:
+        _compare_logs(refs, by, tool, out, values, timer)
+        return
     if labels is not None or lam is not None:
         _compare_audited(refs, labels, lam, by_runs, out, store, values)
         return
@@ -164,6 +192,62 @@ def compare(
     _gates(result, options.gating.regression_gates, console, err_console)
     if any(side.judge for side in result.failures.values()) or _pairwise_failed(result):
         sys.exit(EXIT_JUDGE_FAILURES)
+
+
+def _tool_files(
+    refs: tuple[str, ...], data: str | None, baseline: str | None, by: str | None, tool: str | None
+) -> bool:
+    """Whether the command compares files of another tool: LOG_B LOG_A, or LOG --by FIELD."""
+    if data is not None or baseline is not None or len(refs) != (1 if by else 2):
+        if by is not None:
+            fail("--by FIELD compares two systems in one file of another tool: pingce compare "
+                 "LOG --by FIELD")  # fmt: skip
+        return False
+    if tool is not None:
+        return True
+    from ..tool_logs import detect_tool
+
+    return all(detect_tool(ref) is not None for ref in refs)
+
+
+def _compare_logs(
+    refs: tuple[str, ...],
+    by: str | None,
+    tool: str | None,
+    out: str | None,
+    values: dict[str, Any],
+    timer: Any,
+) -> None:
+    """``pingce compare LOG_B LOG_A`` or ``LOG --by FIELD``: printed, written, gated."""
+    from ..errors import PingceError
+    from ..options import command_line_options
+    from ..report import print_comparison, write_comparison
+    from ..tool_logs.evaluate import compare_tool_files
+
+    console, err_console = consoles()
+    with out_checked(out):
+        try:
+            options = command_line_options("compare", values)
+            enabled = not values["no_progress"] and err_console.is_terminal
+            with progress(err_console, enabled=enabled) as hook:
+                result = compare_tool_files(
+                    refs[0],
+                    refs[1] if len(refs) > 1 else None,
+                    options,
+                    tool=tool,
+                    by=by,
+                    progress=hook,
+                    profile=timer,
+                )
+            path = write_comparison(result, out) if out else None
+        except PingceError as exc:
+            fail(exc)
+            return
+    whole = None if path is None else str(path.parent / "comparison.md")
+    print_comparison(result, console, written=whole)
+    if path is not None:
+        console.print(f"output: {path}")
+    _gates(result, options.gating.regression_gates, console, err_console)
 
 
 def _compare_audited(

@@ -117,15 +117,47 @@ def _record(
         return None
 
 
+def _evaluated(
+    suite: str, data: str | None, tool: str | None, options: Any, hook: Any, timer: Any
+) -> Any:
+    """The run: of --data with SUITE, or of another tool's file (LOG, or --data recognised as
+    one, or read as --from says)."""
+    from ..engine import evaluate_suite
+    from ..errors import OptionError
+    from ..tool_logs import detect_tool
+    from ..tool_logs.evaluate import evaluate_tool_file
+
+    if data is None:
+        if tool is None and detect_tool(suite) is None:
+            raise OptionError(
+                f"--data is missing: give the records to evaluate with {suite} (--data FILE), "
+                "or give another tool's file in place of the suite (pingce run LOG)"
+            )
+        return evaluate_tool_file(suite, options, tool=tool, progress=hook, profile=timer)
+    if tool is not None or (data != "-" and detect_tool(data) is not None):
+        return evaluate_tool_file(
+            data, options, tool=tool, suite=suite, progress=hook, profile=timer
+        )
+    return evaluate_suite(suite, data, options, progress=hook, profile=timer)
+
+
 @click.command()
-@click.argument("suite")
+@click.argument("suite", metavar="SUITE | LOG")
 @click.option(
     "--data",
     "data",
-    required=True,
+    default=None,
     type=click.Path(),  # a folder or a pattern is told what reads it (pingce.readers)
     help="Records: .jsonl, .json, .csv, .tsv (also .gz), .parquet, .xlsx, or - for stdin; "
-    "with --engine ray, files or a glob ('shards/*.jsonl').",
+    "with --engine ray, files or a glob ('shards/*.jsonl'); or another tool's file (an "
+    "Inspect log, promptfoo results, lm-eval samples, a BFCL score file).",
+)
+@click.option(
+    "--from",
+    "tool",
+    type=click.Choice(["inspect", "promptfoo", "lm-eval", "bfcl"]),
+    default=None,
+    help="Read LOG (or --data) as this tool's file [default: recognised by its content].",
 )
 @click.option(
     "--out",
@@ -137,18 +169,26 @@ def _record(
 @_store_options
 def run(
     suite: str,
-    data: str,
+    data: str | None,
+    tool: str | None,
     out: str | None,
     name: str | None,
     store: str | None,
     no_store: bool,
     **values: Any,
 ) -> None:
-    """Evaluate the records in --data with SUITE (a built-in name or a suite YAML file)."""
+    """Evaluate the records in --data with SUITE (a built-in name or a suite YAML file).
+
+    \b
+    pingce run LOG
+        evaluates another tool's file (an Inspect .eval or .json log, promptfoo's results.json,
+        lm-eval's samples_<task>_*.jsonl or its output folder, a BFCL score file) with a suite
+        made from it: each scorer's mean with its interval, the tool's groupings as slices,
+        and the tool's own number for each scorer beside pingce's.
+    """
     from .._collector import collector_paused
 
     with collector_paused():  # modules and classes, alive to the end: nothing to collect
-        from ..engine import evaluate_suite
         from ..errors import PingceError
         from ..gates import failed_gates
         from ..options import command_line_options
@@ -165,7 +205,7 @@ def run(
             with progress(
                 err_console, enabled=not (quiet or no_progress) and err_console.is_terminal
             ) as hook:
-                result = evaluate_suite(suite, data, options, progress=hook, profile=timer)
+                result = _evaluated(suite, data, tool, options, hook, timer)
                 if options.gating.baseline is not None:  # decided against a stored run
                     from ..compare_stored import decide_against_baseline
 
@@ -187,7 +227,7 @@ def run(
         if not quiet:
             print_result(result, console)
         if not no_store:  # the outputs line stays the last one printed
-            recorded = _record(result, name, store, data, target, options, suite, started)
+            recorded = _record(result, name, store, data or suite, target, options, suite, started)
             if recorded and not quiet:
                 console.print(f"run: {recorded}", highlight=False)
         console.print(f"outputs: {target}/ ({', '.join(paths)})")

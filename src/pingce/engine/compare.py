@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-import os
 from collections.abc import Hashable, Mapping, Sequence
 from functools import partial
 from itertools import repeat
@@ -22,9 +21,9 @@ import numpy as np
 
 from .._halves import in_halves
 from ..decisions import margins_of
-from ..errors import InputError, OptionError, SuiteError
+from ..errors import InputError, SuiteError
 from ..metrics.protocol import LEFT_OUT, StatBlock
-from ..options import Resampling, RunOptions
+from ..options import Resampling
 from ..progress import ProgressHook
 from ..records import Table, json_equal_key
 from ..results import (
@@ -36,15 +35,12 @@ from ..results import (
 )
 from ..runfolder.outputs import ComparisonOutputs
 from ..stats import approximate_randomisation, holm, mcnemar_exact, paired_intervals
-from ..suites.build import BuiltSuite
-from ..suites.spec import SuiteSpec
 from .assembly import comparison_result
 from .context import RunContext
 from .groups import UNGROUPED, paired_keys, resampled_blocks, unit_codes
 from .pairwise import judge_pairwise, pairs_of_tables, pairwise_fields
-from .phases import Data, load, pairs_of, plan_run, signature, similarities, statistics
+from .phases import pairs_of, signature, similarities, statistics
 from .plan import Plan, StatBlocks, check_records, found_context, unseen_context
-from .profile import Profile
 from .saved import match_keys
 from .slices import Slice, slice_keys, slice_seed, slices_of, unit_split_reason
 from .values import (
@@ -58,7 +54,7 @@ from .values import (
 if TYPE_CHECKING:
     from .judgements import Judgements
 
-__all__ = ["align", "compare_blocks", "compare_suite"]
+__all__ = ["align", "compare_blocks", "compare_tables"]
 
 
 def _keys(table: Table, plan: Plan, by_id: bool) -> list[Any]:
@@ -153,37 +149,20 @@ def _judgements(plan: Plan, table: Table, progress: ProgressHook) -> Judgements 
     return grade(plan, table, progress)
 
 
-def compare_suite(
-    suite: str | os.PathLike[str] | SuiteSpec | BuiltSuite,
-    candidate: Data,
-    baseline: Data,
-    options: RunOptions | None = None,
-    *,
-    progress: ProgressHook | None = None,
-    profile: Profile | None = None,
+def compare_tables(
+    plan: Plan, table_c: Table, loaded_b: Table, context: RunContext
 ) -> ComparisonResult:
-    """Compare ``candidate`` with ``baseline`` (two outputs over the same records) on ``suite``.
+    """Compare two loaded tables of records (no repeats) on ``plan``: ``pingce compare SUITE
+    --data CANDIDATE --baseline BASELINE`` once both are read
+    (:func:`pingce.engine.compare_files.compare_suite`).
 
-    Uses ``options``' similarity, bootstrap, seed, ci_method, ci_level and slices (the same
+    Uses the options' similarity, bootstrap, seed, ci_method, ci_level and slices (the same
     comparison within each value of a ``--slice`` field); sampling does not apply to a
     comparison.
     """
-    context = RunContext.of(options, progress, profile)
     options, progress = context.options, context.progress
+    asked = pairwise_fields(plan) if options.judging.pairwise else None
     with context.phase("plan"):
-        plan = plan_run(suite, options, comparison=True)
-        asked = pairwise_fields(plan) if options.judging.pairwise else None
-    with context.phase("load"):
-        table_c = load(plan, candidate, progress, "candidate records")
-        loaded_b = load(plan, baseline, progress, "baseline records")
-    with context.phase("plan"):
-        for table in (table_c, loaded_b):
-            if table.repeats is not None:
-                raise OptionError(
-                    f"{table.source}: the records have repeats; run each file (`pingce run "
-                    "SUITE --data FILE --out RUN`) and compare the two runs (`pingce compare "
-                    "RUN_B RUN_A`), which pairs each record with all its repeats on both sides"
-                )
         check_records(plan, table_c)
         check_records(plan, loaded_b)
         table_b = loaded_b.take(align(table_c, loaded_b, plan))
@@ -276,8 +255,9 @@ def compare_blocks(
 ) -> tuple[dict[str, MetricComparison], dict[str, ComparisonSlice] | None]:
     """The comparison of two sides' statistic blocks over the same records, in the same order
     (``units``: a unit code per record in a unit suite; ``slice_rows``: the ``--slice`` values,
-    :mod:`.slices`). Every way of comparing ends here: two record
-    files (:func:`compare_suite`) and two stored runs (:func:`.stored_runs.compare_runs`).
+    :mod:`.slices`). Every way of comparing ends here: two record files
+    (:func:`.compare_files.compare_suite`) and two stored runs
+    (:func:`.stored_runs.compare_runs`).
 
     Records left out after failed similarity calls on either side are left out of that
     statistic's comparison on both (under ``--on-judge-failure skip``; under ``null`` such a

@@ -8,7 +8,6 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from ..errors import OptionError
 from ..metrics.protocol import StatBlock
 from ..records import Table, json_equal_key
 from ..stats import record_keys
@@ -98,22 +97,17 @@ UNGROUPED = (
 
 
 def repeat_clusters(table: Table, unit: str | None) -> np.ndarray | None:
-    """With repeats (:attr:`Table.repeats`), each record's cluster: the code of its id (its
-    repeats resample, draw and pair together), numbered in sorted order of the ids; else its
-    unit code (:func:`unit_codes`), also when no id recurs (one repeat a record: resampled as
-    a run without repeats resamples it). A unit suite with repeats is refused: a dialogue's
-    repeats would be read as one dialogue."""
-    if table.repeats is None:
+    """With repeats (:attr:`Table.repeats`), each record's cluster: in a unit suite its unit
+    code (:func:`unit_codes`: a dialogue's turns with all their repeats resample, draw and pair
+    together; each repeat of the dialogue is read as a dialogue of its own by the statistics),
+    else the code of its id (its repeats together), numbered in sorted order of the ids; else
+    its unit code, also when no id recurs (one repeat a record: resampled as a run without
+    repeats resamples it)."""
+    if table.repeats is None or unit is not None:
         return unit_codes(table, unit)
     codes, distinct = _text_codes([str(i) for i in table.ids])
     if distinct == len(table.ids):
-        return unit_codes(table, unit)
-    if unit is not None:
-        raise OptionError(
-            f"{table.source}: the records have repeats, and this suite reads whole {unit}s: "
-            f"repeats of a {unit} suite are not supported yet (evaluate each repeat as its own "
-            "run)"
-        )
+        return None
     return codes
 
 

@@ -160,8 +160,11 @@ def _loaded(
     drawn (``--sample``), their unit codes, how many were loaded, and the model's answers."""
     if context.options.model_call is not None:
         return _with_model(plan, data, context)
-    with context.phase("load"):
-        table = load(plan, data, context.progress)
+    if isinstance(data, Table):  # loaded already (a comparison of files with repeats)
+        table = data
+    else:
+        with context.phase("load"):
+            table = load(plan, data, context.progress)
     n_loaded = table.n
     with context.phase("plan"):
         check_records(plan, table)
@@ -204,7 +207,8 @@ def _judgements(plan: Plan, table: Table, context: RunContext) -> Judgements | N
 def run_local(
     suite: str | os.PathLike[str] | SuiteSpec | BuiltSuite, data: Data, context: RunContext
 ) -> EvaluationResult:
-    """Run ``suite`` over ``data`` in this process (per-record values attached)."""
+    """Run ``suite`` over ``data`` in this process (per-record values attached); ``data`` may
+    be a :class:`~pingce.records.Table` loaded already."""
     options = context.options
     with context.phase("plan"):
         plan = plan_run(suite, options)
@@ -236,10 +240,11 @@ def run_local(
             rows.judge_call = table.judge_calls
             repeats, rows.flaky = summarise(
                 rows.values,
-                table.ids,
+                table.ids if plan.unit is None else [str(v) for v in table.column(plan.unit)],
                 table.repeats,
                 judge_calls=table.judge_calls,
                 clusters=units,
+                unit=plan.unit,
                 level=options.resampling.level,
                 seed=options.resampling.seed,
                 target_se=options.target_se,

@@ -24,6 +24,7 @@ from ..joins import joined_reading
 from ..metrics.protocol import Context, RecordMap, one_part
 from ..options import RunOptions
 from ..progress import ProgressHook
+from ..readers import Reading
 from ..records import Table, load_records, wanted_fields
 from ..results import Signature
 from ..sampling import SamplingInfo, sample_indices
@@ -113,7 +114,7 @@ def load(plan: Plan, data: Data, progress: ProgressHook, label: str = "records")
     if mapping:
         suite_names(table, plan.fields, specs)
         check_maps_read(table, inputs.field_map)
-    if not isinstance(data, str | os.PathLike) and label != "records":
+    if not isinstance(data, str | os.PathLike | Reading) and label != "records":
         table.source = f"<{label}>"  # two lists of dicts: say which is which
     return table
 

@@ -215,14 +215,23 @@ def _listed(keys: list[str]) -> str:
 
 
 def _pairing_notes(
-    pairing: Pairing, n_c: int, n_b: int, unit: str | None, pairwise: bool = False
+    pairing: Pairing,
+    n_c: int,
+    n_b: int,
+    unit: str | None,
+    pairwise: bool = False,
+    files: bool = False,
 ) -> list[str]:
     n = pairing.candidate.shape[0]
     called = "the judges asked only for --pairwise" if pairwise else "no model called"
+    how = (
+        "each file evaluated as a run of its own (its records have repeats), the runs compared"
+        if files
+        else f"compared from the runs' saved per-record statistics (stats.npz), paired by "
+        f"{pairing.by}: nothing evaluated again, {called}"
+    )
     notes = [
-        f"compared from the runs' saved per-record statistics (stats.npz), paired by "
-        f"{pairing.by}: nothing evaluated again, {called}; {n:,} records in both runs "
-        f"(of the candidate's {n_c:,} and the baseline's {n_b:,})"
+        f"{how}; {n:,} records in both runs (of the candidate's {n_c:,} and the baseline's {n_b:,})"
     ]
     for side, keys in (("candidate", pairing.only_candidate), ("baseline", pairing.only_baseline)):
         if keys:
@@ -264,6 +273,10 @@ def _plan(
 ) -> Plan:
     if options.zero_division is KEEP_SUITE:  # the runs' own, which their metrics were defined with
         options = dataclasses.replace(options, zero_division=candidate.signature.zero_division)
+    if suite is None:  # a run of another tool's file: the suite it was made with
+        from ..tool_logs import suite_from_result
+
+        suite = suite_from_result(candidate)
     try:
         plan = plan_run(candidate.suite if suite is None else suite, options)
     except SuiteError as exc:
@@ -289,6 +302,7 @@ def compare_runs(
     labels: Sequence[str] = ("candidate", "baseline"),
     progress: ProgressHook | None = None,
     profile: Profile | None = None,
+    files: bool = False,
 ) -> ComparisonResult:
     """Compare two runs of one suite from their saved per-record statistics
     (``result.outputs.stats``: a result of :func:`pingce.evaluate`, or one read from a run's
@@ -300,7 +314,8 @@ def compare_runs(
     gates, and zero_division and laws when they must be given again (by default the runs' own
     zero-division policy). When both results carry their per-record rows, the comparison gets
     them, paired (:attr:`ComparisonResult.records`: comparison.html lists the records that
-    flipped)."""
+    flipped). ``files``: the runs were just evaluated from two files of records with repeats
+    (:func:`pingce.engine.compare_files.compare_suite`), as the first note says."""
     context = RunContext.of(options, progress, profile)
     options = context.options
     with context.phase("plan"):
@@ -374,7 +389,12 @@ def compare_runs(
     compared = compare_blocks(plan, blocks_c, blocks_b, pairing.units, slice_rows, context, keys)
     notes = [
         *_pairing_notes(
-            pairing, saved_c.manifest["n"], saved_b.manifest["n"], plan.unit, asked is not None
+            pairing,
+            saved_c.manifest["n"],
+            saved_b.manifest["n"],
+            plan.unit,
+            asked is not None,
+            files,
         ),
     ]
     if "rows" in saved_c.manifest or "rows" in saved_b.manifest:

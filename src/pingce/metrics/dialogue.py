@@ -9,7 +9,9 @@ All metrics but one read a single statistic, computed in one pass over the dialo
 metrics put ``[value, 1]`` on each eligible turn; dialogue metrics (the slope and the turns to
 stability) put ``[value, 1]`` on the first turn of each dialogue. The suite resamples whole
 dialogues in its bootstrap (``unit: dialogue_id``), so both kinds get intervals that respect the
-dependence of turns within a dialogue.
+dependence of turns within a dialogue. With repeats (a ``repeat`` field, turn ids recurring)
+each repeat of a dialogue is read as a dialogue of its own, and the bootstrap resamples a
+dialogue with all its repeats.
 
 ``hybrid_semantic_accuracy`` reads its own statistic: the cosine of ``pred_text`` and ``gt_text``
 from the similarity backend, times ``1 - penalty`` (penalty 1 when a lock field differs; such a
@@ -265,17 +267,22 @@ def dialogue_order(table: Table, fields: DialogueFields) -> tuple[np.ndarray, np
 
 
 def _dialogue_order(table: Table, fields: DialogueFields) -> tuple[np.ndarray, np.ndarray]:
-    group = _codes(table.column(fields.dialogue))
+    dialogues = table.column(fields.dialogue)
+    if table.repeats is None:
+        group = _codes(dialogues)
+    else:  # each repeat of a dialogue is a dialogue of its own (its turns' repeat r)
+        group = _codes(list(zip(dialogues, table.repeats.tolist(), strict=True)))
     turns = np.asarray(table.column(fields.turn), dtype=np.int64)
     order = _stable_order(group, turns)
     g, t = group[order], turns[order]
     clash = np.flatnonzero((g[1:] == g[:-1]) & (t[1:] == t[:-1]))
     if clash.size:
         first, second = int(order[clash[0]]), int(order[clash[0] + 1])
-        dialogue = table.column(fields.dialogue)[second]
+        dialogue = dialogues[second]
+        which = "" if table.repeats is None else f" (repeat {int(table.repeats[second])})"
         raise InputError(
-            f"dialogue {dialogue!r} has two records of turn {int(turns[second])} (the other on "
-            f"line {int(table.lines[first])})",
+            f"dialogue {dialogue!r}{which} has two records of turn {int(turns[second])} (the "
+            f"other on line {int(table.lines[first])})",
             source=table.source,
             line=int(table.lines[second]),
             field=fields.turn,

@@ -18,9 +18,10 @@ import numpy as np
 
 from .._constraints import Range
 from ..records import FieldSpec, Table
-from ._policy import ZeroDivision, safe_divide
+from ._policy import ZeroDivision
 from .protocol import Context, Metric, StatBlock, Statistic
 from .registry import register_metric
+from .scores import PresentMean
 
 __all__ = ["LatencyMean", "LatencyPercentile", "LatencyStatistic"]
 
@@ -53,7 +54,7 @@ class LatencyStatistic(Statistic):
 
 @register_metric("avg_latency_sec")
 @dataclass(eq=False)
-class LatencyMean(Metric):
+class LatencyMean(PresentMean):
     """Mean latency in seconds over the records that report one."""
 
     definition = "mean of latency_sec over the records that have one."
@@ -68,16 +69,6 @@ class LatencyMean(Metric):
 
     def statistic(self) -> Statistic:
         return LatencyStatistic(self.field)
-
-    def finalize(self, summed: np.ndarray) -> np.ndarray:
-        summed = np.asarray(summed, dtype=np.float64)
-        return safe_divide(summed[..., 0], summed[..., 1], self.zero_division)
-
-    def count(self, summed: np.ndarray) -> np.ndarray:
-        return np.asarray(summed, dtype=np.float64)[..., 1]
-
-    def undefined_reason(self, summed: np.ndarray) -> str:
-        return f"no record has {self.field}"
 
 
 @dataclass(eq=False)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import json
 import re
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -248,10 +249,42 @@ def parse_gold(value: Any) -> tuple[GoldCall, ...]:
     return tuple(out)
 
 
+def _is_bfcl_result(item: Any) -> bool:
+    """A call of a BFCL result file of a function-calling model, ``{"fname": "<JSON text of
+    the arguments>"}``."""
+    if type(item) is not dict or len(item) != 1:
+        return False
+    ((key, value),) = item.items()
+    return key not in _CALL_KEYS and type(value) is str
+
+
+def _result_arguments(name: str, text: str, index: int) -> dict[str, Any]:
+    try:
+        arguments = json.loads(text) if text.strip() else {}
+    except ValueError:
+        raise ValueError(f"call {index} ({name}): arguments are text that is not JSON") from None
+    if not isinstance(arguments, dict):
+        raise ValueError(f"call {index} ({name}): arguments must be JSON text of an object")
+    return arguments
+
+
 def parse_prediction(value: Any) -> tuple[Call, ...]:
-    """Predicted calls: BFCL's decoded shape or any answer ``parse_calls`` reads."""
+    """Predicted calls: BFCL's decoded shape, a BFCL result's (each call's arguments as JSON
+    text), or any answer ``parse_calls`` reads."""
     if type(value) is list and value and all(map(_is_decoded, value)):
         return tuple(Call(*next(iter(item.items()))) for item in value)
+    if (
+        type(value) is list
+        and value
+        and all(_is_decoded(item) or _is_bfcl_result(item) for item in value)
+    ):
+        calls = []
+        for index, item in enumerate(value):
+            ((name, arguments),) = item.items()
+            if isinstance(arguments, str):
+                arguments = _result_arguments(name, arguments, index)
+            calls.append(Call(name, arguments))
+        return tuple(calls)
     return parse_calls(value, allow_null=False)
 
 

@@ -85,14 +85,19 @@ def _slots(clusters: np.ndarray, repeats: np.ndarray) -> np.ndarray:
 def _grid(
     values: np.ndarray, clusters: np.ndarray, slots: np.ndarray, calls: np.ndarray, n: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each record's finite values in an ``(n, K, J)`` array (records, generations, judge
-    calls; NaN where a row is missing or undefined) and how many each record has."""
+    """Each record's values in an ``(n, K, J)`` array (records, generations, judge calls; NaN
+    where a row is missing or undefined) and how many cells each record has. In a unit suite a
+    cluster is a unit (a dialogue) and a cell the mean of its records' finite values in that
+    repeat (a dialogue's rate of correct turns); else a cell holds one row."""
     finite = np.isfinite(values)
-    counts = np.bincount(clusters[finite], minlength=n)
     k = int(slots.max()) + 1 if slots.size else 1
     j = int(calls.max()) + 1 if calls.size else 1
-    grid = np.full((n, k, j), np.nan)
-    grid[clusters[finite], slots[finite], calls[finite]] = values[finite]
+    cell = (clusters[finite] * k + slots[finite]) * j + calls[finite]
+    rows = np.bincount(cell, minlength=n * k * j)
+    sums = np.bincount(cell, weights=values[finite], minlength=n * k * j)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        grid = np.where(rows > 0, sums / rows, np.nan).reshape(n, k, j)
+    counts = (rows > 0).reshape(n, k * j).sum(axis=1)
     return grid, counts
 
 
@@ -173,6 +178,7 @@ def summarise(
     lower_is_better: frozenset[str] = frozenset(),
     judge_calls: np.ndarray | None = None,
     clusters: np.ndarray | None = None,
+    unit: str | None = None,
 ) -> tuple[dict[str, Any], np.ndarray]:
     """results.json's ``repeats`` from each metric's per-row ``values`` (a row a record ×
     repeat × judge call, NaN where undefined), and each row's ``flaky`` mark (its record
@@ -181,7 +187,9 @@ def summarise(
     several judge calls (``judge_calls``) an attempt's grades differ by the judge too, and they
     are left out (said in the metric's note). ``clusters``: each row's record code
     (the run's bootstrap units, :func:`pingce.engine.groups.repeat_clusters`); by default
-    made from ``ids``."""
+    made from ``ids``. ``unit``: in a unit suite the field whose values ``ids`` are (a
+    dialogue's turns and their repeats one cluster, each cell of the split the mean of the
+    dialogue's turns in a repeat: :func:`_grid`)."""
     if clusters is None:
         _, clusters = np.unique(
             np.asarray([str(i) for i in ids], dtype=object), return_inverse=True
@@ -210,9 +218,9 @@ def summarise(
             note = "no per-record value (a metric of the whole corpus): no split by source"
         entry["components"] = components
         entry["note"] = note
-        if _binary(column) and j == 1:
+        if _binary(grid) and j == 1:
             flaky_rows |= _passes(entry, name, grid, counts, clusters, keys, level, lower_is_better)
-        elif _binary(column):
+        elif _binary(grid):
             entry["note"] = "; ".join(
                 filter(
                     None,
@@ -227,11 +235,14 @@ def summarise(
     per_record = np.bincount(clusters, minlength=n)
     generations = np.unique(np.stack([clusters, slots]), axis=1)
     per_generation = np.bincount(generations[0], minlength=n)
+    even = per_record if unit is None else per_generation
     summary = {
         "records": n,
+        "unit": unit,
         "rows": len(ids),
         "repeats": int(per_generation.max()) if n else 0,
-        "balanced": bool(n) and bool((per_record == per_record[0]).all()),
+        # a unit's rows are its records x repeats: balanced when every unit has as many repeats
+        "balanced": bool(n) and bool((even == even[0]).all()),
         "judge_calls": j,
         "flaky_fcr": FLAKY_FCR,
         "metrics": metrics,

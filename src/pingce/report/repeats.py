@@ -88,13 +88,16 @@ def _success(entry: dict[str, Any]) -> str:
 
 
 def _head(repeats: dict[str, Any]) -> str:
-    balanced = "" if repeats["balanced"] else " (not every record has them all)"
+    unit = repeats.get("unit")
+    what = "records" if unit is None else f"units of {unit}"
+    balanced = "" if repeats["balanced"] else f" (not every one of the {what} has them all)"
     calls = repeats.get("judge_calls", 1)
     judged = f" x {calls} judge calls" if calls > 1 else ""
+    split = "" if unit is None else " (a unit's value in a repeat: its records' mean)"
     return (
-        f"{repeats['records']:,} records x up to {repeats['repeats']} repeats{judged} "
+        f"{repeats['records']:,} {what} x up to {repeats['repeats']} repeats{judged} "
         f"({repeats['rows']:,} rows){balanced}: every metric is over all rows, and its interval "
-        "resamples records with their repeats."
+        f"resamples {what} with their repeats{split}."
     )
 
 
