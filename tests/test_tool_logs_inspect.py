@@ -177,3 +177,19 @@ def test_detection_and_a_log_without_samples(logs: dict[str, Path], tmp_path: Pa
     with pytest.raises(InputError, match="holds no samples") as caught:
         read_tool_file(empty)
     assert caught.value.source == str(empty)
+
+
+def test_a_list_valued_scorer_is_said_not_read(logs: dict[str, Path], tmp_path: Path) -> None:
+    """A scorer whose value is a list has no one number: left out, and the notes say so; a
+    dictionary of values is one score a key."""
+    data = json.loads(logs["baseline.json"].read_text("utf-8"))
+    for sample in data["samples"]:
+        sample["scores"]["spans"] = {"value": [1, 0, 1]}
+        sample["scores"]["parts"] = {"value": {"a": "C", "b": 0.25}}
+    changed = tmp_path / "lists.json"
+    changed.write_text(json.dumps(data), encoding="utf-8")
+    run = read_tool_file(changed)
+    assert "spans" not in {s.name for s in run.scores}
+    assert {"parts_a", "parts_b"} <= {s.name for s in run.scores}
+    assert run.records[0]["scores"]["parts_a"] == 1.0
+    assert any("spans: a list of values a sample" in note for note in run.notes)

@@ -162,7 +162,9 @@ def _completion(output: Any) -> Any:
     return None
 
 
-def _score_values(scores: dict[str, Any]) -> dict[str, float]:
+def _score_values(scores: dict[str, Any], listed: set[str]) -> dict[str, float]:
+    """Each scorer's value as a number (a dictionary of values one a key); the scorers whose
+    value is a list, which has no one number, into ``listed``."""
     out: dict[str, float] = {}
     for scorer, score in scores.items():
         value = score.get("value") if isinstance(score, dict) else score
@@ -170,7 +172,7 @@ def _score_values(scores: dict[str, Any]) -> dict[str, float]:
             for key, each in value.items():
                 out[f"{scorer}_{key}"] = value_to_float(each)
         elif isinstance(value, list):
-            continue  # a list of values has no one number
+            listed.add(scorer)
         else:
             out[scorer] = value_to_float(value)
     return out
@@ -206,9 +208,10 @@ def read_inspect(path: Path) -> ToolRun:
     task = str(evaluation.get("task") or "task").split("/")[-1]
     records: list[dict[str, Any]] = []
     names: dict[str, None] = {}
+    listed: set[str] = set()
     epochs = {int(s.get("epoch") or 1) for s in samples}
     for sample in sorted(samples, key=lambda s: (str(s.get("id")), int(s.get("epoch") or 1))):
-        values = _score_values(sample.get("scores") or {})
+        values = _score_values(sample.get("scores") or {}, listed)
         names.update(dict.fromkeys(values))
         record: dict[str, Any] = {
             "id": str(sample.get("id")),
@@ -242,6 +245,11 @@ def read_inspect(path: Path) -> ToolRun:
         )
     slices = _metadata_slices(records)
     notes = []
+    if listed:
+        notes.append(
+            f"{source}: {', '.join(sorted(listed))}: a list of values a sample, which has no one "
+            "number: not read"
+        )
     if len(epochs) > 1:
         notes.append(
             f"{source}: {len(epochs)} epochs read as repeats of each sample (the interval "
