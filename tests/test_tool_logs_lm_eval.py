@@ -1,12 +1,16 @@
 """lm-evaluation-harness's ``--log_samples`` output read as a pingce run (issue 36), on files
 ``lm_eval`` 0.4.13 wrote (examples/other_tools/lm_eval: the two local tasks, the fixed-answer
-model and how they were made): a generative task with two filters and a multiple-choice task,
+model and how they were made), and on files lm-eval writes in the test itself: a generative
+task with two filters and a multiple-choice task,
 run by a fixed-answer model and by lm-eval's own ``dummy``. Each metric's mean is the number in
 lm-eval's results file; two runs compare with McNemar's exact test as scipy computes it."""
 
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -86,3 +90,58 @@ def test_the_command_line(tmp_path: Path) -> None:
     done = run_pingce("compare", str(MOCK), str(DUMMY), "--out", str(tmp_path / "c"))
     assert done.returncode == 0, done.stderr
     assert json.loads((tmp_path / "c" / "comparison.json").read_text("utf-8"))["n_records"] == 30
+
+
+# --------------------------------------------------- lm-eval run here, on the same tasks
+
+
+@pytest.fixture(scope="module")
+def made(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """lm-eval itself (the test extra's ``lm_eval``), offline, on the example's two local tasks
+    with the fixed-answer model and with its ``dummy``: the files the example was recorded
+    from, made again."""
+    pytest.importorskip("lm_eval")
+    out = tmp_path_factory.mktemp("lm-eval")
+    env = {
+        **os.environ,
+        "HF_DATASETS_OFFLINE": "1",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "HF_HOME": str(out / "hf"),
+        "TOKENIZERS_PARALLELISM": "false",
+    }
+    common = ["--tasks", "pingce_qa_gen", "pingce_mc", "--include_path", "tasks",
+              "--log_samples", "--output_path", str(out), "--seed", "0"]  # fmt: skip
+    runs = (
+        ("pingce-mock-v1", ["run_lm_eval.py", "run", "--model", "pingce_mock"]),  # registers it
+        ("dummy", ["-m", "lm_eval", "run", "--model", "dummy"]),
+    )
+    for pretrained, command in runs:
+        done = subprocess.run(
+            [sys.executable, *command, "--model_args", f"pretrained={pretrained}", *common],
+            cwd=HERE,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr[-3000:]
+    return {"mock": out / "pingce-mock-v1", "dummy": out / "dummy"}
+
+
+def test_lm_evals_own_run_reads_as_its_results_say(made: dict[str, Path]) -> None:
+    """Files lm-eval wrote in this test: every mean is its results file's number, and the
+    records are the recorded example's (the example is what lm-eval makes)."""
+    for side, recorded in (("mock", MOCK), ("dummy", DUMMY)):
+        result = pingce.evaluate_log(made[side], bootstrap=0)
+        table = _results(made[side])["results"]
+        assert result.metrics["exact_match_strip"].value == pytest.approx(
+            table["pingce_qa_gen"]["exact_match,strip"], abs=1e-9
+        )
+        assert result.metrics["acc"].value == pytest.approx(
+            table["pingce_mc"]["acc,none"], abs=1e-9
+        )
+        assert all("same number" in n for n in result.notes if "lm-eval reported" in n)
+        fresh = {r["id"]: r["scores"] for r in read_tool_file(made[side]).records}
+        kept = {r["id"]: r["scores"] for r in read_tool_file(recorded).records}
+        assert fresh == kept, side
