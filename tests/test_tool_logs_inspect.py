@@ -193,3 +193,21 @@ def test_a_list_valued_scorer_is_said_not_read(logs: dict[str, Path], tmp_path: 
     assert {"parts_a", "parts_b"} <= {s.name for s in run.scores}
     assert run.records[0]["scores"]["parts_a"] == 1.0
     assert any("spans: a list of values a sample" in note for note in run.notes)
+
+
+def test_samples_that_ended_in_an_error_are_counted(logs: dict[str, Path], tmp_path: Path) -> None:
+    """A sample that errored has no scores: each mean is over the others (its n says so) and a
+    note counts the errored samples, rather than reading them as 0."""
+    data = json.loads(logs["baseline.json"].read_text("utf-8"))
+    broken = {s["id"] for s in data["samples"][:2]}
+    for sample in data["samples"][:2]:
+        sample["scores"] = {}
+        sample["error"] = {"message": "boom", "traceback": "", "traceback_ansi": ""}
+    changed = tmp_path / "errors.json"
+    changed.write_text(json.dumps(data), encoding="utf-8")
+    result = pingce.evaluate_log(changed, bootstrap=0)
+    kept = [s for s in data["samples"] if s["id"] not in broken or s["scores"]]
+    assert result.metrics["match"].n == len(kept) == 34
+    match = [inspect_log.value_to_float(s["scores"]["match"]["value"]) for s in kept]
+    assert result.metrics["match"].value == pytest.approx(sum(match) / len(match), abs=1e-12)
+    assert any("2 sample(s) ended in an error" in n for n in result.notes)

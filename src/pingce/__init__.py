@@ -100,14 +100,20 @@ def evaluate(
 
     given = run_options(options)
     with checked_out(out):  # before any work: an OutputError if out cannot be written
-        result = evaluate_suite(suite, records, given)
-        if given.gating.baseline is not None:  # --baseline: decided against a stored run
-            from .compare_stored import decide_against_baseline
-
-            result = decide_against_baseline(result, suite, given)
+        result = _decided(evaluate_suite(suite, records, given), suite, given)
         if out is not None:
             write_outputs(result, out)
     return result
+
+
+def _decided(result: EvaluationResult, suite: Any, given: Any) -> EvaluationResult:
+    """``baseline=``: the run decided against a stored run (its ``decision``), as ``pingce run
+    --baseline`` decides; the result as it is without one."""
+    if given.gating.baseline is None:
+        return result
+    from .compare_stored import decide_against_baseline
+
+    return decide_against_baseline(result, suite, given)
 
 
 def evaluate_log(
@@ -132,11 +138,7 @@ def evaluate_log(
 
     given = run_options(options)
     with checked_out(out):
-        result = evaluate_tool_file(path, given, tool=tool, suite=suite)
-        if given.gating.baseline is not None:  # --baseline: decided against a stored run
-            from .compare_stored import decide_against_baseline
-
-            result = decide_against_baseline(result, suite, given)
+        result = _decided(evaluate_tool_file(path, given, tool=tool, suite=suite), suite, given)
         if out is not None:
             write_outputs(result, out)
     return result

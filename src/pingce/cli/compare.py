@@ -149,17 +149,15 @@ def compare(
     imports_done()
     by_runs = data is None and baseline is None and len(refs) == 2
     logs = _tool_files(refs, data, baseline, by, tool)
-    if logs:
-        _compare_logs(refs, by, tool, out, values, timer)
-        return
     if labels is not None or lam is not None:
         _compare_audited(refs, labels, lam, by_runs, out, store, values)
         return
-    if not by_runs:
+    if not by_runs and not logs:
         if len(refs) != 1 or data is None or baseline is None:
             fail(
                 "pingce compare takes SUITE --data CANDIDATE --baseline BASELINE (two record "
-                "files), or RUN_A RUN_B (two stored runs: names or output folders)"
+                "files), RUN_A RUN_B (two stored runs: names or output folders), or LOG_B LOG_A "
+                "(two files of another tool: Inspect, promptfoo, lm-eval, BFCL)"
             )
             return
         if suite_file is not None:
@@ -170,7 +168,14 @@ def compare(
             options = command_line_options("compare", values)
             enabled = not values["no_progress"] and err_console.is_terminal
             with progress(err_console, enabled=enabled) as hook:
-                if by_runs:
+                if logs:
+                    from ..tool_logs.evaluate import compare_tool_files
+
+                    second = refs[1] if len(refs) > 1 else None
+                    result = compare_tool_files(
+                        refs[0], second, options, tool=tool, by=by, progress=hook, profile=timer
+                    )
+                elif by_runs:
                     result = _compare_stored_runs(refs, suite_file, store, options, hook, timer)
                 else:
                     assert data is not None and baseline is not None
@@ -208,46 +213,6 @@ def _tool_files(
     from ..tool_logs import detect_tool
 
     return all(detect_tool(ref) is not None for ref in refs)
-
-
-def _compare_logs(
-    refs: tuple[str, ...],
-    by: str | None,
-    tool: str | None,
-    out: str | None,
-    values: dict[str, Any],
-    timer: Any,
-) -> None:
-    """``pingce compare LOG_B LOG_A`` or ``LOG --by FIELD``: printed, written, gated."""
-    from ..errors import PingceError
-    from ..options import command_line_options
-    from ..report import print_comparison, write_comparison
-    from ..tool_logs.evaluate import compare_tool_files
-
-    console, err_console = consoles()
-    with out_checked(out):
-        try:
-            options = command_line_options("compare", values)
-            enabled = not values["no_progress"] and err_console.is_terminal
-            with progress(err_console, enabled=enabled) as hook:
-                result = compare_tool_files(
-                    refs[0],
-                    refs[1] if len(refs) > 1 else None,
-                    options,
-                    tool=tool,
-                    by=by,
-                    progress=hook,
-                    profile=timer,
-                )
-            path = write_comparison(result, out) if out else None
-        except PingceError as exc:
-            fail(exc)
-            return
-    whole = None if path is None else str(path.parent / "comparison.md")
-    print_comparison(result, console, written=whole)
-    if path is not None:
-        console.print(f"output: {path}")
-    _gates(result, options.gating.regression_gates, console, err_console)
 
 
 def _compare_audited(

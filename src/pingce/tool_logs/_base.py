@@ -3,15 +3,11 @@ readers (``@tool_reader``), each recognising its tool's files by content."""
 
 from __future__ import annotations
 
-import math
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-
-from ..errors import InputError
 
 __all__ = [
     "READERS",
@@ -147,22 +143,3 @@ def head_of(path: Path, size: int = 65536) -> bytes:
         return b""
     with open(path, "rb") as handle:
         return handle.read(size)
-
-
-def number(value: Any, source: str, where: str, field: str) -> float | None:
-    """A recorded value as a float (None for null/NaN, a bool as 0/1), or an error naming the
-    sample and field."""
-    if value is None:
-        return None
-    if isinstance(value, bool):
-        return float(value)
-    if isinstance(value, int | float):
-        out = float(value)
-        return None if math.isnan(out) else out
-    raise InputError(
-        f"{where}: expected a number, found {value!r}", source=source, field=field, value=value
-    )
-
-
-def display(path: str | os.PathLike[str]) -> str:
-    return os.fspath(path)

@@ -245,6 +245,12 @@ def read_inspect(path: Path) -> ToolRun:
         )
     slices = _metadata_slices(records)
     notes = []
+    errored = sum(1 for r in records if "error" in r)
+    if errored:
+        notes.append(
+            f"{source}: {errored} sample(s) ended in an error; a scorer without a value there "
+            "leaves the sample out of its mean (each metric's n says over how many)"
+        )
     if listed:
         notes.append(
             f"{source}: {', '.join(sorted(listed))}: a list of values a sample, which has no one "
